@@ -54,7 +54,7 @@ func contactDelEv(id string, v uint64) events.Event {
 func fullSigner(cid, sid, first string) events.Signer {
 	return events.Signer{SignerID: sid, ConsumerID: cid, FirstName: first, MiddleName: "Q", LastName: "Signer",
 		HIPAAAuthorized: true, AccountAccess: events.AccountAccessPHI, Status: events.SignerStatusActive,
-		Type: events.SignerTypeGuardian,
+		Type:    events.SignerTypeGuardian,
 		Address: &events.Address{Line1: "1 Main St", Line2: "Apt 2", City: "Springfield", State: "IL", ZipCode: "62701", Country: "US"},
 		Phone:   &events.Phone{CountryCode: "1", AreaCode: "217", Number: "5550100", Extension: "12"},
 		SSN:     "123456789", DateOfBirth: "1970-01-31"}
