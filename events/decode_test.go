@@ -266,7 +266,7 @@ func TestDecodeValid(t *testing.T) {
 		{name: "signer deleted", typ: TypeSignerDeleted, wantData: SignerDeleted{SignerID: testSignerID, ConsumerID: testConsumerID}},
 
 		{name: "upper-case ids are lower-cased", typ: TypeSignerUpserted,
-			set: map[string]any{"data.signer_id": upper(testSignerID), "data.consumer_id": upper(testConsumerID)},
+			set:      map[string]any{"data.signer_id": upper(testSignerID), "data.consumer_id": upper(testConsumerID)},
 			wantData: fullSigner},
 		{name: "upper-case subject matches", typ: TypeSignerUpserted,
 			subject:  SubjectPrefixSigner + upper(testConsumerID) + "." + upper(testSignerID),
@@ -306,7 +306,7 @@ func TestDecodeValid(t *testing.T) {
 				return s
 			}()},
 		{name: "dob 29 Feb leap year", typ: TypeSignerUpserted,
-			set: map[string]any{"data.date_of_birth": "2000-02-29"},
+			set:      map[string]any{"data.date_of_birth": "2000-02-29"},
 			wantData: func() Signer { s := fullSigner; s.DateOfBirth = "2000-02-29"; return s }()},
 		{name: "unknown data fields ignored", typ: TypeConsumerUpserted,
 			set: map[string]any{"data.nickname": "Ada", "data.tags": []any{1, 2}}, wantData: consumer},
