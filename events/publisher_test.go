@@ -1,0 +1,237 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// runJetStream starts an in-process nats-server with JetStream on a random
+// port and a temporary store, with the stream PERSONS on persons.>, and
+// returns a JetStream context on it. Everything is shut down when the test
+// ends.
+func runJetStream(t *testing.T) (jetstream.JetStream, jetstream.Stream) {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatalf("nats-server: %v", err)
+	}
+	s.Start()
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server not ready")
+	}
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatalf("jetstream: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "PERSONS", Subjects: []string{"persons.>"}, Storage: jetstream.FileStorage})
+	if err != nil {
+		t.Fatalf("create stream: %v", err)
+	}
+	return js, st
+}
+
+func streamMsgs(t *testing.T, st jetstream.Stream) uint64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatalf("stream info: %v", err)
+	}
+	return info.State.Msgs
+}
+
+func TestPublisherPublishesEveryType(t *testing.T) {
+	js, st := runJetStream(t)
+	p := NewPublisher(js)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	for i, typ := range Types {
+		t.Run(string(typ), func(t *testing.T) {
+			sample, err := Decode(sampleSubject(typ), mustJSON(t, sampleEnvelope(typ)))
+			if err != nil {
+				t.Fatalf("Decode sample: %v", err)
+			}
+			ev, err := NewEvent("urn:example:test", uint64(i+1), sample.Data)
+			if err != nil {
+				t.Fatalf("NewEvent: %v", err)
+			}
+			seq, err := p.Publish(ctx, ev)
+			if err != nil {
+				t.Fatalf("Publish: %v", err)
+			}
+			if want := uint64(i + 1); seq != want {
+				t.Errorf("Publish sequence = %d, want %d", seq, want)
+			}
+			msg, err := st.GetMsg(ctx, seq)
+			if err != nil {
+				t.Fatalf("GetMsg(%d): %v", seq, err)
+			}
+			if msg.Sequence != seq {
+				t.Errorf("stored sequence = %d, want %d", msg.Sequence, seq)
+			}
+			if want := sampleSubject(typ); msg.Subject != want {
+				t.Errorf("subject = %q, want %q", msg.Subject, want)
+			}
+			if got := msg.Header.Get(jetstream.MsgIDHeader); got != ev.ID {
+				t.Errorf("Nats-Msg-Id = %q, want %q", got, ev.ID)
+			}
+			got, err := Decode(msg.Subject, msg.Data)
+			if err != nil {
+				t.Fatalf("stored message does not decode: %v", err)
+			}
+			if got.ID != ev.ID || got.EntityVersion != ev.EntityVersion || got.Type != typ {
+				t.Errorf("stored event = %+v, want id %s version %d type %s", got, ev.ID, ev.EntityVersion, typ)
+			}
+		})
+	}
+}
+
+func TestPublisherDuplicateReturnsOriginalSequence(t *testing.T) {
+	js, st := runJetStream(t)
+	p := NewPublisher(js)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	first, err := NewEvent("urn:example:test", 1, ConsumerDeleted{ConsumerID: testConsumerID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq1, err := p.Publish(ctx, first)
+	if err != nil {
+		t.Fatalf("first Publish: %v", err)
+	}
+	other, err := NewEvent("urn:example:test", 2, ConsumerDeleted{ConsumerID: otherID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seqOther, err := p.Publish(ctx, other)
+	if err != nil {
+		t.Fatalf("other Publish: %v", err)
+	}
+	seq2, err := p.Publish(ctx, first)
+	if err != nil {
+		t.Fatalf("second Publish of the same event: %v", err)
+	}
+	if seq2 != seq1 {
+		t.Errorf("duplicate Publish sequence = %d, want the original %d", seq2, seq1)
+	}
+	if seqOther == seq1 {
+		t.Errorf("distinct events got the same sequence %d", seq1)
+	}
+	if n := streamMsgs(t, st); n != 2 {
+		t.Errorf("stream holds %d messages, want 2", n)
+	}
+}
+
+func TestPublisherRefusesInvalidEvents(t *testing.T) {
+	js, st := runJetStream(t)
+	p := NewPublisher(js)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	valid := Signer{SignerID: testSignerID, ConsumerID: testConsumerID, FirstName: "A", LastName: "B",
+		AccountAccess: AccountAccessPHI, Status: SignerStatusActive, Type: SignerTypeParent}
+	tests := []struct {
+		name      string
+		edit      func(e *Event)
+		wantField string // "" when ErrUnknownData is wanted instead
+	}{
+		{"version 0", func(e *Event) { e.EntityVersion = 0 }, "entityversion"},
+		{"empty id", func(e *Event) { e.ID = "" }, "id"},
+		{"empty source", func(e *Event) { e.Source = "" }, "source"},
+		{"bad signer id", func(e *Event) { s := valid; s.SignerID = "s-1"; e.Data = s }, "data.signer_id"},
+		{"bad enum", func(e *Event) { s := valid; s.Status = "GONE"; e.Data = s }, "data.status"},
+		{"bad ssn", func(e *Event) { s := valid; s.SSN = "12345"; e.Data = s }, "data.social_security_number"},
+		{"bad date of birth", func(e *Event) { s := valid; s.DateOfBirth = "2023-02-29"; e.Data = s }, "data.date_of_birth"},
+		{"address without city", func(e *Event) {
+			s := valid
+			s.Address = &Address{Line1: "x", State: "s", ZipCode: "z", Country: "c"}
+			e.Data = s
+		}, "data.address.city"},
+		{"pointer data", func(e *Event) { s := valid; e.Data = &s }, ""},
+		{"type mismatch", func(e *Event) { e.Type = TypeConsumerUpserted }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev, err := NewEvent("urn:example:test", 1, valid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.edit(&ev)
+			seq, err := p.Publish(ctx, ev)
+			if err == nil {
+				t.Fatalf("Publish = %d, nil; want an error", seq)
+			}
+			if tt.wantField == "" {
+				if !errors.Is(err, ErrUnknownData) {
+					t.Errorf("Publish error = %v, want ErrUnknownData", err)
+				}
+			} else {
+				var ie *InvalidEventError
+				if !errors.As(err, &ie) || ie.Field != tt.wantField {
+					t.Errorf("Publish error = %v, want an InvalidEventError for %q", err, tt.wantField)
+				}
+			}
+			if n := streamMsgs(t, st); n != 0 {
+				t.Errorf("stream holds %d messages, want 0", n)
+			}
+		})
+	}
+}
+
+func TestPublisherLowerCasesSubject(t *testing.T) {
+	js, st := runJetStream(t)
+	p := NewPublisher(js)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	ev, err := NewEvent("urn:example:test", 1, SignerDeleted{SignerID: strings.ToUpper(testSignerID), ConsumerID: strings.ToUpper(testConsumerID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, err := p.Publish(ctx, ev)
+	if err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	msg, err := st.GetMsg(ctx, seq)
+	if err != nil {
+		t.Fatalf("GetMsg: %v", err)
+	}
+	if want := sampleSubject(TypeSignerDeleted); msg.Subject != want {
+		t.Errorf("subject = %q, want %q", msg.Subject, want)
+	}
+}
+
+func TestPublisherWithoutStream(t *testing.T) {
+	js, _ := runJetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := js.DeleteStream(ctx, "PERSONS"); err != nil {
+		t.Fatalf("delete stream: %v", err)
+	}
+	ev, err := NewEvent("urn:example:test", 1, ConsumerDeleted{ConsumerID: testConsumerID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, err := NewPublisher(js).Publish(ctx, ev)
+	if !errors.Is(err, jetstream.ErrNoStreamResponse) {
+		t.Fatalf("Publish without a stream = %d, %v; want jetstream.ErrNoStreamResponse", seq, err)
+	}
+}
