@@ -1,0 +1,349 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v3/jwa"
+	"github.com/lestrrat-go/jwx/v3/jws"
+	"github.com/lestrrat-go/jwx/v3/jwt"
+)
+
+// The scopes the API knows (PRODUCT.md section 4).
+const (
+	scopeRead = "read:persons"
+	scopeSSN  = "read:persons:ssn"
+)
+
+const (
+	// clockSkew is the leeway allowed on exp, nbf and iat.
+	clockSkew = 30 * time.Second
+	// maxTokenBytes bounds the size of an accepted bearer token.
+	maxTokenBytes = 8 << 10
+	// realm is the RFC 6750 realm of every WWW-Authenticate challenge.
+	realm = "lookup"
+)
+
+// acceptedAlgs are the only signature algorithms a token may use.
+var acceptedAlgs = []jwa.SignatureAlgorithm{
+	jwa.RS256(), jwa.RS384(), jwa.RS512(), jwa.PS256(),
+	jwa.ES256(), jwa.ES384(), jwa.EdDSA(),
+}
+
+// tokenError is why a presented token was refused (a 401). Its text is a
+// fixed phrase fit for an RFC 6750 error_description: it never holds any
+// part of the token.
+type tokenError string
+
+func (e tokenError) Error() string { return string(e) }
+
+// The reasons a token is refused.
+const (
+	errTokenMalformed    tokenError = "the token is not a compact JWS"
+	errTokenTooLarge     tokenError = "the token is too large"
+	errTokenAlg          tokenError = "the token algorithm is not accepted"
+	errTokenKey          tokenError = "no key verifies the token"
+	errTokenSignature    tokenError = "the token signature or claims are invalid"
+	errTokenExpired      tokenError = "the token is expired"
+	errTokenNotYetValid  tokenError = "the token is not valid yet"
+	errTokenIssuedFuture tokenError = "the token was issued in the future"
+	errTokenIssuer       tokenError = "the token issuer is not accepted"
+	errTokenAudience     tokenError = "the token audience is not accepted"
+	errTokenMissingExp   tokenError = "the token has no exp claim"
+	errTokenHeaders      tokenError = "more than one Authorization header"
+)
+
+// principal is what a verified token says about its bearer.
+type principal struct {
+	subject string
+	scopes  []string
+	// tenants are the lower-cased business ids of the tenancy claim;
+	// hasTenants is false when the claim is absent or not an array of
+	// strings.
+	tenants    []string
+	hasTenants bool
+	// tenancyOn is true when the server checks tenancy.
+	tenancyOn bool
+}
+
+func (p *principal) hasScope(s string) bool {
+	for _, have := range p.scopes {
+		if have == s {
+			return true
+		}
+	}
+	return false
+}
+
+// mayAccess reports whether the principal's tenancy claim holds businessID.
+func (p *principal) mayAccess(businessID string) bool {
+	businessID = strings.ToLower(businessID)
+	for _, t := range p.tenants {
+		if t == businessID {
+			return true
+		}
+	}
+	return false
+}
+
+// tokenVerifier verifies bearer tokens.
+type tokenVerifier struct {
+	keys        *JWKS
+	issuer      string
+	audience    string
+	tenantClaim string
+	now         func() time.Time
+	provider    jws.KeyProvider
+}
+
+func newTokenVerifier(keys *JWKS, issuer, audience, tenantClaim string, now func() time.Time) *tokenVerifier {
+	v := &tokenVerifier{keys: keys, issuer: issuer, audience: audience, tenantClaim: tenantClaim, now: now}
+	v.provider = jws.KeyProviderFunc(v.fetchKeys)
+	return v
+}
+
+// fetchKeys hands jws the keys that may verify sig: only for an accepted
+// algorithm, and only keys whose type (and own alg) allow it.
+func (v *tokenVerifier) fetchKeys(ctx context.Context, sink jws.KeySink, sig *jws.Signature, _ *jws.Message) error {
+	hdr := sig.ProtectedHeaders()
+	if hdr == nil {
+		return errTokenAlg
+	}
+	alg, ok := hdr.Algorithm()
+	if !ok || !algAccepted(alg) {
+		return errTokenAlg
+	}
+	kid, _ := hdr.KeyID()
+	keys := v.keys.candidates(ctx, kid, alg)
+	if len(keys) == 0 {
+		return errTokenKey
+	}
+	for _, k := range keys {
+		sink.Key(alg, k.key)
+	}
+	return nil
+}
+
+func algAccepted(alg jwa.SignatureAlgorithm) bool {
+	for _, a := range acceptedAlgs {
+		if a == alg {
+			return true
+		}
+	}
+	return false
+}
+
+// verify checks raw (a compact JWS) and returns its principal, or a
+// tokenError saying why the token is refused.
+func (v *tokenVerifier) verify(ctx context.Context, raw string) (*principal, error) {
+	if len(raw) > maxTokenBytes {
+		return nil, errTokenTooLarge
+	}
+	if !isCompactJWS(raw) {
+		return nil, errTokenMalformed
+	}
+	opts := []jwt.ParseOption{
+		jwt.WithKeyProvider(v.provider),
+		jwt.WithContext(ctx),
+		jwt.WithValidate(true),
+		jwt.WithAcceptableSkew(clockSkew),
+		jwt.WithClock(jwt.ClockFunc(v.now)),
+		jwt.WithRequiredClaim(jwt.ExpirationKey),
+	}
+	if v.issuer != "" {
+		opts = append(opts, jwt.WithIssuer(v.issuer))
+	}
+	if v.audience != "" {
+		opts = append(opts, jwt.WithAudience(v.audience))
+	}
+	tok, err := jwt.ParseString(raw, opts...)
+	if err != nil {
+		return nil, classifyTokenError(err)
+	}
+	p := &principal{}
+	p.subject, _ = tok.Subject()
+	p.scopes = append(p.scopes, claimStrings(tok, "scope", true)...)
+	p.scopes = append(p.scopes, claimStrings(tok, "scp", true)...)
+	if v.tenantClaim != "" {
+		p.tenancyOn = true
+		var val any
+		if tok.Get(v.tenantClaim, &val) == nil {
+			if list, ok := val.([]any); ok {
+				p.hasTenants = true
+				for _, e := range list {
+					s, ok := e.(string)
+					if !ok {
+						p.hasTenants = false
+						p.tenants = nil
+						break
+					}
+					p.tenants = append(p.tenants, strings.ToLower(s))
+				}
+			}
+		}
+	}
+	return p, nil
+}
+
+// classifyTokenError maps a jwx error to a fixed reason.
+func classifyTokenError(err error) error {
+	var te tokenError
+	switch {
+	case errors.As(err, &te):
+		return te
+	case errors.Is(err, jwt.TokenExpiredError()):
+		return errTokenExpired
+	case errors.Is(err, jwt.TokenNotYetValidError()):
+		return errTokenNotYetValid
+	case errors.Is(err, jwt.InvalidIssuedAtError()):
+		return errTokenIssuedFuture
+	case errors.Is(err, jwt.InvalidIssuerError()):
+		return errTokenIssuer
+	case errors.Is(err, jwt.InvalidAudienceError()):
+		return errTokenAudience
+	case errors.Is(err, jwt.MissingRequiredClaimError()):
+		return errTokenMissingExp
+	}
+	return errTokenSignature
+}
+
+// claimStrings reads a claim that is a string (space-separated when split
+// is true) or an array of strings. Other shapes yield nothing.
+func claimStrings(tok jwt.Token, name string, split bool) []string {
+	var val any
+	if tok.Get(name, &val) != nil {
+		return nil
+	}
+	switch x := val.(type) {
+	case string:
+		if split {
+			return strings.Fields(x)
+		}
+		return []string{x}
+	case []any:
+		out := make([]string, 0, len(x))
+		for _, e := range x {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	case []string:
+		return x
+	}
+	return nil
+}
+
+// isCompactJWS reports whether s has the form of a compact JWS with three
+// non-empty base64url parts.
+func isCompactJWS(s string) bool {
+	parts := 0
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '.':
+			if n == 0 {
+				return false
+			}
+			parts++
+			n = 0
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-', c == '_':
+			n++
+		default:
+			return false
+		}
+	}
+	return parts == 2 && n > 0
+}
+
+// bearerToken extracts the token of an "Authorization: Bearer" header. It
+// returns present=false when no bearer credentials were sent (no header,
+// or another scheme), and a tokenError when the header is unusable.
+func bearerToken(r *http.Request) (token string, present bool, err error) {
+	vals := r.Header.Values("Authorization")
+	if len(vals) == 0 {
+		return "", false, nil
+	}
+	if len(vals) > 1 {
+		return "", true, errTokenHeaders
+	}
+	scheme, rest, _ := strings.Cut(vals[0], " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", false, nil
+	}
+	token = strings.TrimSpace(rest)
+	if token == "" {
+		return "", true, errTokenMalformed
+	}
+	return token, true, nil
+}
+
+// challenge builds an RFC 6750 WWW-Authenticate value. errCode and desc
+// are fixed strings without quotes; scope is added when non-empty.
+func challenge(errCode, desc, scope string) string {
+	var b strings.Builder
+	b.WriteString(`Bearer realm="` + realm + `"`)
+	if errCode != "" {
+		b.WriteString(`, error="` + errCode + `"`)
+	}
+	if desc != "" {
+		b.WriteString(`, error_description="` + desc + `"`)
+	}
+	if scope != "" {
+		b.WriteString(`, scope="` + scope + `"`)
+	}
+	return b.String()
+}
+
+type principalKey struct{}
+
+// principalFrom returns the principal the authenticate middleware stored.
+func principalFrom(ctx context.Context) *principal {
+	p, _ := ctx.Value(principalKey{}).(*principal)
+	return p
+}
+
+// authenticate refuses requests without a valid token (401) or without
+// scope read:persons (403), and, when tenancy is on, tokens without the
+// tenancy claim (403). It stores the principal in the request context.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, present, err := bearerToken(r)
+		if !present {
+			w.Header().Set("WWW-Authenticate", challenge("", "", ""))
+			writeProblem(w, r, probUnauthorized, "A bearer token is required.", nil)
+			return
+		}
+		var p *principal
+		if err == nil {
+			p, err = s.verifier.verify(r.Context(), raw)
+		}
+		if err != nil {
+			desc := errTokenSignature.Error()
+			var te tokenError
+			if errors.As(err, &te) {
+				desc = te.Error()
+			}
+			w.Header().Set("WWW-Authenticate", challenge("invalid_token", desc, ""))
+			writeProblem(w, r, probUnauthorized, "The bearer token was refused: "+desc+".", nil)
+			return
+		}
+		if info := infoFrom(r.Context()); info != nil {
+			info.subject = p.subject
+		}
+		if !p.hasScope(scopeRead) {
+			w.Header().Set("WWW-Authenticate", challenge("insufficient_scope", "scope read:persons is required", scopeRead))
+			writeProblem(w, r, probInsufficientScope, "The token lacks scope "+scopeRead+".", nil)
+			return
+		}
+		if s.verifier.tenantClaim != "" && !p.hasTenants {
+			writeProblem(w, r, probForbidden, "The token carries no tenancy claim.", nil)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+	})
+}

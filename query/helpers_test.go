@@ -1,0 +1,273 @@
+package query
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/json"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v3/jwk"
+	"github.com/lookup/persons/events"
+)
+
+// Fixed test identities.
+const (
+	testIssuer   = "https://issuer.test"
+	testAudience = "lookup-api"
+	testKID      = "rsa-1"
+	testECKID    = "ec-1"
+	testEdKID    = "ed-1"
+
+	businessA  = "11111111-1111-4111-8111-111111111111"
+	businessB  = "22222222-2222-4222-8222-222222222222"
+	consumerA  = "aaaaaaaa-0000-4000-8000-000000000001"
+	contactA   = "aaaaaaaa-0000-4000-8000-000000000002"
+	consumerB  = "bbbbbbbb-0000-4000-8000-000000000001"
+	consumerNo = "cccccccc-0000-4000-8000-000000000009"
+)
+
+// testNow is the fixed clock of the handler tests.
+var testNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+// fakeReader is a hand-written Reader whose behaviour is set per test.
+type fakeReader struct {
+	PersonFunc  func(ctx context.Context, id string) (events.Person, error)
+	SignersFunc func(ctx context.Context, consumerID string) (events.Person, []events.Signer, error)
+}
+
+var _ Reader = (*fakeReader)(nil)
+
+func (f *fakeReader) Person(ctx context.Context, id string) (events.Person, error) {
+	return f.PersonFunc(ctx, id)
+}
+
+func (f *fakeReader) Signers(ctx context.Context, consumerID string) (events.Person, []events.Signer, error) {
+	return f.SignersFunc(ctx, consumerID)
+}
+
+// keys used to sign test tokens, generated once.
+var (
+	keysOnce sync.Once
+	rsaKey   *rsa.PrivateKey
+	rsaKey2  *rsa.PrivateKey
+	ecKey    *ecdsa.PrivateKey
+	edKey    ed25519.PrivateKey
+)
+
+func testKeys(t testing.TB) {
+	t.Helper()
+	keysOnce.Do(func() {
+		var err error
+		if rsaKey, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+			panic(err)
+		}
+		if rsaKey2, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+			panic(err)
+		}
+		if ecKey, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); err != nil {
+			panic(err)
+		}
+		if _, edKey, err = ed25519.GenerateKey(rand.Reader); err != nil {
+			panic(err)
+		}
+	})
+}
+
+// publicJWK returns the public JWK of key with kid and, when alg is not "",
+// alg.
+func publicJWK(t testing.TB, key any, kid, alg string) map[string]any {
+	t.Helper()
+	k, err := jwk.Import(key)
+	if err != nil {
+		t.Fatalf("jwk.Import: %v", err)
+	}
+	pub, err := k.PublicKey()
+	if err != nil {
+		t.Fatalf("PublicKey: %v", err)
+	}
+	b, err := json.Marshal(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["kid"] = kid
+	if alg != "" {
+		m["alg"] = alg
+	}
+	return m
+}
+
+// jwksJSON returns a JWKS document holding keys.
+func jwksJSON(t testing.TB, keys ...map[string]any) []byte {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"keys": keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// testJWKS returns the standard key set: the RSA key (alg RS256), the EC
+// key and the Ed25519 key (both without alg).
+func testJWKS(t testing.TB) *JWKS {
+	t.Helper()
+	testKeys(t)
+	path := filepath.Join(t.TempDir(), "jwks.json")
+	doc := jwksJSON(t,
+		publicJWK(t, rsaKey, testKID, "RS256"),
+		publicJWK(t, ecKey, testECKID, ""),
+		publicJWK(t, edKey, testEdKID, ""),
+	)
+	if err := os.WriteFile(path, doc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := LoadJWKSFile(path)
+	if err != nil {
+		t.Fatalf("LoadJWKSFile: %v", err)
+	}
+	return keys
+}
+
+func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+
+// signToken builds a compact JWS with header and claims, signed by alg
+// with key (alg "none" gives an empty signature).
+func signToken(t testing.TB, header, claims map[string]any, alg string, key any) string {
+	t.Helper()
+	hb, err := json.Marshal(header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := json.Marshal(claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	input := b64(hb) + "." + b64(cb)
+	var sig []byte
+	switch alg {
+	case "none":
+	case "RS256":
+		h := sha256.Sum256([]byte(input))
+		sig, err = rsa.SignPKCS1v15(rand.Reader, key.(*rsa.PrivateKey), crypto.SHA256, h[:])
+	case "RS512":
+		h := sha512.Sum512([]byte(input))
+		sig, err = rsa.SignPKCS1v15(rand.Reader, key.(*rsa.PrivateKey), crypto.SHA512, h[:])
+	case "PS256":
+		h := sha256.Sum256([]byte(input))
+		sig, err = rsa.SignPSS(rand.Reader, key.(*rsa.PrivateKey), crypto.SHA256, h[:], &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash})
+	case "ES256":
+		h := sha256.Sum256([]byte(input))
+		var r, s *big.Int
+		r, s, err = ecdsa.Sign(rand.Reader, key.(*ecdsa.PrivateKey), h[:])
+		if err == nil {
+			sig = make([]byte, 64)
+			r.FillBytes(sig[:32])
+			s.FillBytes(sig[32:])
+		}
+	case "EdDSA":
+		sig = ed25519.Sign(key.(ed25519.PrivateKey), []byte(input))
+	case "HS256":
+		m := hmac.New(sha256.New, key.([]byte))
+		m.Write([]byte(input))
+		sig = m.Sum(nil)
+	default:
+		t.Fatalf("signToken: unsupported alg %s", alg)
+	}
+	if err != nil {
+		t.Fatalf("sign %s: %v", alg, err)
+	}
+	return input + "." + b64(sig)
+}
+
+// goodClaims returns valid claims for the standard issuer and audience,
+// with scope.
+func goodClaims(scope string) map[string]any {
+	return map[string]any{
+		"iss":   testIssuer,
+		"aud":   testAudience,
+		"sub":   "client-42",
+		"iat":   testNow.Add(-time.Minute).Unix(),
+		"nbf":   testNow.Add(-time.Minute).Unix(),
+		"exp":   testNow.Add(time.Hour).Unix(),
+		"scope": scope,
+	}
+}
+
+// rsaToken returns an RS256 token over claims with the standard kid.
+func rsaToken(t testing.TB, claims map[string]any) string {
+	t.Helper()
+	testKeys(t)
+	return signToken(t, map[string]any{"alg": "RS256", "typ": "JWT", "kid": testKID}, claims, "RS256", rsaKey)
+}
+
+// newTestServer returns a Server over reader with the standard keys,
+// issuer, audience and clock; tenantClaim enables tenancy.
+func newTestServer(t testing.TB, reader Reader, tenantClaim string) *Server {
+	t.Helper()
+	s, err := NewServer(Config{
+		Reader:      reader,
+		Keys:        testJWKS(t),
+		Issuer:      testIssuer,
+		Audience:    testAudience,
+		TenantClaim: tenantClaim,
+		Now:         func() time.Time { return testNow },
+	})
+	if err != nil {
+		t.Fatalf("NewServer: %v", err)
+	}
+	return s
+}
+
+// serve runs req through h, validates the exchange against openapi.yaml
+// and returns the recorded response.
+func serve(t *testing.T, h http.Handler, req *http.Request) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	validateExchange(t, req, rec)
+	return rec
+}
+
+// newRequest builds a request with an optional bearer token.
+func newRequest(method, target, token string) *http.Request {
+	req := httptest.NewRequest(method, target, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	return req
+}
+
+// decodeProblem decodes a problem body.
+func decodeProblem(t *testing.T, rec *httptest.ResponseRecorder) problem {
+	t.Helper()
+	if ct := rec.Header().Get("Content-Type"); ct != "application/problem+json" {
+		t.Fatalf("Content-Type = %q, want application/problem+json", ct)
+	}
+	var p problem
+	dec := json.NewDecoder(strings.NewReader(rec.Body.String()))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		t.Fatalf("decode problem %q: %v", rec.Body.String(), err)
+	}
+	return p
+}
