@@ -33,7 +33,7 @@ func newID() string { return uuid.NewString() }
 
 func consumerEv(id string, v uint64, first string) events.Event {
 	return events.Event{ID: newID(), Source: "test", Type: events.TypeConsumerUpserted, EntityVersion: v,
-		Data: events.Consumer{ConsumerID: id, BusinessID: "b-" + id[:8], FirstName: first, LastName: "Last"}}
+		Data: events.Consumer{ConsumerID: id, BusinessID: testBiz, FirstName: first, LastName: "Last"}}
 }
 
 func consumerDelEv(id string, v uint64) events.Event {
@@ -43,7 +43,7 @@ func consumerDelEv(id string, v uint64) events.Event {
 
 func contactEv(id string, v uint64, first string) events.Event {
 	return events.Event{ID: newID(), Source: "test", Type: events.TypeBusinessContactUpserted, EntityVersion: v,
-		Data: events.BusinessContact{ContactID: id, BusinessID: "biz", FirstName: first, MiddleName: "M", LastName: "Contact"}}
+		Data: events.BusinessContact{ContactID: id, BusinessID: testBiz, FirstName: first, MiddleName: "M", LastName: "Contact"}}
 }
 
 func contactDelEv(id string, v uint64) events.Event {
@@ -254,7 +254,7 @@ func TestRecordsRoundTrip(t *testing.T) {
 	full := fullSigner(cid, sid1, "Full")
 	bare := events.Signer{SignerID: sid2, ConsumerID: cid, FirstName: "Bare", LastName: "Min",
 		AccountAccess: events.AccountAccessNone, Status: events.SignerStatusPending, Type: events.SignerTypeParent}
-	cons := events.Consumer{ConsumerID: cid, BusinessID: "biz-1", FirstName: "Ann", MiddleName: "Mid", LastName: "Lee"}
+	cons := events.Consumer{ConsumerID: cid, BusinessID: testBiz, FirstName: "Ann", MiddleName: "Mid", LastName: "Lee"}
 	applyAll(t, s,
 		events.Event{Type: events.TypeConsumerUpserted, EntityVersion: 1, Data: cons},
 		events.Event{Type: events.TypeSignerUpserted, EntityVersion: 1, Data: full},
@@ -264,7 +264,7 @@ func TestRecordsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Signers: %v", err)
 	}
-	wantP := events.Person{ID: cid, BusinessID: "biz-1", FirstName: "Ann", MiddleName: "Mid", LastName: "Lee", Type: events.PersonTypeConsumer}
+	wantP := events.Person{ID: cid, BusinessID: testBiz, FirstName: "Ann", MiddleName: "Mid", LastName: "Lee", Type: events.PersonTypeConsumer}
 	if p != wantP {
 		t.Errorf("consumer = %+v, want %+v", p, wantP)
 	}

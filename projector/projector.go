@@ -1,0 +1,567 @@
+package projector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lookup/persons/events"
+)
+
+// ErrStreamNotFound is returned (wrapped, naming the stream) by Run when the
+// server answers that the source stream does not exist.
+var ErrStreamNotFound = errors.New("source stream not found")
+
+// Headers set on every dead-lettered message. The body and the other headers
+// of the original message are copied unchanged (except Nats-* headers, which
+// belong to the server).
+const (
+	// HeaderDLQReason is the decoding error: the invalid field and why. It
+	// never contains a field's value beyond ids, enums and envelope
+	// attributes (events.InvalidEventError), and is cut to 512 bytes.
+	HeaderDLQReason = "Lookup-Dlq-Reason"
+	// HeaderOriginalSubject is the subject the event was published on.
+	HeaderOriginalSubject = "Lookup-Original-Subject"
+	// HeaderOriginalStream is the stream the event was read from.
+	HeaderOriginalStream = "Lookup-Original-Stream"
+	// HeaderOriginalSequence is its sequence in that stream (decimal).
+	HeaderOriginalSequence = "Lookup-Original-Sequence"
+	// HeaderOriginalMsgID is the original Nats-Msg-Id, when there was one.
+	HeaderOriginalMsgID = "Lookup-Original-Msg-Id"
+)
+
+// DLQSubjectPrefix is prepended to the original subject of a dead-lettered
+// event.
+const DLQSubjectPrefix = "dlq."
+
+// Config configures a Projector. Zero fields take their defaults.
+type Config struct {
+	// Stream is the source stream. Default "PERSONS".
+	Stream string
+	// DLQStream is the dead-letter stream, subjects "dlq.persons.>", created
+	// (file storage, limits retention) if missing. Default "PERSONS_DLQ".
+	DLQStream string
+	// BatchSize is the maximum number of events per Badger transaction.
+	// Default 1000.
+	BatchSize int
+	// Logger receives operational messages; never personal data. nil: discard.
+	Logger *slog.Logger
+	// RefreshInterval is how often the stream's state is polled for
+	// Progress (StreamLastSeq, Connected). Default 2s.
+	RefreshInterval time.Duration
+}
+
+// Progress is a consistent snapshot of a Projector's state for operators.
+type Progress struct {
+	AppliedSeq    uint64    // checkpoint: last stream sequence processed (applied, skipped or dead-lettered)
+	StreamLastSeq uint64    // the stream's last sequence as last seen (lag = StreamLastSeq - AppliedSeq)
+	TargetSeq     uint64    // stream last sequence when Run first reached the server (caught-up target)
+	Applied       uint64    // events applied since process start
+	Skipped       uint64    // stale or duplicate events skipped since process start
+	DeadLettered  uint64    // invalid events copied to the DLQ since process start
+	LastEventTime time.Time // stream timestamp of the last processed message (zero if none)
+	CaughtUp      bool      // AppliedSeq has reached TargetSeq
+	Connected     bool      // whether the projector currently reaches the stream
+}
+
+// Projector applies the events of a JetStream stream to a Store.
+//
+// It reads the stream with an ordered consumer (jetstream.OrderedConsumer)
+// starting at the store's checkpoint + 1, rather than with a durable
+// consumer. An ordered consumer is an ephemeral, flow-controlled consumer
+// without acknowledgements that the client recreates on any gap or failure
+// from the last sequence it delivered. So a replica's position in the stream
+// lives only in its own store, next to the data it describes (the
+// checkpoint, committed in the same transaction): the server keeps no
+// durable state per replica, replicas can be added and removed freely, and a
+// replica that disappears leaves nothing behind on the server (its ephemeral
+// consumer expires). Acknowledgements would add a round trip per message and
+// buy nothing, since the checkpoint is the acknowledgement.
+type Projector struct {
+	js     jetstream.JetStream
+	store  *Store
+	cfg    Config
+	logger *slog.Logger
+
+	caughtUp     chan struct{}
+	caughtUpOnce sync.Once
+	reached      atomic.Bool // the last attempt to reach the stream succeeded
+
+	mu   sync.Mutex
+	prog Progress
+	// targetSet: TargetSeq has been taken (first time Run reached the server).
+	targetSet bool
+
+	// afterCommit, when set (tests), is called after each committed batch with
+	// the new checkpoint.
+	afterCommit func(seq uint64)
+	// pullMax is the client-side buffer of the ordered consumer.
+	pullMax int
+}
+
+// New returns a Projector that applies the stream described by cfg to s. It
+// does nothing until Run.
+func New(js jetstream.JetStream, s *Store, cfg Config) *Projector {
+	if cfg.Stream == "" {
+		cfg.Stream = "PERSONS"
+	}
+	if cfg.DLQStream == "" {
+		cfg.DLQStream = "PERSONS_DLQ"
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = 1000
+	}
+	if cfg.RefreshInterval <= 0 {
+		cfg.RefreshInterval = 2 * time.Second
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	p := &Projector{js: js, store: s, cfg: cfg, logger: logger.With("component", "projector", "stream", cfg.Stream),
+		caughtUp: make(chan struct{}), pullMax: 2000}
+	if seq, ts, err := s.checkpoint(); err == nil {
+		p.prog.AppliedSeq, p.prog.LastEventTime = seq, ts
+	}
+	return p
+}
+
+// CaughtUp is closed once the applied sequence has reached the stream's last
+// sequence as it stood when Run first reached the server (immediately then if
+// the stream was empty or the checkpoint already covered it), or once the
+// projector has seen that no message is pending for it.
+func (p *Projector) CaughtUp() <-chan struct{} { return p.caughtUp }
+
+// Progress returns a consistent snapshot of the projector's state.
+func (p *Projector) Progress() Progress {
+	p.mu.Lock()
+	pr := p.prog
+	p.mu.Unlock()
+	pr.Connected = p.reached.Load() && p.js.Conn().IsConnected()
+	return pr
+}
+
+// Run projects the stream until ctx is done, then returns nil: a batch being
+// committed is finished, a batch waiting for a retry is abandoned (it is not
+// in the store and is read again on the next Run).
+//
+// Run returns an error wrapping ErrStreamNotFound, naming the stream, when
+// the server answers that the source stream does not exist, and an error
+// when the checkpoint cannot be read at start. When NATS is unreachable or
+// times out it does not return: it logs, retries with backoff and resumes
+// from the checkpoint. Invalid events are copied to the dead-letter stream
+// (the copy acknowledged before the checkpoint passes them) and projection
+// goes on. Store failures are retried with backoff, never skipped.
+//
+// Run must not be called concurrently with itself, and only one Projector
+// may write to a Store.
+func (p *Projector) Run(ctx context.Context) error {
+	applied, ts, err := p.store.checkpoint()
+	if err != nil {
+		return fmt.Errorf("projector: %w", err)
+	}
+	p.mu.Lock()
+	p.prog.AppliedSeq, p.prog.LastEventTime = applied, ts
+	p.mu.Unlock()
+
+	refreshCtx, stopRefresh := context.WithCancel(ctx)
+	defer stopRefresh()
+	var refreshWG sync.WaitGroup
+	defer refreshWG.Wait()
+
+	bo := newBackoff()
+	dlqReady, refreshing := false, false
+	for {
+		stream, err := p.reach(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return fmt.Errorf("projector: %w: %q", ErrStreamNotFound, p.cfg.Stream)
+		}
+		if err == nil && !dlqReady {
+			if err = p.ensureDLQ(ctx); err == nil {
+				dlqReady = true
+			}
+		}
+		if err == nil {
+			if !refreshing {
+				refreshing = true
+				refreshWG.Add(1)
+				go func() { defer refreshWG.Done(); p.refreshLoop(refreshCtx, stream) }()
+			}
+			err = p.session(ctx, stream, bo)
+			if ctx.Err() != nil {
+				return nil
+			}
+		}
+		p.reached.Store(false)
+		d := bo.next()
+		p.logger.Warn("stream unavailable, retrying", "err", err, "retry_in", d)
+		if !sleep(ctx, d) {
+			return nil
+		}
+	}
+}
+
+// reach looks the stream up, records its state and, the first time, the
+// caught-up target.
+func (p *Projector) reach(ctx context.Context) (jetstream.Stream, error) {
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	stream, err := p.js.Stream(rctx, p.cfg.Stream)
+	if err != nil {
+		return nil, fmt.Errorf("look up stream %q: %w", p.cfg.Stream, err)
+	}
+	p.reached.Store(true)
+	p.observeStream(stream.CachedInfo())
+	return stream, nil
+}
+
+// observeStream records the stream's last sequence, and takes the caught-up
+// target the first time.
+func (p *Projector) observeStream(info *jetstream.StreamInfo) {
+	if info == nil {
+		return
+	}
+	last := info.State.LastSeq
+	p.mu.Lock()
+	if last > p.prog.StreamLastSeq {
+		p.prog.StreamLastSeq = last
+	}
+	if !p.targetSet {
+		p.targetSet = true
+		p.prog.TargetSeq = last
+	}
+	caught := p.prog.AppliedSeq >= p.prog.TargetSeq
+	p.mu.Unlock()
+	if caught {
+		p.markCaughtUp()
+	}
+}
+
+func (p *Projector) markCaughtUp() {
+	p.caughtUpOnce.Do(func() {
+		p.mu.Lock()
+		p.prog.CaughtUp = true
+		seq := p.prog.AppliedSeq
+		p.mu.Unlock()
+		p.logger.Info("caught up with the stream", "applied_seq", seq)
+		close(p.caughtUp)
+	})
+}
+
+// refreshLoop polls the stream's state for Progress until ctx is done.
+func (p *Projector) refreshLoop(ctx context.Context, stream jetstream.Stream) {
+	t := time.NewTicker(p.cfg.RefreshInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		rctx, cancel := context.WithTimeout(ctx, p.cfg.RefreshInterval)
+		info, err := stream.Info(rctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				p.reached.Store(false)
+			}
+			continue
+		}
+		p.reached.Store(true)
+		p.observeStream(info)
+	}
+}
+
+// ensureDLQ creates the dead-letter stream if it does not exist.
+func (p *Projector) ensureDLQ(ctx context.Context) error {
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := p.js.Stream(rctx, p.cfg.DLQStream)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("look up dead-letter stream %q: %w", p.cfg.DLQStream, err)
+	}
+	_, err = p.js.CreateStream(rctx, jetstream.StreamConfig{
+		Name:        p.cfg.DLQStream,
+		Description: "Invalid events of " + p.cfg.Stream + ", with the reason in header " + HeaderDLQReason,
+		Subjects:    []string{DLQSubjectPrefix + events.SubjectRoot + ".>"},
+		Storage:     jetstream.FileStorage,
+		Retention:   jetstream.LimitsPolicy,
+	})
+	if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		return fmt.Errorf("create dead-letter stream %q: %w", p.cfg.DLQStream, err)
+	}
+	p.logger.Info("created dead-letter stream", "dlq_stream", p.cfg.DLQStream)
+	return nil
+}
+
+// msgItem is what the reader goroutine hands the applier: a message (decoded
+// or not) or the error that ended the reading.
+type msgItem struct {
+	item
+	pending uint64 // messages pending after this one, per the server
+	msg     jetstream.Msg
+	decErr  error // non-nil: invalid event, to be dead-lettered
+	err     error // non-nil: the consumer failed; the session ends
+}
+
+// session consumes from checkpoint + 1 until the consumer fails or ctx is done.
+func (p *Projector) session(ctx context.Context, stream jetstream.Stream, bo *backoff) error {
+	p.mu.Lock()
+	start := p.prog.AppliedSeq + 1
+	p.mu.Unlock()
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	cons, err := stream.OrderedConsumer(cctx, jetstream.OrderedConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:   start,
+	})
+	cancel()
+	if err != nil {
+		return fmt.Errorf("create ordered consumer from sequence %d: %w", start, err)
+	}
+	iter, err := cons.Messages(jetstream.PullMaxMessages(p.pullMax))
+	if err != nil {
+		return fmt.Errorf("consume from sequence %d: %w", start, err)
+	}
+	p.logger.Info("consuming", "from_seq", start)
+
+	ch := make(chan msgItem, 2*p.cfg.BatchSize)
+	done := make(chan struct{})
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		p.read(iter, ch, done)
+	}()
+	defer func() {
+		close(done)
+		iter.Stop()
+		<-readerDone
+	}()
+
+	batch := make([]msgItem, 0, p.cfg.BatchSize)
+	lastSeen := start - 1
+	for {
+		batch = batch[:0]
+		var first msgItem
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case first = <-ch:
+		}
+		if first.err != nil {
+			return first.err
+		}
+		batch = append(batch, first)
+	fill:
+		for len(batch) < p.cfg.BatchSize {
+			select {
+			case m := <-ch:
+				if m.err != nil {
+					// Apply what we have, then end the session.
+					if err := p.process(ctx, batch, &lastSeen); err != nil {
+						return err
+					}
+					return m.err
+				}
+				batch = append(batch, m)
+			default:
+				break fill
+			}
+		}
+		if err := p.process(ctx, batch, &lastSeen); err != nil {
+			return err
+		}
+		bo.reset()
+	}
+}
+
+// read runs in its own goroutine: it takes messages from the consumer,
+// decodes them (so that decoding overlaps with the store's writes) and hands
+// them on, until the iterator fails or done is closed.
+func (p *Projector) read(iter jetstream.MessagesContext, ch chan<- msgItem, done <-chan struct{}) {
+	for {
+		msg, err := iter.Next()
+		var m msgItem
+		if err != nil {
+			m.err = fmt.Errorf("read stream: %w", err)
+		} else if md, merr := msg.Metadata(); merr != nil {
+			m.err = fmt.Errorf("read stream: message metadata: %w", merr)
+		} else {
+			m.seq, m.time, m.pending, m.msg = md.Sequence.Stream, md.Timestamp, md.NumPending, msg
+			m.ev, m.decErr = events.Decode(msg.Subject(), msg.Data())
+			m.valid = m.decErr == nil
+		}
+		select {
+		case ch <- m:
+		case <-done:
+			return
+		}
+		if m.err != nil {
+			return
+		}
+	}
+}
+
+// process dead-letters the invalid events of batch, then applies it, retrying
+// with backoff until it succeeds or ctx is done. lastSeen guards against a
+// message delivered twice within a session.
+func (p *Projector) process(ctx context.Context, batch []msgItem, lastSeen *uint64) error {
+	items := make([]item, 0, len(batch))
+	var last msgItem
+	for i := range batch {
+		m := &batch[i]
+		if m.seq <= *lastSeen {
+			continue
+		}
+		*lastSeen = m.seq
+		if m.decErr != nil {
+			if err := p.deadLetter(ctx, m); err != nil {
+				return err
+			}
+		}
+		items = append(items, m.item)
+		last = *m
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	bo := newBackoff()
+	for {
+		st, err := p.store.applyBatch(items)
+		if err == nil {
+			p.committed(items[len(items)-1], st, last.pending)
+			return nil
+		}
+		p.logger.Error("store write failed, retrying", "err", err, "first_seq", items[0].seq)
+		// Part of the batch may have been committed: resume after the checkpoint.
+		if cp, _, cerr := p.store.checkpoint(); cerr == nil {
+			for len(items) > 0 && items[0].seq <= cp {
+				items = items[1:]
+			}
+			if st != (batchStats{}) {
+				p.committed(item{seq: cp}, st, last.pending+uint64(len(items)))
+			}
+			if len(items) == 0 {
+				return nil
+			}
+		}
+		if !sleep(ctx, bo.next()) {
+			return ctx.Err()
+		}
+	}
+}
+
+// committed records a committed batch ending at last in the progress.
+func (p *Projector) committed(last item, st batchStats, pending uint64) {
+	p.mu.Lock()
+	p.prog.AppliedSeq = last.seq
+	if !last.time.IsZero() {
+		p.prog.LastEventTime = last.time
+	}
+	if end := last.seq + pending; end > p.prog.StreamLastSeq {
+		p.prog.StreamLastSeq = end
+	}
+	p.prog.Applied += st.applied
+	p.prog.Skipped += st.skipped
+	p.prog.DeadLettered += st.deadLettered
+	caught := p.targetSet && (p.prog.AppliedSeq >= p.prog.TargetSeq || pending == 0)
+	p.mu.Unlock()
+	if caught {
+		p.markCaughtUp()
+	}
+	if p.afterCommit != nil {
+		p.afterCommit(last.seq)
+	}
+}
+
+// deadLetter copies an invalid message to the DLQ stream and waits for the
+// server's acknowledgement, retrying with backoff until it succeeds or ctx
+// is done. The Nats-Msg-Id is derived from the source stream and sequence,
+// so a copy re-published after a crash is dropped by the DLQ's duplicate
+// window (two minutes by default).
+func (p *Projector) deadLetter(ctx context.Context, m *msgItem) error {
+	reason := m.decErr.Error()
+	if len(reason) > 512 {
+		reason = reason[:512]
+	}
+	out := nats.NewMsg(DLQSubjectPrefix + m.msg.Subject())
+	out.Data = m.msg.Data()
+	for k, vs := range m.msg.Headers() {
+		if strings.HasPrefix(k, "Nats-") {
+			continue
+		}
+		for _, v := range vs {
+			out.Header.Add(k, v)
+		}
+	}
+	if id := m.msg.Headers().Get(jetstream.MsgIDHeader); id != "" {
+		out.Header.Set(HeaderOriginalMsgID, id)
+	}
+	out.Header.Set(HeaderDLQReason, reason)
+	out.Header.Set(HeaderOriginalSubject, m.msg.Subject())
+	out.Header.Set(HeaderOriginalStream, p.cfg.Stream)
+	out.Header.Set(HeaderOriginalSequence, strconv.FormatUint(m.seq, 10))
+	msgID := p.cfg.Stream + ":" + strconv.FormatUint(m.seq, 10)
+
+	bo := newBackoff()
+	for {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := p.js.PublishMsg(pctx, out, jetstream.WithMsgID(msgID), jetstream.WithExpectStream(p.cfg.DLQStream))
+		cancel()
+		if err == nil {
+			p.logger.Warn("invalid event dead-lettered", "seq", m.seq, "subject", m.msg.Subject(), "reason", reason)
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		d := bo.next()
+		p.logger.Error("dead-letter publish failed, retrying", "err", err, "seq", m.seq, "retry_in", d)
+		if !sleep(ctx, d) {
+			return ctx.Err()
+		}
+	}
+}
+
+// backoff is exponential backoff from 50ms to 5s.
+type backoff struct{ d time.Duration }
+
+func newBackoff() *backoff { return &backoff{} }
+
+func (b *backoff) next() time.Duration {
+	switch {
+	case b.d == 0:
+		b.d = 50 * time.Millisecond
+	case b.d < 5*time.Second:
+		b.d = min(2*b.d, 5*time.Second)
+	}
+	return b.d
+}
+
+func (b *backoff) reset() { b.d = 0 }
+
+// sleep waits d or until ctx is done; it reports whether d elapsed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

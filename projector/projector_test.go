@@ -1,0 +1,317 @@
+package projector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lookup/persons/events"
+)
+
+// setup starts a server with the PERSONS stream and returns its JetStream.
+func setup(t *testing.T) jetstream.JetStream {
+	t.Helper()
+	srv := startServer(t, t.TempDir(), -1)
+	js := connect(t, srv.ClientURL())
+	createStream(t, js)
+	return js
+}
+
+func TestProjectorEndToEnd(t *testing.T) {
+	js := setup(t)
+	c1, c2, k1 := newID(), newID(), newID()
+	s1, s2 := "00000000-0000-4000-8000-000000000001", "00000000-0000-4000-8000-000000000002"
+	upper := strings.ToUpper(c2)
+
+	badSSN := events.Event{ID: newID(), Source: "t", EntityVersion: 9, Data: fullSigner(c1, s2, "Bad")}
+	badSSNMsg := encodeMsg(t, badSSN)
+	badSSNMsg.body = []byte(strings.Replace(string(badSSNMsg.body), `"123456789"`, `"12345678X"`, 1))
+	badDOBMsg := encodeMsg(t, badSSN)
+	badDOBMsg.body = []byte(strings.Replace(string(badDOBMsg.body), `"1970-01-31"`, `"1970-02-31"`, 1))
+	badDOBMsg.msgID = newID()
+	if string(badSSNMsg.body) == string(encodeMsg(t, badSSN).body) {
+		t.Fatal("test set-up: SSN not replaced")
+	}
+
+	dup := encodeMsg(t, consumerEv(c1, 1, "Ann"))
+	msgs := []wireMsg{
+		dup,
+		dup, // duplicate publish: dropped by JetStream (same Nats-Msg-Id)
+		encodeMsg(t, contactEv(k1, 1, "Kim")),
+		encodeMsg(t, signerEv(c1, s1, 2, "A")),
+		encodeMsg(t, signerEv(c1, s2, 1, "B")),
+		encodeMsg(t, signerEv(c1, s1, 1, "Old")), // out of order: skipped
+		{subject: events.SubjectPrefixConsumer + c1, body: []byte("{not json"), msgID: newID()},
+		badSSNMsg,
+		badDOBMsg,
+		encodeMsg(t, signerDelEv(c1, s2, 2)),
+		encodeMsg(t, consumerEv(c2, 1, "Bob")),
+		encodeMsg(t, consumerDelEv(c2, 5)),
+		encodeMsg(t, consumerEv(c2, 4, "Late")), // late upsert after delete: skipped
+		encodeMsg(t, contactDelEv(k1, 2)),
+		encodeMsg(t, contactEv(k1, 2, "Late")), // skipped
+		{subject: events.SubjectPrefixConsumer + upper, msgID: newID(), body: []byte(`{"specversion":"1.0","id":"i","source":"s","type":"persons.consumer.upserted.v1","entityversion":1,"data":{"consumer_id":"` + c1 + `","business_id":"` + testBiz + `","first_name":"f","last_name":"l"}}`)}, // subject disagrees
+	}
+	// A re-delivery of an applied event under a new message id: version skip.
+	redeliver := msgs[2]
+	redeliver.msgID = newID()
+	msgs = append(msgs, redeliver)
+	publishAll(t, js, msgs)
+	last := streamLastSeq(t, js)
+	if last != uint64(len(msgs)-1) {
+		t.Fatalf("stream holds %d messages, want %d (one duplicate dropped)", last, len(msgs)-1)
+	}
+
+	s := openStore(t, t.TempDir(), StoreOptions{})
+	p := New(js, s, Config{BatchSize: 4})
+	runProjector(t, p)
+	select {
+	case <-p.CaughtUp():
+	case <-time.After(20 * time.Second):
+		t.Fatalf("not caught up: %+v", p.Progress())
+	}
+	pr := p.Progress()
+	if pr.AppliedSeq != last || pr.TargetSeq != last || !pr.CaughtUp || !pr.Connected {
+		t.Errorf("progress = %+v, want applied=target=%d, caught up, connected", pr, last)
+	}
+	if pr.Applied != 8 || pr.Skipped != 4 || pr.DeadLettered != 4 {
+		t.Errorf("counts applied/skipped/dead = %d/%d/%d, want 8/4/4", pr.Applied, pr.Skipped, pr.DeadLettered)
+	}
+	if pr.LastEventTime.IsZero() || time.Since(pr.LastEventTime) > time.Minute {
+		t.Errorf("LastEventTime = %v", pr.LastEventTime)
+	}
+
+	ctx := context.Background()
+	if got := firstName(t, s, c1); got != "Ann" {
+		t.Errorf("consumer c1 = %q, want Ann", got)
+	}
+	if got := signerNames(t, s, c1); got != "A" {
+		t.Errorf("signers of c1 = %q, want A", got)
+	}
+	for _, id := range []string{c2, k1} {
+		if _, err := s.Person(ctx, id); !errors.Is(err, events.ErrNotFound) {
+			t.Errorf("Person(%s) err = %v, want ErrNotFound", id, err)
+		}
+	}
+
+	// The DLQ holds the four invalid events with their reasons.
+	dlq, err := js.Stream(ctx, "PERSONS_DLQ")
+	if err != nil {
+		t.Fatalf("DLQ stream: %v", err)
+	}
+	if got := dlq.CachedInfo().State.Msgs; got != 4 {
+		t.Fatalf("DLQ holds %d messages, want 4", got)
+	}
+	wantFields := []string{"invalid event: ", "data.social_security_number", "data.date_of_birth", "subject"}
+	for i := range uint64(4) {
+		m, err := dlq.GetMsg(ctx, i+1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		origSeq, _ := strconv.ParseUint(m.Header.Get(HeaderOriginalSequence), 10, 64)
+		orig, err := mustStream(t, js).GetMsg(ctx, origSeq)
+		if err != nil {
+			t.Fatalf("original of DLQ message %d (seq %q): %v", i+1, m.Header.Get(HeaderOriginalSequence), err)
+		}
+		reason := m.Header.Get(HeaderDLQReason)
+		if !strings.Contains(reason, wantFields[i]) {
+			t.Errorf("DLQ message %d: reason %q does not name %q", i+1, reason, wantFields[i])
+		}
+		if strings.Contains(reason, "12345678X") || strings.Contains(reason, "1970-02-31") {
+			t.Errorf("DLQ message %d: reason %q contains personal data", i+1, reason)
+		}
+		if m.Subject != DLQSubjectPrefix+orig.Subject || m.Header.Get(HeaderOriginalSubject) != orig.Subject {
+			t.Errorf("DLQ message %d: subject %q, original-subject header %q; original subject %q", i+1, m.Subject, m.Header.Get(HeaderOriginalSubject), orig.Subject)
+		}
+		if string(m.Data) != string(orig.Data) {
+			t.Errorf("DLQ message %d: body differs from the original", i+1)
+		}
+		if got, want := m.Header.Get(jetstream.MsgIDHeader), "PERSONS:"+strconv.FormatUint(origSeq, 10); got != want {
+			t.Errorf("DLQ message %d: Nats-Msg-Id %q, want %q", i+1, got, want)
+		}
+		if m.Header.Get(HeaderOriginalStream) != "PERSONS" {
+			t.Errorf("DLQ message %d: original stream header %q", i+1, m.Header.Get(HeaderOriginalStream))
+		}
+	}
+
+	// Live tail: events published while running are applied.
+	publishAll(t, js, []wireMsg{encodeMsg(t, signerEv(c1, s2, 3, "B3"))})
+	waitApplied(t, p, last+1, 10*time.Second)
+	if got := signerNames(t, s, c1); got != "A,B3" {
+		t.Errorf("after live event: signers of c1 = %q, want A,B3", got)
+	}
+}
+
+func mustStream(t *testing.T, js jetstream.JetStream) jetstream.Stream {
+	t.Helper()
+	s, err := js.Stream(context.Background(), "PERSONS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestEmptyStreamIsCaughtUpAtOnce(t *testing.T) {
+	js := setup(t)
+	p := New(js, openStore(t, t.TempDir(), StoreOptions{}), Config{})
+	runProjector(t, p)
+	select {
+	case <-p.CaughtUp():
+	case <-time.After(10 * time.Second):
+		t.Fatalf("not caught up on an empty stream: %+v", p.Progress())
+	}
+}
+
+func TestMissingStream(t *testing.T) {
+	srv := startServer(t, t.TempDir(), -1)
+	js := connect(t, srv.ClientURL())
+	p := New(js, openStore(t, t.TempDir(), StoreOptions{}), Config{Stream: "NOPE"})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err := p.Run(ctx)
+	if !errors.Is(err, ErrStreamNotFound) {
+		t.Fatalf("Run err = %v, want ErrStreamNotFound", err)
+	}
+	if !strings.Contains(err.Error(), "NOPE") {
+		t.Errorf("error %q does not name the stream", err)
+	}
+}
+
+// TestRestartMidStream stops the projector and closes the store part-way,
+// reopens both and compares the result with a from-scratch projection.
+func TestRestartMidStream(t *testing.T) {
+	js := setup(t)
+	msgs := genStream(t, rand.New(rand.NewPCG(1, 2)), 5000)
+	publishAll(t, js, msgs)
+	last := streamLastSeq(t, js)
+
+	dir := t.TempDir()
+	for round, stopAt := range []uint64{last / 3, 2 * last / 3, last} {
+		s, err := Open(dir, StoreOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := New(js, s, Config{BatchSize: 100})
+		reached := make(chan struct{})
+		var closed bool
+		p.afterCommit = func(seq uint64) {
+			if seq >= stopAt && !closed {
+				closed = true
+				close(reached)
+			}
+		}
+		stop := runProjector(t, p)
+		select {
+		case <-reached:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("round %d: checkpoint %d did not reach %d", round, p.Progress().AppliedSeq, stopAt)
+		}
+		if err := stop(); err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := openStore(t, dir, StoreOptions{})
+	if cp, _ := s.Checkpoint(); cp != last {
+		t.Fatalf("checkpoint %d, want %d", cp, last)
+	}
+
+	fresh := openStore(t, t.TempDir(), StoreOptions{})
+	pf := New(js, fresh, Config{})
+	runProjector(t, pf)
+	waitApplied(t, pf, last, 30*time.Second)
+	want, _, _, _ := reference(msgs)
+	compareState(t, dump(t, s), dump(t, fresh))
+	compareState(t, dump(t, s), want)
+}
+
+// TestBrokerRestart shuts the server down mid-stream and starts a new one
+// on the same port and store directory.
+func TestBrokerRestart(t *testing.T) {
+	natsDir := t.TempDir()
+	srv := startServer(t, natsDir, -1)
+	port := srv.Addr().(interface{ String() string }).String()
+	js := connect(t, srv.ClientURL())
+	createStream(t, js)
+	msgs := genStream(t, rand.New(rand.NewPCG(3, 4)), 4000)
+	publishAll(t, js, msgs[:2000])
+
+	s := openStore(t, t.TempDir(), StoreOptions{})
+	p := New(js, s, Config{BatchSize: 50, RefreshInterval: 100 * time.Millisecond})
+	runProjector(t, p)
+	waitApplied(t, p, 500, 30*time.Second)
+
+	srv.Shutdown()
+	srv.WaitForShutdown()
+	checkFor(t, 10*time.Second, func() error {
+		if p.Progress().Connected {
+			return errors.New("projector still reports connected")
+		}
+		return nil
+	})
+	_, portStr, _ := strings.Cut(port, "127.0.0.1:")
+	pn, err := strconv.Atoi(portStr)
+	if err != nil {
+		t.Fatalf("port %q: %v", port, err)
+	}
+	startServer(t, natsDir, pn)
+	checkFor(t, 20*time.Second, func() error {
+		if !p.Progress().Connected {
+			return errors.New("projector not reconnected")
+		}
+		return nil
+	})
+	publishAll(t, js, msgs[2000:])
+	last := streamLastSeq(t, js)
+	waitApplied(t, p, last, 60*time.Second)
+	want, applied, skipped, dead := reference(msgs)
+	compareState(t, dump(t, s), want)
+	pr := p.Progress()
+	if got := pr.Applied + pr.Skipped + pr.DeadLettered; got != last {
+		t.Errorf("applied+skipped+dead-lettered = %d, want %d (each message once)", got, last)
+	}
+	if pr.Applied != uint64(applied) || pr.Skipped != uint64(skipped) || pr.DeadLettered != uint64(dead) {
+		t.Errorf("counts %d/%d/%d, reference %d/%d/%d", pr.Applied, pr.Skipped, pr.DeadLettered, applied, skipped, dead)
+	}
+}
+
+// TestStreamGaps deletes messages from the stream: sequences with gaps are
+// consumed without waiting for the missing ones.
+func TestStreamGaps(t *testing.T) {
+	js := setup(t)
+	c := newID()
+	var msgs []wireMsg
+	for v := range uint64(10) {
+		msgs = append(msgs, encodeMsg(t, consumerEv(c, v+1, fmt.Sprintf("V%d", v+1))))
+	}
+	publishAll(t, js, msgs)
+	st := mustStream(t, js)
+	for _, seq := range []uint64{3, 4, 10} {
+		if err := st.DeleteMsg(context.Background(), seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := openStore(t, t.TempDir(), StoreOptions{})
+	p := New(js, s, Config{})
+	runProjector(t, p)
+	select {
+	case <-p.CaughtUp():
+	case <-time.After(10 * time.Second):
+		t.Fatalf("not caught up: %+v", p.Progress())
+	}
+	if got := firstName(t, s, c); got != "V9" {
+		t.Errorf("consumer = %q, want V9", got)
+	}
+	if pr := p.Progress(); pr.Applied != 7 {
+		t.Errorf("applied %d, want 7", pr.Applied)
+	}
+}
