@@ -66,8 +66,9 @@ type signerWire struct {
 // Rules, where PRODUCT.md is silent:
 //
 //   - Attributes: specversion must be "1.0"; id any non-empty string; source
-//     a non-empty URI-reference (as net/url parses it); type one of Types;
-//     time optional (absent or null), else RFC 3339; datacontenttype optional
+//     a non-empty URI-reference (as net/url parses it, no backslash); type
+//     one of Types; time optional (absent or null), else an RFC 3339
+//     date-time (see parseRFC3339; returned in UTC); datacontenttype optional
 //     (absent or null), else "application/json", optionally followed by
 //     parameters ("application/json; charset=utf-8"), compared
 //     case-sensitively; entityversion a JSON number that is an integer
@@ -200,9 +201,9 @@ func (env *envelope) validate(ev *Event) error {
 	}
 	ev.Type = t
 	if env.Time != nil {
-		tm, err := time.Parse(time.RFC3339Nano, *env.Time)
-		if err != nil {
-			return &InvalidEventError{Field: "time", Reason: "is not an RFC 3339 timestamp"}
+		tm, ok := parseRFC3339(*env.Time)
+		if !ok {
+			return &InvalidEventError{Field: "time", Reason: "is not an RFC 3339 date-time"}
 		}
 		ev.Time = tm
 	}
@@ -217,13 +218,17 @@ func (env *envelope) validate(ev *Event) error {
 	return nil
 }
 
-// sourceOK reports whether s is a URI-reference. Strings made only of
-// characters that RFC 3986 allows unescaped, without "%", are accepted
-// without calling url.Parse (which allocates); anything else is decided by
-// url.Parse.
+// sourceOK reports whether s is a URI-reference: url.Parse accepts it and
+// it holds no backslash (as the JSON Schema format "uri-reference" of the
+// schemas). Strings made only of characters that RFC 3986 allows unescaped,
+// without "%" and without an authority, are accepted without calling
+// url.Parse (which allocates).
 func sourceOK(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if c == '\\' {
+			return false
+		}
 		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
 			continue
 		}
@@ -594,7 +599,7 @@ func checkDateOfBirth(s string, now time.Time) string {
 	y, _ := strconv.Atoi(s[:4])
 	m, _ := strconv.Atoi(s[5:7])
 	d, _ := strconv.Atoi(s[8:])
-	if m < 1 || m > 12 || d < 1 || d > daysIn(time.Month(m), y) {
+	if !calendarDate(y, m, d) {
 		return "is not a calendar date"
 	}
 	ty, tm, td := now.In(earliestZone).Date()
@@ -608,6 +613,92 @@ func checkDateOfBirth(s string, now time.Time) string {
 // given date.
 var earliestZone = time.FixedZone("UTC+14", 14*60*60)
 
-func daysIn(m time.Month, year int) int {
-	return time.Date(year, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
+// calendarDate reports whether y-m-d is a date of the proleptic Gregorian
+// calendar.
+func calendarDate(y, m, d int) bool {
+	if m < 1 || m > 12 || d < 1 {
+		return false
+	}
+	days := [...]int{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}[m-1]
+	if m == 2 && y%4 == 0 && (y%100 != 0 || y%400 == 0) {
+		days = 29
+	}
+	return d <= days
+}
+
+// num2 returns the value of the two decimal digits at s[i:i+2], or -1.
+func num2(s string, i int) int {
+	a, b := s[i], s[i+1]
+	if a < '0' || a > '9' || b < '0' || b > '9' {
+		return -1
+	}
+	return int(a-'0')*10 + int(b-'0')
+}
+
+// parseRFC3339 parses an RFC 3339 date-time (section 5.6):
+// YYYY-MM-DDThh:mm:ss[.frac](Z|+hh:mm|-hh:mm), "T" and "Z" of either case,
+// a real calendar date, hours to 23, minutes to 59, and a leap second
+// (:60) only at 23:59 UTC, read as the next second. It is the grammar of the
+// JSON Schema format "date-time" of the schemas; time.Parse is both more
+// lenient (a comma before the fraction) and stricter (no leap second). The
+// time is returned in UTC; digits of the fraction after the ninth are
+// dropped.
+func parseRFC3339(s string) (time.Time, bool) {
+	if len(s) < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' && s[10] != 't' || s[13] != ':' || s[16] != ':' {
+		return time.Time{}, false
+	}
+	yh, yl := num2(s, 0), num2(s, 2)
+	mo, d, h, mi, sec := num2(s, 5), num2(s, 8), num2(s, 11), num2(s, 14), num2(s, 17)
+	if yh < 0 || yl < 0 || mo < 0 || d < 0 || h < 0 || mi < 0 || sec < 0 {
+		return time.Time{}, false
+	}
+	y := yh*100 + yl
+	if !calendarDate(y, mo, d) || h > 23 || mi > 59 || sec > 60 {
+		return time.Time{}, false
+	}
+	rest := s[19:]
+	nanos := 0
+	if rest[0] == '.' {
+		i := 1
+		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+			if i <= 9 {
+				nanos = nanos*10 + int(rest[i]-'0')
+			}
+			i++
+		}
+		if i == 1 {
+			return time.Time{}, false
+		}
+		for n := i; n <= 9; n++ {
+			nanos *= 10
+		}
+		rest = rest[i:]
+	}
+	offset := 0
+	switch {
+	case rest == "Z" || rest == "z":
+	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
+		oh, om := num2(rest, 1), num2(rest, 4)
+		if oh < 0 || om < 0 || oh > 23 || om > 59 {
+			return time.Time{}, false
+		}
+		offset = (oh*60 + om) * 60
+		if rest[0] == '-' {
+			offset = -offset
+		}
+	default:
+		return time.Time{}, false
+	}
+	leap := sec == 60
+	if leap {
+		sec = 59
+	}
+	t := time.Date(y, time.Month(mo), d, h, mi, sec, nanos, time.UTC).Add(-time.Duration(offset) * time.Second)
+	if leap {
+		if t.Hour() != 23 || t.Minute() != 59 {
+			return time.Time{}, false
+		}
+		t = t.Add(time.Second)
+	}
+	return t, true
 }
