@@ -62,3 +62,47 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 		}
 	}
 }
+
+// TestValidatorCatchesDrift proves the exchange validation can fail: answers
+// that break the document are reported.
+func TestValidatorCatchesDrift(t *testing.T) {
+	v := openAPIValidator(t)
+	tests := []struct {
+		name    string
+		target  string
+		status  int
+		ctype   string
+		body    string
+		noCache bool
+	}{
+		{"person without Cache-Control", "/api/v1/persons/" + consumerA, 200, "application/json",
+			`{"person_id":"` + consumerA + `","business_id":"` + businessA + `","first_name":"A","last_name":"B","type":"CONSUMER"}`, true},
+		{"person with null middle_name", "/api/v1/persons/" + consumerA, 200, "application/json",
+			`{"person_id":"` + consumerA + `","business_id":"` + businessA + `","first_name":"A","middle_name":null,"last_name":"B","type":"CONSUMER"}`, false},
+		{"person with bad type", "/api/v1/persons/" + consumerA, 200, "application/json",
+			`{"person_id":"` + consumerA + `","business_id":"` + businessA + `","first_name":"A","last_name":"B","type":"ROBOT"}`, false},
+		{"person with extra field", "/api/v1/persons/" + consumerA, 200, "application/json",
+			`{"person_id":"` + consumerA + `","business_id":"` + businessA + `","first_name":"A","last_name":"B","type":"CONSUMER","ssn":"1"}`, false},
+		{"signers without items", "/api/v1/authorized-signers?consumer_id=" + consumerA, 200, "application/json", `{}`, false},
+		{"problem with unknown type", "/api/v1/persons/x", 404, "application/problem+json",
+			`{"type":"about:blank","title":"t","status":404,"detail":"d","instance":"/api/v1/persons/x"}`, false},
+		{"400 without invalid_params", "/api/v1/persons/x", 400, "application/problem+json",
+			`{"type":"https://lookup.example/problems/invalid-parameters","title":"t","status":400,"detail":"d","instance":"/x"}`, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodGet, tc.target, nil)
+			rec := httptest.NewRecorder()
+			rec.Header().Set("Content-Type", tc.ctype)
+			if !tc.noCache {
+				rec.Header().Set("Cache-Control", "no-store")
+			}
+			rec.Header().Set("X-Request-Id", "r1")
+			rec.WriteHeader(tc.status)
+			rec.WriteString(tc.body)
+			if ok, _ := v.ValidateHttpResponse(req, rec.Result()); ok {
+				t.Errorf("validator accepted a response that breaks openapi.yaml: %s", tc.body)
+			}
+		})
+	}
+}

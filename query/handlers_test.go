@@ -1,0 +1,406 @@
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/lookup/persons/events"
+)
+
+// Ids with special behaviour in the fixture reader.
+const (
+	personBoom   = "eeeeeeee-0000-4000-8000-00000000000e" // reader error
+	personPanic  = "ffffffff-0000-4000-8000-00000000000f" // reader panics
+	consumerNone = "dddddddd-0000-4000-8000-00000000000d" // consumer without signers (empty, nil error)
+)
+
+// fixtureSigners are the signers of consumerA, deliberately unsorted.
+func fixtureSigners() []events.Signer {
+	return []events.Signer{
+		{SignerID: "00000000-0000-4000-8000-000000000002", ConsumerID: consumerA, FirstName: "Bob", LastName: "Brown",
+			HIPAAAuthorized: false, AccountAccess: events.AccountAccessNone, Status: events.SignerStatusInactive, Type: events.SignerTypeParent},
+		{SignerID: "00000000-0000-4000-8000-000000000005", ConsumerID: consumerA, FirstName: "Cy", LastName: "Carter",
+			HIPAAAuthorized: true, AccountAccess: events.AccountAccessUnspecified, Status: events.SignerStatusArchived, Type: events.SignerTypeConservator,
+			Address:     &events.Address{Line1: "5 Elm St", City: "Austin", State: "TX", ZipCode: "73301", Country: "US"},
+			Phone:       &events.Phone{CountryCode: "+1", AreaCode: "512", Number: "5550100"},
+			DateOfBirth: "1990-12-31"},
+		{SignerID: "00000000-0000-4000-8000-000000000003", ConsumerID: consumerA, FirstName: "Amy", LastName: "Brown",
+			AccountAccess: events.AccountAccessPHI, Status: events.SignerStatusPending, Type: events.SignerTypeGuardian, SSN: "987654321"},
+		{SignerID: "00000000-0000-4000-8000-000000000001", ConsumerID: consumerA, FirstName: "Zed", MiddleName: "Q", LastName: "Adams",
+			HIPAAAuthorized: true, AccountAccess: events.AccountAccessPHIAndAccountUpdates, Status: events.SignerStatusActive, Type: events.SignerTypePowerOfAttorney,
+			Address:     &events.Address{Line1: "1 Main St", Line2: "Apt 2", City: "Springfield", State: "IL", ZipCode: "62701", Country: "US"},
+			Phone:       &events.Phone{CountryCode: "+1", AreaCode: "217", Number: "5550199", Extension: "12"},
+			SSN:         "123456789", DateOfBirth: "1980-01-02"},
+		{SignerID: "00000000-0000-4000-8000-000000000000", ConsumerID: consumerA, FirstName: "Amy", LastName: "Brown",
+			AccountAccess: events.AccountAccessNone, Status: events.SignerStatusActive, Type: events.SignerTypeAuthorizedSigner, SSN: "111223333"},
+	}
+}
+
+// fixtureReader serves consumerA (business A, five signers), contactA (a
+// business contact of business A), consumerB (business B, one signer),
+// and the special ids above.
+func fixtureReader() *fakeReader {
+	return &fakeReader{
+		PersonFunc: func(_ context.Context, id string) (events.Person, error) {
+			switch id {
+			case consumerA:
+				return events.Person{ID: consumerA, BusinessID: businessA, FirstName: "Ann", LastName: "Lee", Type: events.PersonTypeConsumer}, nil
+			case contactA:
+				return events.Person{ID: contactA, BusinessID: businessA, FirstName: "Carl", MiddleName: "J", LastName: "Ito", Type: events.PersonTypeBusinessContact}, nil
+			case consumerB:
+				return events.Person{ID: consumerB, BusinessID: businessB, FirstName: "Ben", LastName: "Ode", Type: events.PersonTypeConsumer}, nil
+			case personBoom:
+				return events.Person{}, errors.New("badger: disk on fire at /var/lib/secret")
+			case personPanic:
+				panic("reader exploded")
+			}
+			return events.Person{}, events.ErrNotFound
+		},
+		SignersFunc: func(_ context.Context, id string) (events.Person, []events.Signer, error) {
+			switch id {
+			case consumerA:
+				return events.Person{ID: consumerA, BusinessID: businessA, FirstName: "Ann", LastName: "Lee", Type: events.PersonTypeConsumer}, fixtureSigners(), nil
+			case consumerB:
+				return events.Person{ID: consumerB, BusinessID: businessB, FirstName: "Ben", LastName: "Ode", Type: events.PersonTypeConsumer},
+					[]events.Signer{{SignerID: "00000000-0000-4000-8000-0000000000b1", ConsumerID: consumerB, FirstName: "Bo", LastName: "Bee",
+						AccountAccess: events.AccountAccessNone, Status: events.SignerStatusActive, Type: events.SignerTypeParent}}, nil
+			case consumerNone:
+				return events.Person{ID: consumerNone, BusinessID: businessA, Type: events.PersonTypeConsumer}, nil, nil
+			case personBoom:
+				return events.Person{}, nil, errors.New("badger: disk on fire")
+			case personPanic:
+				panic("reader exploded")
+			}
+			return events.Person{}, nil, events.ErrNotFound
+		},
+	}
+}
+
+// baseItems are consumerA's signers as the API shows them, in order, with
+// no protected data.
+func baseItems() []map[string]any {
+	return []map[string]any{
+		{"first_name": "Zed", "middle_name": "Q", "last_name": "Adams", "hipaa_authorized": true,
+			"account_access": "PHI_AND_ACCOUNT_UPDATES", "status": "ACTIVE", "type": "POWER_OF_ATTORNEY",
+			"address": map[string]any{"line1": "1 Main St", "line2": "Apt 2", "city": "Springfield", "state": "IL", "zip_code": "62701", "country": "US"},
+			"phone":   map[string]any{"country_code": "+1", "area_code": "217", "number": "5550199", "extension": "12"}},
+		{"first_name": "Amy", "last_name": "Brown", "hipaa_authorized": false,
+			"account_access": "NONE", "status": "ACTIVE", "type": "AUTHORIZED_SIGNER"},
+		{"first_name": "Amy", "last_name": "Brown", "hipaa_authorized": false,
+			"account_access": "PHI", "status": "PENDING", "type": "GUARDIAN"},
+		{"first_name": "Bob", "last_name": "Brown", "hipaa_authorized": false,
+			"account_access": "NONE", "status": "INACTIVE", "type": "PARENT"},
+		{"first_name": "Cy", "last_name": "Carter", "hipaa_authorized": true,
+			"account_access": "UNSPECIFIED", "status": "ARCHIVED", "type": "CONSERVATOR",
+			"address": map[string]any{"line1": "5 Elm St", "city": "Austin", "state": "TX", "zip_code": "73301", "country": "US"},
+			"phone":   map[string]any{"country_code": "+1", "area_code": "512", "number": "5550100"}},
+	}
+}
+
+// itemsWithPPD returns baseItems with protected data; ssns are the five
+// SSN renderings in item order ("" = absent).
+func itemsWithPPD(ssns [5]string) []map[string]any {
+	dobs := [5]string{"1980-01-02", "", "", "", "1990-12-31"}
+	items := baseItems()
+	for i := range items {
+		ppd := map[string]any{}
+		if ssns[i] != "" {
+			ppd["social_security_number"] = ssns[i]
+		}
+		if dobs[i] != "" {
+			ppd["date_of_birth"] = dobs[i]
+		}
+		items[i]["protected_personal_data"] = ppd
+	}
+	return items
+}
+
+// asJSONValue round-trips v through JSON so it compares with a decoded body.
+func asJSONValue(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// compareBody compares a JSON body with want field by field.
+func compareBody(t *testing.T, body []byte, want any) {
+	t.Helper()
+	var got any
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatalf("decode body %q: %v", body, err)
+	}
+	compareValue(t, "$", got, asJSONValue(t, want))
+}
+
+func compareValue(t *testing.T, path string, got, want any) {
+	t.Helper()
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			t.Errorf("%s: got %v, want object %v", path, got, want)
+			return
+		}
+		for k, wv := range w {
+			gv, ok := g[k]
+			if !ok {
+				t.Errorf("%s.%s: missing, want %v", path, k, wv)
+				continue
+			}
+			compareValue(t, path+"."+k, gv, wv)
+		}
+		for k, gv := range g {
+			if _, ok := w[k]; !ok {
+				t.Errorf("%s.%s: got %v, want field absent", path, k, gv)
+			}
+		}
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			t.Errorf("%s: got %v, want %v", path, got, want)
+			return
+		}
+		for i := range w {
+			compareValue(t, path+"["+itoa(i)+"]", g[i], w[i])
+		}
+	default:
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: got %v, want %v", path, got, want)
+		}
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// wantProblem is the expected problem of an error answer.
+type wantProblem struct {
+	kind   problemKind
+	params []invalidParam
+}
+
+// checkProblem verifies a problem answer field by field.
+func checkProblem(t *testing.T, rec interface {
+	Result() *http.Response
+}, req *http.Request, body []byte, want wantProblem) {
+	t.Helper()
+	pk := problemKinds[want.kind]
+	resp := rec.Result()
+	if resp.StatusCode != pk.status {
+		t.Fatalf("status = %d, want %d; body %s", resp.StatusCode, pk.status, body)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Errorf("Content-Type = %q, want application/problem+json", ct)
+	}
+	if req.Method == http.MethodHead {
+		if len(body) != 0 {
+			t.Errorf("HEAD answer has a body: %q", body)
+		}
+		return
+	}
+	var p problem
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		t.Fatalf("decode problem %q: %v", body, err)
+	}
+	if p.Type != want.kind.typeURI() {
+		t.Errorf("type = %q, want %q", p.Type, want.kind.typeURI())
+	}
+	if p.Title != pk.title {
+		t.Errorf("title = %q, want %q", p.Title, pk.title)
+	}
+	if p.Status != pk.status {
+		t.Errorf("status member = %d, want %d", p.Status, pk.status)
+	}
+	if p.Detail == "" {
+		t.Errorf("detail is empty")
+	}
+	if p.Instance != req.URL.EscapedPath() {
+		t.Errorf("instance = %q, want %q", p.Instance, req.URL.EscapedPath())
+	}
+	if !reflect.DeepEqual(p.InvalidParams, want.params) {
+		t.Errorf("invalid_params = %+v, want %+v", p.InvalidParams, want.params)
+	}
+}
+
+func TestGetAuthorizedSigners(t *testing.T) {
+	s := newTestServer(t, fixtureReader(), "")
+	read := rsaToken(t, goodClaims("read:persons"))
+	readSSN := rsaToken(t, goodClaims("read:persons read:persons:ssn"))
+	path := "/api/v1/authorized-signers"
+	last4 := [5]string{"6789", "3333", "4321", "", ""}
+	masked := [5]string{"***-**-6789", "***-**-3333", "***-**-4321", "", ""}
+	full := [5]string{"123-45-6789", "111-22-3333", "987-65-4321", "", ""}
+	none := [5]string{}
+
+	tests := []struct {
+		name    string
+		query   string
+		token   string
+		want    any // body of a 200
+		problem *wantProblem
+	}{
+		{name: "only consumer_id", query: "consumer_id=" + consumerA, token: read, want: map[string]any{"items": baseItems()}},
+		{name: "upper-case consumer_id", query: "consumer_id=" + strings.ToUpper(consumerA), token: read, want: map[string]any{"items": baseItems()}},
+		{name: "expand defaults to LAST4", query: "consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA", token: read, want: map[string]any{"items": itemsWithPPD(last4)}},
+		{name: "expand LAST4", query: "consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=LAST4", token: read, want: map[string]any{"items": itemsWithPPD(last4)}},
+		{name: "expand MASKED", query: "consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=MASKED", token: read, want: map[string]any{"items": itemsWithPPD(masked)}},
+		{name: "expand FULL with ssn scope", query: "ssn_mode=FULL&expand=PROTECTED_PERSONAL_DATA&consumer_id=" + consumerA, token: readSSN, want: map[string]any{"items": itemsWithPPD(full)}},
+		{name: "expand NONE", query: "consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=NONE", token: read, want: map[string]any{"items": itemsWithPPD(none)}},
+		{name: "FULL without ssn scope", query: "consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL", token: read,
+			problem: &wantProblem{kind: probInsufficientScope}},
+		{name: "missing consumer_id", query: "", token: read,
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"consumer_id", reasonRequired}}}},
+		{name: "empty consumer_id", query: "consumer_id=", token: read,
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"consumer_id", reasonUUID}}}},
+		{name: "non-canonical consumer_id", query: "consumer_id=" + strings.ReplaceAll(consumerA, "-", ""), token: read,
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"consumer_id", reasonUUID}}}},
+		{name: "braced consumer_id", query: "consumer_id={" + consumerA + "}", token: read,
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"consumer_id", reasonUUID}}}},
+		{name: "repeated consumer_id", query: "consumer_id=" + consumerA + "&consumer_id=" + consumerA, token: read,
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"consumer_id", reasonRepeated}}}},
+		{name: "unknown parameter", query: "consumer_id=" + consumerA + "&page=2", token: read,
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"page", reasonUnknown}}}},
+		{name: "parameter names are case-sensitive", query: "Consumer_ID=" + consumerA, token: read,
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"Consumer_ID", reasonUnknown}, {"consumer_id", reasonRequired}}}},
+		{name: "bad expand", query: "consumer_id=" + consumerA + "&expand=ALL", token: read,
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"expand", reasonExpand}}}},
+		{name: "lower-case expand value", query: "consumer_id=" + consumerA + "&expand=protected_personal_data", token: read,
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"expand", reasonExpand}}}},
+		{name: "repeated expand", query: "consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA&expand=PROTECTED_PERSONAL_DATA", token: read,
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"expand", reasonRepeated}}}},
+		{name: "bad ssn_mode", query: "consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=LAST5", token: read,
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"ssn_mode", reasonSSNMode}}}},
+		{name: "ssn_mode without expand", query: "consumer_id=" + consumerA + "&ssn_mode=LAST4", token: read,
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"ssn_mode", reasonNeedsExp}}}},
+		{name: "FULL without expand is 400 before scope", query: "consumer_id=" + consumerA + "&ssn_mode=FULL", token: read,
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"ssn_mode", reasonNeedsExp}}}},
+		{name: "every problem listed", query: "consumer_id=nope&expand=X&ssn_mode=Y&zzz=1", token: read,
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{
+				{"consumer_id", reasonUUID}, {"expand", reasonExpand}, {"ssn_mode", reasonSSNMode}, {"zzz", reasonUnknown}}}},
+		{name: "malformed query string", query: "consumer_id=%zz", token: read,
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"query", reasonQuery}}}},
+		{name: "parameters are checked after auth", query: "consumer_id=nope",
+			problem: &wantProblem{kind: probUnauthorized}},
+		{name: "parameters are checked after scope", query: "consumer_id=nope", token: rsaToken(t, goodClaims("read:other")),
+			problem: &wantProblem{kind: probInsufficientScope}},
+		{name: "unknown consumer", query: "consumer_id=" + consumerNo, token: read, problem: &wantProblem{kind: probNotFound}},
+		{name: "consumer without signers", query: "consumer_id=" + consumerNone, token: read, problem: &wantProblem{kind: probNotFound}},
+		{name: "reader failure", query: "consumer_id=" + personBoom, token: read, problem: &wantProblem{kind: probInternal}},
+		{name: "reader panic", query: "consumer_id=" + personPanic, token: read, problem: &wantProblem{kind: probInternal}},
+	}
+	for _, tc := range tests {
+		for _, method := range []string{http.MethodGet, http.MethodHead} {
+			t.Run(tc.name+"/"+method, func(t *testing.T) {
+				target := path
+				if tc.query != "" {
+					target += "?" + tc.query
+				}
+				req := newRequest(method, target, tc.token)
+				req.Header.Set("Accept", "application/json")
+				rec := serve(t, s, req)
+				checkCommonHeaders(t, rec.Result())
+				if tc.problem != nil {
+					checkProblem(t, rec, req, rec.Body.Bytes(), *tc.problem)
+					return
+				}
+				if rec.Code != http.StatusOK {
+					t.Fatalf("status = %d, want 200; body %s", rec.Code, rec.Body)
+				}
+				if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+					t.Errorf("Content-Type = %q, want application/json", ct)
+				}
+				if method == http.MethodHead {
+					if rec.Body.Len() != 0 {
+						t.Errorf("HEAD answer has a body")
+					}
+					return
+				}
+				compareBody(t, rec.Body.Bytes(), tc.want)
+			})
+		}
+	}
+}
+
+func TestGetPerson(t *testing.T) {
+	s := newTestServer(t, fixtureReader(), "")
+	read := rsaToken(t, goodClaims("read:persons"))
+	tests := []struct {
+		name    string
+		target  string
+		token   string
+		want    map[string]any
+		problem *wantProblem
+	}{
+		{name: "consumer", target: "/api/v1/persons/" + consumerA, token: read,
+			want: map[string]any{"person_id": consumerA, "business_id": businessA, "first_name": "Ann", "last_name": "Lee", "type": "CONSUMER"}},
+		{name: "business contact with middle name", target: "/api/v1/persons/" + contactA, token: read,
+			want: map[string]any{"person_id": contactA, "business_id": businessA, "first_name": "Carl", "middle_name": "J", "last_name": "Ito", "type": "BUSINESS_CONTACT"}},
+		{name: "upper-case id", target: "/api/v1/persons/" + strings.ToUpper(consumerA), token: read,
+			want: map[string]any{"person_id": consumerA, "business_id": businessA, "first_name": "Ann", "last_name": "Lee", "type": "CONSUMER"}},
+		{name: "not a uuid", target: "/api/v1/persons/42", token: read,
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"person_id", reasonUUID}}}},
+		{name: "uuid without dashes", target: "/api/v1/persons/" + strings.ReplaceAll(consumerA, "-", ""), token: read,
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"person_id", reasonUUID}}}},
+		{name: "any query parameter", target: "/api/v1/persons/" + consumerA + "?expand=PROTECTED_PERSONAL_DATA", token: read,
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"expand", reasonUnknown}}}},
+		{name: "bad id and query parameter", target: "/api/v1/persons/x?a=1&a=2", token: read,
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"a", reasonUnknown}, {"person_id", reasonUUID}}}},
+		{name: "bad id after auth", target: "/api/v1/persons/x", problem: &wantProblem{kind: probUnauthorized}},
+		{name: "unknown person", target: "/api/v1/persons/" + consumerNo, token: read, problem: &wantProblem{kind: probNotFound}},
+		{name: "reader failure", target: "/api/v1/persons/" + personBoom, token: read, problem: &wantProblem{kind: probInternal}},
+		{name: "reader panic", target: "/api/v1/persons/" + personPanic, token: read, problem: &wantProblem{kind: probInternal}},
+		{name: "trailing slash", target: "/api/v1/persons/" + consumerA + "/", token: read, problem: &wantProblem{kind: probRouteNotFound}},
+		{name: "no id", target: "/api/v1/persons/", token: read, problem: &wantProblem{kind: probRouteNotFound}},
+	}
+	for _, tc := range tests {
+		for _, method := range []string{http.MethodGet, http.MethodHead} {
+			t.Run(tc.name+"/"+method, func(t *testing.T) {
+				req := newRequest(method, tc.target, tc.token)
+				rec := serve(t, s, req)
+				checkCommonHeaders(t, rec.Result())
+				if tc.problem != nil {
+					checkProblem(t, rec, req, rec.Body.Bytes(), *tc.problem)
+					return
+				}
+				if rec.Code != http.StatusOK {
+					t.Fatalf("status = %d, want 200; body %s", rec.Code, rec.Body)
+				}
+				if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+					t.Errorf("Content-Type = %q, want application/json", ct)
+				}
+				if method == http.MethodHead {
+					if rec.Body.Len() != 0 {
+						t.Errorf("HEAD answer has a body")
+					}
+					return
+				}
+				compareBody(t, rec.Body.Bytes(), tc.want)
+			})
+		}
+	}
+}
+
+// checkCommonHeaders checks the headers every answer carries.
+func checkCommonHeaders(t *testing.T, resp *http.Response) {
+	t.Helper()
+	if got := resp.Header.Get("Cache-Control"); got != "no-store" {
+		t.Errorf("Cache-Control = %q, want no-store", got)
+	}
+	if got := resp.Header.Get("X-Request-Id"); got == "" {
+		t.Errorf("X-Request-Id missing")
+	}
+}
