@@ -34,9 +34,9 @@ func fixtureSigners() []events.Signer {
 			AccountAccess: events.AccountAccessPHI, Status: events.SignerStatusPending, Type: events.SignerTypeGuardian, SSN: "987654321"},
 		{SignerID: "00000000-0000-4000-8000-000000000001", ConsumerID: consumerA, FirstName: "Zed", MiddleName: "Q", LastName: "Adams",
 			HIPAAAuthorized: true, AccountAccess: events.AccountAccessPHIAndAccountUpdates, Status: events.SignerStatusActive, Type: events.SignerTypePowerOfAttorney,
-			Address:     &events.Address{Line1: "1 Main St", Line2: "Apt 2", City: "Springfield", State: "IL", ZipCode: "62701", Country: "US"},
-			Phone:       &events.Phone{CountryCode: "+1", AreaCode: "217", Number: "5550199", Extension: "12"},
-			SSN:         "123456789", DateOfBirth: "1980-01-02"},
+			Address: &events.Address{Line1: "1 Main St", Line2: "Apt 2", City: "Springfield", State: "IL", ZipCode: "62701", Country: "US"},
+			Phone:   &events.Phone{CountryCode: "+1", AreaCode: "217", Number: "5550199", Extension: "12"},
+			SSN:     "123456789", DateOfBirth: "1980-01-02"},
 		{SignerID: "00000000-0000-4000-8000-000000000000", ConsumerID: consumerA, FirstName: "Amy", LastName: "Brown",
 			AccountAccess: events.AccountAccessNone, Status: events.SignerStatusActive, Type: events.SignerTypeAuthorizedSigner, SSN: "111223333"},
 	}
