@@ -1,0 +1,244 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// config is the configuration of every command. Each setting comes from a
+// flag, else from its environment variable, else from its default: the flag
+// wins over the environment.
+type config struct {
+	HTTPAddr          string
+	AdminAddr         string
+	NATSURL           string
+	Stream            string
+	DataDir           string
+	EncryptionKeyFile string
+	JWKSURL           string
+	JWKSFile          string
+	Issuer            string
+	Audience          string
+	TenantClaim       string
+	LogFormat         string
+	LogLevel          string
+	ShutdownTimeout   time.Duration
+}
+
+// setting is one configuration value: its flag, its environment variable,
+// its default and where it goes in config.
+type setting struct {
+	flag  string
+	env   string
+	def   string
+	usage string
+	// set stores a value (from the environment or a flag) into c.
+	set func(c *config, v string) error
+}
+
+func str(dst func(c *config) *string) func(c *config, v string) error {
+	return func(c *config, v string) error { *dst(c) = v; return nil }
+}
+
+// settings is the table of PRODUCT.md section 5, plus the logging and
+// shutdown settings. Help output and the README are generated from it.
+var settings = []setting{
+	{"http-addr", "LOOKUP_HTTP_ADDR", ":8080", "API listener address",
+		str(func(c *config) *string { return &c.HTTPAddr })},
+	{"admin-addr", "LOOKUP_ADMIN_ADDR", ":9090", "admin listener address (/livez, /readyz, /metrics)",
+		str(func(c *config) *string { return &c.AdminAddr })},
+	{"nats-url", "LOOKUP_NATS_URL", "nats://127.0.0.1:4222", "NATS JetStream server URL(s), comma-separated",
+		str(func(c *config) *string { return &c.NATSURL })},
+	{"stream", "LOOKUP_STREAM", "PERSONS", "source JetStream stream",
+		str(func(c *config) *string { return &c.Stream })},
+	{"data-dir", "LOOKUP_DATA_DIR", "./data", "Badger read model directory",
+		str(func(c *config) *string { return &c.DataDir })},
+	{"encryption-key-file", "LOOKUP_ENCRYPTION_KEY_FILE", "", "AES key file for encryption at rest of the read model (none: unencrypted)",
+		str(func(c *config) *string { return &c.EncryptionKeyFile })},
+	{"jwks-url", "LOOKUP_JWKS_URL", "", "URL of the JWKS that verifies tokens (cached, refreshed)",
+		str(func(c *config) *string { return &c.JWKSURL })},
+	{"jwks-file", "LOOKUP_JWKS_FILE", "", "file holding the JWKS that verifies tokens",
+		str(func(c *config) *string { return &c.JWKSFile })},
+	{"issuer", "LOOKUP_ISSUER", "", "required token iss (none: not checked)",
+		str(func(c *config) *string { return &c.Issuer })},
+	{"audience", "LOOKUP_AUDIENCE", "", "required token aud (none: not checked)",
+		str(func(c *config) *string { return &c.Audience })},
+	{"tenant-claim", "LOOKUP_TENANT_CLAIM", "", "token claim listing the caller's business ids; enables tenancy checks",
+		str(func(c *config) *string { return &c.TenantClaim })},
+	{"log-format", "LOOKUP_LOG_FORMAT", "json", "log format: json or text",
+		func(c *config, v string) error {
+			if v != "json" && v != "text" {
+				return fmt.Errorf("log format %q: want json or text", v)
+			}
+			c.LogFormat = v
+			return nil
+		}},
+	{"log-level", "LOOKUP_LOG_LEVEL", "info", "log level: debug, info, warn or error",
+		func(c *config, v string) error {
+			var l slog.Level
+			if err := l.UnmarshalText([]byte(v)); err != nil {
+				return fmt.Errorf("log level %q: want debug, info, warn or error", v)
+			}
+			c.LogLevel = v
+			return nil
+		}},
+	{"shutdown-timeout", "LOOKUP_SHUTDOWN_TIMEOUT", "10s", "how long a shutdown waits for in-flight requests",
+		func(c *config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return fmt.Errorf("shutdown timeout %q: want a positive duration such as 10s", v)
+			}
+			c.ShutdownTimeout = d
+			return nil
+		}},
+}
+
+// settingsFor returns the settings named by flag, in the order of the
+// settings table.
+func settingsFor(flags ...string) []setting {
+	want := make(map[string]bool, len(flags))
+	for _, f := range flags {
+		want[f] = true
+	}
+	var out []setting
+	for _, s := range settings {
+		if want[s.flag] {
+			out = append(out, s)
+			delete(want, s.flag)
+		}
+	}
+	if len(want) != 0 {
+		panic(fmt.Sprintf("settingsFor: unknown settings %v", want))
+	}
+	return out
+}
+
+// errUsage marks an error in the command line or the environment: the
+// program prints the usage and exits with status 2.
+var errUsage = errors.New("usage")
+
+type usageError struct{ err error }
+
+func (e *usageError) Error() string        { return e.err.Error() }
+func (e *usageError) Is(target error) bool { return target == errUsage }
+func (e *usageError) Unwrap() error        { return e.err }
+
+// command is one sub-command of lookupd with its flag set.
+type command struct {
+	name     string
+	synopsis string // one line for the list of commands
+	help     string // paragraph for the command's --help
+	settings []setting
+	fs       *flag.FlagSet
+	cfg      config
+	// extra holds the names of command-specific flags, in the order they
+	// are listed in the help.
+	extra []string
+	// extraEnv documents command-specific variables in the help.
+	extraEnv [][3]string // name, default, meaning
+}
+
+// newCommand returns a command whose flag set holds its settings, with
+// defaults taken from the environment (through getenv) when set.
+func newCommand(name, synopsis, help string, getenv func(string) string, flags ...string) (*command, error) {
+	c := &command{name: name, synopsis: synopsis, help: help, settings: settingsFor(flags...)}
+	c.fs = flag.NewFlagSet("lookupd "+name, flag.ContinueOnError)
+	c.fs.SetOutput(io.Discard)
+	for _, s := range c.settings {
+		if err := s.set(&c.cfg, s.def); err != nil {
+			panic(fmt.Sprintf("default of %s: %v", s.flag, err))
+		}
+		if v, ok := lookupEnv(getenv, s.env); ok {
+			if err := s.set(&c.cfg, v); err != nil {
+				return nil, &usageError{fmt.Errorf("%s: %w", s.env, err)}
+			}
+		}
+		c.fs.Func(s.flag, s.usage, func(v string) error { return s.set(&c.cfg, v) })
+	}
+	return c, nil
+}
+
+// lookupEnv reports the value of the variable name and whether it is set
+// to a non-empty value (an empty variable counts as unset).
+func lookupEnv(getenv func(string) string, name string) (string, bool) {
+	v := getenv(name)
+	return v, v != ""
+}
+
+// parse parses args. It returns flag.ErrHelp after printing the help to
+// stdout when asked for it, and a usage error (after printing the usage to
+// stderr) for a bad flag or a stray argument.
+func (c *command) parse(args []string, stdout, stderr io.Writer) error {
+	if err := c.fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			c.usage(stdout)
+			return flag.ErrHelp
+		}
+		c.usage(stderr)
+		return &usageError{err}
+	}
+	if c.fs.NArg() > 0 {
+		c.usage(stderr)
+		return &usageError{fmt.Errorf("lookupd %s: unexpected argument %q", c.name, c.fs.Arg(0))}
+	}
+	return nil
+}
+
+// usage writes the help of the command: what it does, its flags, and the
+// environment variables it reads.
+func (c *command) usage(w io.Writer) {
+	fmt.Fprintf(w, "Usage: lookupd %s [flags]\n\n%s\n\nFlags:\n", c.name, strings.TrimSpace(c.help))
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	envOf := map[string]setting{}
+	for _, s := range c.settings {
+		envOf[s.flag] = s
+	}
+	var names []string
+	c.fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	order := map[string]int{}
+	for i, s := range c.settings {
+		order[s.flag] = i
+	}
+	for i, e := range c.extra {
+		order[e] = len(c.settings) + i
+	}
+	sort.SliceStable(names, func(i, j int) bool { return order[names[i]] < order[names[j]] })
+	for _, n := range names {
+		f := c.fs.Lookup(n)
+		if s, ok := envOf[n]; ok {
+			fmt.Fprintf(tw, "  --%s\t%s (env %s)\n", n, f.Usage, s.env)
+			continue
+		}
+		def := ""
+		if f.DefValue != "" && f.DefValue != "false" {
+			def = fmt.Sprintf(" (default %s)", f.DefValue)
+		}
+		fmt.Fprintf(tw, "  --%s\t%s%s\n", n, f.Usage, def)
+	}
+	fmt.Fprintf(tw, "  -h, --help\tshow this help\n")
+	tw.Flush()
+	if len(c.settings)+len(c.extraEnv) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nEnvironment (a flag wins over its variable):\n")
+	tw = tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "  VARIABLE\tDEFAULT\tMEANING\n")
+	for _, s := range c.settings {
+		def := s.def
+		if def == "" {
+			def = "(none)"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.env, def, s.usage)
+	}
+	for _, e := range c.extraEnv {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", e[0], e[1], e[2])
+	}
+	tw.Flush()
+}

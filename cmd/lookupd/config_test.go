@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSettingPrecedence(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want config
+	}{
+		{
+			name: "defaults",
+			want: config{HTTPAddr: ":8080", AdminAddr: ":9090", NATSURL: "nats://127.0.0.1:4222", Stream: "PERSONS",
+				DataDir: "./data", LogFormat: "json", LogLevel: "info", ShutdownTimeout: 10 * time.Second},
+		},
+		{
+			name: "environment over defaults",
+			env: map[string]string{"LOOKUP_HTTP_ADDR": ":1", "LOOKUP_ADMIN_ADDR": ":2", "LOOKUP_NATS_URL": "nats://n:1",
+				"LOOKUP_STREAM": "S", "LOOKUP_DATA_DIR": "/d", "LOOKUP_ENCRYPTION_KEY_FILE": "/k", "LOOKUP_JWKS_URL": "http://j",
+				"LOOKUP_JWKS_FILE": "/j", "LOOKUP_ISSUER": "iss", "LOOKUP_AUDIENCE": "aud", "LOOKUP_TENANT_CLAIM": "tc",
+				"LOOKUP_LOG_FORMAT": "text", "LOOKUP_LOG_LEVEL": "debug", "LOOKUP_SHUTDOWN_TIMEOUT": "3s"},
+			want: config{HTTPAddr: ":1", AdminAddr: ":2", NATSURL: "nats://n:1", Stream: "S", DataDir: "/d",
+				EncryptionKeyFile: "/k", JWKSURL: "http://j", JWKSFile: "/j", Issuer: "iss", Audience: "aud", TenantClaim: "tc",
+				LogFormat: "text", LogLevel: "debug", ShutdownTimeout: 3 * time.Second},
+		},
+		{
+			name: "flags over environment",
+			env:  map[string]string{"LOOKUP_HTTP_ADDR": ":1", "LOOKUP_STREAM": "S", "LOOKUP_LOG_FORMAT": "text", "LOOKUP_SHUTDOWN_TIMEOUT": "3s"},
+			args: []string{"--http-addr", ":7", "--stream=T", "--log-format", "json", "--shutdown-timeout", "1m",
+				"--admin-addr", ":8", "--nats-url", "nats://x:2", "--data-dir", "/e", "--encryption-key-file", "/l",
+				"--jwks-url", "http://k", "--jwks-file", "/m", "--issuer", "i2", "--audience", "a2", "--tenant-claim", "t2",
+				"--log-level", "warn"},
+			want: config{HTTPAddr: ":7", AdminAddr: ":8", NATSURL: "nats://x:2", Stream: "T", DataDir: "/e",
+				EncryptionKeyFile: "/l", JWKSURL: "http://k", JWKSFile: "/m", Issuer: "i2", Audience: "a2", TenantClaim: "t2",
+				LogFormat: "json", LogLevel: "warn", ShutdownTimeout: time.Minute},
+		},
+		{
+			name: "empty variable counts as unset",
+			env:  map[string]string{"LOOKUP_STREAM": ""},
+			want: config{HTTPAddr: ":8080", AdminAddr: ":9090", NATSURL: "nats://127.0.0.1:4222", Stream: "PERSONS",
+				DataDir: "./data", LogFormat: "json", LogLevel: "info", ShutdownTimeout: 10 * time.Second},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := newCommand("serve", "", "help", env(tt.env), serveSettings...)
+			if err != nil {
+				t.Fatalf("newCommand: %v", err)
+			}
+			var out, errOut syncBuffer
+			if err := c.parse(tt.args, &out, &errOut); err != nil {
+				t.Fatalf("parse: %v", err)
+			}
+			if c.cfg != tt.want {
+				t.Errorf("config:\n got %+v\nwant %+v", c.cfg, tt.want)
+			}
+		})
+	}
+}
+
+func TestHelpListsFlagsAndEnvironment(t *testing.T) {
+	tests := []struct {
+		cmd  string
+		want []string // flags and variables the help must name
+	}{
+		{"serve", []string{"--http-addr", "--admin-addr", "--nats-url", "--stream", "--data-dir", "--encryption-key-file",
+			"--jwks-url", "--jwks-file", "--issuer", "--audience", "--tenant-claim", "--log-format", "--log-level",
+			"--shutdown-timeout", "LOOKUP_HTTP_ADDR", "LOOKUP_ADMIN_ADDR", "LOOKUP_NATS_URL", "LOOKUP_STREAM",
+			"LOOKUP_DATA_DIR", "LOOKUP_ENCRYPTION_KEY_FILE", "LOOKUP_JWKS_URL", "LOOKUP_JWKS_FILE", "LOOKUP_ISSUER",
+			"LOOKUP_AUDIENCE", "LOOKUP_TENANT_CLAIM", "LOOKUP_LOG_FORMAT", "LOOKUP_LOG_LEVEL", "LOOKUP_SHUTDOWN_TIMEOUT",
+			":8080", ":9090", "nats://127.0.0.1:4222", "PERSONS", "./data"}},
+		{"project", []string{"--until-caught-up", "--progress-interval", "--nats-url", "--stream", "--data-dir",
+			"--encryption-key-file", "LOOKUP_NATS_URL", "LOOKUP_STREAM", "LOOKUP_DATA_DIR", "LOOKUP_ENCRYPTION_KEY_FILE",
+			"LOOKUP_LOG_FORMAT", "LOOKUP_LOG_LEVEL"}},
+		{"dev", []string{"--data-dir", "--token-ttl", "--http-addr", "--admin-addr", "LOOKUP_HTTP_ADDR",
+			"LOOKUP_ADMIN_ADDR", "LOOKUP_STREAM", "LOOKUP_ISSUER", "LOOKUP_AUDIENCE", "LOOKUP_TENANT_CLAIM"}},
+		{"token", []string{"--key", "--scope", "--ttl", "--sub", "--tenant", "--print-jwks", "--issuer", "--audience",
+			"--tenant-claim", "LOOKUP_ISSUER", "LOOKUP_AUDIENCE", "LOOKUP_TENANT_CLAIM", "LOOKUP_DATA_DIR"}},
+		{"version", []string{"--help"}},
+	}
+	for _, tt := range tests {
+		for _, form := range []string{"--help", "-h"} {
+			t.Run(tt.cmd+" "+form, func(t *testing.T) {
+				var out, errOut syncBuffer
+				if err := run(context.Background(), []string{tt.cmd, form}, env(nil), &out, &errOut); err != nil {
+					t.Fatalf("run: %v", err)
+				}
+				help := out.String()
+				if !strings.HasPrefix(help, "Usage: lookupd "+tt.cmd) {
+					t.Errorf("help does not start with the usage line:\n%s", help)
+				}
+				for _, w := range tt.want {
+					if !strings.Contains(help, w) {
+						t.Errorf("help lacks %q:\n%s", w, help)
+					}
+				}
+				if errOut.String() != "" {
+					t.Errorf("stderr: %q, want nothing", errOut.String())
+				}
+			})
+		}
+	}
+}
+
+func TestTopLevelHelp(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			var out, errOut syncBuffer
+			if err := run(context.Background(), args, env(nil), &out, &errOut); err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			for _, c := range []string{"serve", "project", "dev", "token", "version"} {
+				if !strings.Contains(out.String(), "  "+c+" ") {
+					t.Errorf("help lacks command %q:\n%s", c, out.String())
+				}
+			}
+		})
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		wantErr string
+	}{
+		{"no command", nil, nil, "no command"},
+		{"unknown command", []string{"frobnicate"}, nil, `unknown command "frobnicate"`},
+		{"unknown flag", []string{"serve", "--no-such-flag"}, nil, "no-such-flag"},
+		{"stray argument", []string{"serve", "extra"}, nil, `unexpected argument "extra"`},
+		{"bad log format flag", []string{"serve", "--log-format", "xml"}, nil, "log format"},
+		{"bad log level env", []string{"serve"}, map[string]string{"LOOKUP_LOG_LEVEL": "loud"}, "LOOKUP_LOG_LEVEL"},
+		{"bad shutdown timeout", []string{"serve", "--shutdown-timeout", "-1s"}, nil, "shutdown timeout"},
+		{"bad token ttl", []string{"token", "--ttl", "0s"}, nil, "--ttl"},
+		{"bad tenant", []string{"token", "--tenant", "not-a-uuid"}, nil, "--tenant"},
+		{"bad progress interval", []string{"project", "--progress-interval", "0s"}, nil, "--progress-interval"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut syncBuffer
+			err := run(context.Background(), tt.args, env(tt.env), &out, &errOut)
+			if !errors.Is(err, errUsage) {
+				t.Fatalf("err = %v, want a usage error", err)
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("err = %q, want it to mention %q", err, tt.wantErr)
+			}
+			if out.String() != "" {
+				t.Errorf("stdout = %q, want nothing", out.String())
+			}
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	var out, errOut syncBuffer
+	if err := run(context.Background(), []string{"version"}, env(nil), &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.HasPrefix(got, "lookupd "+version+" (go") {
+		t.Errorf("version output %q", got)
+	}
+}

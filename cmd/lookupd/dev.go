@@ -1,0 +1,283 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/query"
+)
+
+// devScopes are the scopes of the token dev prints.
+const devScopes = "read:persons read:persons:ssn"
+
+func cmdDev(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	c, err := newCommand("dev", "", `
+Runs everything on this machine with no set-up: an in-process NATS
+JetStream server with the stream created, a demo data set published through
+the real event contract, a fresh RSA dev key served as a JWKS on the admin
+listener (/.well-known/jwks.json), and the full serve stack. Once the read
+model has caught up it prints a token and ready-to-paste curl commands on
+stdout. Ctrl-C stops it cleanly.
+
+Data goes to a temporary directory, removed on exit, unless --data-dir is
+given (LOOKUP_DATA_DIR is not used by dev); with --data-dir the stream, the
+read model and the dev key survive restarts, and "lookupd token --key
+<data-dir>/dev-key.pem" mints more tokens. Logs are text unless
+LOOKUP_LOG_FORMAT or --log-format say otherwise.`,
+		getenv, "http-addr", "admin-addr", "stream", "encryption-key-file", "issuer", "audience",
+		"tenant-claim", "log-format", "log-level", "shutdown-timeout")
+	if err != nil {
+		return err
+	}
+	if v, ok := lookupEnv(getenv, "LOOKUP_LOG_FORMAT"); !ok || v == "" {
+		c.cfg.LogFormat = "text"
+	}
+	dataDir := c.fs.String("data-dir", "", "directory for the NATS store, the read model and the dev key (default: a temporary directory removed on exit)")
+	tokenTTL := c.fs.Duration("token-ttl", 12*time.Hour, "lifetime of the printed token")
+	c.extra = []string{"data-dir", "token-ttl"}
+	if err := c.parse(args, stdout, stderr); err != nil {
+		return err
+	}
+	if *tokenTTL <= 0 {
+		c.usage(stderr)
+		return &usageError{fmt.Errorf("--token-ttl %v: want a positive duration", *tokenTTL)}
+	}
+	return dev(ctx, c.cfg, newLogger(c.cfg, stderr), stdout, *dataDir, *tokenTTL)
+}
+
+// devStreamConfig is the source stream of dev mode: the limits of
+// deploy/streams/persons.json (a test keeps them in step), a smaller size.
+func devStreamConfig(name string) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:              name,
+		Description:       "Person and authorized signer change events, CloudEvents 1.0 JSON, contract v1 (lookupd dev)",
+		Subjects:          []string{events.SubjectRoot + ".>"},
+		Retention:         jetstream.LimitsPolicy,
+		MaxConsumers:      -1,
+		MaxMsgs:           -1,
+		MaxBytes:          1 << 30,
+		MaxMsgsPerSubject: 16,
+		MaxMsgSize:        65536,
+		Discard:           jetstream.DiscardNew,
+		Storage:           jetstream.FileStorage,
+		Replicas:          1,
+		Duplicates:        10 * time.Minute,
+		AllowDirect:       true,
+		Compression:       jetstream.S2Compression,
+	}
+}
+
+// dev runs the dev mode (see cmdDev). dataDir "" means a temporary
+// directory removed on return.
+func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer, dataDir string, tokenTTL time.Duration) (err error) {
+	temp := dataDir == ""
+	if temp {
+		if dataDir, err = os.MkdirTemp("", "lookupd-dev-"); err != nil {
+			return fmt.Errorf("dev data directory: %w", err)
+		}
+		defer func() {
+			if rerr := os.RemoveAll(dataDir); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("remove dev data directory: %w", rerr))
+			}
+		}()
+	} else if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return fmt.Errorf("dev data directory: %w", err)
+	}
+
+	ns, err := startDevNATS(filepath.Join(dataDir, "nats"))
+	if err != nil {
+		return err
+	}
+	defer func() {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+	}()
+	natsURL := ns.ClientURL()
+	logger.Info("dev NATS server started", "url", natsURL)
+
+	demo, err := newDemoData()
+	if err != nil {
+		return fmt.Errorf("demo data: %w", err)
+	}
+	if err := setUpDevStream(ctx, natsURL, cfg.Stream, demo, logger); err != nil {
+		return err
+	}
+
+	keyPath := filepath.Join(dataDir, devKeyFile)
+	key, err := loadOrCreateDevKey(keyPath)
+	if err != nil {
+		return err
+	}
+	jwks, err := publicJWKS(key)
+	if err != nil {
+		return err
+	}
+	jwksPath := filepath.Join(dataDir, devJWKSFile)
+	if err := os.WriteFile(jwksPath, jwks, 0o644); err != nil {
+		return fmt.Errorf("dev JWKS: %w", err)
+	}
+	keys, err := query.LoadJWKSFile(jwksPath)
+	if err != nil {
+		return fmt.Errorf("dev JWKS: %w", err)
+	}
+
+	scfg := cfg
+	scfg.NATSURL = natsURL
+	scfg.DataDir = filepath.Join(dataDir, "store")
+	var tenants []string
+	if cfg.TenantClaim != "" {
+		tenants = demo.Businesses
+	}
+	opts := serveOptions{
+		keys: keys,
+		adminExtra: map[string]http.Handler{
+			"/.well-known/jwks.json": http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/jwk-set+json")
+				w.Header().Set("Cache-Control", "no-store")
+				_, _ = w.Write(jwks)
+			}),
+		},
+		onReady: func(apiAddr, adminAddr string) {
+			tok, err := mintToken(key, tokenRequest{
+				Issuer: cfg.Issuer, Audience: cfg.Audience, Subject: "dev-user", Scope: devScopes,
+				TTL: tokenTTL, TenantClaim: cfg.TenantClaim, Tenants: tenants, Now: time.Now(),
+			})
+			if err != nil {
+				logger.Error("mint dev token", "err", err)
+				return
+			}
+			printDevBanner(stdout, devBanner{
+				API: httpURL(apiAddr), Admin: httpURL(adminAddr), NATS: natsURL, Stream: cfg.Stream,
+				DataDir: dataDir, Temp: temp, KeyPath: keyPath, Token: tok, TTL: tokenTTL, Demo: demo,
+			})
+		},
+	}
+	return serve(ctx, scfg, logger, opts)
+}
+
+// startDevNATS starts an in-process NATS server with JetStream, storing
+// in dir, on a free port of the loopback interface.
+func startDevNATS(dir string) (*server.Server, error) {
+	ns, err := server.NewServer(&server.Options{
+		ServerName: "lookupd-dev",
+		Host:       "127.0.0.1",
+		Port:       server.RANDOM_PORT,
+		JetStream:  true,
+		StoreDir:   dir,
+		NoSigs:     true,
+		NoLog:      true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dev NATS server: %w", err)
+	}
+	ns.Start()
+	if !ns.ReadyForConnections(30 * time.Second) {
+		ns.Shutdown()
+		return nil, errors.New("dev NATS server: not ready after 30s")
+	}
+	return ns, nil
+}
+
+// setUpDevStream creates the stream (or updates its configuration) and
+// publishes the demo data set into it when it is empty.
+func setUpDevStream(ctx context.Context, url, stream string, demo *demoData, logger *slog.Logger) error {
+	nc, err := nats.Connect(url, nats.Name("lookupd-dev-publisher"))
+	if err != nil {
+		return fmt.Errorf("dev NATS server: %w", err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("dev NATS server: %w", err)
+	}
+	if _, err := js.CreateOrUpdateStream(ctx, devStreamConfig(stream)); err != nil {
+		return fmt.Errorf("create stream %s: %w", stream, err)
+	}
+	n, err := publishDemo(ctx, js, stream, events.NewPublisher(js), demo)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		logger.Info("stream already holds events; demo data not published again", "stream", stream)
+	} else {
+		logger.Info("demo data published", "stream", stream, "events", n)
+	}
+	return nil
+}
+
+// httpURL returns the base URL of a bound listener address, naming
+// localhost when it listens on every interface.
+func httpURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+type devBanner struct {
+	API, Admin, NATS, Stream string
+	DataDir                  string
+	Temp                     bool
+	KeyPath                  string
+	Token                    string
+	TTL                      time.Duration
+	Demo                     *demoData
+}
+
+// printDevBanner writes the token and the example requests of dev mode.
+func printDevBanner(w io.Writer, b devBanner) {
+	removed := ""
+	if b.Temp {
+		removed = " (removed on exit)"
+	}
+	auth := `-H "Authorization: Bearer $TOKEN"`
+	var sb strings.Builder
+	fmt.Fprintf(&sb, `
+lookupd dev is ready.
+
+  API     %[1]s   (OpenAPI document: %[1]s/openapi.yaml)
+  admin   %[2]s   (/livez /readyz /metrics /.well-known/jwks.json)
+  NATS    %[3]s   (stream %[4]s)
+  data    %[5]s%[6]s
+
+A token valid for %[7]s with scopes %[8]q:
+
+export TOKEN='%[9]s'
+
+Get Person (a consumer, a business contact, a deleted consumer: 404):
+
+  curl -s %[10]s %[1]s/api/v1/persons/%[11]s
+  curl -s %[10]s %[1]s/api/v1/persons/%[12]s
+  curl -s %[10]s %[1]s/api/v1/persons/%[13]s
+
+Get Authorized Signers (without, then with protected personal data;
+ssn_mode is LAST4, MASKED, FULL or NONE):
+
+  curl -s %[10]s '%[1]s/api/v1/authorized-signers?consumer_id=%[11]s'
+  curl -s %[10]s '%[1]s/api/v1/authorized-signers?consumer_id=%[11]s&expand=PROTECTED_PERSONAL_DATA'
+  curl -s %[10]s '%[1]s/api/v1/authorized-signers?consumer_id=%[11]s&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL'
+
+More tokens: lookupd token --key %[14]s --scope read:persons --ttl 1h
+Stop with Ctrl-C.
+`, b.API, b.Admin, b.NATS, b.Stream, b.DataDir, removed, b.TTL, devScopes, b.Token, auth,
+		b.Demo.Consumer, b.Demo.BusinessContact, b.Demo.DeletedConsumer, b.KeyPath)
+	_, _ = io.WriteString(w, sb.String())
+}

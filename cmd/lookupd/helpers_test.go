@@ -1,0 +1,251 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes of a running
+// program and the reads of a test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// checkFor polls f until it returns nil or the timeout passes, then fails
+// the test with f's last error.
+func checkFor(t *testing.T, timeout, every time.Duration, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %v", timeout, err)
+		}
+		time.Sleep(every)
+	}
+}
+
+// env returns a getenv over m.
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+// runNATS starts an in-process NATS server with JetStream on a random port,
+// storing in a temporary directory, stopped when the test ends.
+func runNATS(t *testing.T) *server.Server {
+	t.Helper()
+	ns, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+	})
+	if err != nil {
+		t.Fatalf("nats server: %v", err)
+	}
+	ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server not ready")
+	}
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	return ns
+}
+
+// jetStream connects to ns and returns its JetStream context.
+func jetStream(t *testing.T, ns *server.Server) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatalf("nats connect: %v", err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatalf("jetstream: %v", err)
+	}
+	return js
+}
+
+// createStream creates the stream name on subjects persons.>.
+func createStream(t *testing.T, js jetstream.JetStream, name string) {
+	t.Helper()
+	if _, err := js.CreateStream(context.Background(), devStreamConfig(name)); err != nil {
+		t.Fatalf("create stream: %v", err)
+	}
+}
+
+// testKey is an RSA key shared by the tests (generating one is slow).
+var testKey = sync.OnceValue(func() *rsa.PrivateKey {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		panic(err)
+	}
+	return k
+})
+
+// writeJWKS writes the JWKS of testKey to a file and returns its path.
+func writeJWKS(t *testing.T) string {
+	t.Helper()
+	b, err := publicJWKS(testKey())
+	if err != nil {
+		t.Fatalf("jwks: %v", err)
+	}
+	p := filepath.Join(t.TempDir(), "jwks.json")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// token mints a token with testKey.
+func token(t *testing.T, req tokenRequest) string {
+	t.Helper()
+	if req.TTL == 0 {
+		req.TTL = time.Hour
+	}
+	if req.Now.IsZero() {
+		req.Now = time.Now()
+	}
+	if req.Scope == "" {
+		req.Scope = "read:persons"
+	}
+	tok, err := mintToken(testKey(), req)
+	if err != nil {
+		t.Fatalf("mint token: %v", err)
+	}
+	return tok
+}
+
+// program is one run of the whole program, started by start.
+type program struct {
+	stdout, stderr *syncBuffer
+	cancel         context.CancelFunc
+	done           chan error
+}
+
+// start runs the program with args and environment in the background.
+// The test ends it (cancelling its context) when it ends, if still running.
+func start(t *testing.T, environ map[string]string, args ...string) *program {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &program{stdout: &syncBuffer{}, stderr: &syncBuffer{}, cancel: cancel, done: make(chan error, 1)}
+	go func() { p.done <- run(ctx, args, env(environ), p.stdout, p.stderr) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-p.done:
+		case <-time.After(30 * time.Second):
+			t.Errorf("program did not stop within 30s")
+		}
+	})
+	return p
+}
+
+// wait returns the program's error once it has ended.
+func (p *program) wait(t *testing.T, timeout time.Duration) error {
+	t.Helper()
+	select {
+	case err := <-p.done:
+		p.done <- err // keep it for Cleanup
+		return err
+	case <-time.After(timeout):
+		t.Fatalf("program still running after %v; stderr:\n%s", timeout, p.stderr)
+		return nil
+	}
+}
+
+// addrs polls the program's JSON logs for the "listening" lines and
+// returns the bound address of each listener ("api", "admin").
+func (p *program) addrs(t *testing.T) map[string]string {
+	t.Helper()
+	var got map[string]string
+	checkFor(t, 20*time.Second, 10*time.Millisecond, func() error {
+		got = map[string]string{}
+		sc := bufio.NewScanner(strings.NewReader(p.stderr.String()))
+		for sc.Scan() {
+			var line struct {
+				Msg      string `json:"msg"`
+				Listener string `json:"listener"`
+				Addr     string `json:"addr"`
+			}
+			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening" {
+				got[line.Listener] = line.Addr
+			}
+		}
+		if got["api"] == "" || got["admin"] == "" {
+			select {
+			case err := <-p.done:
+				p.done <- err
+				t.Fatalf("program ended before listening: %v\nstderr:\n%s", err, p.stderr)
+			default:
+			}
+			return fmt.Errorf("no listening lines yet in:\n%s", p.stderr)
+		}
+		return nil
+	})
+	return got
+}
+
+// get sends a GET with an optional bearer token and returns the status
+// and body.
+func get(url, tok string) (int, []byte, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+// waitReady polls /readyz on the admin address until it answers 200.
+func waitReady(t *testing.T, admin string) {
+	t.Helper()
+	checkFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		code, body, err := get("http://"+admin+"/readyz", "")
+		if err != nil {
+			return err
+		}
+		if code != http.StatusOK {
+			return fmt.Errorf("readyz: %d %s", code, body)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/lookup/persons/projector"
+)
+
+func cmdProject(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	c, err := newCommand("project", "", `
+Runs the projector alone: it applies the events of the stream to the read
+model in --data-dir, resuming from its checkpoint, until stopped (SIGTERM or
+SIGINT). With --until-caught-up it exits 0 as soon as the read model has
+reached the end of the stream as it stood at start-up: use it to build or
+rebuild a read model before "lookupd serve" opens it. Progress shows as a
+bar when stderr is a terminal, else as a log line every --progress-interval.`,
+		getenv, "nats-url", "stream", "data-dir", "encryption-key-file", "log-format", "log-level")
+	if err != nil {
+		return err
+	}
+	until := c.fs.Bool("until-caught-up", false, "exit 0 once the read model has reached the end of the stream")
+	every := c.fs.Duration("progress-interval", 5*time.Second, "interval of progress log lines (when stderr is not a terminal)")
+	c.extra = []string{"until-caught-up", "progress-interval"}
+	if err := c.parse(args, stdout, stderr); err != nil {
+		return err
+	}
+	if *every <= 0 {
+		c.usage(stderr)
+		return &usageError{fmt.Errorf("--progress-interval %v: want a positive duration", *every)}
+	}
+	return project(ctx, c.cfg, newLogger(c.cfg, stderr), projectOptions{
+		untilCaughtUp: *until,
+		interval:      *every,
+		bar:           isTerminal(stderr),
+		barOut:        stderr,
+	})
+}
+
+type projectOptions struct {
+	untilCaughtUp bool
+	interval      time.Duration // between progress log lines
+	bar           bool          // show a progress bar on barOut instead of log lines
+	barOut        io.Writer
+}
+
+// project runs the projector until ctx is done, or, with
+// opts.untilCaughtUp, until the read model has caught up. In that mode it
+// returns an error when stopped before catching up.
+func project(ctx context.Context, cfg config, logger *slog.Logger, opts projectOptions) (err error) {
+	store, err := openStore(cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := store.Close(); cerr != nil {
+			err = fmt.Errorf("close read model: %w", cerr)
+		}
+	}()
+	nc, err := connectNATS(cfg.NATSURL, logger.With("component", "nats"))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	proj := projector.New(js, store, projector.Config{Stream: cfg.Stream, Logger: logger.With("component", "projector")})
+
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var caughtUp atomic.Bool
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return runProjector(gctx, proj, logger) })
+	g.Go(func() error {
+		select {
+		case <-proj.CaughtUp():
+			caughtUp.Store(true)
+			if opts.untilCaughtUp {
+				stop()
+			}
+		case <-gctx.Done():
+		}
+		return nil
+	})
+	g.Go(func() error {
+		reportProgress(gctx, proj, logger, opts)
+		return nil
+	})
+	err = g.Wait()
+	nc.Close()
+	p := proj.Progress()
+	if err != nil {
+		return err
+	}
+	if opts.untilCaughtUp && !caughtUp.Load() {
+		return fmt.Errorf("stopped before the read model caught up: applied sequence %d of %d", p.AppliedSeq, p.TargetSeq)
+	}
+	logger.Info("projector done", "caught_up", caughtUp.Load(), "applied_sequence", p.AppliedSeq,
+		"applied", p.Applied, "skipped", p.Skipped, "dead_lettered", p.DeadLettered)
+	return nil
+}
+
+// reportProgress shows the projector's progress until ctx is done: a
+// progress bar when opts.bar, else a log line every opts.interval.
+func reportProgress(ctx context.Context, src progressSource, logger *slog.Logger, opts projectOptions) {
+	if opts.bar {
+		bar := progressbar.NewOptions64(-1,
+			progressbar.OptionSetWriter(opts.barOut),
+			progressbar.OptionSetDescription("projecting"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(),
+			progressbar.OptionSetItsString("events"),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionFullWidth(),
+		)
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		var total int64 = -1
+		for {
+			p := src.Progress()
+			if p.TargetSeq > 0 && int64(p.TargetSeq) != total {
+				total = int64(p.TargetSeq)
+				bar.ChangeMax64(total)
+			}
+			if total > 0 {
+				_ = bar.Set64(int64(min(p.AppliedSeq, uint64(total))))
+			}
+			select {
+			case <-ctx.Done():
+				_ = bar.Finish()
+				fmt.Fprintln(opts.barOut)
+				return
+			case <-t.C:
+			}
+		}
+	}
+	t := time.NewTicker(opts.interval)
+	defer t.Stop()
+	last, lastAt := src.Progress().AppliedSeq, time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			p := src.Progress()
+			rate := float64(p.AppliedSeq-min(last, p.AppliedSeq)) / now.Sub(lastAt).Seconds()
+			last, lastAt = p.AppliedSeq, now
+			var lag uint64
+			if p.StreamLastSeq > p.AppliedSeq {
+				lag = p.StreamLastSeq - p.AppliedSeq
+			}
+			logger.Info("projecting", "applied_sequence", p.AppliedSeq, "target_sequence", p.TargetSeq,
+				"lag", lag, "events_per_second", int64(rate), "applied", p.Applied, "skipped", p.Skipped,
+				"dead_lettered", p.DeadLettered, "connected", p.Connected, "caught_up", p.CaughtUp)
+		}
+	}
+}

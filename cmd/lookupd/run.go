@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"text/tabwriter"
+
+	"golang.org/x/term"
+)
+
+// commands lists the sub-commands in the order of the help.
+var commands = []struct {
+	name, synopsis string
+	run            func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error
+}{
+	{"serve", "projector and query API over one read model, plus the admin listener", cmdServe},
+	{"project", "projector alone: build or rebuild a read model (--until-caught-up)", cmdProject},
+	{"dev", "everything on this machine, zero set-up: NATS, demo data, dev key; prints a token and curl commands", cmdDev},
+	{"token", "mint a token with the dev key (development only)", cmdToken},
+	{"version", "print the version", cmdVersion},
+}
+
+// run is the whole program: it runs the command named by args[0] until it
+// ends or ctx is done. It reads the environment only through getenv and
+// writes only to stdout and stderr. A command-line error returns an error
+// matching errUsage (exit status 2); --help returns nil.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		topUsage(stderr)
+		return &usageError{errors.New("no command given")}
+	}
+	name := args[0]
+	switch name {
+	case "-h", "-help", "--help", "help":
+		if len(args) > 1 && name == "help" {
+			return run(ctx, []string{args[1], "--help"}, getenv, stdout, stderr)
+		}
+		topUsage(stdout)
+		return nil
+	case "-version", "--version":
+		name = "version"
+	}
+	for _, c := range commands {
+		if c.name == name {
+			err := c.run(ctx, args[1:], getenv, stdout, stderr)
+			if errors.Is(err, flag.ErrHelp) {
+				return nil
+			}
+			return err
+		}
+	}
+	topUsage(stderr)
+	return &usageError{fmt.Errorf("unknown command %q", name)}
+}
+
+func topUsage(w io.Writer) {
+	fmt.Fprintf(w, "lookupd: the Person and Authorized Signer Lookup service.\n\nUsage: lookupd <command> [flags]\n\nCommands:\n")
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	for _, c := range commands {
+		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.synopsis)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nRun \"lookupd <command> --help\" for its flags and environment variables.\n")
+}
+
+func cmdVersion(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	c, err := newCommand("version", "", "Prints the version of lookupd and of the Go toolchain that built it.", getenv)
+	if err != nil {
+		return err
+	}
+	if err := c.parse(args, stdout, stderr); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "lookupd %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return nil
+}
+
+// newLogger returns the logger of the process, writing to w in the format
+// and at the level of cfg.
+func newLogger(cfg config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel)) // validated by the setting
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

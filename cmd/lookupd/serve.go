@@ -1,0 +1,260 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/lookup/persons/projector"
+	"github.com/lookup/persons/query"
+)
+
+// errNoJWKS is returned by serve when no verification keys are configured.
+var errNoJWKS = errors.New("no JWKS configured: set LOOKUP_JWKS_URL or LOOKUP_JWKS_FILE (--jwks-url, --jwks-file)")
+
+var serveSettings = []string{"http-addr", "admin-addr", "nats-url", "stream", "data-dir",
+	"encryption-key-file", "jwks-url", "jwks-file", "issuer", "audience", "tenant-claim",
+	"log-format", "log-level", "shutdown-timeout"}
+
+func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	c, err := newCommand("serve", "", `
+Runs the projector and the query API over one read model, plus the admin
+listener (/livez, /readyz, /metrics). The projector applies the events of
+the stream to the read model in --data-dir, resuming from its checkpoint;
+the API answers from the same read model. /readyz turns 200 once the read
+model has caught up with the stream as it stood at start-up.
+
+SIGTERM or SIGINT stops accepting requests, drains those in flight within
+--shutdown-timeout, lets the projector finish its batch and closes the read
+model. While NATS is unreachable the service retries with backoff and stays
+not ready; it does not exit. It refuses to start without a JWKS.`,
+		getenv, serveSettings...)
+	if err != nil {
+		return err
+	}
+	if err := c.parse(args, stdout, stderr); err != nil {
+		return err
+	}
+	return serve(ctx, c.cfg, newLogger(c.cfg, stderr), serveOptions{})
+}
+
+// wrapAPIForTest, when set by a test, wraps the API handler (to hold
+// requests in flight across a shutdown). Always nil outside tests.
+var wrapAPIForTest func(http.Handler) http.Handler
+
+// serveOptions are what "lookupd dev" changes in the serve stack.
+type serveOptions struct {
+	// keys, when set, verifies tokens instead of cfg's JWKS.
+	keys *query.JWKS
+	// adminExtra are extra handlers of the admin listener, by path.
+	adminExtra map[string]http.Handler
+	// onReady is called once, when the read model has caught up, with the
+	// bound addresses of the API and admin listeners.
+	onReady func(apiAddr, adminAddr string)
+}
+
+// loadKeys returns the verification keys cfg names. It returns errNoJWKS
+// when none are configured, and an error naming the file or URL when they
+// cannot be loaded. A JWKS URL is refreshed in the background until ctx is
+// done.
+func loadKeys(ctx context.Context, cfg config) (*query.JWKS, error) {
+	switch {
+	case cfg.JWKSURL == "" && cfg.JWKSFile == "":
+		return nil, errNoJWKS
+	case cfg.JWKSURL != "" && cfg.JWKSFile != "":
+		return nil, errors.New("both LOOKUP_JWKS_URL and LOOKUP_JWKS_FILE are set: configure one JWKS source")
+	case cfg.JWKSFile != "":
+		k, err := query.LoadJWKSFile(cfg.JWKSFile)
+		if err != nil {
+			return nil, fmt.Errorf("JWKS file: %w", err)
+		}
+		return k, nil
+	default:
+		k, err := query.NewJWKSFromURL(ctx, cfg.JWKSURL, &http.Client{Timeout: 10 * time.Second})
+		if err != nil {
+			return nil, fmt.Errorf("JWKS URL: %w", err)
+		}
+		return k, nil
+	}
+}
+
+// openStore opens the read model in cfg.DataDir, encrypted with the key in
+// cfg.EncryptionKeyFile when set. Errors name the file or directory.
+func openStore(cfg config, logger *slog.Logger) (*projector.Store, error) {
+	var key []byte
+	if cfg.EncryptionKeyFile != "" {
+		k, err := projector.ReadKeyFile(cfg.EncryptionKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("encryption key file: %w", err)
+		}
+		key = k
+	}
+	s, err := projector.Open(cfg.DataDir, projector.StoreOptions{EncryptionKey: key, Logger: logger.With("component", "store")})
+	if err != nil {
+		return nil, fmt.Errorf("read model: %w", err)
+	}
+	return s, nil
+}
+
+// serve runs the projector, the API and the admin listener until ctx is
+// done or one of them fails, then shuts all of them down (see cmdServe).
+func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptions) (err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the JWKS refresh, if any
+	keys := opts.keys
+	if keys == nil {
+		if keys, err = loadKeys(ctx, cfg); err != nil {
+			return err
+		}
+	}
+	store, err := openStore(cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := store.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("close read model: %w", cerr))
+			return
+		}
+		logger.Info("read model closed", "dir", cfg.DataDir)
+	}()
+	apiLn, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("API listener: %w", err)
+	}
+	defer apiLn.Close()
+	adminLn, err := net.Listen("tcp", cfg.AdminAddr)
+	if err != nil {
+		return fmt.Errorf("admin listener: %w", err)
+	}
+	defer adminLn.Close()
+
+	nc, err := connectNATS(cfg.NATSURL, logger.With("component", "nats"))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	proj := projector.New(js, store, projector.Config{Stream: cfg.Stream, Logger: logger.With("component", "projector")})
+
+	reg := newRegistry(proj)
+	api, err := query.NewServer(query.Config{
+		Reader:      store,
+		Keys:        keys,
+		Issuer:      cfg.Issuer,
+		Audience:    cfg.Audience,
+		TenantClaim: cfg.TenantClaim,
+		Logger:      logger.With("component", "api"),
+		Registerer:  reg,
+	})
+	if err != nil {
+		return fmt.Errorf("API: %w", err)
+	}
+	ready := &readiness{src: proj}
+	var apiHandler http.Handler = api
+	if wrapAPIForTest != nil {
+		apiHandler = wrapAPIForTest(apiHandler)
+	}
+	apiSrv := newHTTPServer(apiHandler, logger)
+	adminSrv := newHTTPServer(newAdminHandler(ready, reg, opts.adminExtra), logger)
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return runProjector(gctx, proj, logger) })
+	g.Go(func() error { return serveHTTP(apiSrv, apiLn, "api", logger) })
+	g.Go(func() error { return serveHTTP(adminSrv, adminLn, "admin", logger) })
+	g.Go(func() error {
+		select {
+		case <-proj.CaughtUp():
+			p := proj.Progress()
+			logger.Info("read model caught up; ready", "applied_sequence", p.AppliedSeq, "target_sequence", p.TargetSeq)
+			if opts.onReady != nil {
+				opts.onReady(apiLn.Addr().String(), adminLn.Addr().String())
+			}
+		case <-gctx.Done():
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		ready.draining.Store(true)
+		logger.Info("shutting down", "drain_timeout", cfg.ShutdownTimeout.String())
+		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+		defer cancel()
+		var errs []error
+		if err := apiSrv.Shutdown(sctx); err != nil {
+			apiSrv.Close()
+			errs = append(errs, fmt.Errorf("API: requests still in flight after %v: %w", cfg.ShutdownTimeout, err))
+		}
+		if err := adminSrv.Shutdown(sctx); err != nil {
+			adminSrv.Close()
+		}
+		return errors.Join(errs...)
+	})
+	err = g.Wait()
+	nc.Close()
+	if err == nil {
+		logger.Info("stopped")
+	}
+	return err
+}
+
+// runProjector runs p until ctx is done. It returns nil when ctx ended it,
+// and the projector's error otherwise (which stops the whole process).
+func runProjector(ctx context.Context, p *projector.Projector, logger *slog.Logger) error {
+	err := p.Run(ctx)
+	if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)) {
+		logger.Info("projector stopped", "applied_sequence", p.Progress().AppliedSeq)
+		return nil
+	}
+	if err == nil {
+		return errors.New("projector stopped unexpectedly")
+	}
+	return err
+}
+
+// serveHTTP serves srv on ln until srv is shut down.
+func serveHTTP(srv *http.Server, ln net.Listener, name string, logger *slog.Logger) error {
+	logger.Info("listening", "listener", name, "addr", ln.Addr().String())
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("%s listener: %w", name, err)
+	}
+	return nil
+}
+
+func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
+
+// newRegistry returns the metrics registry of the process: Go and process
+// collectors and the projector's progress. The API registers its own
+// metrics into it.
+func newRegistry(src progressSource) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		newProjectorCollector(src, time.Now),
+	)
+	return reg
+}

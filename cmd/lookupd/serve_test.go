@@ -1,0 +1,423 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/projector"
+)
+
+// publish publishes events through events.Publisher and returns the last
+// stream sequence.
+func publish(t *testing.T, js jetstream.JetStream, data ...any) uint64 {
+	t.Helper()
+	p := events.NewPublisher(js)
+	var seq uint64
+	for _, d := range data {
+		ev, err := events.NewEvent("urn:test", 1, d)
+		if err != nil {
+			t.Fatalf("new event: %v", err)
+		}
+		if seq, err = p.Publish(context.Background(), ev); err != nil {
+			t.Fatalf("publish %T: %v", d, err)
+		}
+	}
+	return seq
+}
+
+const (
+	testIssuer   = "https://issuer.test"
+	testAudience = "lookup-test"
+)
+
+// serveEnv is the environment of a serve test on ns with the data in dir.
+func serveEnv(t *testing.T, ns *server.Server, dir string) map[string]string {
+	return map[string]string{
+		"LOOKUP_HTTP_ADDR":        "127.0.0.1:0",
+		"LOOKUP_ADMIN_ADDR":       "127.0.0.1:0",
+		"LOOKUP_NATS_URL":         ns.ClientURL(),
+		"LOOKUP_DATA_DIR":         dir,
+		"LOOKUP_JWKS_FILE":        writeJWKS(t),
+		"LOOKUP_ISSUER":           testIssuer,
+		"LOOKUP_AUDIENCE":         testAudience,
+		"LOOKUP_SHUTDOWN_TIMEOUT": "20s",
+	}
+}
+
+func TestServe(t *testing.T) {
+	ns := runNATS(t)
+	js := jetStream(t, ns)
+	createStream(t, js, "PERSONS")
+
+	// A read model to catch up with before /readyz turns 200: a consumer
+	// with five signers and a business contact.
+	demo, err := newDemoData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	consumer := events.Consumer{ConsumerID: demoID("t-consumer", 0), BusinessID: demo.Businesses[0], FirstName: "Ada", LastName: "Lovelace"}
+	contact := events.BusinessContact{ContactID: demoID("t-contact", 0), BusinessID: demo.Businesses[1], FirstName: "Grace", LastName: "Hopper"}
+	data := []any{consumer, contact}
+	for k := range 5 {
+		data = append(data, demoSigner(consumer.ConsumerID, 100+k))
+	}
+	publish(t, js, data...)
+
+	// Requests marked X-Test-Hold wait in the handler chain until release
+	// is closed, so that they are in flight when the shutdown starts.
+	var holding sync.WaitGroup
+	release := make(chan struct{})
+	wrapAPIForTest = func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("X-Test-Hold") != "" {
+				holding.Done()
+				<-release
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	t.Cleanup(func() { wrapAPIForTest = nil })
+
+	dir := filepath.Join(t.TempDir(), "data")
+	p := start(t, serveEnv(t, ns, dir), "serve")
+	addrs := p.addrs(t)
+	api, admin := "http://"+addrs["api"], "http://"+addrs["admin"]
+	waitReady(t, addrs["admin"])
+
+	tok := token(t, tokenRequest{Issuer: testIssuer, Audience: testAudience, Scope: "read:persons read:persons:ssn"})
+	personURL := api + "/api/v1/persons/" + consumer.ConsumerID
+	signersURL := api + "/api/v1/authorized-signers?consumer_id=" + consumer.ConsumerID + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL"
+
+	t.Run("get person", func(t *testing.T) {
+		code, body, err := get(personURL, tok)
+		if err != nil || code != http.StatusOK {
+			t.Fatalf("GET person: %d %s %v", code, body, err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(body, &got); err != nil {
+			t.Fatal(err)
+		}
+		for k, want := range map[string]string{"person_id": consumer.ConsumerID, "business_id": consumer.BusinessID,
+			"first_name": "Ada", "last_name": "Lovelace", "type": "CONSUMER"} {
+			if got[k] != want {
+				t.Errorf("%s = %v, want %q", k, got[k], want)
+			}
+		}
+	})
+	t.Run("get signers", func(t *testing.T) {
+		code, body, err := get(signersURL, tok)
+		if err != nil || code != http.StatusOK {
+			t.Fatalf("GET signers: %d %s %v", code, body, err)
+		}
+		var got struct {
+			Items []map[string]any `json:"items"`
+		}
+		if err := json.Unmarshal(body, &got); err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Items) != 5 {
+			t.Fatalf("%d signers, want 5: %s", len(got.Items), body)
+		}
+		for _, it := range got.Items {
+			if _, ok := it["protected_personal_data"]; !ok {
+				t.Errorf("signer without protected_personal_data: %v", it)
+			}
+		}
+	})
+	t.Run("no token", func(t *testing.T) {
+		if code, body, err := get(personURL, ""); err != nil || code != http.StatusUnauthorized {
+			t.Errorf("GET without token: %d %s %v, want 401", code, body, err)
+		}
+	})
+	t.Run("live projection", func(t *testing.T) {
+		late := events.Consumer{ConsumerID: demoID("t-consumer", 1), BusinessID: demo.Businesses[2], FirstName: "Alan", LastName: "Turing"}
+		publish(t, js, late)
+		checkFor(t, 20*time.Second, 20*time.Millisecond, func() error {
+			code, body, err := get(api+"/api/v1/persons/"+late.ConsumerID, tok)
+			if err != nil || code != http.StatusOK {
+				return fmt.Errorf("GET late consumer: %d %s %v", code, body, err)
+			}
+			return nil
+		})
+	})
+	t.Run("metrics", func(t *testing.T) {
+		checkFor(t, 10*time.Second, 20*time.Millisecond, func() error {
+			code, body, err := get(admin+"/metrics", "")
+			if err != nil || code != http.StatusOK {
+				return fmt.Errorf("GET /metrics: %d %v", code, err)
+			}
+			m := string(body)
+			for _, want := range []string{
+				metricApplied + " 8", metricSkipped + " 0", metricDeadLettered + " 0",
+				metricAppliedSeq + " 8", metricLag + " 0", metricCaughtUp + " 1", metricConnected + " 1",
+				metricStreamLastSeq + " 8", metricAge + " ",
+				`lookup_http_requests_total{`, `lookup_http_request_duration_seconds_bucket{`,
+				"go_goroutines ", "process_start_time_seconds ",
+			} {
+				if !strings.Contains(m, "\n"+want) {
+					return fmt.Errorf("metrics lack %q", want)
+				}
+			}
+			return nil
+		})
+	})
+
+	// Shutdown during requests: held requests are in their handlers when
+	// the shutdown starts and complete after it; load goroutines keep
+	// requesting until the listener is gone. No request that the server
+	// accepted may fail.
+	const held = 4
+	holding.Add(held)
+	type result struct {
+		url  string
+		code int
+		err  error
+	}
+	heldResults := make(chan result, held)
+	for i := range held {
+		url := personURL
+		if i%2 == 1 {
+			url = signersURL
+		}
+		go func() {
+			req, _ := http.NewRequest(http.MethodGet, url, nil)
+			req.Header.Set("Authorization", "Bearer "+tok)
+			req.Header.Set("X-Test-Hold", "1")
+			resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+			if err != nil {
+				heldResults <- result{url, 0, err}
+				return
+			}
+			resp.Body.Close()
+			heldResults <- result{url, resp.StatusCode, nil}
+		}()
+	}
+	holding.Wait()
+
+	var (
+		cancelled atomic.Bool
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		failures  []string
+		oks       atomic.Int64
+	)
+	client := &http.Client{Timeout: 30 * time.Second}
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			url := personURL
+			if i%2 == 1 {
+				url = signersURL
+			}
+			for {
+				req, _ := http.NewRequest(http.MethodGet, url, nil)
+				req.Header.Set("Authorization", "Bearer "+tok)
+				resp, err := client.Do(req)
+				if err != nil {
+					if !cancelled.Load() {
+						mu.Lock()
+						failures = append(failures, "before shutdown: "+err.Error())
+						mu.Unlock()
+					}
+					return // the server is gone: refused, as it should be
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					mu.Lock()
+					failures = append(failures, fmt.Sprintf("%s: status %d", url, resp.StatusCode))
+					mu.Unlock()
+					return
+				}
+				oks.Add(1)
+			}
+		}()
+	}
+	checkFor(t, 20*time.Second, 5*time.Millisecond, func() error {
+		if n := oks.Load(); n < 40 {
+			return fmt.Errorf("%d requests done", n)
+		}
+		return nil
+	})
+	cancelled.Store(true)
+	p.cancel() // SIGTERM
+
+	// The admin listener reports draining while the API waits for the held
+	// requests; then they complete.
+	checkFor(t, 10*time.Second, 5*time.Millisecond, func() error {
+		code, body, err := get(admin+"/readyz", "")
+		if err != nil || code != http.StatusServiceUnavailable || !strings.Contains(string(body), `"draining":true`) {
+			return fmt.Errorf("readyz while draining: %d %s %v", code, body, err)
+		}
+		return nil
+	})
+	close(release)
+	for range held {
+		r := <-heldResults
+		if r.err != nil || r.code != http.StatusOK {
+			t.Errorf("request in flight during shutdown %s: %d %v, want 200", r.url, r.code, r.err)
+		}
+	}
+	if err := p.wait(t, 30*time.Second); err != nil {
+		t.Fatalf("serve returned %v\nstderr:\n%s", err, p.stderr)
+	}
+	wg.Wait()
+	for _, f := range failures {
+		t.Errorf("request failed: %s", f)
+	}
+	if p.stdout.String() != "" {
+		t.Errorf("stdout = %q, want nothing", p.stdout.String())
+	}
+	for _, secret := range []string{tok, "Bearer"} {
+		if strings.Contains(p.stderr.String(), secret) {
+			t.Errorf("logs contain %q", secret)
+		}
+	}
+
+	// The store was closed cleanly and reopens with everything in it.
+	s, err := projector.Open(dir, projector.StoreOptions{})
+	if err != nil {
+		t.Fatalf("reopen store: %v", err)
+	}
+	defer s.Close()
+	if cp, err := s.Checkpoint(); err != nil || cp != 8 {
+		t.Errorf("checkpoint = %d, %v; want 8", cp, err)
+	}
+	if _, sg, err := s.Signers(context.Background(), consumer.ConsumerID); err != nil || len(sg) != 5 {
+		t.Errorf("signers after reopen: %d, %v; want 5", len(sg), err)
+	}
+}
+
+func TestServeStartupErrors(t *testing.T) {
+	ns := runNATS(t) // no stream on it
+	dir := t.TempDir()
+	badJWKS := filepath.Join(dir, "bad-jwks.json")
+	if err := os.WriteFile(badJWKS, []byte("not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badKey := filepath.Join(dir, "bad.key")
+	if err := os.WriteFile(badKey, []byte("short"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lockedDir := filepath.Join(dir, "locked")
+	held, err := projector.Open(lockedDir, projector.StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+
+	tests := []struct {
+		name    string
+		change  map[string]string // over serveEnv; "" deletes
+		wantIs  error
+		wantMsg []string
+	}{
+		{"no JWKS", map[string]string{"LOOKUP_JWKS_FILE": ""}, errNoJWKS, []string{"LOOKUP_JWKS_URL", "LOOKUP_JWKS_FILE"}},
+		{"two JWKS sources", map[string]string{"LOOKUP_JWKS_URL": "http://127.0.0.1:1/jwks"}, nil, []string{"LOOKUP_JWKS_URL", "LOOKUP_JWKS_FILE"}},
+		{"JWKS file missing", map[string]string{"LOOKUP_JWKS_FILE": filepath.Join(dir, "nope.json")}, os.ErrNotExist, []string{"JWKS", "nope.json"}},
+		{"JWKS file invalid", map[string]string{"LOOKUP_JWKS_FILE": badJWKS}, nil, []string{"JWKS", "bad-jwks.json"}},
+		{"JWKS URL unreachable", map[string]string{"LOOKUP_JWKS_FILE": "", "LOOKUP_JWKS_URL": "http://127.0.0.1:1/jwks"}, nil, []string{"JWKS", "127.0.0.1:1"}},
+		{"key file missing", map[string]string{"LOOKUP_ENCRYPTION_KEY_FILE": filepath.Join(dir, "nope.key")}, os.ErrNotExist, []string{"encryption key", "nope.key"}},
+		{"key file invalid", map[string]string{"LOOKUP_ENCRYPTION_KEY_FILE": badKey}, nil, []string{"encryption key", "bad.key"}},
+		{"missing stream", map[string]string{"LOOKUP_STREAM": "NO_SUCH_STREAM"}, projector.ErrStreamNotFound, []string{"NO_SUCH_STREAM"}},
+		{"locked data directory", map[string]string{"LOOKUP_DATA_DIR": lockedDir}, projector.ErrStoreLocked, []string{lockedDir}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			environ := serveEnv(t, ns, filepath.Join(t.TempDir(), "data"))
+			for k, v := range tt.change {
+				if v == "" {
+					delete(environ, k)
+				} else {
+					environ[k] = v
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			var out, errOut syncBuffer
+			err := run(ctx, []string{"serve"}, env(environ), &out, &errOut)
+			if err == nil || ctx.Err() != nil {
+				t.Fatalf("run = %v (ctx %v), want a start-up error", err, ctx.Err())
+			}
+			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
+				t.Errorf("err = %v, want it to match %v", err, tt.wantIs)
+			}
+			for _, m := range tt.wantMsg {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("err = %q, want it to name %q", err, m)
+				}
+			}
+			if errors.Is(err, errUsage) {
+				t.Errorf("err = %v is a usage error, want exit status 1", err)
+			}
+		})
+	}
+}
+
+// TestServeWithoutNATS checks that serve waits, not ready, while NATS is
+// unreachable, and becomes ready once NATS and the stream appear.
+func TestServeWithoutNATS(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	environ := map[string]string{
+		"LOOKUP_HTTP_ADDR":  "127.0.0.1:0",
+		"LOOKUP_ADMIN_ADDR": "127.0.0.1:0",
+		"LOOKUP_NATS_URL":   fmt.Sprintf("nats://127.0.0.1:%d", port),
+		"LOOKUP_DATA_DIR":   t.TempDir(),
+		"LOOKUP_JWKS_FILE":  writeJWKS(t),
+	}
+	p := start(t, environ, "serve")
+	addrs := p.addrs(t)
+	admin := "http://" + addrs["admin"]
+	checkFor(t, 20*time.Second, 20*time.Millisecond, func() error {
+		if !strings.Contains(p.stderr.String(), "nats unreachable") {
+			return errors.New("no log line about NATS being unreachable")
+		}
+		return nil
+	})
+	if code, _, err := get(admin+"/livez", ""); err != nil || code != http.StatusOK {
+		t.Errorf("livez: %d %v, want 200", code, err)
+	}
+	if code, body, err := get(admin+"/readyz", ""); err != nil || code != http.StatusServiceUnavailable {
+		t.Errorf("readyz: %d %s %v, want 503", code, body, err)
+	}
+
+	// NATS comes up on that port, with the stream.
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats not ready")
+	}
+	js := jetStream(t, ns)
+	createStream(t, js, "PERSONS")
+	publish(t, js, events.Consumer{ConsumerID: demoID("t-consumer", 0), BusinessID: demoID("business", 0), FirstName: "A", LastName: "B"})
+	waitReady(t, addrs["admin"])
+
+	p.cancel()
+	if err := p.wait(t, 30*time.Second); err != nil {
+		t.Fatalf("serve returned %v", err)
+	}
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// defaultTenantClaim names the tenancy claim of minted tokens when tenants
+// are given but LOOKUP_TENANT_CLAIM is not set.
+const defaultTenantClaim = "business_ids"
+
+func cmdToken(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	c, err := newCommand("token", "", `
+Mints a token signed with the dev key that "lookupd dev" creates in its data
+directory, and prints it on stdout. For development only: a real deployment
+verifies tokens of its own identity provider (LOOKUP_JWKS_URL).
+
+  TOKEN=$(lookupd token --key /tmp/lookupd-dev-123/dev-key.pem --scope 'read:persons read:persons:ssn')
+
+With --print-jwks it prints the JWKS of the key's public half instead, for
+a server's LOOKUP_JWKS_FILE. With --create the key is created when missing.`,
+		getenv, "data-dir", "issuer", "audience", "tenant-claim")
+	if err != nil {
+		return err
+	}
+	var (
+		keyPath   = c.fs.String("key", "", "PEM file of the dev RSA key (default <data-dir>/"+devKeyFile+")")
+		scope     = c.fs.String("scope", "read:persons", "space-separated scopes")
+		ttl       = c.fs.Duration("ttl", time.Hour, "lifetime of the token")
+		sub       = c.fs.String("sub", "dev-user", "subject (sub claim)")
+		tenants   = c.fs.String("tenant", "", "comma-separated business ids for the tenancy claim (claim named by --tenant-claim, else "+defaultTenantClaim+")")
+		printJWKS = c.fs.Bool("print-jwks", false, "print the public JWKS of the key instead of a token")
+		create    = c.fs.Bool("create", false, "create the key file when it does not exist")
+	)
+	c.extra = []string{"key", "scope", "ttl", "sub", "tenant", "print-jwks", "create"}
+	if err := c.parse(args, stdout, stderr); err != nil {
+		return err
+	}
+	if *keyPath == "" {
+		*keyPath = filepath.Join(c.cfg.DataDir, devKeyFile)
+	}
+	if *ttl <= 0 {
+		c.usage(stderr)
+		return &usageError{fmt.Errorf("--ttl %v: want a positive duration", *ttl)}
+	}
+	req := tokenRequest{
+		Issuer:      c.cfg.Issuer,
+		Audience:    c.cfg.Audience,
+		Subject:     *sub,
+		Scope:       *scope,
+		TTL:         *ttl,
+		TenantClaim: c.cfg.TenantClaim,
+		Now:         time.Now(),
+	}
+	if *tenants != "" {
+		for _, t := range strings.Split(*tenants, ",") {
+			t = strings.TrimSpace(t)
+			if t == "" {
+				continue
+			}
+			if err := uuid.Validate(t); err != nil || len(t) != 36 {
+				c.usage(stderr)
+				return &usageError{fmt.Errorf("--tenant %q: want comma-separated canonical UUIDs", t)}
+			}
+			req.Tenants = append(req.Tenants, strings.ToLower(t))
+		}
+		if req.TenantClaim == "" {
+			req.TenantClaim = defaultTenantClaim
+		}
+	}
+	load := loadDevKey
+	if *create {
+		load = loadOrCreateDevKey
+	}
+	key, err := load(*keyPath)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w (start \"lookupd dev\" and use the key path it prints, or pass --create)", err)
+		}
+		return err
+	}
+	if *printJWKS {
+		b, err := publicJWKS(key)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s\n", b)
+		return nil
+	}
+	tok, err := mintToken(key, req)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, tok)
+	return nil
+}
