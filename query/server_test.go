@@ -2,32 +2,261 @@ package query
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"net/http"
+	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/lookup/persons/events"
 )
 
-func TestGetPersonSmoke(t *testing.T) {
+func TestNewServerRequiresReaderAndKeys(t *testing.T) {
+	keys := testJWKS(t)
+	tests := []struct {
+		name string
+		cfg  Config
+		want error
+	}{
+		{"no reader", Config{Keys: keys}, ErrNoReader},
+		{"no keys", Config{Reader: fixtureReader()}, ErrNoKeys},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := NewServer(tc.cfg)
+			if !errors.Is(err, tc.want) || s != nil {
+				t.Errorf("NewServer = %v, %v; want nil, %v", s, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRequestID(t *testing.T) {
+	s := newTestServer(t, fixtureReader(), "")
+	read := rsaToken(t, goodClaims("read:persons"))
+	person := "/api/v1/persons/" + consumerA
+	tests := []struct {
+		name     string
+		target   string
+		ids      []string // X-Request-Id header values sent
+		wantEcho bool     // the sent id is echoed
+		wantBad  string   // reason of a 400; "" for none
+	}{
+		{name: "echoed", target: person, ids: []string{"abc-123"}, wantEcho: true},
+		{name: "uuid echoed", target: person, ids: []string{"6f1c7a52-8b0e-4c1e-9d7a-0b4c1f6a9e21"}, wantEcho: true},
+		{name: "128 characters", target: person, ids: []string{strings.Repeat("a", 128)}, wantEcho: true},
+		{name: "all visible ASCII", target: person, ids: []string{"!~\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}"}, wantEcho: true},
+		{name: "absent: generated", target: person},
+		{name: "empty: generated", target: person, ids: []string{""}},
+		{name: "129 characters", target: person, ids: []string{strings.Repeat("a", 129)}, wantBad: "must be at most 128 characters"},
+		{name: "space", target: person, ids: []string{"a b"}, wantBad: "must hold only visible ASCII characters"},
+		{name: "tab", target: person, ids: []string{"a\tb"}, wantBad: "must hold only visible ASCII characters"},
+		{name: "DEL", target: person, ids: []string{"a\x7fb"}, wantBad: "must hold only visible ASCII characters"},
+		{name: "non-ASCII", target: person, ids: []string{"caf\u00e9"}, wantBad: "must hold only visible ASCII characters"},
+		{name: "twice", target: person, ids: []string{"a", "b"}, wantBad: "must be given at most once"},
+		{name: "checked before routing", target: "/nowhere", ids: []string{"a b"}, wantBad: "must hold only visible ASCII characters"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := newRequest(http.MethodGet, tc.target, read)
+			for _, id := range tc.ids {
+				req.Header.Add("X-Request-Id", id)
+			}
+			rec := serve(t, s, req)
+			checkCommonHeaders(t, rec.Result())
+			got := rec.Header().Get("X-Request-Id")
+			if tc.wantEcho {
+				if got != tc.ids[0] {
+					t.Errorf("X-Request-Id = %q, want %q", got, tc.ids[0])
+				}
+			} else if _, err := uuid.Parse(got); err != nil {
+				t.Errorf("X-Request-Id = %q, want a generated UUID", got)
+			}
+			if tc.wantBad != "" {
+				checkProblem(t, rec, req, rec.Body.Bytes(), wantProblem{kind: probInvalidParams,
+					params: []invalidParam{{"X-Request-Id", tc.wantBad}}})
+				return
+			}
+			if rec.Code != http.StatusOK {
+				t.Errorf("status = %d, want 200", rec.Code)
+			}
+		})
+	}
+}
+
+func TestGeneratedRequestIDsDiffer(t *testing.T) {
+	s := newTestServer(t, fixtureReader(), "")
+	seen := map[string]bool{}
+	for i := 0; i < 20; i++ {
+		rec := serve(t, s, newRequest(http.MethodGet, "/openapi.yaml", ""))
+		id := rec.Header().Get("X-Request-Id")
+		if seen[id] {
+			t.Fatalf("X-Request-Id %q generated twice", id)
+		}
+		seen[id] = true
+	}
+}
+
+func TestRouting(t *testing.T) {
+	s := newTestServer(t, fixtureReader(), "")
+	tests := []struct {
+		name   string
+		method string
+		target string
+		kind   problemKind
+	}{
+		{"root", http.MethodGet, "/", probRouteNotFound},
+		{"prefix only", http.MethodGet, "/api/v1", probRouteNotFound},
+		{"other version", http.MethodGet, "/api/v2/persons/" + consumerA, probRouteNotFound},
+		{"path case matters", http.MethodGet, "/API/v1/persons/" + consumerA, probRouteNotFound},
+		{"signers with trailing slash", http.MethodGet, "/api/v1/authorized-signers/", probRouteNotFound},
+		{"unknown path with other method", http.MethodPost, "/nowhere", probRouteNotFound},
+		{"POST signers", http.MethodPost, "/api/v1/authorized-signers?consumer_id=" + consumerA, probMethodNotAllowed},
+		{"PUT person", http.MethodPut, "/api/v1/persons/" + consumerA, probMethodNotAllowed},
+		{"DELETE person", http.MethodDelete, "/api/v1/persons/" + consumerA, probMethodNotAllowed},
+		{"PATCH person", http.MethodPatch, "/api/v1/persons/" + consumerA, probMethodNotAllowed},
+		{"OPTIONS signers", http.MethodOptions, "/api/v1/authorized-signers", probMethodNotAllowed},
+		{"POST openapi", http.MethodPost, "/openapi.yaml", probMethodNotAllowed},
+		{"custom method", "BREW", "/api/v1/persons/" + consumerA, probMethodNotAllowed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// No token: routing answers before authentication.
+			req := newRequest(tc.method, tc.target, "")
+			rec := serve(t, s, req)
+			checkCommonHeaders(t, rec.Result())
+			checkProblem(t, rec, req, rec.Body.Bytes(), wantProblem{kind: tc.kind})
+			allow := rec.Header().Get("Allow")
+			if tc.kind == probMethodNotAllowed && allow != "GET, HEAD" {
+				t.Errorf("Allow = %q, want %q", allow, "GET, HEAD")
+			}
+			if tc.kind != probMethodNotAllowed && allow != "" {
+				t.Errorf("Allow = %q on a %d", allow, rec.Code)
+			}
+		})
+	}
+}
+
+func TestAcceptNegotiation(t *testing.T) {
+	s := newTestServer(t, fixtureReader(), "")
+	read := rsaToken(t, goodClaims("read:persons"))
+	tests := []struct {
+		name   string
+		accept []string // Accept header values; nil = none
+		token  string
+		want   int
+	}{
+		{"absent", nil, read, 200},
+		{"application/json", []string{"application/json"}, read, 200},
+		{"upper case", []string{"APPLICATION/JSON"}, read, 200},
+		{"with charset", []string{"application/json; charset=utf-8"}, read, 200},
+		{"application/*", []string{"application/*"}, read, 200},
+		{"*/*", []string{"*/*"}, read, 200},
+		{"browser-like", []string{"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}, read, 200},
+		{"json at low q", []string{"text/html, application/json;q=0.1"}, read, 200},
+		{"two headers", []string{"text/html", "application/json"}, read, 200},
+		{"empty value", []string{""}, read, 406},
+		{"text/html", []string{"text/html"}, read, 406},
+		{"xml only", []string{"application/xml"}, read, 406},
+		{"problem+json only", []string{"application/problem+json"}, read, 406},
+		{"json refused", []string{"application/json;q=0"}, read, 406},
+		{"json refused, anything else welcome", []string{"application/json;q=0, */*"}, read, 406},
+		{"all refused", []string{"*/*;q=0"}, read, 406},
+		{"bad q ignored", []string{"application/json;q=2"}, read, 406},
+		{"NaN q ignored", []string{"application/json;q=NaN"}, read, 406},
+		{"garbage", []string{";;;,,,"}, read, 406},
+		{"406 before authentication", []string{"text/html"}, "", 406},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := newRequest(http.MethodGet, "/api/v1/persons/"+consumerA, tc.token)
+			for _, a := range tc.accept {
+				req.Header.Add("Accept", a)
+			}
+			rec := serve(t, s, req)
+			checkCommonHeaders(t, rec.Result())
+			if tc.want == 406 {
+				checkProblem(t, rec, req, rec.Body.Bytes(), wantProblem{kind: probNotAcceptable})
+				return
+			}
+			if rec.Code != tc.want {
+				t.Errorf("status = %d, want %d", rec.Code, tc.want)
+			}
+		})
+	}
+}
+
+func TestOpenAPIServed(t *testing.T) {
+	s := newTestServer(t, fixtureReader(), "")
+	for _, method := range []string{http.MethodGet, http.MethodHead} {
+		t.Run(method, func(t *testing.T) {
+			req := newRequest(method, "/openapi.yaml", "")
+			req.Header.Set("Accept", "text/html") // not subject to the Accept check
+			rec := serve(t, s, req)
+			checkCommonHeaders(t, rec.Result())
+			if rec.Code != http.StatusOK {
+				t.Fatalf("status = %d, want 200", rec.Code)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != "application/yaml" {
+				t.Errorf("Content-Type = %q, want application/yaml", ct)
+			}
+			wantBody := string(openAPIDoc)
+			if method == http.MethodHead {
+				wantBody = ""
+			}
+			if rec.Body.String() != wantBody {
+				t.Errorf("body differs from the embedded document (%d bytes, want %d)", rec.Body.Len(), len(wantBody))
+			}
+		})
+	}
+}
+
+func TestInstanceIsTheEscapedPath(t *testing.T) {
+	s := newTestServer(t, fixtureReader(), "")
+	req := newRequest(http.MethodGet, "/api/v1/persons/%20x%2Fy?q=secret", rsaToken(t, goodClaims("read:persons")))
+	rec := serve(t, s, req)
+	p := decodeProblem(t, rec)
+	if p.Instance != "/api/v1/persons/%20x%2Fy" {
+		t.Errorf("instance = %q, want %q", p.Instance, "/api/v1/persons/%20x%2Fy")
+	}
+}
+
+func TestInternalErrorRevealsNothing(t *testing.T) {
+	s := newTestServer(t, fixtureReader(), "")
+	read := rsaToken(t, goodClaims("read:persons"))
+	for _, id := range []string{personBoom, personPanic} {
+		rec := serve(t, s, newRequest(http.MethodGet, "/api/v1/persons/"+id, read))
+		if rec.Code != http.StatusInternalServerError {
+			t.Fatalf("status = %d, want 500", rec.Code)
+		}
+		for _, leak := range []string{"badger", "disk", "secret", "exploded", "goroutine", ".go:"} {
+			if strings.Contains(rec.Body.String(), leak) {
+				t.Errorf("500 body reveals %q: %s", leak, rec.Body)
+			}
+		}
+	}
+}
+
+func TestReaderGetsLowerCaseID(t *testing.T) {
+	var gotPerson, gotConsumer string
 	reader := &fakeReader{
 		PersonFunc: func(_ context.Context, id string) (events.Person, error) {
-			if id != consumerA {
-				return events.Person{}, events.ErrNotFound
-			}
-			return events.Person{ID: consumerA, BusinessID: businessA, FirstName: "Ann", LastName: "Lee", Type: events.PersonTypeConsumer}, nil
+			gotPerson = id
+			return events.Person{}, events.ErrNotFound
+		},
+		SignersFunc: func(_ context.Context, id string) (events.Person, []events.Signer, error) {
+			gotConsumer = id
+			return events.Person{}, nil, events.ErrNotFound
 		},
 	}
 	s := newTestServer(t, reader, "")
-	rec := serve(t, s, newRequest(http.MethodGet, "/api/v1/persons/"+consumerA, rsaToken(t, goodClaims("read:persons"))))
-	if rec.Code != http.StatusOK {
-		t.Fatalf("status = %d, want 200; body %s", rec.Code, rec.Body)
+	read := rsaToken(t, goodClaims("read:persons"))
+	serve(t, s, newRequest(http.MethodGet, "/api/v1/persons/"+strings.ToUpper(consumerA), read))
+	serve(t, s, newRequest(http.MethodGet, "/api/v1/authorized-signers?consumer_id="+strings.ToUpper(consumerB), read))
+	if gotPerson != consumerA {
+		t.Errorf("Person got id %q, want %q", gotPerson, consumerA)
 	}
-	var got personJSON
-	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
-		t.Fatal(err)
-	}
-	if got.PersonID != consumerA || got.FirstName != "Ann" {
-		t.Errorf("got %+v", got)
+	if gotConsumer != consumerB {
+		t.Errorf("Signers got id %q, want %q", gotConsumer, consumerB)
 	}
 }
