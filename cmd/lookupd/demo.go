@@ -142,7 +142,7 @@ func demoSigner(consumer string, k int) events.Signer {
 		SignerID:        demoID("signer", k),
 		ConsumerID:      consumer,
 		FirstName:       firstNames[(k*3+1)%len(firstNames)],
-		LastName:        lastNames[(k*5+2)%len(lastNames)],
+		LastName:        lastNames[(k*7+2)%len(lastNames)],
 		HIPAAAuthorized: k%3 == 0,
 		Status:          statuses[k%len(statuses)],
 		Type:            signerTypes[k%len(signerTypes)],

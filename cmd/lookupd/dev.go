@@ -275,9 +275,22 @@ ssn_mode is LAST4, MASKED, FULL or NONE):
   curl -s %[10]s '%[1]s/api/v1/authorized-signers?consumer_id=%[11]s&expand=PROTECTED_PERSONAL_DATA'
   curl -s %[10]s '%[1]s/api/v1/authorized-signers?consumer_id=%[11]s&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL'
 
-More tokens: lookupd token --key %[14]s --scope read:persons --ttl 1h
+More tokens, from the repository:
+  go run ./cmd/lookupd token --key %[14]s --scope read:persons --ttl 1h
 Stop with Ctrl-C.
-`, b.API, b.Admin, b.NATS, b.Stream, b.DataDir, removed, b.TTL, devScopes, b.Token, auth,
+`, b.API, b.Admin, b.NATS, b.Stream, b.DataDir, removed, shortDuration(b.TTL), devScopes, b.Token, auth,
 		b.Demo.Consumer, b.Demo.BusinessContact, b.Demo.DeletedConsumer, b.KeyPath)
 	_, _ = io.WriteString(w, sb.String())
+}
+
+// shortDuration formats d without trailing zero units ("12h", "1h30m").
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

@@ -74,7 +74,7 @@ func project(ctx context.Context, cfg config, logger *slog.Logger, opts projectO
 	if err != nil {
 		return fmt.Errorf("jetstream: %w", err)
 	}
-	proj := projector.New(js, store, projector.Config{Stream: cfg.Stream, Logger: logger.With("component", "projector")})
+	proj := projector.New(js, store, projector.Config{Stream: cfg.Stream, Logger: logger})
 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()

@@ -148,7 +148,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	if err != nil {
 		return fmt.Errorf("jetstream: %w", err)
 	}
-	proj := projector.New(js, store, projector.Config{Stream: cfg.Stream, Logger: logger.With("component", "projector")})
+	proj := projector.New(js, store, projector.Config{Stream: cfg.Stream, Logger: logger})
 
 	reg := newRegistry(proj)
 	api, err := query.NewServer(query.Config{

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lookup/persons/events"
+)
+
+var (
+	tokenLine = regexp.MustCompile(`(?m)^export TOKEN='([^']+)'$`)
+	curlLine  = regexp.MustCompile(`(?m)^  curl -s -H "Authorization: Bearer \$TOKEN" '?([^'\s]+)'?$`)
+	dataLine  = regexp.MustCompile(`(?m)^  data    (\S+) \(removed on exit\)$`)
+)
+
+func TestDev(t *testing.T) {
+	p := start(t, map[string]string{
+		"LOOKUP_HTTP_ADDR":  "127.0.0.1:0",
+		"LOOKUP_ADMIN_ADDR": "127.0.0.1:0",
+		"LOOKUP_LOG_FORMAT": "json",
+	}, "dev")
+	var out string
+	checkFor(t, 60*time.Second, 20*time.Millisecond, func() error {
+		out = p.stdout.String()
+		if !strings.Contains(out, "Stop with Ctrl-C.") {
+			select {
+			case err := <-p.done:
+				p.done <- err
+				t.Fatalf("dev ended: %v\nstderr:\n%s", err, p.stderr)
+			default:
+			}
+			return errors.New("no banner yet")
+		}
+		return nil
+	})
+	m := tokenLine.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no token line in:\n%s", out)
+	}
+	tok := m[1]
+	curls := curlLine.FindAllStringSubmatch(out, -1)
+	if len(curls) != 6 {
+		t.Fatalf("%d curl commands, want 6:\n%s", len(curls), out)
+	}
+	// The printed commands in order: consumer, business contact, deleted
+	// consumer, then signers without expand, with expand, with FULL SSNs.
+	wantCodes := []int{200, 200, 404, 200, 200, 200}
+	bodies := make([][]byte, len(curls))
+	for i, c := range curls {
+		code, body, err := get(c[1], tok)
+		if err != nil || code != wantCodes[i] {
+			t.Errorf("GET %s: %d %s %v, want %d", c[1], code, body, err, wantCodes[i])
+		}
+		bodies[i] = body
+	}
+	var signers struct {
+		Items []struct {
+			PPD *struct {
+				SSN string `json:"social_security_number"`
+			} `json:"protected_personal_data"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(bodies[5], &signers); err != nil {
+		t.Fatalf("signers: %v: %s", err, bodies[5])
+	}
+	if len(signers.Items) != 8 {
+		t.Errorf("%d signers of the example consumer, want 8", len(signers.Items))
+	}
+	fullSSN := regexp.MustCompile(`^\d{3}-\d{2}-\d{4}$`)
+	var full int
+	for _, it := range signers.Items {
+		if it.PPD == nil {
+			t.Errorf("signer without protected_personal_data")
+		} else if fullSSN.MatchString(it.PPD.SSN) {
+			full++
+		}
+	}
+	if full == 0 {
+		t.Errorf("no full SSN with ssn_mode=FULL: %s", bodies[5])
+	}
+
+	// The admin listener serves the dev JWKS.
+	addrs := p.addrs(t)
+	code, body, err := get("http://"+addrs["admin"]+"/.well-known/jwks.json", "")
+	if err != nil || code != http.StatusOK || !strings.Contains(string(body), `"kty": "RSA"`) {
+		t.Errorf("GET jwks: %d %s %v", code, body, err)
+	}
+	if strings.Contains(p.stderr.String(), tok) {
+		t.Errorf("the token reached the logs")
+	}
+
+	dm := dataLine.FindStringSubmatch(out)
+	if dm == nil {
+		t.Fatalf("no data line in:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dm[1], devKeyFile)); err != nil {
+		t.Errorf("dev key: %v", err)
+	}
+	p.cancel() // Ctrl-C
+	if err := p.wait(t, 30*time.Second); err != nil {
+		t.Fatalf("dev returned %v\nstderr:\n%s", err, p.stderr)
+	}
+	if _, err := os.Stat(dm[1]); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("temporary data directory %s still there: %v", dm[1], err)
+	}
+}
+
+// TestDevDataDirSurvives checks that with --data-dir a second dev run
+// reuses the stream, the read model and the key, and publishes nothing again.
+func TestDevDataDirSurvives(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "dev")
+	environ := map[string]string{"LOOKUP_HTTP_ADDR": "127.0.0.1:0", "LOOKUP_ADMIN_ADDR": "127.0.0.1:0", "LOOKUP_LOG_FORMAT": "json"}
+	var tokens []string
+	for i := range 2 {
+		p := start(t, environ, "dev", "--data-dir", dir)
+		checkFor(t, 60*time.Second, 20*time.Millisecond, func() error {
+			if !strings.Contains(p.stdout.String(), "Stop with Ctrl-C.") {
+				return fmt.Errorf("run %d: no banner yet; stderr:\n%s", i, p.stderr)
+			}
+			return nil
+		})
+		tokens = append(tokens, tokenLine.FindStringSubmatch(p.stdout.String())[1])
+		if i == 1 {
+			if !strings.Contains(p.stderr.String(), "demo data not published again") {
+				t.Errorf("second run published the demo data again:\n%s", p.stderr)
+			}
+			// A token of the first run still verifies: same key.
+			curls := curlLine.FindAllStringSubmatch(p.stdout.String(), -1)
+			if code, body, err := get(curls[0][1], tokens[0]); err != nil || code != http.StatusOK {
+				t.Errorf("first run's token on the second run: %d %s %v", code, body, err)
+			}
+		}
+		p.cancel()
+		if err := p.wait(t, 30*time.Second); err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, devKeyFile)); err != nil {
+		t.Errorf("data dir not kept: %v", err)
+	}
+}
+
+func TestDemoData(t *testing.T) {
+	d, err := newDemoData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		consumers, contacts                            = map[string]bool{}, map[string]bool{}
+		statuses                                       = map[events.SignerStatus]bool{}
+		types                                          = map[events.SignerType]bool{}
+		access                                         = map[events.AccountAccess]bool{}
+		mid, noMid, addr, noAddr, ph, noPh, ssn, noSSN int
+		dob, noDOB, deletes                            int
+	)
+	ids := map[string]bool{}
+	for _, ev := range d.Events {
+		// Every demo event is valid under the v1 contract.
+		body, err := events.Encode(ev)
+		if err != nil {
+			t.Fatalf("encode: %v", err)
+		}
+		if _, err := events.Decode(ev.Subject(), body); err != nil {
+			t.Errorf("demo event %s %s invalid: %v", ev.Type, ev.Subject(), err)
+		}
+		if ids[ev.ID] {
+			t.Errorf("duplicate event id %s", ev.ID)
+		}
+		ids[ev.ID] = true
+		switch x := ev.Data.(type) {
+		case events.Consumer:
+			consumers[x.ConsumerID] = true
+		case events.BusinessContact:
+			contacts[x.ContactID] = true
+		case events.Signer:
+			statuses[x.Status], types[x.Type], access[x.AccountAccess] = true, true, true
+			count := func(has bool, yes, no *int) {
+				if has {
+					*yes++
+				} else {
+					*no++
+				}
+			}
+			count(x.MiddleName != "", &mid, &noMid)
+			count(x.Address != nil, &addr, &noAddr)
+			count(x.Phone != nil, &ph, &noPh)
+			count(x.SSN != "", &ssn, &noSSN)
+			count(x.DateOfBirth != "", &dob, &noDOB)
+		default:
+			deletes++
+		}
+	}
+	if len(consumers) != 20 || len(contacts) < 3 || len(d.Businesses) < 2 {
+		t.Errorf("%d consumers, %d contacts, %d businesses; want 20, >=3, >=2", len(consumers), len(contacts), len(d.Businesses))
+	}
+	if len(statuses) != 4 || len(types) != 6 || len(access) != 4 {
+		t.Errorf("signers cover %d statuses, %d types, %d access levels; want 4, 6, 4", len(statuses), len(types), len(access))
+	}
+	for name, n := range map[string]int{"middle name": mid, "no middle name": noMid, "address": addr, "no address": noAddr,
+		"phone": ph, "no phone": noPh, "SSN": ssn, "no SSN": noSSN, "DOB": dob, "no DOB": noDOB, "deletions": deletes} {
+		if n == 0 {
+			t.Errorf("no signer (or event) with %s", name)
+		}
+	}
+	again, _ := newDemoData()
+	if again.Events[0].ID != d.Events[0].ID || again.Consumer != d.Consumer {
+		t.Errorf("demo ids are not deterministic")
+	}
+}
+
+// TestDevStreamMatchesDeploy keeps the dev stream in step with the stream
+// definition operators apply (deploy/streams/persons.json).
+func TestDevStreamMatchesDeploy(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "streams", "persons.json"))
+	if err != nil {
+		t.Fatalf("deploy stream definition: %v", err)
+	}
+	var want jetstream.StreamConfig
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatalf("decode deploy stream definition: %v", err)
+	}
+	got := devStreamConfig(want.Name)
+	type limits struct {
+		Subjects          []string
+		Retention         jetstream.RetentionPolicy
+		Discard           jetstream.DiscardPolicy
+		Storage           jetstream.StorageType
+		MaxMsgsPerSubject int64
+		MaxMsgSize        int32
+		Duplicates        time.Duration
+		AllowDirect       bool
+		Compression       jetstream.StoreCompression
+	}
+	pick := func(c jetstream.StreamConfig) string {
+		return fmt.Sprintf("%+v", limits{c.Subjects, c.Retention, c.Discard, c.Storage, c.MaxMsgsPerSubject,
+			c.MaxMsgSize, c.Duplicates, c.AllowDirect, c.Compression})
+	}
+	if pick(got) != pick(want) {
+		t.Errorf("dev stream differs from deploy/streams/persons.json:\n got %s\nwant %s", pick(got), pick(want))
+	}
+}
