@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -106,6 +107,8 @@ type Projector struct {
 	afterCommit func(seq uint64)
 	// pullMax is the client-side buffer of the ordered consumer.
 	pullMax int
+	// decoders is the number of goroutines decoding events.
+	decoders int
 }
 
 // New returns a Projector that applies the stream described by cfg to s. It
@@ -128,7 +131,7 @@ func New(js jetstream.JetStream, s *Store, cfg Config) *Projector {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Projector{js: js, store: s, cfg: cfg, logger: logger.With("component", "projector", "stream", cfg.Stream),
-		caughtUp: make(chan struct{}), pullMax: 2000}
+		caughtUp: make(chan struct{}), pullMax: 2000, decoders: max(runtime.GOMAXPROCS(0), 1)}
 	if seq, ts, err := s.checkpoint(); err == nil {
 		p.prog.AppliedSeq, p.prog.LastEventTime = seq, ts
 	}
@@ -320,6 +323,12 @@ type msgItem struct {
 }
 
 // session consumes from checkpoint + 1 until the consumer fails or ctx is done.
+//
+// The pipeline: a reader goroutine takes messages from the consumer; a
+// chunker groups what has arrived into chunks of up to chunkSize; decoders
+// (one per CPU) parse the metadata and decode the events of each chunk in
+// parallel; the session goroutine takes the chunks in stream order, waits
+// for each to be decoded, and commits batches of up to BatchSize events.
 func (p *Projector) session(ctx context.Context, stream jetstream.Stream, bo *backoff) error {
 	p.mu.Lock()
 	start := p.prog.AppliedSeq + 1
@@ -339,80 +348,161 @@ func (p *Projector) session(ctx context.Context, stream jetstream.Stream, bo *ba
 	}
 	p.logger.Info("consuming", "from_seq", start)
 
-	ch := make(chan msgItem, 2*p.cfg.BatchSize)
 	done := make(chan struct{})
-	readerDone := make(chan struct{})
-	go func() {
-		defer close(readerDone)
-		p.read(iter, ch, done)
-	}()
+	raw := make(chan msgItem, p.pullMax)
+	work := make(chan *chunk, p.decoders*2)
+	ordered := make(chan *chunk, 2*p.cfg.BatchSize/chunkSize+p.decoders*2)
+	var wg sync.WaitGroup
+	wg.Add(2 + p.decoders)
+	go func() { defer wg.Done(); p.read(iter, raw, done) }()
+	go func() { defer wg.Done(); chunker(raw, work, ordered, done) }()
+	for range p.decoders {
+		go func() {
+			defer wg.Done()
+			for c := range work {
+				decodeChunk(c)
+			}
+		}()
+	}
 	defer func() {
 		close(done)
 		iter.Stop()
-		<-readerDone
+		wg.Wait()
 	}()
 
 	batch := make([]msgItem, 0, p.cfg.BatchSize)
 	lastSeen := start - 1
 	for {
 		batch = batch[:0]
-		var first msgItem
+		var c *chunk
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case first = <-ch:
+		case c = <-ordered:
 		}
-		if first.err != nil {
-			return first.err
-		}
-		batch = append(batch, first)
-	fill:
-		for len(batch) < p.cfg.BatchSize {
-			select {
-			case m := <-ch:
-				if m.err != nil {
-					// Apply what we have, then end the session.
-					if err := p.process(ctx, batch, &lastSeen); err != nil {
-						return err
-					}
-					return m.err
-				}
-				batch = append(batch, m)
-			default:
-				break fill
+		var readErr error
+		for {
+			<-c.done
+			batch = append(batch, c.items...)
+			if c.err != nil {
+				readErr = c.err
+				break
 			}
+			if len(batch)+chunkSize > p.cfg.BatchSize {
+				break
+			}
+			select {
+			case c = <-ordered:
+				continue
+			default:
+			}
+			break
 		}
-		if err := p.process(ctx, batch, &lastSeen); err != nil {
-			return err
+		if len(batch) > 0 {
+			if err := p.process(ctx, batch, &lastSeen); err != nil {
+				return err
+			}
+			bo.reset()
 		}
-		bo.reset()
+		if readErr != nil {
+			return readErr
+		}
 	}
 }
 
-// read runs in its own goroutine: it takes messages from the consumer,
-// decodes them (so that decoding overlaps with the store's writes) and hands
-// them on, until the iterator fails or done is closed.
-func (p *Projector) read(iter jetstream.MessagesContext, ch chan<- msgItem, done <-chan struct{}) {
+// chunkSize is the number of messages decoded as one unit of work.
+const chunkSize = 64
+
+// chunk is a run of consecutive messages, decoded by one decoder; done is
+// closed when they are. err, when set, is the error that ended the reading,
+// after the messages of the chunk.
+type chunk struct {
+	items []msgItem
+	err   error
+	done  chan struct{}
+}
+
+// read runs in its own goroutine: it hands the consumer's messages on,
+// until the iterator fails (the error is handed on last) or done is closed.
+func (p *Projector) read(iter jetstream.MessagesContext, raw chan<- msgItem, done <-chan struct{}) {
 	for {
 		msg, err := iter.Next()
-		var m msgItem
+		m := msgItem{msg: msg}
 		if err != nil {
 			m.err = fmt.Errorf("read stream: %w", err)
-		} else if md, merr := msg.Metadata(); merr != nil {
-			m.err = fmt.Errorf("read stream: message metadata: %w", merr)
-		} else {
-			m.seq, m.time, m.pending, m.msg = md.Sequence.Stream, md.Timestamp, md.NumPending, msg
-			m.ev, m.decErr = events.Decode(msg.Subject(), msg.Data())
-			m.valid = m.decErr == nil
 		}
 		select {
-		case ch <- m:
+		case raw <- m:
 		case <-done:
 			return
 		}
 		if m.err != nil {
 			return
 		}
+	}
+}
+
+// chunker groups the messages that have arrived into chunks, sends each to
+// the decoders and, in stream order, to the session. It closes work when
+// done.
+func chunker(raw <-chan msgItem, work, ordered chan<- *chunk, done <-chan struct{}) {
+	defer close(work)
+	for {
+		c := &chunk{items: make([]msgItem, 0, chunkSize), done: make(chan struct{})}
+		select {
+		case m := <-raw:
+			c.add(m)
+		case <-done:
+			return
+		}
+	fill:
+		for c.err == nil && len(c.items) < chunkSize {
+			select {
+			case m := <-raw:
+				c.add(m)
+			default:
+				break fill
+			}
+		}
+		select {
+		case ordered <- c:
+		case <-done:
+			return
+		}
+		select {
+		case work <- c:
+		case <-done:
+			return
+		}
+		if c.err != nil {
+			return
+		}
+	}
+}
+
+func (c *chunk) add(m msgItem) {
+	if m.err != nil {
+		c.err = m.err
+		return
+	}
+	c.items = append(c.items, m)
+}
+
+// decodeChunk reads the metadata and decodes the events of c. A message
+// whose metadata cannot be read ends the chunk with an error: the session
+// restarts from the checkpoint.
+func decodeChunk(c *chunk) {
+	defer close(c.done)
+	for i := range c.items {
+		m := &c.items[i]
+		md, err := m.msg.Metadata()
+		if err != nil {
+			c.items, c.err = c.items[:i], fmt.Errorf("read stream: message metadata: %w", err)
+			return
+		}
+		m.seq, m.time, m.pending = md.Sequence.Stream, md.Timestamp, md.NumPending
+		m.ev, m.decErr = events.Decode(m.msg.Subject(), m.msg.Data())
+		m.valid = m.decErr == nil
 	}
 }
 

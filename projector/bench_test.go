@@ -1,0 +1,119 @@
+package projector
+
+import (
+	"context"
+	"math/rand/v2"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// benchEvents is the size of the stream the benchmarks project.
+const benchEvents = 100_000
+
+// BenchmarkProjection measures projection throughput (events/s) from an
+// in-process JetStream server with file storage into a fresh Badger store,
+// next to the rate of merely draining the same stream with an ordered
+// consumer (drain-events/s), and their ratio. Each iteration drains and then
+// projects the whole pre-published stream; the stream is published once,
+// outside the timing. The stream is the mixed workload of genStream (about
+// half full signer upserts, out-of-order versions, deletions), without
+// invalid events.
+func BenchmarkProjection(b *testing.B) {
+	srv := startServer(b, b.TempDir(), -1)
+	js := connect(b, srv.ClientURL())
+	createStream(b, js)
+	var msgs []wireMsg
+	for _, m := range genStream(b, rand.New(rand.NewPCG(5, 6)), benchEvents*103/100) {
+		if m.valid && len(msgs) < benchEvents {
+			msgs = append(msgs, m)
+		}
+	}
+	publishAll(b, js, msgs)
+	last := streamLastSeq(b, js)
+	stream, err := js.Stream(context.Background(), "PERSONS")
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	var drainDur, projDur, cpu time.Duration
+	b.ResetTimer()
+	for range b.N {
+		// Drain: read every message, no decoding, no store.
+		start := time.Now()
+		drain(b, stream, last)
+		drainDur += time.Since(start)
+
+		b.StopTimer()
+		s, err := Open(b.TempDir(), StoreOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		p := New(js, s, Config{})
+		ctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error, 1)
+		b.StartTimer()
+
+		start = time.Now()
+		var ru0, ru1 syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+		go func() { errc <- p.Run(ctx) }()
+		select {
+		case <-p.CaughtUp():
+		case <-time.After(5 * time.Minute):
+			b.Fatalf("not caught up: %+v", p.Progress())
+		}
+		projDur += time.Since(start)
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+		cpu += time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
+
+		b.StopTimer()
+		cancel()
+		if err := <-errc; err != nil {
+			b.Fatal(err)
+		}
+		if pr := p.Progress(); pr.AppliedSeq != last {
+			b.Fatalf("applied %d, want %d", pr.AppliedSeq, last)
+		}
+		_ = s.Close()
+		b.StartTimer()
+	}
+	b.StopTimer()
+	total := float64(last) * float64(b.N)
+	proj := total / projDur.Seconds()
+	raw := total / drainDur.Seconds()
+	b.ReportMetric(proj, "events/s")
+	b.ReportMetric(raw, "drain-events/s")
+	b.ReportMetric(proj/raw, "ratio")
+	b.ReportMetric(cpu.Seconds()/projDur.Seconds(), "cpus-used")
+}
+
+// drain reads the stream up to last with an ordered consumer and the same
+// client buffer as the projector.
+func drain(b *testing.B, stream jetstream.Stream, last uint64) {
+	b.Helper()
+	cons, err := stream.OrderedConsumer(context.Background(), jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(2000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer it.Stop()
+	for {
+		m, err := it.Next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		md, err := m.Metadata()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if md.Sequence.Stream >= last {
+			return
+		}
+	}
+}
