@@ -1,27 +1,32 @@
 # Person and Authorized Signer Lookup service.
 #
-#   make run          the whole service on this machine, zero set-up (lookupd dev)
-#   make test         unit tests with the race detector
-#   make integration  black-box suite on containers (needs Docker)
-#   make bench        benchmarks
-#   make build        bin/lookupd
+#   make run          the whole service on this machine, zero set-up (lookupd dev);
+#                     pass flags with RUN_ARGS, e.g. make run RUN_ARGS='--data-dir ./dev-data'
+#   make test         unit tests with the race detector (the README's test command)
+#   make integration  container images, then the black-box suite on them (needs Docker)
+#   make bench        benchmarks (BENCHTIME=1s, BENCH=. by default)
+#   make build        bin/lookupd, static
 #   make lint         gofmt and go vet
+#   make ci           what CI runs: .ci/run (lint, test, integration)
 
 GO      ?= go
 BIN     ?= bin
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
+RUN_ARGS  ?=
+BENCH     ?= .
+BENCHTIME ?= 1s
 
-.PHONY: run test integration bench build lint images clean
+.PHONY: run test integration bench build lint images clean ci
 
 run:
-	$(GO) run ./cmd/lookupd dev
+	$(GO) run ./cmd/lookupd dev $(RUN_ARGS)
 
 test:
 	$(GO) test -race -count=1 ./...
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem ./...
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/lookupd ./cmd/lookupd
@@ -30,6 +35,9 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./integration/...
+
+ci:
+	.ci/run
 
 # --- images and the integration suite (owned by deploy/ and integration/) ---
 
