@@ -1,0 +1,580 @@
+//go:build integration
+
+// Package integration is the black-box suite of lookupd on real
+// infrastructure: the container images of deploy/ run with testcontainers-go
+// (Ryuk disabled, nothing pulled), events go in through events.Publisher,
+// answers come out of the HTTP API with real tokens.
+//
+// Run it with `make integration` (which builds the images first) or, once the
+// images exist, `go test -tags integration ./integration/`.
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v3/jwa"
+	"github.com/lestrrat-go/jwx/v3/jwk"
+	"github.com/lestrrat-go/jwx/v3/jwt"
+	"github.com/moby/moby/api/types/container"
+	mobynet "github.com/moby/moby/api/types/network"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/testcontainers/testcontainers-go"
+	tcnetwork "github.com/testcontainers/testcontainers-go/network"
+	"github.com/testcontainers/testcontainers-go/wait"
+
+	"github.com/lookup/persons/events"
+)
+
+// Images, named as in the Makefile (LOOKUPD_IMAGE, NATS_IMAGE, NATSCLI_IMAGE).
+var (
+	lookupdImage string
+	natsImage    string
+	natscliImage string
+)
+
+// Token claims the suite configures lookupd with.
+const (
+	testIssuer   = "https://issuer.integration.test"
+	testAudience = "lookup-api"
+)
+
+func TestMain(m *testing.M) {
+	// Ryuk is a container image too and cannot be pulled here; every test
+	// removes what it starts through t.Cleanup instead.
+	if os.Getenv("TESTCONTAINERS_RYUK_DISABLED") == "" {
+		os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	}
+	// testcontainers guesses the address of published ports; inside a
+	// container (a /.dockerenv) it takes the default gateway, which is wrong
+	// when the Docker daemon runs in this same container (a docker0 bridge
+	// here): then published ports are on the loopback.
+	if os.Getenv("TESTCONTAINERS_HOST_OVERRIDE") == "" && os.Getenv("DOCKER_HOST") == "" {
+		if _, err := net.InterfaceByName("docker0"); err == nil {
+			os.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "127.0.0.1")
+		}
+	}
+	lookupdImage = envOr("LOOKUPD_IMAGE", "lookup/lookupd:dev")
+	natsImage = envOr("NATS_IMAGE", "lookup/nats-server:"+moduleVersion("..", "github.com/nats-io/nats-server/v2"))
+	natscliImage = envOr("NATSCLI_IMAGE", "lookup/natscli:"+moduleVersion("../deploy/natscli", "github.com/nats-io/natscli"))
+	for _, img := range []string{lookupdImage, natsImage, natscliImage} {
+		if err := exec.Command("docker", "image", "inspect", img).Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "image %s is missing: run `make images` first (nothing may be pulled)\n", img)
+			os.Exit(1)
+		}
+	}
+	before := imageIDs()
+	start := time.Now()
+	code := m.Run()
+	fmt.Printf("integration suite ran in %s\n", time.Since(start).Round(time.Second))
+	if after := imageIDs(); after != before {
+		fmt.Fprintf(os.Stderr, "docker images changed during the suite (a pull?):\nbefore:\n%s\nafter:\n%s\n", before, after)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// moduleVersion returns the version of module mod required by the module in dir.
+func moduleVersion(dir, mod string) string {
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Version}}", mod)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "go list -m %s: %v\n", mod, err)
+		os.Exit(1)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// imageIDs lists the ids of all local images, sorted, one per line.
+func imageIDs() string {
+	out, err := exec.Command("docker", "images", "-q", "--no-trunc").Output()
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	ids := strings.Fields(string(out))
+	sort.Strings(ids)
+	return strings.Join(ids, "\n")
+}
+
+// eventually polls cond every 100ms until it returns nil or timeout passes,
+// then fails the test with cond's last error.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not reached within %v: %v", what, timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// newNetwork creates a docker network removed at the end of the test.
+func newNetwork(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	nw, err := tcnetwork.New(ctx)
+	if err != nil {
+		t.Fatalf("create network: %v", err)
+	}
+	testcontainers.CleanupNetwork(t, nw)
+	return nw.Name
+}
+
+// freePort returns a TCP port free on the host now.
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("free port: %v", err)
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// natsNode is one nats-server container.
+type natsNode struct {
+	name string // network alias
+	ctr  testcontainers.Container
+	url  string // nats://<docker host>:<host port>, stable across stop/start
+}
+
+// startNATS starts a nats-server container on network nw with the given
+// alias. Its client port is bound to a fixed host port so that clients on
+// the host reconnect to the same URL after the container is restarted.
+// Extra files (e.g. a config) and environment are optional.
+func startNATS(ctx context.Context, t *testing.T, nw, alias string, cmd []string, env map[string]string, files []testcontainers.ContainerFile) *natsNode {
+	t.Helper()
+	hostPort := freePort(t)
+	req := testcontainers.ContainerRequest{
+		Image:          natsImage,
+		Cmd:            cmd,
+		Env:            env,
+		Files:          files,
+		ExposedPorts:   []string{"4222/tcp"},
+		Networks:       []string{nw},
+		NetworkAliases: map[string][]string{nw: {alias}},
+		HostConfigModifier: func(hc *container.HostConfig) {
+			hc.PortBindings = mobynet.PortMap{
+				mobynet.MustParsePort("4222/tcp"): {{HostPort: hostPort}},
+			}
+		},
+		WaitingFor: wait.ForLog("Server is ready").WithStartupTimeout(60 * time.Second),
+	}
+	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
+	testcontainers.CleanupContainer(t, c)
+	if err != nil {
+		t.Fatalf("start nats %s: %v", alias, err)
+	}
+	host, err := c.Host(ctx)
+	if err != nil {
+		t.Fatalf("nats %s host: %v", alias, err)
+	}
+	return &natsNode{name: alias, ctr: c, url: "nats://" + net.JoinHostPort(host, hostPort)}
+}
+
+// stop stops the node's container (SIGTERM, then SIGKILL after 10s).
+func (n *natsNode) stop(ctx context.Context, t *testing.T) {
+	t.Helper()
+	timeout := 10 * time.Second
+	if err := n.ctr.Stop(ctx, &timeout); err != nil {
+		t.Fatalf("stop nats %s: %v", n.name, err)
+	}
+}
+
+// start starts the stopped container again, on the same host port and store.
+func (n *natsNode) start(ctx context.Context, t *testing.T) {
+	t.Helper()
+	if err := n.ctr.Start(ctx); err != nil {
+		t.Fatalf("start nats %s: %v", n.name, err)
+	}
+}
+
+// connectJS connects to the given servers, reconnecting forever, and returns
+// a JetStream context. The connection is closed at the end of the test.
+func connectJS(t *testing.T, urls ...string) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(strings.Join(urls, ","),
+		nats.MaxReconnects(-1), nats.ReconnectWait(200*time.Millisecond),
+		nats.RetryOnFailedConnect(true), nats.Timeout(5*time.Second))
+	if err != nil {
+		t.Fatalf("connect %v: %v", urls, err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatalf("jetstream: %v", err)
+	}
+	return js
+}
+
+// createStreams creates the streams of deploy/streams/<file> (as the
+// compose job and the Kubernetes Job do with `nats stream add --config`),
+// retrying while JetStream is not yet available (a cluster electing its
+// meta leader).
+func createStreams(ctx context.Context, t *testing.T, js jetstream.JetStream, files ...string) {
+	t.Helper()
+	for _, f := range files {
+		cfg := loadStreamConfig(t, f)
+		eventually(t, 60*time.Second, "create stream from "+f, func() error {
+			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			_, err := js.CreateStream(cctx, cfg)
+			return err
+		})
+	}
+}
+
+// publishAll publishes evs in order through events.Publisher, retrying each
+// one until it is acknowledged (the broker may be away); a retried event
+// keeps its id, so Nats-Msg-Id dedup stores it once. It returns the last
+// stream sequence.
+func publishAll(ctx context.Context, t *testing.T, js jetstream.JetStream, evs []events.Event) uint64 {
+	t.Helper()
+	seq, err := publishRetrying(ctx, events.NewPublisher(js), evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seq
+}
+
+func publishRetrying(ctx context.Context, pub *events.Publisher, evs []events.Event) (uint64, error) {
+	var last uint64
+	for i, ev := range evs {
+		for {
+			pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			seq, err := pub.Publish(pctx, ev)
+			cancel()
+			if err == nil {
+				last = seq
+				break
+			}
+			if ctx.Err() != nil {
+				return last, fmt.Errorf("publish event %d of %d (%s): %w (last error %v)", i+1, len(evs), ev.Type, ctx.Err(), err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return last, nil
+}
+
+// lookupd is one lookupd container.
+type lookupd struct {
+	cfg   lookupdConfig
+	ctr   testcontainers.Container
+	api   string // http://host:port of the API
+	admin string // http://host:port of the admin listener
+}
+
+// lookupdConfig is what a lookupd container is started with.
+type lookupdConfig struct {
+	network string
+	natsURL string // as seen from the container network
+	volume  string // named docker volume for /data, removed at the end of the test
+	jwks    []byte
+}
+
+// startLookupd starts `lookupd serve` and waits until /livez answers.
+func startLookupd(ctx context.Context, t *testing.T, cfg lookupdConfig) *lookupd {
+	t.Helper()
+	// Registered first, so it runs after the containers are gone.
+	t.Cleanup(func() { exec.Command("docker", "volume", "rm", "-f", cfg.volume).Run() })
+	l := &lookupd{cfg: cfg}
+	l.run(ctx, t)
+	return l
+}
+
+// run creates and starts a new container on l.cfg.
+func (l *lookupd) run(ctx context.Context, t *testing.T) {
+	t.Helper()
+	cfg := l.cfg
+	req := testcontainers.ContainerRequest{
+		Image: lookupdImage,
+		Cmd:   []string{"serve"},
+		Env: map[string]string{
+			"LOOKUP_NATS_URL":  cfg.natsURL,
+			"LOOKUP_JWKS_FILE": "/etc/lookupd-jwks.json",
+			"LOOKUP_ISSUER":    testIssuer,
+			"LOOKUP_AUDIENCE":  testAudience,
+		},
+		Files: []testcontainers.ContainerFile{{
+			Reader: bytes.NewReader(cfg.jwks), ContainerFilePath: "/etc/lookupd-jwks.json", FileMode: 0o644,
+		}},
+		Mounts:       testcontainers.ContainerMounts{testcontainers.VolumeMount(cfg.volume, "/data")},
+		ExposedPorts: []string{"8080/tcp", "9090/tcp"},
+		Networks:     []string{cfg.network},
+		// No wait strategy: the port checks of testcontainers exec a shell
+		// in the container, and the image has none. /livez is polled below.
+	}
+	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
+	testcontainers.CleanupContainer(t, c)
+	if err != nil {
+		dumpLogs(ctx, t, c)
+		t.Fatalf("start lookupd: %v", err)
+	}
+	l.ctr = c
+	t.Cleanup(func() {
+		if t.Failed() {
+			dumpLogs(context.Background(), t, c)
+		}
+	})
+	l.endpoints(ctx, t)
+	eventually(t, 60*time.Second, "lookupd /livez", func() error {
+		return expectStatus(l.admin+"/livez", http.StatusOK)
+	})
+}
+
+// endpoints reads the host ports of the API and the admin listener, which
+// change when the container is restarted.
+func (l *lookupd) endpoints(ctx context.Context, t *testing.T) {
+	t.Helper()
+	var err error
+	if l.api, err = l.ctr.PortEndpoint(ctx, "8080/tcp", "http"); err != nil {
+		t.Fatalf("api endpoint: %v", err)
+	}
+	if l.admin, err = l.ctr.PortEndpoint(ctx, "9090/tcp", "http"); err != nil {
+		t.Fatalf("admin endpoint: %v", err)
+	}
+}
+
+// replace stops and removes the lookupd container gracefully and starts a
+// new one on the same volume: only the volume carries the read model over.
+func (l *lookupd) replace(ctx context.Context, t *testing.T) {
+	t.Helper()
+	if err := l.ctr.Terminate(ctx, testcontainers.StopTimeout(20*time.Second)); err != nil {
+		t.Fatalf("terminate lookupd: %v", err)
+	}
+	l.run(ctx, t)
+}
+
+// logs returns everything the container wrote so far.
+func (l *lookupd) logs(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	rc, err := l.ctr.Logs(ctx)
+	if err != nil {
+		t.Fatalf("logs: %v", err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatalf("logs: %v", err)
+	}
+	return string(b)
+}
+
+// waitReady polls /readyz until it answers 200.
+func (l *lookupd) waitReady(t *testing.T) {
+	t.Helper()
+	eventually(t, 90*time.Second, "lookupd /readyz", func() error {
+		return expectStatus(l.admin+"/readyz", http.StatusOK)
+	})
+}
+
+// metric returns the value of an unlabelled metric on /metrics.
+func (l *lookupd) metric(t *testing.T, name string) float64 {
+	t.Helper()
+	v, err := scrape(l.admin+"/metrics", name)
+	if err != nil {
+		t.Fatalf("metric %s: %v", name, err)
+	}
+	return v
+}
+
+// waitApplied polls until lookup_projector_applied_sequence reaches seq.
+func (l *lookupd) waitApplied(t *testing.T, seq uint64, timeout time.Duration) {
+	t.Helper()
+	eventually(t, timeout, fmt.Sprintf("applied sequence %d", seq), func() error {
+		v, err := scrape(l.admin+"/metrics", "lookup_projector_applied_sequence")
+		if err != nil {
+			return err
+		}
+		if uint64(v) < seq {
+			return fmt.Errorf("applied sequence %v", v)
+		}
+		return nil
+	})
+}
+
+func scrape(url, name string) (float64, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 2 && f[0] == name {
+			return strconv.ParseFloat(f[1], 64)
+		}
+	}
+	return 0, fmt.Errorf("metric %s not on %s", name, url)
+}
+
+func expectStatus(url string, want int) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != want {
+		return fmt.Errorf("GET %s: got %d, want %d", url, resp.StatusCode, want)
+	}
+	return nil
+}
+
+func dumpLogs(ctx context.Context, t *testing.T, c testcontainers.Container) {
+	t.Helper()
+	if c == nil {
+		return
+	}
+	rc, err := c.Logs(ctx)
+	if err != nil {
+		t.Logf("logs: %v", err)
+		return
+	}
+	defer rc.Close()
+	b, _ := io.ReadAll(rc)
+	if len(b) > 8000 {
+		b = b[len(b)-8000:]
+	}
+	t.Logf("container logs (tail):\n%s", b)
+}
+
+// issuer signs tokens with an RSA key whose public half is the JWKS that
+// lookupd verifies against.
+type issuer struct {
+	key  jwk.Key
+	jwks []byte
+}
+
+func newIssuer(t *testing.T) *issuer {
+	t.Helper()
+	raw, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatalf("rsa key: %v", err)
+	}
+	key, err := jwk.Import(raw)
+	if err != nil {
+		t.Fatalf("jwk import: %v", err)
+	}
+	if err := jwk.AssignKeyID(key); err != nil {
+		t.Fatalf("kid: %v", err)
+	}
+	if err := key.Set(jwk.AlgorithmKey, jwa.RS256()); err != nil {
+		t.Fatalf("alg: %v", err)
+	}
+	pub, err := key.PublicKey()
+	if err != nil {
+		t.Fatalf("public key: %v", err)
+	}
+	set := jwk.NewSet()
+	if err := set.AddKey(pub); err != nil {
+		t.Fatalf("jwks: %v", err)
+	}
+	b, err := json.Marshal(set)
+	if err != nil {
+		t.Fatalf("jwks: %v", err)
+	}
+	return &issuer{key: key, jwks: b}
+}
+
+// token returns a signed token with the given scope, valid for ttl from now
+// (a negative ttl gives an expired token).
+func (is *issuer) token(t *testing.T, scope string, ttl time.Duration) string {
+	t.Helper()
+	now := time.Now().Truncate(time.Second)
+	iat := now
+	if ttl < 0 {
+		iat = now.Add(2 * ttl)
+	}
+	tok, err := jwt.NewBuilder().
+		Issuer(testIssuer).Audience([]string{testAudience}).Subject("integration").
+		IssuedAt(iat).NotBefore(iat).Expiration(now.Add(ttl)).
+		Claim("scope", scope).Build()
+	if err != nil {
+		t.Fatalf("build token: %v", err)
+	}
+	signed, err := jwt.Sign(tok, jwt.WithKey(jwa.RS256(), is.key))
+	if err != nil {
+		t.Fatalf("sign token: %v", err)
+	}
+	return string(signed)
+}
+
+// response is an HTTP answer of the API.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// get sends GET base+path with the bearer token (none when token is "").
+func get(t *testing.T, base, path, token string) response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, base+path, nil)
+	if err != nil {
+		t.Fatalf("request: %v", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: read body: %v", path, err)
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// writeFile writes b to a new file in a world-readable temp dir (for bind
+// mounts read by the container's non-root user) and returns its path.
+func writeFile(t *testing.T, name string, b []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
