@@ -54,7 +54,7 @@ func newFixture(t *testing.T) *fixture {
 	add(1, events.Signer{
 		SignerID: f.signerFull, ConsumerID: f.consumer, FirstName: "Charles", MiddleName: "B", LastName: "Babbage",
 		HIPAAAuthorized: true, AccountAccess: events.AccountAccessPHI, Status: events.SignerStatusActive,
-		Type: events.SignerTypePowerOfAttorney,
+		Type:    events.SignerTypePowerOfAttorney,
 		Address: &events.Address{Line1: "1 Analytical Way", City: "London", State: "LN", ZipCode: "12345", Country: "GB"},
 		Phone:   &events.Phone{CountryCode: "+44", AreaCode: "20", Number: "5550100"},
 		SSN:     "123-45-6789", DateOfBirth: "1791-12-26",
