@@ -70,6 +70,11 @@ func (s *Store) applyBatch(items []item) (batchStats, error) {
 // applyTxn applies a prefix of items in one transaction and returns its
 // length: all of items unless the transaction grew too big.
 func (s *Store) applyTxn(items []item) (int, batchStats, error) {
+	if s.applyFault != nil {
+		if err := s.applyFault(); err != nil {
+			return 0, batchStats{}, err
+		}
+	}
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
 	var st batchStats

@@ -584,9 +584,14 @@ func (p *Projector) committed(last item, st batchStats, pending uint64) {
 // so a copy re-published after a crash is dropped by the DLQ's duplicate
 // window (two minutes by default).
 func (p *Projector) deadLetter(ctx context.Context, m *msgItem) error {
-	reason := m.decErr.Error()
+	reason := strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' ' // no control characters (CR, LF) in a header
+		}
+		return r
+	}, m.decErr.Error())
 	if len(reason) > 512 {
-		reason = reason[:512]
+		reason = strings.ToValidUTF8(reason[:512], "")
 	}
 	out := nats.NewMsg(DLQSubjectPrefix + m.msg.Subject())
 	out.Data = m.msg.Data()

@@ -98,6 +98,10 @@ type Store struct {
 	db     *badger.DB
 	dir    string
 	logger *slog.Logger
+
+	// applyFault, when set (tests), is called before each write transaction;
+	// an error it returns fails the transaction as a store failure would.
+	applyFault func() error
 }
 
 // Open opens (creating if needed) the read model in dir.
