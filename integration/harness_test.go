@@ -259,18 +259,21 @@ func createStreams(ctx context.Context, t *testing.T, js jetstream.JetStream, fi
 // stream sequence.
 func publishAll(ctx context.Context, t *testing.T, js jetstream.JetStream, evs []events.Event) uint64 {
 	t.Helper()
-	seq, err := publishRetrying(ctx, events.NewPublisher(js), evs)
+	seq, err := publishRetrying(ctx, events.NewPublisher(js), evs, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return seq
 }
 
-func publishRetrying(ctx context.Context, pub *events.Publisher, evs []events.Event) (uint64, error) {
+// publishRetrying publishes evs in order, each retried until acknowledged
+// or ctx ends, waiting pace between events; acked, when not nil, is called
+// after each acknowledgement with the count so far.
+func publishRetrying(ctx context.Context, pub *events.Publisher, evs []events.Event, pace time.Duration, acked func(n int)) (uint64, error) {
 	var last uint64
 	for i, ev := range evs {
 		for {
-			pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			seq, err := pub.Publish(pctx, ev)
 			cancel()
 			if err == nil {
@@ -281,6 +284,12 @@ func publishRetrying(ctx context.Context, pub *events.Publisher, evs []events.Ev
 				return last, fmt.Errorf("publish event %d of %d (%s): %w (last error %v)", i+1, len(evs), ev.Type, ctx.Err(), err)
 			}
 			time.Sleep(100 * time.Millisecond)
+		}
+		if acked != nil {
+			acked(i + 1)
+		}
+		if pace > 0 {
+			time.Sleep(pace)
 		}
 	}
 	return last, nil
