@@ -2,12 +2,15 @@ package projector
 
 import (
 	"context"
+	"encoding/json"
 	"math/rand/v2"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lookup/persons/events"
 )
 
 // benchEvents is the size of the stream the benchmarks project.
@@ -38,13 +41,17 @@ func BenchmarkProjection(b *testing.B) {
 		b.Fatal(err)
 	}
 
-	var drainDur, projDur, cpu time.Duration
+	var drainDur, projDur, cpu, drainCPU time.Duration
 	b.ResetTimer()
 	for range b.N {
 		// Drain: read every message, no decoding, no store.
 		start := time.Now()
+		var d0, d1 syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &d0)
 		drain(b, stream, last)
 		drainDur += time.Since(start)
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &d1)
+		drainCPU += time.Duration(d1.Utime.Nano() + d1.Stime.Nano() - d0.Utime.Nano() - d0.Stime.Nano())
 
 		b.StopTimer()
 		s, err := Open(b.TempDir(), StoreOptions{})
@@ -87,6 +94,10 @@ func BenchmarkProjection(b *testing.B) {
 	b.ReportMetric(proj, "events/s")
 	b.ReportMetric(raw, "drain-events/s")
 	b.ReportMetric(proj/raw, "ratio")
+	// CPU time per event (whole process: server, client, projector) tells the
+	// cost apart from contention with other processes on a shared machine.
+	b.ReportMetric(float64(cpu.Microseconds())/total, "cpu-µs/event")
+	b.ReportMetric(float64(drainCPU.Microseconds())/total, "drain-cpu-µs/event")
 	b.ReportMetric(cpu.Seconds()/projDur.Seconds(), "cpus-used")
 }
 
@@ -116,4 +127,37 @@ func drain(b *testing.B, stream jetstream.Stream, last uint64) {
 			return
 		}
 	}
+}
+
+// BenchmarkValueEncoding compares the store's binary value encoding of a
+// full signer with JSON (size and speed); the binary form is what is stored.
+func BenchmarkValueEncoding(b *testing.B) {
+	sg := fullSigner(newID(), newID(), "Firstname")
+	b.Run("binary", func(b *testing.B) {
+		b.ReportAllocs()
+		var n int
+		for range b.N {
+			v := encodeSigner(7, &sg)
+			if _, _, err := decodeHeader(v); err != nil {
+				b.Fatal(err)
+			}
+			n = len(v)
+		}
+		b.ReportMetric(float64(n), "bytes/value")
+	})
+	b.Run("json", func(b *testing.B) {
+		b.ReportAllocs()
+		var n int
+		for range b.N {
+			v, err := json.Marshal(struct {
+				V uint64 `json:"v"`
+				events.Signer
+			}{7, sg})
+			if err != nil {
+				b.Fatal(err)
+			}
+			n = len(v)
+		}
+		b.ReportMetric(float64(n), "bytes/value")
+	})
 }
