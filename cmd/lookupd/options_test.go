@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/projector"
+)
+
+// TestServeJWKSURL checks serve with keys fetched from a JWKS URL.
+func TestServeJWKSURL(t *testing.T) {
+	jwks, err := publicJWKS(testKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fetches atomic.Int64
+	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(jwks)
+	}))
+	defer idp.Close()
+
+	ns := runNATS(t)
+	js := jetStream(t, ns)
+	createStream(t, js, "PERSONS")
+	c := events.Consumer{ConsumerID: demoID("u-consumer", 0), BusinessID: demoID("business", 0), FirstName: "A", LastName: "B"}
+	publish(t, js, c)
+
+	environ := serveEnv(t, ns, t.TempDir())
+	delete(environ, "LOOKUP_JWKS_FILE")
+	environ["LOOKUP_JWKS_URL"] = idp.URL + "/.well-known/jwks.json"
+	p := start(t, environ, "serve")
+	addrs := p.addrs(t)
+	waitReady(t, addrs["admin"])
+	tok := token(t, tokenRequest{Issuer: testIssuer, Audience: testAudience})
+	if code, body, err := get("http://"+addrs["api"]+"/api/v1/persons/"+c.ConsumerID, tok); err != nil || code != http.StatusOK {
+		t.Errorf("GET person: %d %s %v", code, body, err)
+	}
+	if fetches.Load() == 0 {
+		t.Errorf("JWKS URL never fetched")
+	}
+	p.cancel()
+	if err := p.wait(t, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEncryptionAtRest checks that LOOKUP_ENCRYPTION_KEY_FILE encrypts the
+// read model: it opens with the key and not without it.
+func TestEncryptionAtRest(t *testing.T) {
+	ns := runNATS(t)
+	js := jetStream(t, ns)
+	createStream(t, js, "PERSONS")
+	c := events.Consumer{ConsumerID: demoID("e-consumer", 0), BusinessID: demoID("business", 0), FirstName: "Zelda", LastName: "Encrypted"}
+	publish(t, js, c)
+
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(t.TempDir(), "store.key")
+	if err := os.WriteFile(keyFile, key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "data")
+	p := start(t, map[string]string{"LOOKUP_NATS_URL": ns.ClientURL(), "LOOKUP_DATA_DIR": dir, "LOOKUP_ENCRYPTION_KEY_FILE": keyFile},
+		"project", "--until-caught-up")
+	if err := p.wait(t, 60*time.Second); err != nil {
+		t.Fatalf("project: %v\n%s", err, p.stderr)
+	}
+	if _, err := projector.Open(dir, projector.StoreOptions{}); !errors.Is(err, projector.ErrEncryptionKey) {
+		t.Errorf("open without the key: %v, want ErrEncryptionKey", err)
+	}
+	s, err := projector.Open(dir, projector.StoreOptions{EncryptionKey: key})
+	if err != nil {
+		t.Fatalf("open with the key: %v", err)
+	}
+	defer s.Close()
+	if got, err := s.Person(context.Background(), c.ConsumerID); err != nil || got.LastName != "Encrypted" {
+		t.Errorf("person = %+v, %v", got, err)
+	}
+
+	// serve with the wrong key refuses to start, naming the problem.
+	other := filepath.Join(t.TempDir(), "other.key")
+	if err := os.WriteFile(other, make([]byte, 32), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	environ := serveEnv(t, ns, dir)
+	environ["LOOKUP_ENCRYPTION_KEY_FILE"] = other
+	var out, errOut syncBuffer
+	err = run(context.Background(), []string{"serve"}, env(environ), &out, &errOut)
+	if !errors.Is(err, projector.ErrEncryptionKey) {
+		t.Errorf("serve with the wrong key: %v, want ErrEncryptionKey", err)
+	}
+}
+
+// TestDevTenancy checks that with LOOKUP_TENANT_CLAIM the dev token carries
+// the demo businesses and still gets 200s.
+func TestDevTenancy(t *testing.T) {
+	p := start(t, map[string]string{
+		"LOOKUP_HTTP_ADDR": "127.0.0.1:0", "LOOKUP_ADMIN_ADDR": "127.0.0.1:0", "LOOKUP_LOG_FORMAT": "json",
+		"LOOKUP_TENANT_CLAIM": "business_ids", "LOOKUP_ISSUER": "https://dev.example", "LOOKUP_AUDIENCE": "lookup",
+	}, "dev")
+	checkFor(t, 60*time.Second, 20*time.Millisecond, func() error {
+		if !strings.Contains(p.stdout.String(), "Stop with Ctrl-C.") {
+			return fmt.Errorf("no banner yet; stderr:\n%s", p.stderr)
+		}
+		return nil
+	})
+	out := p.stdout.String()
+	tok := tokenLine.FindStringSubmatch(out)[1]
+	claims := payload(t, tok)
+	d, _ := newDemoData()
+	if got := fmt.Sprint(claims["business_ids"]); got != fmt.Sprint(d.Businesses) {
+		t.Errorf("business_ids = %s, want %v", got, d.Businesses)
+	}
+	if claims["iss"] != "https://dev.example" {
+		t.Errorf("iss = %v", claims["iss"])
+	}
+	for _, c := range curlLine.FindAllStringSubmatch(out, -1)[3:] {
+		if code, body, err := get(c[1], tok); err != nil || code != http.StatusOK {
+			t.Errorf("GET %s: %d %s %v", c[1], code, body, err)
+		}
+	}
+	// A token for another business is refused (403): tenancy is on.
+	key, err := loadDevKey(filepath.Join(dataLine.FindStringSubmatch(out)[1], devKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := mintToken(key, tokenRequest{Issuer: "https://dev.example", Audience: "lookup", Subject: "x", Scope: "read:persons",
+		TTL: time.Hour, TenantClaim: "business_ids", Tenants: []string{demoID("business", 99)}, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body, err := get(curlLine.FindAllStringSubmatch(out, -1)[0][1], foreign); err != nil || code != http.StatusForbidden {
+		t.Errorf("another tenant's token: %d %s %v, want 403", code, body, err)
+	}
+}
+
+func TestRedactURLs(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"nats://127.0.0.1:4222", "nats://127.0.0.1:4222"},
+		{"nats://user:secret@n1:4222,nats://n2:4222", "nats://user:xxxxx@n1:4222,nats://n2:4222"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			if got := redactURLs(tt.in); got != tt.want {
+				t.Errorf("redactURLs(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
