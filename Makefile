@@ -19,8 +19,11 @@ BENCHTIME ?= 1s
 
 .PHONY: run test integration bench build lint images clean ci
 
+# Built then exec'ed (not go run) so that Ctrl-C reaches lookupd alone and
+# its clean exit is make's.
 run:
-	$(GO) run ./cmd/lookupd dev $(RUN_ARGS)
+	@$(GO) build -o $(BIN)/lookupd-dev ./cmd/lookupd
+	@exec $(BIN)/lookupd-dev dev $(RUN_ARGS)
 
 test:
 	$(GO) test -race -count=1 ./...
