@@ -56,6 +56,8 @@ type projectOptions struct {
 // opts.untilCaughtUp, until the read model has caught up. In that mode it
 // returns an error when stopped before catching up.
 func project(ctx context.Context, cfg config, logger *slog.Logger, opts projectOptions) (err error) {
+	logger.Info("starting lookupd project", "version", version, "nats_url", redactURLs(cfg.NATSURL), "stream", cfg.Stream,
+		"data_dir", cfg.DataDir, "encrypted", cfg.EncryptionKeyFile != "", "until_caught_up", opts.untilCaughtUp)
 	store, err := openStore(cfg, logger)
 	if err != nil {
 		return err

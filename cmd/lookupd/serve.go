@@ -111,6 +111,10 @@ func openStore(cfg config, logger *slog.Logger) (*projector.Store, error) {
 func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptions) (err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the JWKS refresh, if any
+	logger.Info("starting lookupd serve", "version", version, "http_addr", cfg.HTTPAddr, "admin_addr", cfg.AdminAddr,
+		"nats_url", redactURLs(cfg.NATSURL), "stream", cfg.Stream, "data_dir", cfg.DataDir,
+		"encrypted", cfg.EncryptionKeyFile != "", "jwks_url", redactURLs(cfg.JWKSURL), "jwks_file", cfg.JWKSFile,
+		"issuer", cfg.Issuer, "audience", cfg.Audience, "tenant_claim", cfg.TenantClaim)
 	keys := opts.keys
 	if keys == nil {
 		if keys, err = loadKeys(ctx, cfg); err != nil {
