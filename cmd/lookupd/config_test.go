@@ -169,3 +169,26 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version output %q", got)
 	}
 }
+
+func TestExitCode(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"help", []string{"--help"}, 0},
+		{"version", []string{"version"}, 0},
+		{"unknown command", []string{"nope"}, 2},
+		{"bad flag", []string{"token", "--nope"}, 2},
+		{"start-up error", []string{"serve", "--jwks-file", ""}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut syncBuffer
+			err := run(context.Background(), tt.args, env(nil), &out, &errOut)
+			if got := exitCode(err); got != tt.want {
+				t.Errorf("exit code = %d (err %v), want %d", got, err, tt.want)
+			}
+		})
+	}
+}

@@ -28,9 +28,19 @@ func main() {
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "lookupd: %v\n", err)
-		if errors.Is(err, errUsage) {
-			os.Exit(2)
-		}
-		os.Exit(1)
+	}
+	os.Exit(exitCode(err))
+}
+
+// exitCode is the exit status for run's error: 0 for none, 2 for a
+// command-line error, 1 for any other.
+func exitCode(err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	default:
+		return 1
 	}
 }
