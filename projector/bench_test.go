@@ -161,3 +161,34 @@ func BenchmarkValueEncoding(b *testing.B) {
 		b.ReportMetric(float64(n), "bytes/value")
 	})
 }
+
+// BenchmarkApply measures the store alone: applying the benchmark's mixed
+// events (already decoded) in batches of 1000, one transaction each.
+func BenchmarkApply(b *testing.B) {
+	var items []item
+	for _, m := range genStream(b, rand.New(rand.NewPCG(5, 6)), 20_000) {
+		if m.valid {
+			items = append(items, item{valid: true, ev: m.ev})
+		}
+	}
+	s, err := Open(b.TempDir(), StoreOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	b.ReportAllocs()
+	b.ResetTimer()
+	seq := uint64(0)
+	for i := 0; i < b.N; i += 1000 {
+		n := min(1000, b.N-i)
+		batch := make([]item, n)
+		for j := range batch {
+			seq++
+			batch[j] = items[(i+j)%len(items)]
+			batch[j].seq = seq
+		}
+		if _, err := s.applyBatch(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -109,6 +109,8 @@ type Projector struct {
 	pullMax int
 	// decoders is the number of goroutines decoding events.
 	decoders int
+	// itemsBuf is process's reusable batch buffer (session goroutine only).
+	itemsBuf []item
 }
 
 // New returns a Projector that applies the stream described by cfg to s. It
@@ -373,6 +375,7 @@ func (p *Projector) session(ctx context.Context, stream jetstream.Stream, bo *ba
 	batch := make([]msgItem, 0, p.cfg.BatchSize)
 	lastSeen := start - 1
 	for {
+		clear(batch)
 		batch = batch[:0]
 		var c *chunk
 		select {
@@ -384,6 +387,7 @@ func (p *Projector) session(ctx context.Context, stream jetstream.Stream, bo *ba
 		for {
 			<-c.done
 			batch = append(batch, c.items...)
+			c.release()
 			if c.err != nil {
 				readErr = c.err
 				break
@@ -398,10 +402,12 @@ func (p *Projector) session(ctx context.Context, stream jetstream.Stream, bo *ba
 			}
 			break
 		}
-		if len(batch) > 0 {
-			if err := p.process(ctx, batch, &lastSeen); err != nil {
+		for rest := batch; len(rest) > 0; {
+			n := min(len(rest), p.cfg.BatchSize)
+			if err := p.process(ctx, rest[:n], &lastSeen); err != nil {
 				return err
 			}
+			rest = rest[n:]
 			bo.reset()
 		}
 		if readErr != nil {
@@ -448,7 +454,8 @@ func (p *Projector) read(iter jetstream.MessagesContext, raw chan<- msgItem, don
 func chunker(raw <-chan msgItem, work, ordered chan<- *chunk, done <-chan struct{}) {
 	defer close(work)
 	for {
-		c := &chunk{items: make([]msgItem, 0, chunkSize), done: make(chan struct{})}
+		c := chunkPool.Get().(*chunk)
+		c.done = make(chan struct{})
 		select {
 		case m := <-raw:
 			c.add(m)
@@ -478,6 +485,20 @@ func chunker(raw <-chan msgItem, work, ordered chan<- *chunk, done <-chan struct
 			return
 		}
 	}
+}
+
+// chunkPool recycles chunks (and their item arrays) to spare the garbage
+// collector.
+var chunkPool = sync.Pool{New: func() any { return &chunk{items: make([]msgItem, 0, chunkSize)} }}
+
+// release returns c to the pool once its items have been copied out.
+func (c *chunk) release() {
+	if c.err != nil {
+		return
+	}
+	clear(c.items) // drop references to messages and events
+	c.items = c.items[:0]
+	chunkPool.Put(c)
 }
 
 func (c *chunk) add(m msgItem) {
@@ -510,7 +531,7 @@ func decodeChunk(c *chunk) {
 // with backoff until it succeeds or ctx is done. lastSeen guards against a
 // message delivered twice within a session.
 func (p *Projector) process(ctx context.Context, batch []msgItem, lastSeen *uint64) error {
-	items := make([]item, 0, len(batch))
+	items := p.itemsBuf[:0]
 	var last msgItem
 	for i := range batch {
 		m := &batch[i]
@@ -526,6 +547,8 @@ func (p *Projector) process(ctx context.Context, batch []msgItem, lastSeen *uint
 		items = append(items, m.item)
 		last = *m
 	}
+	full := items
+	defer func() { clear(full); p.itemsBuf = full[:0] }()
 	if len(items) == 0 {
 		return nil
 	}
