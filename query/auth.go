@@ -54,6 +54,7 @@ const (
 	errTokenAudience     tokenError = "the token audience is not accepted"
 	errTokenMissingExp   tokenError = "the token has no exp claim"
 	errTokenHeaders      tokenError = "more than one Authorization header"
+	errTokenCrit         tokenError = "the token names critical header extensions"
 )
 
 // principal is what a verified token says about its bearer.
@@ -115,6 +116,11 @@ func (v *tokenVerifier) fetchKeys(ctx context.Context, sink jws.KeySink, sig *jw
 	alg, ok := hdr.Algorithm()
 	if !ok || !algAccepted(alg) {
 		return errTokenAlg
+	}
+	// No header extension is understood, so RFC 7515 section 4.1.11
+	// requires refusing any token that marks one critical.
+	if hdr.Has("crit") {
+		return errTokenCrit
 	}
 	kid, _ := hdr.KeyID()
 	keys := v.keys.candidates(ctx, kid, alg)
