@@ -129,7 +129,7 @@ func reportProgress(ctx context.Context, src progressSource, logger *slog.Logger
 		t := time.NewTicker(200 * time.Millisecond)
 		defer t.Stop()
 		var total int64 = -1
-		for {
+		update := func() {
 			p := src.Progress()
 			if p.TargetSeq > 0 && int64(p.TargetSeq) != total {
 				total = int64(p.TargetSeq)
@@ -138,8 +138,12 @@ func reportProgress(ctx context.Context, src progressSource, logger *slog.Logger
 			if total > 0 {
 				_ = bar.Set64(int64(min(p.AppliedSeq, uint64(total))))
 			}
+		}
+		for {
+			update()
 			select {
 			case <-ctx.Done():
+				update()
 				_ = bar.Finish()
 				fmt.Fprintln(opts.barOut)
 				return
