@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -168,7 +169,15 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 		return fmt.Errorf("API: %w", err)
 	}
 	ready := &readiness{src: proj}
-	var apiHandler http.Handler = api
+	// inflight counts the API handlers running, so that the read model is
+	// closed only after the last of them, even one that outlived the drain
+	// timeout (http.Server.Close does not wait for handlers).
+	var inflight sync.WaitGroup
+	var apiHandler http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inflight.Add(1)
+		defer inflight.Done()
+		api.ServeHTTP(w, r)
+	})
 	if wrapAPIForTest != nil {
 		apiHandler = wrapAPIForTest(apiHandler)
 	}
@@ -209,10 +218,22 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	})
 	err = g.Wait()
 	nc.Close()
+	waitInflight(&inflight, time.Minute, logger)
 	if err == nil {
 		logger.Info("stopped")
 	}
 	return err
+}
+
+// waitInflight waits up to limit for the API handlers still running.
+func waitInflight(wg *sync.WaitGroup, limit time.Duration, logger *slog.Logger) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(limit):
+		logger.Error("API handlers still running; closing the read model under them", "waited", limit.String())
+	}
 }
 
 // runProjector runs p until ctx is done. It returns nil when ctx ended it,
