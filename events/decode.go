@@ -1,11 +1,9 @@
 package events
 
 import (
-	"encoding/json"
 	"errors"
 	"math/big"
 	"net/url"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -24,39 +22,6 @@ const SpecVersion = "1.0"
 // ContentTypeJSON is the datacontenttype of the v1 contract.
 const ContentTypeJSON = "application/json"
 
-// envelope is the wire form of the CloudEvents 1.0 structured-mode JSON
-// envelope. Required string attributes are plain strings (absent, null and ""
-// all read as missing); optional ones are pointers so that "" can be told
-// apart from absent.
-type envelope struct {
-	SpecVersion     string          `json:"specversion"`
-	ID              string          `json:"id"`
-	Source          string          `json:"source"`
-	Type            string          `json:"type"`
-	Time            *string         `json:"time"`
-	DataContentType *string         `json:"datacontenttype"`
-	EntityVersion   json.RawMessage `json:"entityversion"`
-	Data            json.RawMessage `json:"data"`
-}
-
-// signerWire is the wire form of Signer data: hipaa_authorized is a pointer
-// so that a missing value can be told apart from false.
-type signerWire struct {
-	SignerID        string   `json:"signer_id"`
-	ConsumerID      string   `json:"consumer_id"`
-	FirstName       string   `json:"first_name"`
-	MiddleName      string   `json:"middle_name"`
-	LastName        string   `json:"last_name"`
-	HIPAAAuthorized *bool    `json:"hipaa_authorized"`
-	AccountAccess   string   `json:"account_access"`
-	Status          string   `json:"status"`
-	Type            string   `json:"type"`
-	Address         *Address `json:"address"`
-	Phone           *Phone   `json:"phone"`
-	SSN             string   `json:"social_security_number"`
-	DateOfBirth     string   `json:"date_of_birth"`
-}
-
 // Decode decodes and validates one message of the stream: subject is the NATS
 // subject it was published on, body the CloudEvents 1.0 JSON (structured
 // mode). It returns an *InvalidEventError naming the field and reason for
@@ -65,6 +30,8 @@ type signerWire struct {
 //
 // Rules, where PRODUCT.md is silent:
 //
+//   - The body is one JSON object (RFC 8259, as encoding/json.Valid
+//     accepts it; white space around it allowed, nothing else).
 //   - Attributes: specversion must be "1.0"; id any non-empty string; source
 //     a non-empty URI-reference (as net/url parses it, no backslash); type
 //     one of Types; time optional (absent or null), else an RFC 3339
@@ -93,128 +60,309 @@ type signerWire struct {
 //   - The subject must equal the subject derived from the data ids
 //     (Event.Subject), compared case-insensitively.
 //
-// Attribute and field names are matched as encoding/json matches them:
-// exactly when possible, else case-insensitively, and of duplicate keys the
-// last wins. CloudEvents attribute names are lower-case by definition, so a
-// key such as "Type" is lenience that a conforming producer never relies
-// on; the JSON Schemas in schema/ are strict about names.
+// Names of attributes and data fields are case-sensitive, as CloudEvents
+// and the JSON Schemas have them: "Type" is not "type" but an unknown
+// (ignored) name, unlike encoding/json, which matches names
+// case-insensitively. A name of the contract that appears twice in one
+// object is refused rather than guessed at ("appears more than once");
+// JSON Schema validators cannot see duplicates, so this is the one rule
+// besides the subject and the future date of birth that the schemas do not
+// carry.
 //
-// Field in the error is "" when the body is not a JSON object, the
-// attribute name for envelope faults, "data.<name>" (or
-// "data.address.<name>", "data.phone.<name>") for data faults and "subject"
-// when the subject disagrees with the data.
+// Of several faults, Decode reports a syntax error first, then the first
+// value of a wrong JSON type or duplicate name in body order, then missing
+// or invalid values in the order of the rules above. Field in the error is
+// "" when the body is not a JSON object, the attribute name for envelope
+// faults, "data.<name>" (or "data.address.<name>", "data.phone.<name>")
+// for data faults and "subject" when the subject disagrees with the data.
+// No reason quotes a social security number or a date of birth.
+//
+// Strings of the returned Event share one copy of body (see scanner); body
+// itself is not retained and may be reused by the caller.
 func Decode(subject string, body []byte) (Event, error) {
+	s := scanner{data: body}
 	var env envelope
-	if err := json.Unmarshal(body, &env); err != nil {
-		return Event{}, jsonError("", err)
+	if err := s.envelope(&env); err != nil {
+		return Event{}, err
 	}
 	var ev Event
 	if err := env.validate(&ev); err != nil {
 		return Event{}, err
 	}
-	if err := decodeData(&ev, env.Data); err != nil {
+	s.pos = env.dataAt
+	if err := s.decodeData(&ev); err != nil {
 		return Event{}, err
 	}
-	if want := ev.Subject(); !strings.EqualFold(subject, want) {
+	if ent := ev.Entity(); !subjectMatches(subject, ent) {
 		return Event{}, &InvalidEventError{Field: "subject",
-			Reason: "subject " + strconv.Quote(subject) + " does not match the ids in data (want " + strconv.Quote(want) + ")"}
+			Reason: "subject " + strconv.Quote(subject) + " does not match the ids in data (want " + strconv.Quote(ent.Subject()) + ")"}
 	}
 	return ev, nil
 }
 
-// jsonError turns an error of encoding/json into an *InvalidEventError whose
-// Field is prefix joined with the JSON path of the fault.
-func jsonError(prefix string, err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		field := te.Field
-		if prefix != "" {
-			if field == "" {
-				field = prefix
-			} else {
-				field = prefix + "." + field
-			}
-		}
-		if field == "" {
-			return &InvalidEventError{Reason: "body is a JSON " + te.Value + ", not an object"}
-		}
-		return &InvalidEventError{Field: field, Reason: "wrong JSON type: got " + te.Value + ", want " + jsonKind(te.Type)}
+// subjectMatches reports whether subject equals e.Subject(), ids compared
+// case-insensitively, without building e.Subject().
+func subjectMatches(subject string, e Entity) bool {
+	var rest string
+	var ok bool
+	switch e.Kind {
+	case KindConsumer:
+		rest, ok = strings.CutPrefix(subject, SubjectPrefixConsumer)
+		return ok && strings.EqualFold(rest, e.ID)
+	case KindBusinessContact:
+		rest, ok = strings.CutPrefix(subject, SubjectPrefixBusinessContact)
+		return ok && strings.EqualFold(rest, e.ID)
+	case KindSigner:
+		rest, ok = strings.CutPrefix(subject, SubjectPrefixSigner)
+		n := len(e.ConsumerID)
+		return ok && len(rest) == n+1+len(e.ID) && rest[n] == '.' &&
+			strings.EqualFold(rest[:n], e.ConsumerID) && strings.EqualFold(rest[n+1:], e.ID)
 	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return &InvalidEventError{Field: prefix, Reason: "body is not JSON: " + se.Error()}
-	}
-	return &InvalidEventError{Field: prefix, Reason: err.Error()}
+	return false
 }
 
-// jsonKind names the JSON type that values of Go type t are decoded from.
-func jsonKind(t reflect.Type) string {
-	if t == nil {
-		return "another type"
+// envelope holds the attributes of an event as read from the body, before
+// validation.
+type envelope struct {
+	specVersion, id, source, typ string // "" when absent or null
+	time, dataContentType        string
+	hasTime, hasDataContentType  bool   // present and not null
+	entityVersion                []byte // the number's text; nil when absent or null
+	dataAt                       int    // offset of the data object; -1 when absent or null
+	fault                        *InvalidEventError
+}
+
+// Bits for the attributes of the contract, to find duplicates.
+const (
+	attrSpecVersion = 1 << iota
+	attrID
+	attrSource
+	attrType
+	attrTime
+	attrDataContentType
+	attrEntityVersion
+	attrData
+)
+
+func attrBit(name string) int {
+	switch name {
+	case "specversion":
+		return attrSpecVersion
+	case "id":
+		return attrID
+	case "source":
+		return attrSource
+	case "type":
+		return attrType
+	case "time":
+		return attrTime
+	case "datacontenttype":
+		return attrDataContentType
+	case "entityversion":
+		return attrEntityVersion
+	case "data":
+		return attrData
 	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
+	return 0
+}
+
+// notJSON is the error for a body that is not JSON.
+func notJSON(err *syntaxError) error {
+	return &InvalidEventError{Reason: "body is not JSON: " + err.Error()}
+}
+
+// wrongType returns the error for a value of JSON kind got where want was
+// expected.
+func wrongType(field, got, want string) *InvalidEventError {
+	return &InvalidEventError{Field: field, Reason: "wrong JSON type: got " + got + ", want " + want}
+}
+
+func duplicate(field string) *InvalidEventError {
+	return &InvalidEventError{Field: field, Reason: "appears more than once"}
+}
+
+// envelope reads the whole body as an event envelope into env. It returns
+// syntax errors, and otherwise the first fault of a value's JSON type or a
+// duplicate name, in body order. The data object is only checked for
+// syntax; its offset is kept in env.dataAt.
+func (s *scanner) envelope(env *envelope) error {
+	env.dataAt = -1
+	if c := s.peek(); c != '{' {
+		if err := s.skip(0); err != nil {
+			return notJSON(err)
+		}
+		if err := s.end(); err != nil {
+			return notJSON(err)
+		}
+		return &InvalidEventError{Reason: "body is a JSON " + kind(c) + ", not an object"}
 	}
-	switch t.Kind() {
-	case reflect.String:
-		return "string"
-	case reflect.Bool:
-		return "boolean"
-	case reflect.Struct, reflect.Map:
-		return "object"
-	case reflect.Slice, reflect.Array:
-		return "array"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
-		reflect.Float32, reflect.Float64:
-		return "number"
+	s.pos++
+	seen := 0
+	if s.peek() == '}' {
+		s.pos++
+	} else {
+		for {
+			s.ws()
+			name, err := s.string()
+			if err != nil {
+				return notJSON(err)
+			}
+			if err := s.expect(':'); err != nil {
+				return notJSON(err)
+			}
+			bit := attrBit(name)
+			if bit != 0 && seen&bit != 0 && env.fault == nil {
+				env.fault = duplicate(name)
+			}
+			seen |= bit
+			var fault *InvalidEventError
+			switch bit {
+			case 0:
+				err = s.skip(1)
+			case attrSpecVersion:
+				fault, err = s.attrString(name, &env.specVersion, nil)
+			case attrID:
+				fault, err = s.attrString(name, &env.id, nil)
+			case attrSource:
+				fault, err = s.attrString(name, &env.source, nil)
+			case attrType:
+				fault, err = s.attrString(name, &env.typ, nil)
+			case attrTime:
+				fault, err = s.attrString(name, &env.time, &env.hasTime)
+			case attrDataContentType:
+				fault, err = s.attrString(name, &env.dataContentType, &env.hasDataContentType)
+			case attrEntityVersion:
+				switch c := s.peek(); {
+				case c == 'n':
+					env.entityVersion = nil
+					err = s.literal("null")
+				case c == '-' || c >= '0' && c <= '9':
+					env.entityVersion, err = s.number()
+				default:
+					fault = &InvalidEventError{Field: name, Reason: "must be a JSON integer, got " + aKind(c)}
+					err = s.skip(1)
+				}
+			case attrData:
+				switch c := s.peek(); c {
+				case 'n':
+					env.dataAt = -1
+					err = s.literal("null")
+				case '{':
+					env.dataAt = s.pos
+					err = s.skip(1)
+				default:
+					fault = &InvalidEventError{Field: name, Reason: "must be a JSON object, got " + aKind(c)}
+					err = s.skip(1)
+				}
+			}
+			if err != nil {
+				return notJSON(err)
+			}
+			if fault != nil && env.fault == nil {
+				env.fault = fault
+			}
+			switch s.peek() {
+			case ',':
+				s.pos++
+				continue
+			case '}':
+				s.pos++
+			default:
+				if s.pos >= len(s.data) {
+					return notJSON(s.errorf("unexpected end of JSON input"))
+				}
+				return notJSON(s.errorf("invalid character after object value, want ',' or '}'"))
+			}
+			break
+		}
 	}
-	return t.String()
+	if err := s.end(); err != nil {
+		return notJSON(err)
+	}
+	if env.fault != nil {
+		return env.fault
+	}
+	return nil
+}
+
+// end checks that only white space follows.
+func (s *scanner) end() *syntaxError {
+	s.ws()
+	if s.pos != len(s.data) {
+		return s.errorf("invalid character after top-level value")
+	}
+	return nil
+}
+
+// attrString reads a string or null into *dst; *present (when not nil)
+// tells whether it was a string. A value of another kind is a fault named
+// field, skipped.
+func (s *scanner) attrString(field string, dst *string, present *bool) (*InvalidEventError, *syntaxError) {
+	switch c := s.peek(); c {
+	case '"':
+		v, err := s.string()
+		*dst = v
+		if present != nil {
+			*present = true
+		}
+		return nil, err
+	case 'n':
+		*dst = ""
+		if present != nil {
+			*present = false
+		}
+		return nil, s.literal("null")
+	default:
+		return wrongType(field, kind(c), "string"), s.skip(1)
+	}
 }
 
 // validate checks the envelope attributes and fills in ev from them.
 func (env *envelope) validate(ev *Event) error {
-	switch env.SpecVersion {
+	switch env.specVersion {
 	case SpecVersion:
 	case "":
 		return &InvalidEventError{Field: "specversion", Reason: "is required"}
 	default:
-		return &InvalidEventError{Field: "specversion", Reason: "must be \"1.0\", got " + strconv.Quote(env.SpecVersion)}
+		return &InvalidEventError{Field: "specversion", Reason: "must be \"1.0\", got " + strconv.Quote(env.specVersion)}
 	}
-	if env.ID == "" {
+	if env.id == "" {
 		return &InvalidEventError{Field: "id", Reason: "is required"}
 	}
-	ev.ID = env.ID
-	if env.Source == "" {
+	ev.ID = env.id
+	if env.source == "" {
 		return &InvalidEventError{Field: "source", Reason: "is required"}
 	}
-	if !sourceOK(env.Source) {
+	if !sourceOK(env.source) {
 		return &InvalidEventError{Field: "source", Reason: "is not a URI-reference"}
 	}
-	ev.Source = env.Source
-	if env.Type == "" {
+	ev.Source = env.source
+	if env.typ == "" {
 		return &InvalidEventError{Field: "type", Reason: "is required"}
 	}
-	t, ok := knownType(env.Type)
+	t, ok := knownType(env.typ)
 	if !ok {
-		return &InvalidEventError{Field: "type", Reason: "unknown event type " + strconv.Quote(env.Type)}
+		return &InvalidEventError{Field: "type", Reason: "unknown event type " + strconv.Quote(env.typ)}
 	}
 	ev.Type = t
-	if env.Time != nil {
-		tm, ok := parseRFC3339(*env.Time)
+	if env.hasTime {
+		tm, ok := parseRFC3339(env.time)
 		if !ok {
 			return &InvalidEventError{Field: "time", Reason: "is not an RFC 3339 date-time"}
 		}
 		ev.Time = tm
 	}
-	if env.DataContentType != nil && !contentTypeOK(*env.DataContentType) {
-		return &InvalidEventError{Field: "datacontenttype", Reason: "must be \"application/json\", got " + strconv.Quote(*env.DataContentType)}
+	if env.hasDataContentType && !contentTypeOK(env.dataContentType) {
+		return &InvalidEventError{Field: "datacontenttype", Reason: "must be \"application/json\", got " + strconv.Quote(env.dataContentType)}
 	}
-	v, err := parseEntityVersion(env.EntityVersion)
+	v, err := parseEntityVersion(env.entityVersion)
 	if err != nil {
 		return err
 	}
 	ev.EntityVersion = v
+	if env.dataAt < 0 {
+		return &InvalidEventError{Field: "data", Reason: "is required"}
+	}
 	return nil
 }
 
@@ -272,14 +420,14 @@ func knownType(s string) (Type, bool) {
 
 // parseEntityVersion parses the entityversion attribute: a JSON number that
 // is an integer in [1, 2^64-1].
-func parseEntityVersion(raw json.RawMessage) (uint64, error) {
+func parseEntityVersion(raw []byte) (uint64, error) {
 	const field = "entityversion"
 	if len(raw) == 0 || string(raw) == "null" {
 		return 0, &InvalidEventError{Field: field, Reason: "is required"}
 	}
 	c := raw[0]
 	if c != '-' && (c < '0' || c > '9') {
-		return 0, &InvalidEventError{Field: field, Reason: "must be a JSON integer, got " + jsonValueKind(c)}
+		return 0, &InvalidEventError{Field: field, Reason: "must be a JSON integer, got " + aKind(c)}
 	}
 	digits := true
 	for _, b := range raw {
@@ -320,169 +468,411 @@ func parseEntityVersion(raw json.RawMessage) (uint64, error) {
 	return v, nil
 }
 
-// jsonValueKind names the kind of JSON value that starts with byte c.
-func jsonValueKind(c byte) string {
-	switch c {
-	case '"':
-		return "a string"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case 't', 'f':
-		return "a boolean"
-	}
-	return "a non-number"
+// Data fields of the contract, as indexes into dataFields.v.
+const (
+	fConsumerID = iota
+	fBusinessID
+	fContactID
+	fSignerID
+	fFirstName
+	fMiddleName
+	fLastName
+	fAccountAccess
+	fStatus
+	fType
+	fSSN
+	fDateOfBirth
+	fHIPAA   // boolean
+	fAddress // object
+	fPhone   // object
+	nFields
+)
+
+// dataFieldNames are the JSON names of the data fields.
+var dataFieldNames = [nFields]string{
+	fConsumerID: "consumer_id", fBusinessID: "business_id", fContactID: "contact_id", fSignerID: "signer_id",
+	fFirstName: "first_name", fMiddleName: "middle_name", fLastName: "last_name",
+	fAccountAccess: "account_access", fStatus: "status", fType: "type",
+	fSSN: "social_security_number", fDateOfBirth: "date_of_birth",
+	fHIPAA: "hipaa_authorized", fAddress: "address", fPhone: "phone",
 }
 
-// decodeData decodes and validates the data of ev (whose Type is set) from
-// raw, and sets ev.Data.
-func decodeData(ev *Event, raw json.RawMessage) error {
-	if len(raw) == 0 || string(raw) == "null" {
-		return &InvalidEventError{Field: "data", Reason: "is required"}
+// dataFieldIndex returns the field named name, or -1.
+func dataFieldIndex(name string) int {
+	switch name {
+	case "consumer_id":
+		return fConsumerID
+	case "business_id":
+		return fBusinessID
+	case "contact_id":
+		return fContactID
+	case "signer_id":
+		return fSignerID
+	case "first_name":
+		return fFirstName
+	case "middle_name":
+		return fMiddleName
+	case "last_name":
+		return fLastName
+	case "account_access":
+		return fAccountAccess
+	case "status":
+		return fStatus
+	case "type":
+		return fType
+	case "social_security_number":
+		return fSSN
+	case "date_of_birth":
+		return fDateOfBirth
+	case "hipaa_authorized":
+		return fHIPAA
+	case "address":
+		return fAddress
+	case "phone":
+		return fPhone
 	}
-	if raw[0] != '{' {
-		return &InvalidEventError{Field: "data", Reason: "must be a JSON object, got " + jsonValueKind(raw[0])}
+	return -1
+}
+
+// fieldsOf returns the set (bit i for field i) of the data fields of events
+// of type t; other names in its data are unknown and ignored.
+func fieldsOf(t Type) int {
+	const names = 1<<fFirstName | 1<<fMiddleName | 1<<fLastName
+	switch t {
+	case TypeConsumerUpserted:
+		return 1<<fConsumerID | 1<<fBusinessID | names
+	case TypeConsumerDeleted:
+		return 1 << fConsumerID
+	case TypeBusinessContactUpserted:
+		return 1<<fContactID | 1<<fBusinessID | names
+	case TypeBusinessContactDeleted:
+		return 1 << fContactID
+	case TypeSignerUpserted:
+		return 1<<fSignerID | 1<<fConsumerID | names | 1<<fHIPAA | 1<<fAccountAccess | 1<<fStatus | 1<<fType |
+			1<<fAddress | 1<<fPhone | 1<<fSSN | 1<<fDateOfBirth
+	case TypeSignerDeleted:
+		return 1<<fSignerID | 1<<fConsumerID
+	}
+	return 0
+}
+
+// dataFields holds the data of an event as read from the body, before
+// validation. Strings are "" when absent or null.
+type dataFields struct {
+	v       [nFields]string
+	hipaa   int8 // 0 absent or null, 1 false, 2 true
+	address *Address
+	phone   *Phone
+}
+
+// decodeData reads the data object at pos (whose syntax envelope has
+// checked) for an event of type ev.Type, validates it and sets ev.Data.
+func (s *scanner) decodeData(ev *Event) error {
+	var d dataFields
+	if err := s.dataObject(&d, fieldsOf(ev.Type)); err != nil {
+		return err
 	}
 	var err error
 	switch ev.Type {
 	case TypeConsumerUpserted:
-		var d Consumer
-		if err = unmarshalData(raw, &d); err == nil {
-			err = d.validate()
-		}
-		ev.Data = d
+		var c Consumer
+		c, err = d.consumer()
+		ev.Data = c
 	case TypeConsumerDeleted:
-		var d ConsumerDeleted
-		if err = unmarshalData(raw, &d); err == nil {
-			d.ConsumerID, err = checkID("data.consumer_id", d.ConsumerID)
-		}
-		ev.Data = d
+		var c ConsumerDeleted
+		c.ConsumerID, err = checkID(fConsumerID, d.v[fConsumerID])
+		ev.Data = c
 	case TypeBusinessContactUpserted:
-		var d BusinessContact
-		if err = unmarshalData(raw, &d); err == nil {
-			err = d.validate()
-		}
-		ev.Data = d
+		var c BusinessContact
+		c, err = d.businessContact()
+		ev.Data = c
 	case TypeBusinessContactDeleted:
-		var d BusinessContactDeleted
-		if err = unmarshalData(raw, &d); err == nil {
-			d.ContactID, err = checkID("data.contact_id", d.ContactID)
-		}
-		ev.Data = d
+		var c BusinessContactDeleted
+		c.ContactID, err = checkID(fContactID, d.v[fContactID])
+		ev.Data = c
 	case TypeSignerUpserted:
-		var w signerWire
-		if err = unmarshalData(raw, &w); err == nil {
-			var d Signer
-			d, err = w.signer()
-			ev.Data = d
-		}
+		var sg Signer
+		sg, err = d.signer()
+		ev.Data = sg
 	case TypeSignerDeleted:
-		var d SignerDeleted
-		if err = unmarshalData(raw, &d); err == nil {
-			err = d.validate()
+		var sd SignerDeleted
+		if sd.SignerID, err = checkID(fSignerID, d.v[fSignerID]); err == nil {
+			sd.ConsumerID, err = checkID(fConsumerID, d.v[fConsumerID])
 		}
-		ev.Data = d
+		ev.Data = sd
+	}
+	if err != nil {
+		ev.Data = nil
 	}
 	return err
 }
 
-func unmarshalData(raw json.RawMessage, v any) error {
-	if err := json.Unmarshal(raw, v); err != nil {
-		return jsonError("data", err)
+// dataObject reads the data object at pos into d, taking the fields in
+// the set fields and skipping the others.
+func (s *scanner) dataObject(d *dataFields, fields int) error {
+	if err := s.expect('{'); err != nil {
+		return notJSON(err)
+	}
+	if s.peek() == '}' {
+		s.pos++
+		return nil
+	}
+	seen := 0
+	for {
+		s.ws()
+		name, err := s.string()
+		if err != nil {
+			return notJSON(err)
+		}
+		if err := s.expect(':'); err != nil {
+			return notJSON(err)
+		}
+		f := dataFieldIndex(name)
+		if f < 0 || fields&(1<<f) == 0 {
+			if err := s.skip(2); err != nil {
+				return notJSON(err)
+			}
+		} else {
+			if seen&(1<<f) != 0 {
+				return duplicate("data." + name)
+			}
+			seen |= 1 << f
+			if err := s.dataValue(d, f); err != nil {
+				return err
+			}
+		}
+		switch s.peek() {
+		case ',':
+			s.pos++
+		case '}':
+			s.pos++
+			return nil
+		default:
+			return notJSON(s.errorf("invalid character after object value, want ',' or '}'"))
+		}
+	}
+}
+
+// dataValue reads the value of data field f at pos into d.
+func (s *scanner) dataValue(d *dataFields, f int) error {
+	field := dataFieldNames[f] // prefixed with "data." only on error, to save an allocation per field
+	c := s.peek()
+	if c == 'n' {
+		if err := s.literal("null"); err != nil {
+			return notJSON(err)
+		}
+		return nil
+	}
+	var err *syntaxError
+	switch f {
+	case fHIPAA:
+		switch c {
+		case 't':
+			d.hipaa, err = 2, s.literal("true")
+		case 'f':
+			d.hipaa, err = 1, s.literal("false")
+		default:
+			return wrongType("data."+field, kind(c), "boolean")
+		}
+	case fAddress:
+		if c != '{' {
+			return wrongType("data."+field, kind(c), "object")
+		}
+		a := new(Address)
+		if err := s.nestedObject("data.address", addressFields[:], [6]*string{&a.Line1, &a.Line2, &a.City, &a.State, &a.ZipCode, &a.Country}); err != nil {
+			return err
+		}
+		d.address = a
+	case fPhone:
+		if c != '{' {
+			return wrongType("data."+field, kind(c), "object")
+		}
+		p := new(Phone)
+		if err := s.nestedObject("data.phone", phoneFields[:], [6]*string{&p.CountryCode, &p.AreaCode, &p.Number, &p.Extension}); err != nil {
+			return err
+		}
+		d.phone = p
+	default:
+		if c != '"' {
+			return wrongType("data."+field, kind(c), "string")
+		}
+		d.v[f], err = s.string()
+	}
+	if err != nil {
+		return notJSON(err)
 	}
 	return nil
 }
 
-func (d *Consumer) validate() error {
-	var err error
-	if d.ConsumerID, err = checkID("data.consumer_id", d.ConsumerID); err != nil {
-		return err
+// The names of the fields of an address and a phone, in the order of the
+// destinations given to nestedObject.
+var (
+	addressFields = [...]string{"line1", "line2", "city", "state", "zip_code", "country"}
+	phoneFields   = [...]string{"country_code", "area_code", "number", "extension"}
+)
+
+// nestedObject reads the object at pos, named field, whose members names[i]
+// are strings (or null) stored in *dst[i] (len(dst) >= len(names)); other
+// members are skipped.
+func (s *scanner) nestedObject(field string, names []string, dst [6]*string) error {
+	if err := s.expect('{'); err != nil {
+		return notJSON(err)
 	}
-	if d.BusinessID, err = checkID("data.business_id", d.BusinessID); err != nil {
-		return err
+	if s.peek() == '}' {
+		s.pos++
+		return nil
 	}
-	return checkNames(d.FirstName, d.LastName)
+	seen := 0
+	for {
+		s.ws()
+		name, err := s.string()
+		if err != nil {
+			return notJSON(err)
+		}
+		if err := s.expect(':'); err != nil {
+			return notJSON(err)
+		}
+		i := 0
+		for i < len(names) && names[i] != name {
+			i++
+		}
+		if i == len(names) {
+			if err := s.skip(3); err != nil {
+				return notJSON(err)
+			}
+		} else {
+			if seen&(1<<i) != 0 {
+				return duplicate(field + "." + name)
+			}
+			seen |= 1 << i
+			switch c := s.peek(); c {
+			case '"':
+				if *dst[i], err = s.string(); err != nil {
+					return notJSON(err)
+				}
+			case 'n':
+				if err := s.literal("null"); err != nil {
+					return notJSON(err)
+				}
+			default:
+				return wrongType(field+"."+name, kind(c), "string")
+			}
+		}
+		switch s.peek() {
+		case ',':
+			s.pos++
+		case '}':
+			s.pos++
+			return nil
+		default:
+			return notJSON(s.errorf("invalid character after object value, want ',' or '}'"))
+		}
+	}
 }
 
-func (d *BusinessContact) validate() error {
-	var err error
-	if d.ContactID, err = checkID("data.contact_id", d.ContactID); err != nil {
-		return err
-	}
-	if d.BusinessID, err = checkID("data.business_id", d.BusinessID); err != nil {
-		return err
-	}
-	return checkNames(d.FirstName, d.LastName)
-}
-
-func (d *SignerDeleted) validate() error {
-	var err error
-	if d.SignerID, err = checkID("data.signer_id", d.SignerID); err != nil {
-		return err
-	}
-	d.ConsumerID, err = checkID("data.consumer_id", d.ConsumerID)
-	return err
-}
-
-// signer validates w and returns it as a Signer.
-func (w *signerWire) signer() (Signer, error) {
+func (d *dataFields) consumer() (Consumer, error) {
 	var (
-		d   Signer
+		c   Consumer
 		err error
 	)
-	if d.SignerID, err = checkID("data.signer_id", w.SignerID); err != nil {
+	if c.ConsumerID, err = checkID(fConsumerID, d.v[fConsumerID]); err != nil {
+		return Consumer{}, err
+	}
+	if c.BusinessID, err = checkID(fBusinessID, d.v[fBusinessID]); err != nil {
+		return Consumer{}, err
+	}
+	if err = d.checkNames(); err != nil {
+		return Consumer{}, err
+	}
+	c.FirstName, c.MiddleName, c.LastName = d.v[fFirstName], d.v[fMiddleName], d.v[fLastName]
+	return c, nil
+}
+
+func (d *dataFields) businessContact() (BusinessContact, error) {
+	var (
+		c   BusinessContact
+		err error
+	)
+	if c.ContactID, err = checkID(fContactID, d.v[fContactID]); err != nil {
+		return BusinessContact{}, err
+	}
+	if c.BusinessID, err = checkID(fBusinessID, d.v[fBusinessID]); err != nil {
+		return BusinessContact{}, err
+	}
+	if err = d.checkNames(); err != nil {
+		return BusinessContact{}, err
+	}
+	c.FirstName, c.MiddleName, c.LastName = d.v[fFirstName], d.v[fMiddleName], d.v[fLastName]
+	return c, nil
+}
+
+func (d *dataFields) signer() (Signer, error) {
+	var (
+		sg  Signer
+		err error
+	)
+	if sg.SignerID, err = checkID(fSignerID, d.v[fSignerID]); err != nil {
 		return Signer{}, err
 	}
-	if d.ConsumerID, err = checkID("data.consumer_id", w.ConsumerID); err != nil {
+	if sg.ConsumerID, err = checkID(fConsumerID, d.v[fConsumerID]); err != nil {
 		return Signer{}, err
 	}
-	if err = checkNames(w.FirstName, w.LastName); err != nil {
+	if err = d.checkNames(); err != nil {
 		return Signer{}, err
 	}
-	d.FirstName, d.MiddleName, d.LastName = w.FirstName, w.MiddleName, w.LastName
-	if w.HIPAAAuthorized == nil {
+	sg.FirstName, sg.MiddleName, sg.LastName = d.v[fFirstName], d.v[fMiddleName], d.v[fLastName]
+	if d.hipaa == 0 {
 		return Signer{}, &InvalidEventError{Field: "data.hipaa_authorized", Reason: "is required"}
 	}
-	d.HIPAAAuthorized = *w.HIPAAAuthorized
-	d.AccountAccess = AccountAccess(w.AccountAccess)
-	if err = checkEnum("data.account_access", w.AccountAccess, d.AccountAccess.Valid()); err != nil {
+	sg.HIPAAAuthorized = d.hipaa == 2
+	sg.AccountAccess = AccountAccess(d.v[fAccountAccess])
+	if err = checkEnum(fAccountAccess, d.v[fAccountAccess], sg.AccountAccess.Valid()); err != nil {
 		return Signer{}, err
 	}
-	d.Status = SignerStatus(w.Status)
-	if err = checkEnum("data.status", w.Status, d.Status.Valid()); err != nil {
+	sg.Status = SignerStatus(d.v[fStatus])
+	if err = checkEnum(fStatus, d.v[fStatus], sg.Status.Valid()); err != nil {
 		return Signer{}, err
 	}
-	d.Type = SignerType(w.Type)
-	if err = checkEnum("data.type", w.Type, d.Type.Valid()); err != nil {
+	sg.Type = SignerType(d.v[fType])
+	if err = checkEnum(fType, d.v[fType], sg.Type.Valid()); err != nil {
 		return Signer{}, err
 	}
-	if a := w.Address; a != nil {
+	if a := d.address; a != nil {
 		if err = a.validate(); err != nil {
 			return Signer{}, err
 		}
-		d.Address = a
+		sg.Address = a
 	}
-	if p := w.Phone; p != nil {
+	if p := d.phone; p != nil {
 		if err = p.validate(); err != nil {
 			return Signer{}, err
 		}
-		d.Phone = p
+		sg.Phone = p
 	}
-	if w.SSN != "" {
-		ssn, ok := NormalizeSSN(w.SSN)
+	if v := d.v[fSSN]; v != "" {
+		ssn, ok := NormalizeSSN(v)
 		if !ok {
 			return Signer{}, &InvalidEventError{Field: "data.social_security_number", Reason: "must be 9 digits, written 123456789 or 123-45-6789"}
 		}
-		d.SSN = ssn
+		sg.SSN = ssn
 	}
-	if w.DateOfBirth != "" {
-		if reason := checkDateOfBirth(w.DateOfBirth, time.Now()); reason != "" {
+	if v := d.v[fDateOfBirth]; v != "" {
+		if reason := checkDateOfBirth(v, time.Now()); reason != "" {
 			return Signer{}, &InvalidEventError{Field: "data.date_of_birth", Reason: reason}
 		}
-		d.DateOfBirth = w.DateOfBirth
+		sg.DateOfBirth = v
 	}
-	return d, nil
+	return sg, nil
+}
+
+func (d *dataFields) checkNames() error {
+	if d.v[fFirstName] == "" {
+		return &InvalidEventError{Field: "data.first_name", Reason: "is required"}
+	}
+	if d.v[fLastName] == "" {
+		return &InvalidEventError{Field: "data.last_name", Reason: "is required"}
+	}
+	return nil
 }
 
 func (a *Address) validate() error {
@@ -507,34 +897,26 @@ func (p *Phone) validate() error {
 	return nil
 }
 
-func checkNames(first, last string) error {
-	if first == "" {
-		return &InvalidEventError{Field: "data.first_name", Reason: "is required"}
-	}
-	if last == "" {
-		return &InvalidEventError{Field: "data.last_name", Reason: "is required"}
-	}
-	return nil
-}
-
-func checkEnum(field, v string, valid bool) error {
+// checkEnum checks the value v of enum field f; valid tells whether v is
+// one of its values.
+func checkEnum(f int, v string, valid bool) error {
 	if v == "" {
-		return &InvalidEventError{Field: field, Reason: "is required"}
+		return &InvalidEventError{Field: "data." + dataFieldNames[f], Reason: "is required"}
 	}
 	if !valid {
-		return &InvalidEventError{Field: field, Reason: "unknown value " + strconv.Quote(v)}
+		return &InvalidEventError{Field: "data." + dataFieldNames[f], Reason: "unknown value " + strconv.Quote(v)}
 	}
 	return nil
 }
 
 // checkID returns id lower-cased if it is a canonical UUID, else an
-// *InvalidEventError for field.
-func checkID(field, id string) (string, error) {
+// *InvalidEventError for id field f.
+func checkID(f int, id string) (string, error) {
 	if id == "" {
-		return "", &InvalidEventError{Field: field, Reason: "is required"}
+		return "", &InvalidEventError{Field: "data." + dataFieldNames[f], Reason: "is required"}
 	}
 	if !ValidUUID(id) {
-		return "", &InvalidEventError{Field: field, Reason: "must be a UUID written 8-4-4-4-12 hex digits, got " + strconv.Quote(id)}
+		return "", &InvalidEventError{Field: "data." + dataFieldNames[f], Reason: "must be a UUID written 8-4-4-4-12 hex digits, got " + strconv.Quote(id)}
 	}
 	return strings.ToLower(id), nil
 }

@@ -57,8 +57,9 @@ type invalidCase struct {
 
 // Reasons for decoder-only samples.
 const (
-	onlySubject = "the schema cannot see the subject"
-	onlyFuture  = "the schema cannot compare a date with today"
+	onlySubject   = "the schema cannot see the subject"
+	onlyFuture    = "the schema cannot compare a date with today"
+	onlyDuplicate = "JSON Schema validators see one of duplicate names, not both"
 )
 
 func invalidCases() []invalidCase {
@@ -217,11 +218,32 @@ func invalidCases() []invalidCase {
 		{sc{name: "dob future", typ: TypeSignerUpserted, set: map[string]any{"data.date_of_birth": "2999-01-01"}, decoderOnly: onlyFuture}, "data.date_of_birth"},
 		{sc{name: "dob number", typ: TypeSignerUpserted, set: map[string]any{"data.date_of_birth": raw("19700131")}}, "data.date_of_birth"},
 
+		// Names are case-sensitive; names of the contract appear once.
+		{sc{name: "specversion only in other case", set: map[string]any{"specversion": del, "SpecVersion": "1.0"}}, "specversion"},
+		{sc{name: "data field only in other case", set: map[string]any{"data.first_name": del, "data.First_Name": "Ada"}}, "data.first_name"},
+		{sc{name: "address field only in other case", typ: TypeSignerUpserted, set: map[string]any{"data.address.city": del, "data.address.City": "X"}}, "data.address.city"},
+		{sc{name: "duplicate attribute", body: `{"specversion":"1.0","id":"a","id":"b","source":"urn:x","type":"persons.consumer.deleted.v1","entityversion":1,"data":{"consumer_id":"` + testConsumerID + `"}}`,
+			typ: TypeConsumerDeleted, decoderOnly: onlyDuplicate}, "id"},
+		{sc{name: "duplicate data field", body: `{"specversion":"1.0","id":"a","source":"urn:x","type":"persons.consumer.deleted.v1","entityversion":1,"data":{"consumer_id":"` + testConsumerID + `","consumer_id":"` + otherID + `"}}`,
+			typ: TypeConsumerDeleted, decoderOnly: onlyDuplicate}, "data.consumer_id"},
+		{sc{name: "duplicate address field", typ: TypeSignerUpserted, body: strings.Replace(string(mustJSON(nil, sampleEnvelope(TypeSignerUpserted))), `"city":`, `"city":"A","city":`, 1),
+			decoderOnly: onlyDuplicate}, "data.address.city"},
+		{sc{name: "syntax error after a type fault", body: `{"specversion":1,"id":}`}, ""},
+		{sc{name: "invalid escape in string", body: `{"specversion":"1.\x0"}`}, ""},
+		{sc{name: "control character in string", body: "{\"specversion\":\"1.\t0\"}"}, ""},
+		{sc{name: "number without digits", body: `{"entityversion":-}`}, ""},
+		{sc{name: "leading zero", body: `{"entityversion":01}`}, ""},
+		{sc{name: "unclosed data", body: `{"data":{"a":[1,2}}`}, ""},
+		{sc{name: "nested garbage in extension", body: `{"ext":{"a":tru}}`}, ""},
+
 		// Subject.
 		{sc{name: "subject empty", subject: " ", decoderOnly: onlySubject}, "subject"},
 		{sc{name: "subject other consumer", subject: SubjectPrefixConsumer + otherID, decoderOnly: onlySubject}, "subject"},
 		{sc{name: "subject consumer event on contact subject", subject: SubjectPrefixBusinessContact + testConsumerID, decoderOnly: onlySubject}, "subject"},
 		{sc{name: "subject consumer event on signer subject", subject: SubjectPrefixSigner + testConsumerID + "." + testSignerID, decoderOnly: onlySubject}, "subject"},
+		{sc{name: "subject prefix upper-case", subject: "PERSONS.CONSUMER." + testConsumerID, decoderOnly: onlySubject}, "subject"},
+		{sc{name: "subject signer without dot", typ: TypeSignerDeleted, subject: SubjectPrefixSigner + testConsumerID + "_" + testSignerID, decoderOnly: onlySubject}, "subject"},
+		{sc{name: "subject signer too long", typ: TypeSignerDeleted, subject: SubjectPrefixSigner + testConsumerID + "." + testSignerID + "0", decoderOnly: onlySubject}, "subject"},
 		{sc{name: "subject extra token", subject: SubjectPrefixConsumer + testConsumerID + ".x", decoderOnly: onlySubject}, "subject"},
 		{sc{name: "subject signer ids swapped", typ: TypeSignerUpserted, subject: SubjectPrefixSigner + testSignerID + "." + testConsumerID, decoderOnly: onlySubject}, "subject"},
 		{sc{name: "subject signer other signer", typ: TypeSignerDeleted, subject: SubjectPrefixSigner + testConsumerID + "." + otherID, decoderOnly: onlySubject}, "subject"},
@@ -342,6 +364,15 @@ func validCases() []validCase {
 			set: map[string]any{"data.nickname": "Ada", "data.tags": []any{1, 2}}}, wantData: consumer},
 		{sampleCase: sc{name: "extension attributes ignored", typ: TypeConsumerUpserted,
 			set: map[string]any{"traceparent": "00-abc-def-01", "partitionkey": raw("3")}}, wantData: consumer},
+		{sampleCase: sc{name: "attribute in other case is an extension", typ: TypeConsumerUpserted,
+			set: map[string]any{"Type": "something else", "SPECVERSION": 2, "Data": nil}}, wantData: consumer},
+		{sampleCase: sc{name: "data field in other case is unknown", typ: TypeConsumerUpserted,
+			set: map[string]any{"data.First_Name": raw("1"), "data.CONSUMER_ID": "x"}}, wantData: consumer},
+		{sampleCase: sc{name: "field of another type is unknown", typ: TypeConsumerDeleted,
+			set: map[string]any{"data.signer_id": raw("[1]"), "data.first_name": nil}}, wantData: ConsumerDeleted{ConsumerID: testConsumerID}},
+		{sampleCase: sc{name: "escaped strings", typ: TypeConsumerUpserted,
+			set: map[string]any{"data.first_name": "A\"d\\a\u00e9\n", "data.last_name": "Lové 😀"}},
+			wantData: func() Consumer { c := consumer; c.FirstName, c.LastName = "A\"d\\a\u00e9\n", "Lové 😀"; return c }()},
 		{sampleCase: sc{name: "time absent", typ: TypeConsumerUpserted, set: map[string]any{"time": del}}, wantData: consumer, wantTime: &time.Time{}},
 		{sampleCase: sc{name: "time null", typ: TypeConsumerUpserted, set: map[string]any{"time": nil}}, wantData: consumer, wantTime: &time.Time{}},
 		{sampleCase: sc{name: "time with offset", typ: TypeConsumerUpserted, set: map[string]any{"time": "2026-11-22T11:00:00.5+01:00"}},

@@ -99,11 +99,14 @@ func setPath(m map[string]any, path string, v any) {
 	m[last] = v
 }
 
-// mustJSON marshals v or fails the test.
+// mustJSON marshals v or fails the test (panics when tb is nil).
 func mustJSON(tb testing.TB, v any) []byte {
-	tb.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
+		if tb == nil {
+			panic(err)
+		}
+		tb.Helper()
 		tb.Fatalf("json.Marshal: %v", err)
 	}
 	return b
