@@ -248,6 +248,39 @@ func TestBrokerRestart(t *testing.T) {
 	s := openStore(t, t.TempDir(), StoreOptions{})
 	p := New(js, s, Config{BatchSize: 50, RefreshInterval: 100 * time.Millisecond})
 	runProjector(t, p)
+
+	// Readers run throughout, concurrently with the writes (MVCC snapshots).
+	readCtx, stopReads := context.WithCancel(context.Background())
+	readErr := make(chan error, 1)
+	go func() {
+		var ids []string
+		for _, m := range msgs {
+			if m.valid {
+				ids = append(ids, m.ev.Entity().ConsumerID)
+			}
+		}
+		for i := 0; readCtx.Err() == nil; i++ {
+			id := ids[i%len(ids)]
+			if id == "" {
+				continue
+			}
+			if _, err := s.Person(readCtx, id); err != nil && !errors.Is(err, events.ErrNotFound) && readCtx.Err() == nil {
+				readErr <- err
+				return
+			}
+			if _, _, err := s.Signers(readCtx, id); err != nil && !errors.Is(err, events.ErrNotFound) && readCtx.Err() == nil {
+				readErr <- err
+				return
+			}
+		}
+		readErr <- nil
+	}()
+	defer func() {
+		stopReads()
+		if err := <-readErr; err != nil {
+			t.Errorf("concurrent read: %v", err)
+		}
+	}()
 	waitApplied(t, p, 500, 30*time.Second)
 
 	srv.Shutdown()

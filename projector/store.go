@@ -37,7 +37,9 @@
 // resurrects it. Deleting a consumer replaces each of its signers' records by
 // a tombstone carrying the signer's own last version: the personal data is
 // gone from the read model, and older re-deliveries of signer events still
-// lose the version comparison.
+// lose the version comparison. (Badger, a log-structured store, keeps the
+// overwritten versions in its files until compaction discards them; use
+// encryption at rest so that they are never readable in the meantime.)
 //
 // The checkpoint is written in the same Badger transaction as the effects of
 // the events it covers, so the store is always the projection of a prefix of
