@@ -50,6 +50,9 @@ type Config struct {
 	Stream string
 	// DLQStream is the dead-letter stream, subjects "dlq.persons.>", created
 	// (file storage, limits retention) if missing. Default "PERSONS_DLQ".
+	// An invalid event is copied to "dlq." + its subject; if an existing
+	// DLQStream does not take that subject, the copy fails and projection
+	// waits (retrying, logging) rather than skip the event.
 	DLQStream string
 	// BatchSize is the maximum number of events per Badger transaction.
 	// Default 1000.
