@@ -142,6 +142,17 @@ func TestNATSRestart(t *testing.T) {
 
 	last := fl.wait(t, 5*time.Minute)
 	checkAllProjected(t, ld, is, last, ids)
+	stream, err := js.Stream(ctx, "PERSONS")
+	if err != nil {
+		t.Fatalf("stream: %v", err)
+	}
+	info, err := stream.Info(ctx)
+	if err != nil {
+		t.Fatalf("stream info: %v", err)
+	}
+	if info.State.Msgs != n {
+		t.Errorf("stream holds %d messages, want %d (retries must be deduplicated)", info.State.Msgs, n)
+	}
 }
 
 // TestNATSCluster runs a three-node NATS cluster (deploy/k8s/nats/nats.conf)
