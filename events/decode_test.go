@@ -1,12 +1,15 @@
 package events
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // raw is a literal JSON value for setPath.
@@ -431,6 +434,7 @@ func TestDecodeValid(t *testing.T) {
 }
 
 func TestRoundTrip(t *testing.T) {
+	schemas := compileSchemas(t)
 	for _, typ := range Types {
 		t.Run(string(typ), func(t *testing.T) {
 			// Decode the sample to get a typed data value, then go around.
@@ -458,6 +462,13 @@ func TestRoundTrip(t *testing.T) {
 			got, err := Decode(ev.Subject(), body)
 			if err != nil {
 				t.Fatalf("Decode(Encode(e)): %v\nbody %s", err, body)
+			}
+			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := schemas[typ].Validate(inst); err != nil {
+				t.Errorf("Encode(e) breaks the schema of %s: %v\nbody %s", typ, err, body)
 			}
 			if !got.Time.Equal(ev.Time) {
 				t.Errorf("Time = %v, want %v", got.Time, ev.Time)
