@@ -79,7 +79,7 @@ image-natscli:
 	docker build -q -f deploy/natscli.Dockerfile -t $(NATSCLI_IMAGE) $(CTX)/natscli
 
 integration: images
-	TESTCONTAINERS_RYUK_DISABLED=true $(GO) test -tags integration -count=1 -timeout 25m -v ./integration/...
+	TESTCONTAINERS_RYUK_DISABLED=true $(GO) test -tags integration -count=1 -timeout 15m -v ./integration/...
 
 clean:
 	rm -rf $(BIN)

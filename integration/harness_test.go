@@ -80,6 +80,9 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
+	// testcontainers pulls only when AlwaysPullImage is set (never here) or
+	// when the image is not found locally (checked above); the image list
+	// is compared after the run to prove that nothing was pulled.
 	before := imageIDs()
 	start := time.Now()
 	code := m.Run()
