@@ -57,6 +57,9 @@ type JWKS struct {
 	mu        sync.Mutex // serialises fetches; guards lastFetch and fetches
 	lastFetch time.Time
 	fetches   int
+
+	// stopped is closed when the background refresh ends (URL sets only).
+	stopped chan struct{}
 }
 
 // keySet is an immutable, parsed key set.
@@ -144,6 +147,7 @@ func newJWKSFromURL(ctx context.Context, url string, client *http.Client, t jwks
 		fetch:      func(ctx context.Context) (*keySet, error) { return fetchKeySet(ctx, client, url) },
 		minRefetch: t.minRefetch,
 		now:        t.now,
+		stopped:    make(chan struct{}),
 	}
 	if err := j.refresh(ctx); err != nil {
 		return nil, err
@@ -153,6 +157,7 @@ func newJWKSFromURL(ctx context.Context, url string, client *http.Client, t jwks
 }
 
 func (j *JWKS) refreshLoop(ctx context.Context, every time.Duration) {
+	defer close(j.stopped)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
