@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -367,35 +368,26 @@ func (env *envelope) validate(ev *Event) error {
 }
 
 // sourceOK reports whether s is a URI-reference: url.Parse accepts it and
-// it holds no backslash (as the JSON Schema format "uri-reference" of the
-// schemas). Strings made only of characters that RFC 3986 allows unescaped,
-// without "%" and without an authority, are accepted without calling
-// url.Parse (which allocates).
+// it holds no backslash, as the JSON Schema format "uri-reference" of the
+// schemas has it. A producer names itself the same way in every event, so
+// the last source found good is remembered and not parsed again.
 func sourceOK(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '\\' {
-			return false
-		}
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
-			continue
-		}
-		switch c {
-		case '-', '.', '_', '~', ':', '/', '?', '#', '@', '!', '$', '&', '\'', '(', ')', '*', '+', ',', ';', '=':
-			continue
-		}
-		_, err := url.Parse(s)
-		return err == nil
+	if p := lastGoodSource.Load(); p != nil && *p == s {
+		return true
 	}
-	// Only unreserved and reserved characters: url.Parse can still refuse a
-	// few of these (for example a port that is not a number), so ask it
-	// when the string has an authority.
-	if strings.Contains(s, "//") {
-		_, err := url.Parse(s)
-		return err == nil
+	if strings.ContainsRune(s, '\\') {
+		return false
 	}
+	if _, err := url.Parse(s); err != nil {
+		return false
+	}
+	c := strings.Clone(s) // not a substring that would keep a whole body alive
+	lastGoodSource.Store(&c)
 	return true
 }
+
+// lastGoodSource is the last source that sourceOK accepted.
+var lastGoodSource atomic.Pointer[string]
 
 // contentTypeOK reports whether ct is application/json, optionally with
 // parameters.
