@@ -1,7 +1,7 @@
 # Person and Authorized Signer Lookup service.
 #
 #   make run          the whole service on this machine, zero set-up (lookupd dev);
-#                     pass flags with RUN_ARGS, e.g. make run RUN_ARGS='--data-dir ./dev-data'
+#                     pass flags with RUN_ARGS, e.g. make run RUN_ARGS='--data-dir ./data/dev'
 #   make test         unit tests with the race detector (the README's test command)
 #   make integration  container images, then the black-box suite on them (needs Docker)
 #   make bench        benchmarks (BENCHTIME=1s, BENCH=. by default)
