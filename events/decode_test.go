@@ -620,3 +620,38 @@ func TestValidUUID(t *testing.T) {
 		})
 	}
 }
+
+// TestReasonsHoldNoPersonalData checks that no error of Decode quotes a
+// social security number or a date of birth, valid or not, so that logging
+// the error of a refused event leaks neither.
+func TestReasonsHoldNoPersonalData(t *testing.T) {
+	tests := []struct {
+		field, value string
+	}{
+		{"data.social_security_number", "987-65-432"},
+		{"data.social_security_number", "12345678X"},
+		{"data.date_of_birth", "1970-02-30"},
+		{"data.date_of_birth", "2999-01-01"},
+		{"data.date_of_birth", "31/01/1970"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.field+"="+tt.value, func(t *testing.T) {
+			env := sampleEnvelope(TypeSignerUpserted)
+			setPath(env, tt.field, tt.value)
+			_, err := Decode(sampleSubject(TypeSignerUpserted), mustJSON(t, env))
+			if err == nil {
+				t.Fatal("Decode accepted the event, want an error")
+			}
+			if strings.Contains(err.Error(), tt.value) {
+				t.Errorf("error %q quotes the value", err)
+			}
+		})
+	}
+	// A valid SSN and date of birth are not quoted by a fault elsewhere.
+	env := sampleEnvelope(TypeSignerUpserted)
+	setPath(env, "data.status", "GONE")
+	_, err := Decode(sampleSubject(TypeSignerUpserted), mustJSON(t, env))
+	if err == nil || strings.Contains(err.Error(), "6789") || strings.Contains(err.Error(), "1970") {
+		t.Errorf("error %v, want one that quotes neither SSN nor date of birth", err)
+	}
+}
