@@ -172,6 +172,12 @@ func lookupEnv(getenv func(string) string, name string) (string, bool) {
 	return v, v != ""
 }
 
+// setUsage replaces the help text of the setting or flag name, for a
+// command where it means something more specific.
+func (c *command) setUsage(name, usage string) {
+	c.fs.Lookup(name).Usage = usage
+}
+
 // parse parses args. It returns flag.ErrHelp after printing the help to
 // stdout when asked for it, and a usage error (after printing the usage to
 // stderr) for a bad flag or a stray argument.
@@ -235,7 +241,7 @@ func (c *command) usage(w io.Writer) {
 		if def == "" {
 			def = "(none)"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.env, def, s.usage)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.env, def, c.fs.Lookup(s.flag).Usage)
 	}
 	for _, e := range c.extraEnv {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", e[0], e[1], e[2])

@@ -41,6 +41,10 @@ a server's LOOKUP_JWKS_FILE. With --create the key is created when missing.`,
 		create    = c.fs.Bool("create", false, "create the key file when it does not exist")
 	)
 	c.extra = []string{"key", "scope", "ttl", "sub", "tenant", "print-jwks", "create"}
+	c.setUsage("data-dir", "data directory of lookupd dev, where the default --key is")
+	c.setUsage("issuer", "iss claim of the token (none: left out); match the server's")
+	c.setUsage("audience", "aud claim of the token (none: left out); match the server's")
+	c.setUsage("tenant-claim", "name of the claim carrying --tenant (default "+defaultTenantClaim+")")
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
 	}
