@@ -70,6 +70,15 @@ func (s *Store) applyBatch(items []item) (batchStats, error) {
 // applyTxn applies a prefix of items in one transaction and returns its
 // length: all of items unless the transaction grew too big.
 func (s *Store) applyTxn(items []item) (int, batchStats, error) {
+	n, st, err := s.applyTxn1(items)
+	if err != nil {
+		// Whether a failed commit landed is unknown: forget every cached version.
+		s.versions.reset()
+	}
+	return n, st, err
+}
+
+func (s *Store) applyTxn1(items []item) (int, batchStats, error) {
 	if s.applyFault != nil {
 		if err := s.applyFault(); err != nil {
 			return 0, batchStats{}, err
@@ -77,15 +86,16 @@ func (s *Store) applyTxn(items []item) (int, batchStats, error) {
 	}
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
+	s.versions.begin()
 	var st batchStats
 	for i := range items {
-		if err := applyOne(txn, &items[i], &st); err != nil {
+		if err := applyOne(txn, &s.versions, &items[i], &st); err != nil {
 			if errors.Is(err, badger.ErrTxnTooBig) {
 				if i == 0 {
 					return 0, batchStats{}, errTooBigSingle
 				}
 				txn.Discard()
-				return s.applyTxn(items[:i])
+				return s.applyTxn1(items[:i])
 			}
 			return 0, batchStats{}, fmt.Errorf("apply event at stream sequence %d: %w", items[i].seq, err)
 		}
@@ -94,13 +104,14 @@ func (s *Store) applyTxn(items []item) (int, batchStats, error) {
 	if err := txn.Set(keyCheckpoint, encodeCheckpoint(last.seq, last.time)); err != nil {
 		if errors.Is(err, badger.ErrTxnTooBig) && len(items) > 1 {
 			txn.Discard()
-			return s.applyTxn(items[:len(items)-1])
+			return s.applyTxn1(items[:len(items)-1])
 		}
 		return 0, batchStats{}, fmt.Errorf("write checkpoint %d: %w", last.seq, err)
 	}
 	if err := txn.Commit(); err != nil {
 		return 0, batchStats{}, fmt.Errorf("commit events up to stream sequence %d: %w", last.seq, err)
 	}
+	s.versions.commit()
 	return len(items), st, nil
 }
 
@@ -114,7 +125,7 @@ func encodeCheckpoint(seq uint64, t time.Time) []byte {
 }
 
 // applyOne applies one event under the rules of PRODUCT.md section 2.
-func applyOne(txn *badger.Txn, it *item, st *batchStats) error {
+func applyOne(txn *badger.Txn, vc *versionCache, it *item, st *batchStats) error {
 	if !it.valid {
 		st.deadLettered++
 		return nil
@@ -132,9 +143,13 @@ func applyOne(txn *badger.Txn, it *item, st *batchStats) error {
 	default:
 		return fmt.Errorf("event %s: unknown data %T", ev.Type, ev.Data)
 	}
-	seen, err := versionAt(txn, key)
-	if err != nil {
-		return err
+	seen, ok := vc.get(key)
+	if !ok {
+		var err error
+		if seen, err = versionAt(txn, key); err != nil {
+			return err
+		}
+		vc.put(key, seen)
 	}
 	if ev.EntityVersion <= seen {
 		st.skipped++
@@ -159,8 +174,56 @@ func applyOne(txn *badger.Txn, it *item, st *batchStats) error {
 	if err := txn.Set(key, val); err != nil {
 		return err
 	}
+	vc.put(key, ev.EntityVersion)
 	st.applied++
 	return nil
+}
+
+// versionCacheMax bounds the number of entity versions kept in memory.
+const versionCacheMax = 1 << 18
+
+// versionCache keeps the last version of recently seen entities, so that
+// most version checks need no Badger lookup. It is used by the single
+// writer only. committed mirrors the store; pending holds what the open
+// transaction read or wrote and is merged into committed when, and only
+// when, that transaction commits. committed is emptied before a merge that
+// would take it past versionCacheMax entries (so it holds at most that plus
+// one transaction's keys), and on any write error.
+type versionCache struct {
+	committed, pending map[string]uint64
+}
+
+func (c *versionCache) begin() {
+	if c.pending == nil {
+		c.pending = make(map[string]uint64)
+		c.committed = make(map[string]uint64)
+	}
+	clear(c.pending)
+}
+
+func (c *versionCache) get(key []byte) (uint64, bool) {
+	if v, ok := c.pending[string(key)]; ok {
+		return v, true
+	}
+	v, ok := c.committed[string(key)]
+	return v, ok
+}
+
+func (c *versionCache) put(key []byte, v uint64) { c.pending[string(key)] = v }
+
+func (c *versionCache) commit() {
+	if len(c.committed)+len(c.pending) > versionCacheMax {
+		clear(c.committed)
+	}
+	for k, v := range c.pending {
+		c.committed[k] = v
+	}
+	clear(c.pending)
+}
+
+func (c *versionCache) reset() {
+	clear(c.committed)
+	clear(c.pending)
 }
 
 // versionAt returns the entity version stored at key, 0 if none.

@@ -101,6 +101,9 @@ type Store struct {
 	dir    string
 	logger *slog.Logger
 
+	// versions caches entity versions for the writer (see versionCache).
+	versions versionCache
+
 	// applyFault, when set (tests), is called before each write transaction;
 	// an error it returns fails the transaction as a store failure would.
 	applyFault func() error

@@ -473,3 +473,42 @@ func TestReadKeyFile(t *testing.T) {
 		t.Error("missing file: no error")
 	}
 }
+
+func TestVersionCache(t *testing.T) {
+	var c versionCache
+	k1, k2 := []byte("c1"), []byte("c2")
+	c.begin()
+	c.put(k1, 3)
+	if v, ok := c.get(k1); !ok || v != 3 {
+		t.Fatalf("pending get = %d, %v; want 3, true", v, ok)
+	}
+	c.begin() // the transaction was discarded: its versions are forgotten
+	if _, ok := c.get(k1); ok {
+		t.Fatal("version of a discarded transaction still cached")
+	}
+	c.put(k1, 4)
+	c.commit()
+	c.begin()
+	c.put(k2, 1)
+	if v, ok := c.get(k1); !ok || v != 4 {
+		t.Fatalf("committed get = %d, %v; want 4, true", v, ok)
+	}
+	c.reset() // a write error: nothing is trusted
+	if _, ok := c.get(k1); ok {
+		t.Fatal("cache not emptied by reset")
+	}
+	c.begin()
+	for i := range versionCacheMax + 10 {
+		c.put(fmt.Appendf(nil, "k%d", i), 1)
+	}
+	c.commit()
+	if n := len(c.committed); n > versionCacheMax+10 {
+		t.Fatalf("cache holds %d entries", n)
+	}
+	c.begin()
+	c.put([]byte("x"), 1)
+	c.commit()
+	if n := len(c.committed); n > versionCacheMax {
+		t.Errorf("cache holds %d entries, bound %d", n, versionCacheMax)
+	}
+}
