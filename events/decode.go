@@ -2,7 +2,6 @@ package events
 
 import (
 	"errors"
-	"math/big"
 	"net/url"
 	"strconv"
 	"strings"
@@ -410,54 +409,140 @@ func knownType(s string) (Type, bool) {
 	return "", false
 }
 
-// parseEntityVersion parses the entityversion attribute: a JSON number that
-// is an integer in [1, 2^64-1].
+// parseEntityVersion parses the entityversion attribute, raw being the
+// text of a JSON number (or nil when absent or null): it must be an integer
+// in [1, 2^64-1]. Numbers with a fraction or exponent count by their exact
+// mathematical value, as in JSON Schema: 1.0 and 1e3 are integers, 1.5 and
+// 1e-3 are not (however many digits it takes to tell).
 func parseEntityVersion(raw []byte) (uint64, error) {
 	const field = "entityversion"
 	if len(raw) == 0 || string(raw) == "null" {
 		return 0, &InvalidEventError{Field: field, Reason: "is required"}
 	}
-	c := raw[0]
-	if c != '-' && (c < '0' || c > '9') {
+	if c := raw[0]; c != '-' && (c < '0' || c > '9') {
 		return 0, &InvalidEventError{Field: field, Reason: "must be a JSON integer, got " + aKind(c)}
 	}
-	digits := true
-	for _, b := range raw {
-		if b < '0' || b > '9' {
-			digits = false
-			break
-		}
+	got := string(raw)
+	if len(got) > 40 {
+		got = got[:40] + "..."
 	}
-	var v uint64
-	if digits {
-		var err error
-		v, err = strconv.ParseUint(string(raw), 10, 64)
-		if err != nil {
-			return 0, &InvalidEventError{Field: field, Reason: "is out of range (max 18446744073709551615)"}
-		}
-	} else {
-		// A fraction or exponent: accept mathematical integers (1.0, 1e3)
-		// as JSON Schema does.
-		f, _, err := big.ParseFloat(string(raw), 10, 256, big.ToNearestEven)
-		if err != nil {
-			return 0, &InvalidEventError{Field: field, Reason: "is not a number"}
-		}
-		if !f.IsInt() {
-			return 0, &InvalidEventError{Field: field, Reason: "must be an integer, got " + string(raw)}
-		}
-		if f.Sign() < 0 {
-			return 0, &InvalidEventError{Field: field, Reason: "must be at least 1, got " + string(raw)}
-		}
-		u, acc := f.Uint64()
-		if acc != big.Exact {
-			return 0, &InvalidEventError{Field: field, Reason: "is out of range (max 18446744073709551615)"}
-		}
-		v = u
-	}
-	if v == 0 {
-		return 0, &InvalidEventError{Field: field, Reason: "must be at least 1, got 0"}
+	v, status := exactUint(raw)
+	switch status {
+	case numZero:
+		return 0, &InvalidEventError{Field: field, Reason: "must be at least 1, got " + got}
+	case numNegative:
+		return 0, &InvalidEventError{Field: field, Reason: "must be at least 1, got " + got}
+	case numFraction:
+		return 0, &InvalidEventError{Field: field, Reason: "must be an integer, got " + got}
+	case numTooBig:
+		return 0, &InvalidEventError{Field: field, Reason: "is out of range (max 18446744073709551615), got " + got}
 	}
 	return v, nil
+}
+
+// What exactUint found.
+const (
+	numOK = iota
+	numZero
+	numNegative
+	numFraction
+	numTooBig
+)
+
+// exactUint returns the value of the JSON number text n if it is a positive
+// integer that fits in uint64, and otherwise why not. It decides exactly,
+// without floating point: n is read as its significant digits D times
+// 10^k.
+func exactUint(n []byte) (uint64, int) {
+	if len(n) <= 20 && allDigitBytes(n) { // the common case: a plain integer
+		v, err := strconv.ParseUint(string(n), 10, 64)
+		switch {
+		case err != nil:
+			return 0, numTooBig
+		case v == 0:
+			return 0, numZero
+		}
+		return v, numOK
+	}
+	neg := n[0] == '-'
+	if neg {
+		n = n[1:]
+	}
+	mant, exp := n, []byte(nil)
+	if i := indexAny(n, 'e', 'E'); i >= 0 {
+		mant, exp = n[:i], n[i+1:]
+	}
+	intPart, frac := mant, []byte(nil)
+	if i := indexAny(mant, '.', '.'); i >= 0 {
+		intPart, frac = mant[:i], mant[i+1:]
+	}
+	digits := make([]byte, 0, len(intPart)+len(frac))
+	for _, part := range [2][]byte{intPart, frac} {
+		for _, c := range part {
+			if c != '0' || len(digits) > 0 { // drop leading zeros
+				digits = append(digits, c)
+			}
+		}
+	}
+	if len(digits) == 0 {
+		return 0, numZero
+	}
+	if neg {
+		return 0, numNegative
+	}
+	// The exponent, saturating far beyond the length of any body.
+	const maxExp = 1 << 40
+	e, eneg := 0, false
+	if len(exp) > 0 && (exp[0] == '+' || exp[0] == '-') {
+		eneg = exp[0] == '-'
+		exp = exp[1:]
+	}
+	for _, c := range exp {
+		if e < maxExp {
+			e = e*10 + int(c-'0')
+		}
+	}
+	if eneg {
+		e = -e
+	}
+	k := e - len(frac)
+	for digits[len(digits)-1] == '0' { // trailing zeros move into k
+		digits = digits[:len(digits)-1]
+		k++
+	}
+	if k < 0 {
+		return 0, numFraction
+	}
+	if len(digits)+k > 20 {
+		return 0, numTooBig
+	}
+	for ; k > 0; k-- {
+		digits = append(digits, '0')
+	}
+	v, err := strconv.ParseUint(string(digits), 10, 64)
+	if err != nil {
+		return 0, numTooBig
+	}
+	return v, numOK
+}
+
+func allDigitBytes(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// indexAny returns the index of the first a or b in s, or -1.
+func indexAny(s []byte, a, b byte) int {
+	for i, c := range s {
+		if c == a || c == b {
+			return i
+		}
+	}
+	return -1
 }
 
 // Data fields of the contract, as indexes into dataFields.v.

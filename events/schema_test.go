@@ -3,6 +3,7 @@ package events
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"sort"
 	"testing"
@@ -190,4 +191,77 @@ func TestSchemasAgreeWithDecode(t *testing.T) {
 	if decoderOnly > len(samples)/5 {
 		t.Errorf("%d of %d samples are decoder-only; the agreement test checks too little", decoderOnly, len(samples))
 	}
+}
+
+// FuzzSchemaAgreement checks that Decode and the JSON Schema of the event's
+// type agree on arbitrary bodies, except for what the schemas cannot judge
+// (the subject, duplicate names, a date of birth in the future).
+func FuzzSchemaAgreement(f *testing.F) {
+	for _, typ := range Types {
+		f.Add(mustJSON(f, sampleEnvelope(typ)))
+	}
+	for _, c := range schemaOnlyCases() {
+		_, _, body := c.build(f)
+		f.Add(body)
+	}
+	for _, c := range validCases() {
+		_, _, body := c.build(f)
+		f.Add(body)
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	schemas := make(map[string]*jsonschema.Schema)
+	for _, typ := range Types {
+		b, err := fs.ReadFile(Schemas, SchemaName(typ))
+		if err != nil {
+			f.Fatal(err)
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			f.Fatal(err)
+		}
+		id := doc.(map[string]any)["$id"].(string)
+		if err := c.AddResource(id, doc); err != nil {
+			f.Fatal(err)
+		}
+		if schemas[string(typ)], err = c.Compile(id); err != nil {
+			f.Fatal(err)
+		}
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+		if err != nil || !json.Valid(body) {
+			return // not JSON: TestDecodeSyntax's business
+		}
+		m, _ := inst.(map[string]any)
+		typ, _ := m["type"].(string)
+		schema := schemas[typ]
+		if schema == nil {
+			schema = schemas[string(TypeConsumerUpserted)] // refuses any other type
+		}
+		// The subject that the ids in data call for, if any.
+		subject := "persons.none"
+		if d, ok := m["data"].(map[string]any); ok {
+			cid, _ := d["consumer_id"].(string)
+			switch Type(typ) {
+			case TypeConsumerUpserted, TypeConsumerDeleted:
+				subject = SubjectPrefixConsumer + cid
+			case TypeBusinessContactUpserted, TypeBusinessContactDeleted:
+				id, _ := d["contact_id"].(string)
+				subject = SubjectPrefixBusinessContact + id
+			case TypeSignerUpserted, TypeSignerDeleted:
+				id, _ := d["signer_id"].(string)
+				subject = SubjectPrefixSigner + cid + "." + id
+			}
+		}
+		_, decErr := Decode(subject, body)
+		var ie *InvalidEventError
+		if errors.As(decErr, &ie) && (ie.Field == "subject" || ie.Reason == "appears more than once" || ie.Reason == "is in the future") {
+			return
+		}
+		schemaErr := schema.Validate(inst)
+		if (decErr == nil) != (schemaErr == nil) {
+			t.Fatalf("Decode: %v\nschema: %v\nbody %s", decErr, schemaErr, short(body))
+		}
+	})
 }
