@@ -95,7 +95,7 @@ func Decode(subject string, body []byte) (Event, error) {
 	}
 	if ent := ev.Entity(); !subjectMatches(subject, ent) {
 		return Event{}, &InvalidEventError{Field: "subject",
-			Reason: "subject " + strconv.Quote(subject) + " does not match the ids in data (want " + strconv.Quote(ent.Subject()) + ")"}
+			Reason: "subject " + quote(subject) + " does not match the ids in data (want " + strconv.Quote(ent.Subject()) + ")"}
 	}
 	return ev, nil
 }
@@ -324,7 +324,7 @@ func (env *envelope) validate(ev *Event) error {
 	case "":
 		return &InvalidEventError{Field: "specversion", Reason: "is required"}
 	default:
-		return &InvalidEventError{Field: "specversion", Reason: "must be \"1.0\", got " + strconv.Quote(env.specVersion)}
+		return &InvalidEventError{Field: "specversion", Reason: "must be \"1.0\", got " + quote(env.specVersion)}
 	}
 	if env.id == "" {
 		return &InvalidEventError{Field: "id", Reason: "is required"}
@@ -342,7 +342,7 @@ func (env *envelope) validate(ev *Event) error {
 	}
 	t, ok := knownType(env.typ)
 	if !ok {
-		return &InvalidEventError{Field: "type", Reason: "unknown event type " + strconv.Quote(env.typ)}
+		return &InvalidEventError{Field: "type", Reason: "unknown event type " + quote(env.typ)}
 	}
 	ev.Type = t
 	if env.hasTime {
@@ -353,7 +353,7 @@ func (env *envelope) validate(ev *Event) error {
 		ev.Time = tm
 	}
 	if env.hasDataContentType && !contentTypeOK(env.dataContentType) {
-		return &InvalidEventError{Field: "datacontenttype", Reason: "must be \"application/json\", got " + strconv.Quote(env.dataContentType)}
+		return &InvalidEventError{Field: "datacontenttype", Reason: "must be \"application/json\", got " + quote(env.dataContentType)}
 	}
 	v, err := parseEntityVersion(env.entityVersion)
 	if err != nil {
@@ -981,7 +981,7 @@ func checkEnum(f int, v string, valid bool) error {
 		return &InvalidEventError{Field: "data." + dataFieldNames[f], Reason: "is required"}
 	}
 	if !valid {
-		return &InvalidEventError{Field: "data." + dataFieldNames[f], Reason: "unknown value " + strconv.Quote(v)}
+		return &InvalidEventError{Field: "data." + dataFieldNames[f], Reason: "unknown value " + quote(v)}
 	}
 	return nil
 }
@@ -993,7 +993,7 @@ func checkID(f int, id string) (string, error) {
 		return "", &InvalidEventError{Field: "data." + dataFieldNames[f], Reason: "is required"}
 	}
 	if !ValidUUID(id) {
-		return "", &InvalidEventError{Field: "data." + dataFieldNames[f], Reason: "must be a UUID written 8-4-4-4-12 hex digits, got " + strconv.Quote(id)}
+		return "", &InvalidEventError{Field: "data." + dataFieldNames[f], Reason: "must be a UUID written 8-4-4-4-12 hex digits, got " + quote(id)}
 	}
 	return strings.ToLower(id), nil
 }
@@ -1160,4 +1160,13 @@ func parseRFC3339(s string) (time.Time, bool) {
 		t = t.Add(time.Second)
 	}
 	return t, true
+}
+
+// quote returns s quoted for an error reason, cut to 64 bytes so that a
+// hostile value cannot bloat logs.
+func quote(s string) string {
+	if len(s) > 64 {
+		return strconv.Quote(s[:64]) + "..."
+	}
+	return strconv.Quote(s)
 }

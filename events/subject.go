@@ -1,9 +1,6 @@
 package events
 
-import (
-	"strconv"
-	"strings"
-)
+import "strings"
 
 // ParseSubject returns the entity that a subject of the v1 contract names
 // (persons.consumer.<consumer_id>, persons.business_contact.<contact_id> or
@@ -16,7 +13,7 @@ import (
 // dead-letter copy.
 func ParseSubject(subject string) (Entity, error) {
 	bad := func(why string) (Entity, error) {
-		return Entity{}, &InvalidEventError{Field: "subject", Reason: strconv.Quote(subject) + " " + why}
+		return Entity{}, &InvalidEventError{Field: "subject", Reason: quote(subject) + " " + why}
 	}
 	if rest, ok := strings.CutPrefix(subject, SubjectPrefixConsumer); ok {
 		if !ValidUUID(rest) {
