@@ -100,11 +100,15 @@ func TestCrashSafety(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		// A watchdog, so that a child that hangs fails the test instead of
+		// blocking it.
+		watchdog := time.AfterFunc(2*time.Minute, func() { _ = cmd.Process.Kill() })
 		sc := bufio.NewScanner(out)
 		var cp uint64
 		for cp < target && sc.Scan() {
 			cp, _ = strconv.ParseUint(strings.TrimPrefix(sc.Text(), "cp "), 10, 64)
 		}
+		watchdog.Stop()
 		if cp < target {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
