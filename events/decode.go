@@ -58,7 +58,7 @@ const ContentTypeJSON = "application/json"
 //     future: not after today's date in UTC+14, the earliest time zone, so
 //     that no one born today anywhere is refused.
 //   - The subject must equal the subject derived from the data ids
-//     (Event.Subject), compared case-insensitively.
+//     (Event.Subject), the ids in it compared case-insensitively.
 //
 // Names of attributes and data fields are case-sensitive, as CloudEvents
 // and the JSON Schemas have them: "Type" is not "type" but an unknown
@@ -69,9 +69,10 @@ const ContentTypeJSON = "application/json"
 // besides the subject and the future date of birth that the schemas do not
 // carry.
 //
-// Of several faults, Decode reports a syntax error first, then the first
-// value of a wrong JSON type or duplicate name in body order, then missing
-// or invalid values in the order of the rules above. Field in the error is
+// Of several faults, Decode reports a syntax error first; then faults of
+// the envelope (a value of a wrong JSON type or a duplicate name, the first
+// in body order, before missing or invalid attributes in the order above);
+// then faults of data, in the same way; then the subject. Field in the error is
 // "" when the body is not a JSON object, the attribute name for envelope
 // faults, "data.<name>" (or "data.address.<name>", "data.phone.<name>")
 // for data faults and "subject" when the subject disagrees with the data.

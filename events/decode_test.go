@@ -655,3 +655,38 @@ func TestReasonsHoldNoPersonalData(t *testing.T) {
 		t.Errorf("error %v, want one that quotes neither SSN nor date of birth", err)
 	}
 }
+
+// TestDecodeFaultOrder checks the order in which Decode reports several
+// faults of one body, as its doc comment states it.
+func TestDecodeFaultOrder(t *testing.T) {
+	tests := []struct {
+		name      string
+		set       map[string]any
+		subject   string
+		wantField string
+	}{
+		{"wrong type before missing attribute", map[string]any{"id": del, "time": raw("1")}, "", "time"},
+		{"first wrong type in body order", map[string]any{"source": raw("1"), "type": raw("2")}, "", "source"},
+		{"missing attributes in rule order", map[string]any{"entityversion": del, "specversion": del}, "", "specversion"},
+		{"envelope before data", map[string]any{"entityversion": del, "data.first_name": raw("1")}, "", "entityversion"},
+		{"data wrong type before data missing", map[string]any{"data.consumer_id": del, "data.last_name": raw("1")}, "", "data.last_name"},
+		{"data before subject", map[string]any{"data.first_name": ""}, SubjectPrefixConsumer + otherID, "data.first_name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := sampleEnvelope(TypeConsumerUpserted)
+			for p, v := range tt.set {
+				setPath(env, p, v)
+			}
+			subject := sampleSubject(TypeConsumerUpserted)
+			if tt.subject != "" {
+				subject = tt.subject
+			}
+			_, err := Decode(subject, mustJSON(t, env))
+			var ie *InvalidEventError
+			if !errors.As(err, &ie) || ie.Field != tt.wantField {
+				t.Errorf("Decode error = %v, want one for %q", err, tt.wantField)
+			}
+		})
+	}
+}
