@@ -390,11 +390,11 @@ func (p *Projector) session(ctx context.Context, stream jetstream.Stream, bo *ba
 		for {
 			<-c.done
 			batch = append(batch, c.items...)
-			c.release()
 			if c.err != nil {
 				readErr = c.err
 				break
 			}
+			c.release() // after the last use of c: the chunker may reuse it at once
 			if len(batch)+chunkSize > p.cfg.BatchSize {
 				break
 			}
@@ -496,9 +496,6 @@ var chunkPool = sync.Pool{New: func() any { return &chunk{items: make([]msgItem,
 
 // release returns c to the pool once its items have been copied out.
 func (c *chunk) release() {
-	if c.err != nil {
-		return
-	}
 	clear(c.items) // drop references to messages and events
 	c.items = c.items[:0]
 	chunkPool.Put(c)
