@@ -156,20 +156,23 @@ func TestNATSRestart(t *testing.T) {
 }
 
 // TestNATSCluster runs a three-node NATS cluster (deploy/k8s/nats/nats.conf)
-// with the streams replicated three times (deploy/streams/*.r3.json), and
-// stops the PERSONS stream leader while events flow: projection goes on and
-// nothing is lost.
+// with the streams replicated three times (deploy/streams/*.r3.json). While
+// events flow it stops the node lookupd is connected to, checks that
+// projection goes on, starts it again, then stops the PERSONS stream leader:
+// projection goes on and nothing is lost.
 func TestNATSCluster(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	nw := newNetwork(ctx, t)
 	nodes := make([]*natsNode, 3)
+	byName := map[string]*natsNode{}
 	var urls, inner []string
 	for i := range nodes {
 		name := fmt.Sprintf("nats-%d", i)
 		nodes[i] = startNATS(ctx, t, nw, name+".nats", []string{"--config", "/etc/nats/nats.conf"},
 			map[string]string{"SERVER_NAME": name},
 			[]testcontainers.ContainerFile{{HostFilePath: "../deploy/k8s/nats/nats.conf", ContainerFilePath: "/etc/nats/nats.conf", FileMode: 0o644}})
+		byName[name] = nodes[i]
 		urls = append(urls, nodes[i].url)
 		inner = append(inner, "nats://"+name+".nats:4222")
 	}
@@ -180,49 +183,75 @@ func TestNATSCluster(t *testing.T) {
 	if err != nil {
 		t.Fatalf("stream: %v", err)
 	}
-	var leader string
-	eventually(t, 60*time.Second, "PERSONS replicated on three nodes", func() error {
-		info, err := stream.Info(ctx)
-		if err != nil {
-			return err
-		}
-		if info.Config.Replicas != 3 || info.Cluster == nil || info.Cluster.Leader == "" || len(info.Cluster.Replicas) != 2 {
-			return fmt.Errorf("replicas %d, cluster %+v", info.Config.Replicas, info.Cluster)
-		}
-		for _, r := range info.Cluster.Replicas {
-			if !r.Current {
-				return fmt.Errorf("replica %s not current", r.Name)
+	// leader waits until PERSONS has a leader and two current replicas.
+	leader := func(what string) string {
+		t.Helper()
+		var l string
+		eventually(t, 60*time.Second, what, func() error {
+			info, err := stream.Info(ctx)
+			if err != nil {
+				return err
 			}
-		}
-		leader = info.Cluster.Leader
-		return nil
-	})
+			if info.Config.Replicas != 3 || info.Cluster == nil || info.Cluster.Leader == "" || len(info.Cluster.Replicas) != 2 {
+				return fmt.Errorf("replicas %d, cluster %+v", info.Config.Replicas, info.Cluster)
+			}
+			for _, r := range info.Cluster.Replicas {
+				if !r.Current || r.Offline {
+					return fmt.Errorf("replica %s not current", r.Name)
+				}
+			}
+			l = info.Cluster.Leader
+			return nil
+		})
+		return l
+	}
+	leader("PERSONS replicated on three nodes")
 
 	is := newIssuer(t)
 	ld := startLookupd(ctx, t, lookupdConfig{network: nw, natsURL: strings.Join(inner, ","), volume: "lookupd-cluster-" + uuid.NewString(), jwks: is.jwks})
 	ld.waitReady(t)
+	var client *natsNode
+	eventually(t, 30*time.Second, "the node lookupd is connected to", func() error {
+		for _, nd := range nodes {
+			names, err := nd.connectionNames(ctx)
+			if err != nil {
+				return err
+			}
+			for _, name := range names {
+				if name == "lookupd" {
+					client = nd
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("no node lists a connection named lookupd")
+	})
 
-	const n = 400
+	const n = 800
 	evs, ids := consumers(t, n)
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	fl := startFlow(pctx, js, evs, 10*time.Millisecond)
-	fl.waitAcked(t, n/4)
 
-	var stopped *natsNode
-	for _, nd := range nodes {
-		if nd.name == leader+".nats" {
-			stopped = nd
+	// stop stops nd while events still flow, then waits until lookupd has
+	// applied 50 more events (or all of them) with nd down.
+	stop := func(nd *natsNode, what string) {
+		t.Helper()
+		from := uint64(ld.metric(t, "lookup_projector_applied_sequence"))
+		nd.stop(ctx, t)
+		acked := fl.acked.Load()
+		if acked >= n {
+			t.Fatalf("all %d events were acked before %s stopped: the test proves nothing; slow the publisher", acked, nd.name)
 		}
+		t.Logf("stopped %s (%s) after %d of %d events acked, %d applied", nd.name, what, acked, n, from)
+		ld.waitApplied(t, min(from+50, n), 90*time.Second)
 	}
-	if stopped == nil {
-		t.Fatalf("stream leader %q is none of the nodes", leader)
-	}
-	stopped.stop(ctx, t)
-	if got := fl.acked.Load(); got >= n {
-		t.Fatalf("all %d events were acked before the leader stopped: the test proves nothing; slow the publisher", got)
-	}
-	t.Logf("stopped stream leader %s after %d of %d events", leader, fl.acked.Load(), n)
+
+	fl.waitAcked(t, n/8)
+	stop(client, "the node lookupd is connected to")
+	client.start(ctx, t)
+	stopped := leader("PERSONS recovered its three replicas")
+	stop(byName[stopped], "the PERSONS stream leader")
 
 	last := fl.wait(t, 5*time.Minute)
 	checkAllProjected(t, ld, is, last, ids)
@@ -230,10 +259,10 @@ func TestNATSCluster(t *testing.T) {
 	if err != nil {
 		t.Fatalf("stream info: %v", err)
 	}
-	if info.Cluster == nil || info.Cluster.Leader == "" || info.Cluster.Leader == leader {
-		t.Errorf("after stopping %s: want a new leader, got %+v", leader, info.Cluster)
+	if info.Cluster == nil || info.Cluster.Leader == "" || info.Cluster.Leader == stopped {
+		t.Errorf("after stopping %s: want a new leader, got %+v", stopped, info.Cluster)
 	}
 	if info.State.Msgs != n {
-		t.Errorf("stream holds %d messages, want %d", info.State.Msgs, n)
+		t.Errorf("stream holds %d messages, want %d (retries must be deduplicated)", info.State.Msgs, n)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	mathrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -152,15 +153,22 @@ func newNetwork(ctx context.Context, t *testing.T) string {
 	return nw.Name
 }
 
-// freePort returns a TCP port free on the host now.
+// freePort returns a TCP port free on the host now, chosen below the
+// kernel's ephemeral range (32768 and up), where Docker also allocates the
+// ports it maps at random: a fixed binding must not race with those.
 func freePort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("free port: %v", err)
+	for range 100 {
+		p := 20000 + mathrand.IntN(12000)
+		l, err := net.Listen("tcp", ":"+strconv.Itoa(p))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return strconv.Itoa(p)
 	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	t.Fatal("no free port found in 20000-32000")
+	return ""
 }
 
 // natsNode is one nats-server container.
@@ -182,7 +190,7 @@ func startNATS(ctx context.Context, t *testing.T, nw, alias string, cmd []string
 		Cmd:            cmd,
 		Env:            env,
 		Files:          files,
-		ExposedPorts:   []string{"4222/tcp"},
+		ExposedPorts:   []string{"4222/tcp", "8222/tcp"},
 		Networks:       []string{nw},
 		NetworkAliases: map[string][]string{nw: {alias}},
 		HostConfigModifier: func(hc *container.HostConfig) {
@@ -202,6 +210,33 @@ func startNATS(ctx context.Context, t *testing.T, nw, alias string, cmd []string
 		t.Fatalf("nats %s host: %v", alias, err)
 	}
 	return &natsNode{name: alias, ctr: c, url: "nats://" + net.JoinHostPort(host, hostPort)}
+}
+
+// connectionNames lists the names of the client connections the node
+// holds, from its monitoring endpoint /connz.
+func (n *natsNode) connectionNames(ctx context.Context) ([]string, error) {
+	mon, err := n.ctr.PortEndpoint(ctx, "8222/tcp", "http")
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.Get(mon + "/connz")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var connz struct {
+		Connections []struct {
+			Name string `json:"name"`
+		} `json:"connections"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&connz); err != nil {
+		return nil, fmt.Errorf("connz of %s: %w", n.name, err)
+	}
+	var names []string
+	for _, c := range connz.Connections {
+		names = append(names, c.Name)
+	}
+	return names, nil
 }
 
 // stop stops the node's container (SIGTERM, then SIGKILL after 10s).
