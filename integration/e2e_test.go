@@ -7,11 +7,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
 )
@@ -140,6 +143,9 @@ func checkAPI(t *testing.T, base string, is *issuer, f *fixture) {
 		}
 		if cc := r.header.Get("Cache-Control"); cc != "no-store" {
 			t.Errorf("Cache-Control: got %q, want no-store", cc)
+		}
+		if id := r.header.Get("X-Request-Id"); id == "" {
+			t.Error("X-Request-Id: missing; one is generated when the caller sends none")
 		}
 	})
 	t.Run("person business contact", func(t *testing.T) {
@@ -329,5 +335,72 @@ func TestEndToEnd(t *testing.T) {
 			t.Errorf("skipped after restart: got %v, want 0", got)
 		}
 		checkAPI(t, ld.api, is, f)
+	})
+
+	t.Run("invalid event is dead-lettered and projection goes on", func(t *testing.T) {
+		before := ld.metric(t, "lookup_projector_events_dead_lettered_total")
+		subject := events.SubjectPrefixConsumer + uuid.NewString()
+		msg := nats.NewMsg(subject)
+		msg.Header.Set(jetstream.MsgIDHeader, uuid.NewString())
+		msg.Data = []byte(`{"specversion":"1.0","id":"x","source":"urn:bad","type":"persons.consumer.upserted.v1","entityversion":0,"data":{}}`)
+		ack, err := js.PublishMsg(ctx, msg)
+		if err != nil {
+			t.Fatalf("publish invalid event: %v", err)
+		}
+		ev, err := events.NewEvent(testSource, 1, events.Consumer{ConsumerID: uuid.NewString(), BusinessID: f.business, FirstName: "After", LastName: "Invalid"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := publishAll(ctx, t, js, []events.Event{ev})
+		ld.waitApplied(t, after, 60*time.Second)
+		if got := ld.metric(t, "lookup_projector_events_dead_lettered_total"); got != before+1 {
+			t.Errorf("dead-lettered: got %v, want %v", got, before+1)
+		}
+		dlq, err := js.Stream(ctx, "PERSONS_DLQ")
+		if err != nil {
+			t.Fatalf("dead-letter stream: %v", err)
+		}
+		m, err := dlq.GetLastMsgForSubject(ctx, "dlq."+subject)
+		if err != nil {
+			t.Fatalf("dead letter of %s: %v", subject, err)
+		}
+		// The headers are the operator contract of the dead-letter stream.
+		if got := m.Header.Get("Lookup-Original-Subject"); got != subject {
+			t.Errorf("Lookup-Original-Subject: got %q, want %q", got, subject)
+		}
+		if got := m.Header.Get("Lookup-Original-Sequence"); got != strconv.FormatUint(ack.Sequence, 10) {
+			t.Errorf("Lookup-Original-Sequence: got %q, want %d", got, ack.Sequence)
+		}
+		if got := m.Header.Get("Lookup-Dlq-Reason"); !strings.Contains(got, "entityversion") {
+			t.Errorf("Lookup-Dlq-Reason: got %q, want it to name entityversion", got)
+		}
+	})
+
+	t.Run("tenancy", func(t *testing.T) {
+		tl := startLookupd(ctx, t, lookupdConfig{network: nw, natsURL: "nats://nats:4222", volume: "lookupd-tenant-" + uuid.NewString(), jwks: is.jwks,
+			env: map[string]string{"LOOKUP_TENANT_CLAIM": "business_ids"}})
+		tl.waitReady(t)
+		own := is.tokenWith(t, "read:persons", time.Hour, map[string]any{"business_ids": []string{f.business}})
+		other := is.tokenWith(t, "read:persons", time.Hour, map[string]any{"business_ids": []string{uuid.NewString()}})
+		none := is.token(t, "read:persons", time.Hour)
+		tests := []struct {
+			name, path, token string
+			want              int
+		}{
+			{"own person", "/api/v1/persons/" + f.consumer, own, http.StatusOK},
+			{"own signers", "/api/v1/authorized-signers?consumer_id=" + f.consumer, own, http.StatusOK},
+			{"own contact", "/api/v1/persons/" + f.contact, own, http.StatusOK},
+			{"other tenant's person", "/api/v1/persons/" + f.consumer, other, http.StatusForbidden},
+			{"other tenant's signers", "/api/v1/authorized-signers?consumer_id=" + f.consumer, other, http.StatusForbidden},
+			{"token without the claim", "/api/v1/persons/" + f.consumer, none, http.StatusForbidden},
+			{"unknown person stays 404", "/api/v1/persons/" + uuid.NewString(), own, http.StatusNotFound},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				if r := get(t, tl.api, tt.path, tt.token); r.status != tt.want {
+					t.Errorf("status: got %d, want %d: %s", r.status, tt.want, r.body)
+				}
+			})
+		}
 	})
 }

@@ -6,7 +6,24 @@
 // answers come out of the HTTP API with real tokens.
 //
 // Run it with `make integration` (which builds the images first) or, once the
-// images exist, `go test -tags integration ./integration/`.
+// images exist, `go test -tags integration ./integration/`. The tests:
+//
+//   - TestImages: non-root numeric user, no shell, CA certificates.
+//   - TestEndToEnd: every event type through events.Publisher; both
+//     operations with and without expand; 400, 401, 403, 404; no secret in
+//     the logs; a new container on the same volume resumes from its
+//     checkpoint and applies nothing twice (counters on /metrics); an
+//     invalid event is dead-lettered; tenancy.
+//   - TestNATSRestart: NATS stopped and started while events are published.
+//   - TestNATSCluster: three nodes, streams replicated three times; the node
+//     lookupd is connected to, then the stream leader, stopped while events
+//     flow.
+//   - TestCompose: deploy/compose/compose.yaml comes up and answers.
+//
+// Independent tests run in parallel, each on its own docker network.
+// Environment: LOOKUPD_IMAGE, NATS_IMAGE, NATSCLI_IMAGE (as in the Makefile);
+// TESTCONTAINERS_HOST_OVERRIDE when published ports are not on the docker
+// host testcontainers guesses.
 package integration
 
 import (
@@ -335,6 +352,7 @@ func publishRetrying(ctx context.Context, pub *events.Publisher, evs []events.Ev
 
 // lookupd is one lookupd container.
 type lookupd struct {
+	owner *testing.T // the test that started it: its containers live as long as it
 	cfg   lookupdConfig
 	ctr   testcontainers.Container
 	api   string // http://host:port of the API
@@ -347,6 +365,7 @@ type lookupdConfig struct {
 	natsURL string // as seen from the container network
 	volume  string // named docker volume for /data, removed at the end of the test
 	jwks    []byte
+	env     map[string]string // extra environment
 }
 
 // startLookupd starts `lookupd serve` and waits until /livez answers.
@@ -354,7 +373,7 @@ func startLookupd(ctx context.Context, t *testing.T, cfg lookupdConfig) *lookupd
 	t.Helper()
 	// Registered first, so it runs after the containers are gone.
 	t.Cleanup(func() { exec.Command("docker", "volume", "rm", "-f", cfg.volume).Run() })
-	l := &lookupd{cfg: cfg}
+	l := &lookupd{owner: t, cfg: cfg}
 	l.run(ctx, t)
 	return l
 }
@@ -381,16 +400,21 @@ func (l *lookupd) run(ctx context.Context, t *testing.T) {
 		// No wait strategy: the port checks of testcontainers exec a shell
 		// in the container, and the image has none. /livez is polled below.
 	}
+	for k, v := range cfg.env {
+		req.Env[k] = v
+	}
 	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
-	testcontainers.CleanupContainer(t, c)
+	// Cleanups go to the owner: a container started by a subtest (replace)
+	// must outlive that subtest.
+	testcontainers.CleanupContainer(l.owner, c)
 	if err != nil {
 		dumpLogs(ctx, t, c)
 		t.Fatalf("start lookupd: %v", err)
 	}
 	l.ctr = c
-	t.Cleanup(func() {
-		if t.Failed() {
-			dumpLogs(context.Background(), t, c)
+	l.owner.Cleanup(func() {
+		if l.owner.Failed() {
+			dumpLogs(context.Background(), l.owner, c)
 		}
 	})
 	l.endpoints(ctx, t)
@@ -562,15 +586,25 @@ func newIssuer(t *testing.T) *issuer {
 // (a negative ttl gives an expired token).
 func (is *issuer) token(t *testing.T, scope string, ttl time.Duration) string {
 	t.Helper()
+	return is.tokenWith(t, scope, ttl, nil)
+}
+
+// tokenWith is token with extra claims.
+func (is *issuer) tokenWith(t *testing.T, scope string, ttl time.Duration, claims map[string]any) string {
+	t.Helper()
 	now := time.Now().Truncate(time.Second)
 	iat := now
 	if ttl < 0 {
 		iat = now.Add(2 * ttl)
 	}
-	tok, err := jwt.NewBuilder().
+	b := jwt.NewBuilder().
 		Issuer(testIssuer).Audience([]string{testAudience}).Subject("integration").
 		IssuedAt(iat).NotBefore(iat).Expiration(now.Add(ttl)).
-		Claim("scope", scope).Build()
+		Claim("scope", scope)
+	for k, v := range claims {
+		b = b.Claim(k, v)
+	}
+	tok, err := b.Build()
 	if err != nil {
 		t.Fatalf("build token: %v", err)
 	}
