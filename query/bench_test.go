@@ -72,3 +72,41 @@ func BenchmarkVerifyToken(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkVerifyShare measures, in the same loop, a whole request and the
+// verification of its token alone, and reports verification's share of
+// the request time (verify-%), so that machine load affects both alike.
+func BenchmarkVerifyShare(b *testing.B) {
+	targets := []struct{ name, target string }{
+		{"person", "/api/v1/persons/" + consumerA},
+		{"signers5-expand-last4", "/api/v1/authorized-signers?consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=LAST4"},
+	}
+	for _, tc := range targets {
+		b.Run(tc.name, func(b *testing.B) {
+			s := benchServer(b)
+			token := rsaToken(b, goodClaims("read:persons"))
+			req := httptest.NewRequest(http.MethodGet, tc.target, nil)
+			req.Header.Set("Authorization", "Bearer "+token)
+			ctx := context.Background()
+			var verify, whole time.Duration
+			b.ResetTimer()
+			for b.Loop() {
+				t0 := time.Now()
+				if _, err := s.verifier.verify(ctx, token); err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				rec := httptest.NewRecorder()
+				s.ServeHTTP(rec, req)
+				t2 := time.Now()
+				if rec.Code != http.StatusOK {
+					b.Fatalf("status %d", rec.Code)
+				}
+				verify += t1.Sub(t0)
+				whole += t2.Sub(t1)
+			}
+			b.ReportMetric(100*float64(verify)/float64(whole), "verify-%")
+			b.ReportMetric(float64(whole.Nanoseconds())/float64(b.N), "request-ns")
+		})
+	}
+}

@@ -3,7 +3,9 @@ package query
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -167,22 +169,25 @@ func TestAcceptNegotiation(t *testing.T) {
 		{"garbage", []string{";;;,,,"}, read, 406},
 		{"406 before authentication", []string{"text/html"}, "", 406},
 	}
+	targets := []string{"/api/v1/persons/" + consumerA, "/api/v1/authorized-signers?consumer_id=" + consumerA}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			req := newRequest(http.MethodGet, "/api/v1/persons/"+consumerA, tc.token)
-			for _, a := range tc.accept {
-				req.Header.Add("Accept", a)
-			}
-			rec := serve(t, s, req)
-			checkCommonHeaders(t, rec.Result())
-			if tc.want == 406 {
-				checkProblem(t, rec, req, rec.Body.Bytes(), wantProblem{kind: probNotAcceptable})
-				return
-			}
-			if rec.Code != tc.want {
-				t.Errorf("status = %d, want %d", rec.Code, tc.want)
-			}
-		})
+		for _, target := range targets {
+			t.Run(tc.name+target, func(t *testing.T) {
+				req := newRequest(http.MethodGet, target, tc.token)
+				for _, a := range tc.accept {
+					req.Header.Add("Accept", a)
+				}
+				rec := serve(t, s, req)
+				checkCommonHeaders(t, rec.Result())
+				if tc.want == 406 {
+					checkProblem(t, rec, req, rec.Body.Bytes(), wantProblem{kind: probNotAcceptable})
+					return
+				}
+				if rec.Code != tc.want {
+					t.Errorf("status = %d, want %d", rec.Code, tc.want)
+				}
+			})
+		}
 	}
 }
 
@@ -258,5 +263,54 @@ func TestReaderGetsLowerCaseID(t *testing.T) {
 	}
 	if gotConsumer != consumerB {
 		t.Errorf("Signers got id %q, want %q", gotConsumer, consumerB)
+	}
+}
+
+// TestOverRealServer checks HEAD over a real HTTP server: same headers as
+// GET, Content-Length included, no body.
+func TestOverRealServer(t *testing.T) {
+	srv := httptest.NewServer(newTestServer(t, fixtureReader(), ""))
+	t.Cleanup(srv.Close)
+	read := rsaToken(t, goodClaims("read:persons"))
+	for _, path := range []string{
+		"/api/v1/persons/" + consumerA,
+		"/api/v1/authorized-signers?consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA",
+		"/api/v1/persons/" + consumerNo,
+	} {
+		t.Run(path, func(t *testing.T) {
+			do := func(method string) (*http.Response, []byte) {
+				req, err := http.NewRequest(method, srv.URL+path, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.Header.Set("Authorization", "Bearer "+read)
+				resp, err := srv.Client().Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				body, err := io.ReadAll(resp.Body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return resp, body
+			}
+			get, getBody := do(http.MethodGet)
+			head, headBody := do(http.MethodHead)
+			if len(headBody) != 0 {
+				t.Errorf("HEAD body = %q, want none", headBody)
+			}
+			if head.StatusCode != get.StatusCode {
+				t.Errorf("HEAD status %d, GET status %d", head.StatusCode, get.StatusCode)
+			}
+			if head.ContentLength != int64(len(getBody)) {
+				t.Errorf("HEAD Content-Length = %d, want %d", head.ContentLength, len(getBody))
+			}
+			for _, h := range []string{"Content-Type", "Cache-Control"} {
+				if head.Header.Get(h) != get.Header.Get(h) {
+					t.Errorf("HEAD %s = %q, GET %q", h, head.Header.Get(h), get.Header.Get(h))
+				}
+			}
+		})
 	}
 }
