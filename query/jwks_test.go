@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"net/http"
@@ -74,11 +75,15 @@ func privateJWK(t *testing.T, key any, kid string) map[string]any {
 	if err := k.Set(jwk.KeyIDKey, kid); err != nil {
 		t.Fatal(err)
 	}
-	b, err := jsonMarshal(k)
+	b, err := json.Marshal(k)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func TestLoadJWKSFileErrors(t *testing.T) {
@@ -183,7 +188,7 @@ func mustEC(t *testing.T, c elliptic.Curve) *ecdsa.PrivateKey {
 
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
-	b, err := jsonMarshalBytes(v)
+	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,13 +386,4 @@ func TestJWKSFromURLRefreshesInBackground(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("background refresh did not stop after ctx was done")
 	}
-}
-
-func jsonMarshal(k jwk.Key) (map[string]any, error) {
-	b, err := jsonMarshalBytes(k)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	return m, jsonUnmarshal(b, &m)
 }
