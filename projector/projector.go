@@ -98,7 +98,8 @@ type Projector struct {
 
 	caughtUp     chan struct{}
 	caughtUpOnce sync.Once
-	reached      atomic.Bool // the last attempt to reach the stream succeeded
+	streamGone   chan struct{} // the refresh loop saw the stream deleted
+	reached      atomic.Bool   // the last attempt to reach the stream succeeded
 
 	mu   sync.Mutex
 	prog Progress
@@ -136,7 +137,7 @@ func New(js jetstream.JetStream, s *Store, cfg Config) *Projector {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Projector{js: js, store: s, cfg: cfg, logger: logger.With("component", "projector", "stream", cfg.Stream),
-		caughtUp: make(chan struct{}), pullMax: 2000, decoders: max(runtime.GOMAXPROCS(0), 1)}
+		caughtUp: make(chan struct{}), streamGone: make(chan struct{}, 1), pullMax: 2000, decoders: max(runtime.GOMAXPROCS(0), 1)}
 	if seq, ts, err := s.checkpoint(); err == nil {
 		p.prog.AppliedSeq, p.prog.LastEventTime = seq, ts
 	}
@@ -182,9 +183,11 @@ func (p *Projector) Run(ctx context.Context) error {
 	p.mu.Unlock()
 
 	refreshCtx, stopRefresh := context.WithCancel(ctx)
-	defer stopRefresh()
 	var refreshWG sync.WaitGroup
-	defer refreshWG.Wait()
+	defer func() {
+		stopRefresh()
+		refreshWG.Wait()
+	}()
 
 	bo := newBackoff()
 	dlqReady, refreshing := false, false
@@ -281,6 +284,14 @@ func (p *Projector) refreshLoop(ctx context.Context, stream jetstream.Stream) {
 		rctx, cancel := context.WithTimeout(ctx, p.cfg.RefreshInterval)
 		info, err := stream.Info(rctx)
 		cancel()
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			// The stream was deleted: end the session (its ordered consumer
+			// would retry forever), so that Run finds out and returns.
+			select {
+			case p.streamGone <- struct{}{}:
+			default:
+			}
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				p.reached.Store(false)
@@ -342,6 +353,11 @@ func (p *Projector) session(ctx context.Context, stream jetstream.Stream, bo *ba
 	cons, err := stream.OrderedConsumer(cctx, jetstream.OrderedConsumerConfig{
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:   start,
+		// The client recreates the consumer by itself a few times (about
+		// 25 s of backoff); after that the session ends and Run takes over:
+		// it checks that the stream exists and recreates the consumer from
+		// the checkpoint, with its own backoff, forever.
+		MaxResetAttempts: 5,
 	})
 	cancel()
 	if err != nil {
@@ -358,8 +374,11 @@ func (p *Projector) session(ctx context.Context, stream jetstream.Stream, bo *ba
 	work := make(chan *chunk, p.decoders*2)
 	ordered := make(chan *chunk, 2*p.cfg.BatchSize/chunkSize+p.decoders*2)
 	var wg sync.WaitGroup
-	wg.Add(2 + p.decoders)
-	go func() { defer wg.Done(); p.read(iter, raw, done) }()
+	wg.Add(1 + p.decoders)
+	// The reader is not waited for: while the ordered consumer recreates
+	// itself, Stop blocks (it takes the consumer's lock) and Next too. It
+	// ends on its own once Next returns, seeing done closed.
+	go p.read(iter, raw, done)
 	go func() { defer wg.Done(); chunker(raw, work, ordered, done) }()
 	for range p.decoders {
 		go func() {
@@ -371,7 +390,7 @@ func (p *Projector) session(ctx context.Context, stream jetstream.Stream, bo *ba
 	}
 	defer func() {
 		close(done)
-		iter.Stop()
+		go iter.Stop()
 		wg.Wait()
 	}()
 
@@ -384,6 +403,8 @@ func (p *Projector) session(ctx context.Context, stream jetstream.Stream, bo *ba
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-p.streamGone:
+			return fmt.Errorf("stream %q no longer found", p.cfg.Stream)
 		case c = <-ordered:
 		}
 		var readErr error

@@ -348,3 +348,25 @@ func TestStreamGaps(t *testing.T) {
 		t.Errorf("applied %d, want 7", pr.Applied)
 	}
 }
+
+func TestStreamDeletedWhileRunning(t *testing.T) {
+	js := setup(t)
+	publishAll(t, js, []wireMsg{encodeMsg(t, consumerEv(newID(), 1, "Ann"))})
+	p := New(js, openStore(t, t.TempDir(), StoreOptions{}), Config{RefreshInterval: 50 * time.Millisecond})
+	errc := make(chan error, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { errc <- p.Run(ctx) }()
+	waitApplied(t, p, 1, 10*time.Second)
+	if err := js.DeleteStream(ctx, "PERSONS"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrStreamNotFound) || !strings.Contains(err.Error(), "PERSONS") {
+			t.Fatalf("Run err = %v, want ErrStreamNotFound naming PERSONS", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not return after the stream was deleted")
+	}
+}
