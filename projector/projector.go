@@ -113,6 +113,11 @@ type Projector struct {
 	pullMax int
 	// decoders is the number of goroutines decoding events.
 	decoders int
+	// resetAttempts is the ordered consumer's MaxResetAttempts.
+	resetAttempts int
+	// readFault, when set (tests), is called with each message's stream
+	// sequence; an error fails the read there, as a broken consumer would.
+	readFault func(seq uint64) error
 	// itemsBuf is process's reusable batch buffer (session goroutine only).
 	itemsBuf []item
 }
@@ -137,7 +142,7 @@ func New(js jetstream.JetStream, s *Store, cfg Config) *Projector {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Projector{js: js, store: s, cfg: cfg, logger: logger.With("component", "projector", "stream", cfg.Stream),
-		caughtUp: make(chan struct{}), streamGone: make(chan struct{}, 1), pullMax: 2000, decoders: max(runtime.GOMAXPROCS(0), 1)}
+		caughtUp: make(chan struct{}), streamGone: make(chan struct{}, 1), pullMax: 2000, resetAttempts: 5, decoders: max(runtime.GOMAXPROCS(0), 1)}
 	if seq, ts, err := s.checkpoint(); err == nil {
 		p.prog.AppliedSeq, p.prog.LastEventTime = seq, ts
 	}
@@ -357,7 +362,7 @@ func (p *Projector) session(ctx context.Context, stream jetstream.Stream, bo *ba
 		// 25 s of backoff); after that the session ends and Run takes over:
 		// it checks that the stream exists and recreates the consumer from
 		// the checkpoint, with its own backoff, forever.
-		MaxResetAttempts: 5,
+		MaxResetAttempts: p.resetAttempts,
 	})
 	cancel()
 	if err != nil {
@@ -384,7 +389,7 @@ func (p *Projector) session(ctx context.Context, stream jetstream.Stream, bo *ba
 		go func() {
 			defer wg.Done()
 			for c := range work {
-				decodeChunk(c)
+				p.decodeChunk(c)
 			}
 		}()
 	}
@@ -495,6 +500,7 @@ func chunker(raw <-chan msgItem, work, ordered chan<- *chunk, done <-chan struct
 				break fill
 			}
 		}
+		ended := c.err != nil // read before the decoders own c
 		select {
 		case ordered <- c:
 		case <-done:
@@ -505,7 +511,7 @@ func chunker(raw <-chan msgItem, work, ordered chan<- *chunk, done <-chan struct
 		case <-done:
 			return
 		}
-		if c.err != nil {
+		if ended {
 			return
 		}
 	}
@@ -533,11 +539,14 @@ func (c *chunk) add(m msgItem) {
 // decodeChunk reads the metadata and decodes the events of c. A message
 // whose metadata cannot be read ends the chunk with an error: the session
 // restarts from the checkpoint.
-func decodeChunk(c *chunk) {
+func (p *Projector) decodeChunk(c *chunk) {
 	defer close(c.done)
 	for i := range c.items {
 		m := &c.items[i]
 		md, err := m.msg.Metadata()
+		if err == nil && p.readFault != nil {
+			err = p.readFault(md.Sequence.Stream)
+		}
 		if err != nil {
 			c.items, c.err = c.items[:i], fmt.Errorf("read stream: message metadata: %w", err)
 			return

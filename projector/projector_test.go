@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -368,5 +369,49 @@ func TestStreamDeletedWhileRunning(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("Run did not return after the stream was deleted")
+	}
+}
+
+// TestConsumerFailureResumesFromCheckpoint fails the consumer mid-stream
+// (twice): the projector recreates it from the checkpoint, skipping and
+// repeating nothing.
+func TestConsumerFailureResumesFromCheckpoint(t *testing.T) {
+	js := setup(t)
+	msgs := genStream(t, rand.New(rand.NewPCG(8, 9)), 3000)
+	publishAll(t, js, msgs)
+	last := streamLastSeq(t, js)
+
+	s := openStore(t, t.TempDir(), StoreOptions{})
+	var logs logBuffer
+	p := New(js, s, Config{BatchSize: 100, Logger: logs.logger()})
+	var mu sync.Mutex
+	failAt := map[uint64]bool{1000: true, 2500: true}
+	p.readFault = func(seq uint64) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if failAt[seq] {
+			delete(failAt, seq)
+			return errors.New("injected consumer failure")
+		}
+		return nil
+	}
+	runProjector(t, p)
+	waitApplied(t, p, last, 30*time.Second)
+
+	want, applied, skipped, dead := reference(msgs)
+	compareState(t, dump(t, s), want)
+	pr := p.Progress()
+	if pr.Applied != uint64(applied) || pr.Skipped != uint64(skipped) || pr.DeadLettered != uint64(dead) {
+		t.Errorf("counts %d/%d/%d, reference %d/%d/%d (an event applied twice shows as an extra skip)",
+			pr.Applied, pr.Skipped, pr.DeadLettered, applied, skipped, dead)
+	}
+	out := logs.String()
+	if n := strings.Count(out, "msg=consuming"); n != 3 {
+		t.Errorf("%d consumer sessions, want 3 (two failures)", n)
+	}
+	for _, from := range []string{"from_seq=1000", "from_seq=2500"} {
+		if !strings.Contains(out, from) {
+			t.Errorf("no session resumed %s", from)
+		}
 	}
 }
