@@ -26,9 +26,10 @@ var ErrStreamNotFound = errors.New("source stream not found")
 // of the original message are copied unchanged (except Nats-* headers, which
 // belong to the server).
 const (
-	// HeaderDLQReason is the decoding error: the invalid field and why. It
-	// never contains a field's value beyond ids, enums and envelope
-	// attributes (events.InvalidEventError), and is cut to 512 bytes.
+	// HeaderDLQReason is the decoding error (events.InvalidEventError): the
+	// invalid field and why. It quotes no personal data (at most ids, enum
+	// values, envelope attributes and the subject), has control characters
+	// replaced by spaces and is cut to 512 bytes.
 	HeaderDLQReason = "Lookup-Dlq-Reason"
 	// HeaderOriginalSubject is the subject the event was published on.
 	HeaderOriginalSubject = "Lookup-Original-Subject"

@@ -21,7 +21,9 @@
 // # Values
 //
 // One value per entity holds both the last entity version seen and the
-// current state, so applying an event is one Get and one Set:
+// current state, so applying an event is one Get and one Set (and often no
+// Get: the writer keeps the versions of recently seen entities in a bounded
+// in-memory cache that only ever holds committed versions):
 //
 //	byte 0      format (1)
 //	byte 1      flags: bit 0 = tombstone (deleted; no fields follow)
