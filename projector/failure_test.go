@@ -171,3 +171,50 @@ func TestNoPersonalDataInLogs(t *testing.T) {
 		}
 	}
 }
+
+// TestDeadLetterOncePerEvent runs two replicas (separate stores) over the
+// same stream, the second one after the DLQ's duplicate window has passed,
+// and restarts one of them from scratch: each invalid event is in the DLQ
+// once.
+func TestDeadLetterOncePerEvent(t *testing.T) {
+	js := setup(t)
+	ctx := context.Background()
+	const window = 100 * time.Millisecond
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "PERSONS_DLQ", Subjects: []string{"dlq.persons.>"}, Duplicates: window}); err != nil {
+		t.Fatal(err)
+	}
+	c := newID()
+	var msgs []wireMsg
+	for i := range 6 {
+		msgs = append(msgs, encodeMsg(t, consumerEv(c, uint64(i+1), "Ann")),
+			wireMsg{subject: events.SubjectPrefixConsumer + c, body: []byte("garbage"), msgID: newID()})
+	}
+	publishAll(t, js, msgs)
+	dlqCount := func() uint64 {
+		t.Helper()
+		dlq, err := js.Stream(ctx, "PERSONS_DLQ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dlq.CachedInfo().State.Msgs
+	}
+	for replica := range 3 {
+		start := time.Now()
+		checkFor(t, 5*time.Second, func() error { // let the duplicate window pass
+			if time.Since(start) < 2*window {
+				return errors.New("duplicate window not over")
+			}
+			return nil
+		})
+		p := New(js, openStore(t, t.TempDir(), StoreOptions{}), Config{BatchSize: 1})
+		stop := runProjector(t, p)
+		waitApplied(t, p, uint64(len(msgs)), 20*time.Second)
+		_ = stop()
+		if pr := p.Progress(); pr.DeadLettered != 6 {
+			t.Errorf("replica %d: dead-lettered %d, want 6", replica, pr.DeadLettered)
+		}
+		if n := dlqCount(); n != 6 {
+			t.Fatalf("after replica %d: DLQ holds %d messages, want 6", replica, n)
+		}
+	}
+}

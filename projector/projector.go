@@ -634,9 +634,17 @@ func (p *Projector) committed(last item, st batchStats, pending uint64) {
 
 // deadLetter copies an invalid message to the DLQ stream and waits for the
 // server's acknowledgement, retrying with backoff until it succeeds or ctx
-// is done. The Nats-Msg-Id is derived from the source stream and sequence,
-// so a copy re-published after a crash is dropped by the DLQ's duplicate
-// window (two minutes by default).
+// is done.
+//
+// Every replica reads the whole stream, and a replica re-reads events after
+// a crash, so the same invalid event is dead-lettered many times over; it
+// must land in the DLQ once. Two guards: the Nats-Msg-Id is derived from the
+// source stream and sequence, so the DLQ's duplicate window (two minutes by
+// default) drops copies published close together; and before publishing,
+// the last DLQ message on the same subject is looked up: every projector
+// dead-letters in stream order, so if that message comes from this stream at
+// this sequence or later, this event is already in the DLQ (until an
+// operator purges the DLQ) and is not published again.
 func (p *Projector) deadLetter(ctx context.Context, m *msgItem) error {
 	reason := strings.Map(func(r rune) rune {
 		if r < ' ' || r == 0x7f {
@@ -669,7 +677,15 @@ func (p *Projector) deadLetter(ctx context.Context, m *msgItem) error {
 	bo := newBackoff()
 	for {
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := p.js.PublishMsg(pctx, out, jetstream.WithMsgID(msgID), jetstream.WithExpectStream(p.cfg.DLQStream))
+		present, err := p.inDLQ(pctx, out.Subject, m.seq)
+		if err == nil && present {
+			cancel()
+			p.logger.Debug("invalid event already dead-lettered", "seq", m.seq, "subject", m.msg.Subject())
+			return nil
+		}
+		if err == nil {
+			_, err = p.js.PublishMsg(pctx, out, jetstream.WithMsgID(msgID), jetstream.WithExpectStream(p.cfg.DLQStream))
+		}
 		cancel()
 		if err == nil {
 			p.logger.Warn("invalid event dead-lettered", "seq", m.seq, "subject", m.msg.Subject(), "reason", reason)
@@ -684,6 +700,27 @@ func (p *Projector) deadLetter(ctx context.Context, m *msgItem) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// inDLQ reports whether the last DLQ message on dlqSubject is the copy of
+// an event of this stream at sequence seq or later.
+func (p *Projector) inDLQ(ctx context.Context, dlqSubject string, seq uint64) (bool, error) {
+	dlq, err := p.js.Stream(ctx, p.cfg.DLQStream)
+	if err != nil {
+		return false, fmt.Errorf("look up dead-letter stream %q: %w", p.cfg.DLQStream, err)
+	}
+	last, err := dlq.GetLastMsgForSubject(ctx, dlqSubject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read dead-letter stream %q: %w", p.cfg.DLQStream, err)
+	}
+	if last.Header.Get(HeaderOriginalStream) != p.cfg.Stream {
+		return false, nil
+	}
+	got, err := strconv.ParseUint(last.Header.Get(HeaderOriginalSequence), 10, 64)
+	return err == nil && got >= seq, nil
 }
 
 // backoff is exponential backoff from 50ms to 5s.
