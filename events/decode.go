@@ -3,10 +3,16 @@ package events
 import (
 	"errors"
 	"net/url"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/google/uuid"
 )
 
 // ErrInvalidEvent matches (with errors.Is) every *InvalidEventError.
@@ -30,18 +36,28 @@ const ContentTypeJSON = "application/json"
 //
 // Rules, where PRODUCT.md is silent:
 //
-//   - The body is one JSON object (RFC 8259, as encoding/json.Valid
-//     accepts it; white space around it allowed, nothing else).
+//   - The body is one JSON object (RFC 8259, read by
+//     github.com/go-json-experiment/json, the upstream of encoding/json/v2;
+//     white space around it allowed, nothing else). As with encoding/json,
+//     invalid UTF-8 and lone surrogates in strings are accepted and read as
+//     U+FFFD. Unlike encoding/json, no object at any depth may hold the
+//     same name twice (RFC 7493, I-JSON): that is refused, naming the path
+//     of the duplicate ("appears more than once"), even inside extensions.
 //   - Attributes: specversion must be "1.0"; id any non-empty string; source
 //     a non-empty URI-reference (as net/url parses it, no backslash); type
 //     one of Types; time optional (absent or null), else an RFC 3339
-//     date-time (see parseRFC3339; returned in UTC); datacontenttype optional
-//     (absent or null), else "application/json", optionally followed by
-//     parameters ("application/json; charset=utf-8"), compared
-//     case-sensitively; entityversion a JSON number that is an integer
-//     between 1 and 2^64-1 (1.0 and 1e3 are integers, as in JSON Schema;
-//     "1", 1.5 and 0 are not); data a JSON object. Other attributes
+//     date-time as time.Parse(time.RFC3339Nano) reads it (returned in UTC);
+//     datacontenttype optional (absent or null), else "application/json",
+//     optionally followed by parameters ("application/json; charset=utf-8"),
+//     compared case-sensitively; entityversion a JSON number that is an
+//     integer between 1 and 2^64-1 (1.0 and 1e3 are integers, as in JSON
+//     Schema; "1", 1.5 and 0 are not); data a JSON object. Other attributes
 //     (CloudEvents extensions) are ignored.
+//   - The time attribute follows the standard library, which differs from
+//     the JSON Schema format "date-time" of the schemas: it refuses a
+//     lower-case "t" or "z" and leap seconds (:60), which RFC 3339 allows,
+//     and accepts a comma before the fraction, a one-digit hour and zone
+//     offsets up to ±24:60, which RFC 3339 does not.
 //   - Data: unknown fields are ignored (additive evolution within v1).
 //     Required strings must be non-empty; a required field that is null is
 //     missing. Optional fields that are absent, null or "" are unknown. A
@@ -54,44 +70,53 @@ const ContentTypeJSON = "application/json"
 //     123-45-6789, and is returned as 9 digits. Numbers that the SSA never
 //     issues (area 000, 666 or 9xx, group 00, serial 0000) are accepted: the
 //     upstream registry is the source of truth and ITINs share the format.
-//   - date_of_birth is YYYY-MM-DD, a real calendar date, and not in the
-//     future: not after today's date in UTC+14, the earliest time zone, so
-//     that no one born today anywhere is refused.
+//   - date_of_birth is YYYY-MM-DD, a real calendar date (as
+//     time.Parse(time.DateOnly) reads it), and not in the future: not after
+//     today's date in UTC+14, the earliest time zone, so that no one born
+//     today anywhere is refused.
 //   - The subject must equal the subject derived from the data ids
 //     (Event.Subject), the ids in it compared case-insensitively.
 //
 // Names of attributes and data fields are case-sensitive, as CloudEvents
 // and the JSON Schemas have them: "Type" is not "type" but an unknown
 // (ignored) name, unlike encoding/json, which matches names
-// case-insensitively. A name of the contract that appears twice in one
-// object is refused rather than guessed at ("appears more than once");
-// JSON Schema validators cannot see duplicates, so this is the one rule
-// besides the subject and the future date of birth that the schemas do not
-// carry.
+// case-insensitively. JSON Schema validators cannot see duplicate names, so
+// that rule, the subject, the future date of birth and the differences of
+// the time attribute above are the rules that the schemas do not carry.
 //
-// Of several faults, Decode reports a syntax error first; then faults of
-// the envelope (a value of a wrong JSON type or a duplicate name, the first
-// in body order, before missing or invalid attributes in the order above);
-// then faults of data, in the same way; then the subject. Field in the error is
+// Of several faults, Decode reports first a fault of the JSON text (a
+// syntax error or a duplicate name, whichever comes first in the body);
+// then a value of a wrong JSON type among the attributes, the first in body
+// order; then missing or invalid attributes, in the order above; then
+// faults of data, in the same way; then the subject. Field in the error is
 // "" when the body is not a JSON object, the attribute name for envelope
 // faults, "data.<name>" (or "data.address.<name>", "data.phone.<name>")
-// for data faults and "subject" when the subject disagrees with the data.
-// No reason quotes a social security number or a date of birth.
+// for data faults, the dotted path of a duplicate name, and "subject" when
+// the subject disagrees with the data. No reason quotes a social security
+// number or a date of birth: that of a body that is not JSON is jsontext's
+// account of the first syntax error, which quotes at most one character or
+// escape sequence of the body (with the JSON pointer and offset of its place).
 //
-// Strings of the returned Event share one copy of body (see scanner); body
-// itself is not retained and may be reused by the caller.
+// The returned Event does not retain body, which the caller may reuse.
 func Decode(subject string, body []byte) (Event, error) {
-	s := scanner{data: body}
-	var env envelope
-	if err := s.envelope(&env); err != nil {
+	var env *envelope // nil for a JSON null
+	if err := json.Unmarshal(body, &env, envelopeOptions...); err != nil {
+		// json.Unmarshal stops at the first fault; one of the JSON text
+		// further on comes first.
+		var v jsontext.Value
+		if err2 := json.Unmarshal(body, &v, envelopeOptions...); err2 != nil {
+			err = err2
+		}
+		return Event{}, jsonFault(err, "")
+	}
+	if env == nil {
+		return Event{}, &InvalidEventError{Reason: "body is a JSON null, not an object"}
+	}
+	ev, err := env.event()
+	if err != nil {
 		return Event{}, err
 	}
-	var ev Event
-	if err := env.validate(&ev); err != nil {
-		return Event{}, err
-	}
-	s.pos = env.dataAt
-	if err := s.decodeData(&ev); err != nil {
+	if ev.Data, err = decodeData(ev.Type, body[env.Data.from:env.Data.to]); err != nil {
 		return Event{}, err
 	}
 	if ent := ev.Entity(); !subjectMatches(subject, ent) {
@@ -99,6 +124,48 @@ func Decode(subject string, body []byte) (Event, error) {
 			Reason: "subject " + quote(subject) + " does not match the ids in data (want " + strconv.Quote(ent.Subject()) + ")"}
 	}
 	return ev, nil
+}
+
+// The options of json.Unmarshal: its defaults (names matched exactly,
+// unknown names ignored, duplicate names refused) but invalid UTF-8 read as
+// U+FFFD, as encoding/json and the JSON Schema validator do; and for data,
+// whose names the first pass over the body has checked, no second check.
+var (
+	envelopeOptions = []json.Options{jsontext.AllowInvalidUTF8(true)}
+	dataOptions     = []json.Options{jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true)}
+)
+
+// jsonFault returns the *InvalidEventError for an error of json.Unmarshal
+// reading the body (prefix "") or its data (prefix "data.").
+func jsonFault(err error, prefix string) *InvalidEventError {
+	var (
+		ie *InvalidEventError
+		se *jsontext.SyntacticError
+		me *json.SemanticError
+	)
+	switch {
+	case errors.As(err, &ie): // from an UnmarshalJSONFrom method below
+		return ie
+	case errors.As(err, &se) && se.Err == jsontext.ErrDuplicateName:
+		return &InvalidEventError{Field: fieldPath(prefix, se.JSONPointer), Reason: "appears more than once"}
+	case errors.As(err, &me) && me.JSONPointer == "" && prefix == "":
+		return &InvalidEventError{Reason: "body is a JSON " + kindName(me.JSONKind) + ", not an object"}
+	case me != nil:
+		return &InvalidEventError{Field: fieldPath(prefix, me.JSONPointer),
+			Reason: "wrong JSON type: got " + kindName(me.JSONKind) + ", want " + goKindName(me.GoType)}
+	}
+	// A syntax error: its text names at most one character of a value.
+	return &InvalidEventError{Reason: "body is not JSON: " + strings.TrimPrefix(err.Error(), "jsontext: ")}
+}
+
+// fieldPath returns the JSON pointer p as a dotted field name after prefix,
+// cut to 128 bytes.
+func fieldPath(prefix string, p jsontext.Pointer) string {
+	f := prefix + strings.Join(slices.Collect(p.Tokens()), ".")
+	if len(f) > 128 {
+		f = f[:128] + "..."
+	}
+	return f
 }
 
 // subjectMatches reports whether subject equals e.Subject(), ids compared
@@ -123,248 +190,112 @@ func subjectMatches(subject string, e Entity) bool {
 }
 
 // envelope holds the attributes of an event as read from the body, before
-// validation.
+// validation. Strings are "" and pointers nil when absent or null.
 type envelope struct {
-	specVersion, id, source, typ string // "" when absent or null
-	time, dataContentType        string
-	hasTime, hasDataContentType  bool   // present and not null
-	entityVersion                []byte // the number's text; nil when absent or null
-	dataAt                       int    // offset of the data object; -1 when absent or null
-	fault                        *InvalidEventError
+	SpecVersion     string        `json:"specversion"`
+	ID              string        `json:"id"`
+	Source          string        `json:"source"`
+	Type            string        `json:"type"`
+	Time            *string       `json:"time"`
+	DataContentType *string       `json:"datacontenttype"`
+	EntityVersion   entityVersion `json:"entityversion"`
+	Data            dataSpan      `json:"data"`
 }
 
-// Bits for the attributes of the contract, to find duplicates.
-const (
-	attrSpecVersion = 1 << iota
-	attrID
-	attrSource
-	attrType
-	attrTime
-	attrDataContentType
-	attrEntityVersion
-	attrData
-)
-
-func attrBit(name string) int {
-	switch name {
-	case "specversion":
-		return attrSpecVersion
-	case "id":
-		return attrID
-	case "source":
-		return attrSource
-	case "type":
-		return attrType
-	case "time":
-		return attrTime
-	case "datacontenttype":
-		return attrDataContentType
-	case "entityversion":
-		return attrEntityVersion
-	case "data":
-		return attrData
-	}
-	return 0
+// entityVersion is the entityversion attribute: a value of a JSON kind
+// other than number is a fault of its JSON type, found in body order; the
+// number is judged later, with the other attributes.
+type entityVersion struct {
+	set bool // present and not null
+	v   uint64
+	err error // why the number is not a valid entity version
 }
 
-// notJSON is the error for a body that is not JSON.
-func notJSON(err *syntaxError) error {
-	return &InvalidEventError{Reason: "body is not JSON: " + err.Error()}
-}
-
-// wrongType returns the error for a value of JSON kind got where want was
-// expected.
-func wrongType(field, got, want string) *InvalidEventError {
-	return &InvalidEventError{Field: field, Reason: "wrong JSON type: got " + got + ", want " + want}
-}
-
-func duplicate(field string) *InvalidEventError {
-	return &InvalidEventError{Field: field, Reason: "appears more than once"}
-}
-
-// envelope reads the whole body as an event envelope into env. It returns
-// syntax errors, and otherwise the first fault of a value's JSON type or a
-// duplicate name, in body order. The data object is only checked for
-// syntax; its offset is kept in env.dataAt.
-func (s *scanner) envelope(env *envelope) error {
-	env.dataAt = -1
-	if c := s.peek(); c != '{' {
-		if err := s.skip(0); err != nil {
-			return notJSON(err)
-		}
-		if err := s.end(); err != nil {
-			return notJSON(err)
-		}
-		return &InvalidEventError{Reason: "body is a JSON " + kind(c) + ", not an object"}
-	}
-	s.pos++
-	seen := 0
-	if s.peek() == '}' {
-		s.pos++
-	} else {
-		for {
-			s.ws()
-			name, err := s.string()
-			if err != nil {
-				return notJSON(err)
-			}
-			if err := s.expect(':'); err != nil {
-				return notJSON(err)
-			}
-			bit := attrBit(name)
-			if bit != 0 && seen&bit != 0 && env.fault == nil {
-				env.fault = duplicate(name)
-			}
-			seen |= bit
-			var fault *InvalidEventError
-			switch bit {
-			case 0:
-				err = s.skip(1)
-			case attrSpecVersion:
-				fault, err = s.attrString(name, &env.specVersion, nil)
-			case attrID:
-				fault, err = s.attrString(name, &env.id, nil)
-			case attrSource:
-				fault, err = s.attrString(name, &env.source, nil)
-			case attrType:
-				fault, err = s.attrString(name, &env.typ, nil)
-			case attrTime:
-				fault, err = s.attrString(name, &env.time, &env.hasTime)
-			case attrDataContentType:
-				fault, err = s.attrString(name, &env.dataContentType, &env.hasDataContentType)
-			case attrEntityVersion:
-				switch c := s.peek(); {
-				case c == 'n':
-					env.entityVersion = nil
-					err = s.literal("null")
-				case c == '-' || c >= '0' && c <= '9':
-					env.entityVersion, err = s.number()
-				default:
-					fault = &InvalidEventError{Field: name, Reason: "must be a JSON integer, got " + aKind(c)}
-					err = s.skip(1)
-				}
-			case attrData:
-				switch c := s.peek(); c {
-				case 'n':
-					env.dataAt = -1
-					err = s.literal("null")
-				case '{':
-					env.dataAt = s.pos
-					err = s.skip(1)
-				default:
-					fault = &InvalidEventError{Field: name, Reason: "must be a JSON object, got " + aKind(c)}
-					err = s.skip(1)
-				}
-			}
-			if err != nil {
-				return notJSON(err)
-			}
-			if fault != nil && env.fault == nil {
-				env.fault = fault
-			}
-			switch s.peek() {
-			case ',':
-				s.pos++
-				continue
-			case '}':
-				s.pos++
-			default:
-				if s.pos >= len(s.data) {
-					return notJSON(s.errorf("unexpected end of JSON input"))
-				}
-				return notJSON(s.errorf("invalid character after object value, want ',' or '}'"))
-			}
-			break
-		}
-	}
-	if err := s.end(); err != nil {
-		return notJSON(err)
-	}
-	if env.fault != nil {
-		return env.fault
-	}
-	return nil
-}
-
-// end checks that only white space follows.
-func (s *scanner) end() *syntaxError {
-	s.ws()
-	if s.pos != len(s.data) {
-		return s.errorf("invalid character after top-level value")
-	}
-	return nil
-}
-
-// attrString reads a string or null into *dst; *present (when not nil)
-// tells whether it was a string. A value of another kind is a fault named
-// field, skipped.
-func (s *scanner) attrString(field string, dst *string, present *bool) (*InvalidEventError, *syntaxError) {
-	switch c := s.peek(); c {
-	case '"':
-		v, err := s.string()
-		*dst = v
-		if present != nil {
-			*present = true
-		}
-		return nil, err
-	case 'n':
-		*dst = ""
-		if present != nil {
-			*present = false
-		}
-		return nil, s.literal("null")
-	default:
-		return wrongType(field, kind(c), "string"), s.skip(1)
-	}
-}
-
-// validate checks the envelope attributes and fills in ev from them.
-func (env *envelope) validate(ev *Event) error {
-	switch env.specVersion {
-	case SpecVersion:
-	case "":
-		return &InvalidEventError{Field: "specversion", Reason: "is required"}
-	default:
-		return &InvalidEventError{Field: "specversion", Reason: "must be \"1.0\", got " + quote(env.specVersion)}
-	}
-	if env.id == "" {
-		return &InvalidEventError{Field: "id", Reason: "is required"}
-	}
-	ev.ID = env.id
-	if env.source == "" {
-		return &InvalidEventError{Field: "source", Reason: "is required"}
-	}
-	if !sourceOK(env.source) {
-		return &InvalidEventError{Field: "source", Reason: "is not a URI-reference"}
-	}
-	ev.Source = env.source
-	if env.typ == "" {
-		return &InvalidEventError{Field: "type", Reason: "is required"}
-	}
-	t, ok := knownType(env.typ)
-	if !ok {
-		return &InvalidEventError{Field: "type", Reason: "unknown event type " + quote(env.typ)}
-	}
-	ev.Type = t
-	if env.hasTime {
-		tm, ok := parseRFC3339(env.time)
-		if !ok {
-			return &InvalidEventError{Field: "time", Reason: "is not an RFC 3339 date-time"}
-		}
-		ev.Time = tm
-	}
-	if env.hasDataContentType && !contentTypeOK(env.dataContentType) {
-		return &InvalidEventError{Field: "datacontenttype", Reason: "must be \"application/json\", got " + quote(env.dataContentType)}
-	}
-	v, err := parseEntityVersion(env.entityVersion)
+// UnmarshalJSONFrom implements json.UnmarshalerFrom.
+func (e *entityVersion) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	v, err := dec.ReadValue()
 	if err != nil {
 		return err
 	}
-	ev.EntityVersion = v
-	if env.dataAt < 0 {
-		return &InvalidEventError{Field: "data", Reason: "is required"}
+	switch k := v.Kind(); k {
+	case '0':
+		e.set = true
+		e.v, e.err = parseEntityVersion(v)
+	case 'n':
+	default:
+		return &InvalidEventError{Field: "entityversion", Reason: "must be a JSON integer, got " + aKind(k)}
 	}
 	return nil
+}
+
+// dataSpan is where the data object lies in the body; to is 0 when data is
+// absent or null. Its syntax is checked with the body's; it is read once
+// the type is known.
+type dataSpan struct{ from, to int }
+
+// UnmarshalJSONFrom implements json.UnmarshalerFrom.
+func (s *dataSpan) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	switch k := v.Kind(); k {
+	case '{':
+		s.to = int(dec.InputOffset()) // json.Unmarshal reads body from offset 0
+		s.from = s.to - len(v)
+	case 'n':
+	default:
+		return &InvalidEventError{Field: "data", Reason: "must be a JSON object, got " + aKind(k)}
+	}
+	return nil
+}
+
+// event checks the envelope attributes and returns the event they make,
+// without Data.
+func (env *envelope) event() (Event, error) {
+	switch env.SpecVersion {
+	case SpecVersion:
+	case "":
+		return Event{}, &InvalidEventError{Field: "specversion", Reason: "is required"}
+	default:
+		return Event{}, &InvalidEventError{Field: "specversion", Reason: "must be \"1.0\", got " + quote(env.SpecVersion)}
+	}
+	if env.ID == "" {
+		return Event{}, &InvalidEventError{Field: "id", Reason: "is required"}
+	}
+	if env.Source == "" {
+		return Event{}, &InvalidEventError{Field: "source", Reason: "is required"}
+	}
+	if !sourceOK(env.Source) {
+		return Event{}, &InvalidEventError{Field: "source", Reason: "is not a URI-reference"}
+	}
+	if env.Type == "" {
+		return Event{}, &InvalidEventError{Field: "type", Reason: "is required"}
+	}
+	t, ok := knownType(env.Type)
+	if !ok {
+		return Event{}, &InvalidEventError{Field: "type", Reason: "unknown event type " + quote(env.Type)}
+	}
+	var tm time.Time
+	if env.Time != nil {
+		var err error
+		if tm, err = time.Parse(time.RFC3339Nano, *env.Time); err != nil {
+			return Event{}, &InvalidEventError{Field: "time", Reason: "is not an RFC 3339 date-time"}
+		}
+	}
+	if ct := env.DataContentType; ct != nil && !contentTypeOK(*ct) {
+		return Event{}, &InvalidEventError{Field: "datacontenttype", Reason: "must be \"application/json\", got " + quote(*ct)}
+	}
+	if !env.EntityVersion.set {
+		return Event{}, &InvalidEventError{Field: "entityversion", Reason: "is required"}
+	}
+	if env.EntityVersion.err != nil {
+		return Event{}, env.EntityVersion.err
+	}
+	if env.Data.to == 0 {
+		return Event{}, &InvalidEventError{Field: "data", Reason: "is required"}
+	}
+	return Event{ID: env.ID, Source: env.Source, Type: t, Time: tm.UTC(), EntityVersion: env.EntityVersion.v}, nil
 }
 
 // sourceOK reports whether s is a URI-reference: url.Parse accepts it and
@@ -381,8 +312,7 @@ func sourceOK(s string) bool {
 	if _, err := url.Parse(s); err != nil {
 		return false
 	}
-	c := strings.Clone(s) // not a substring that would keep a whole body alive
-	lastGoodSource.Store(&c)
+	lastGoodSource.Store(&s)
 	return true
 }
 
@@ -411,34 +341,28 @@ func knownType(s string) (Type, bool) {
 }
 
 // parseEntityVersion parses the entityversion attribute, raw being the
-// text of a JSON number (or nil when absent or null): it must be an integer
-// in [1, 2^64-1]. Numbers with a fraction or exponent count by their exact
-// mathematical value, as in JSON Schema: 1.0 and 1e3 are integers, 1.5 and
-// 1e-3 are not (however many digits it takes to tell).
+// text of a JSON number: it must be an integer in [1, 2^64-1]. Numbers with
+// a fraction or exponent count by their exact mathematical value, as in
+// JSON Schema: 1.0 and 1e3 are integers, 1.5 and 1e-3 are not (however many
+// digits it takes to tell).
 func parseEntityVersion(raw []byte) (uint64, error) {
-	const field = "entityversion"
-	if len(raw) == 0 || string(raw) == "null" {
-		return 0, &InvalidEventError{Field: field, Reason: "is required"}
-	}
-	if c := raw[0]; c != '-' && (c < '0' || c > '9') {
-		return 0, &InvalidEventError{Field: field, Reason: "must be a JSON integer, got " + aKind(c)}
+	v, status := exactUint(raw)
+	var reason string
+	switch status {
+	case numOK:
+		return v, nil
+	case numZero, numNegative:
+		reason = "must be at least 1"
+	case numFraction:
+		reason = "must be an integer"
+	default:
+		reason = "is out of range (max 18446744073709551615)"
 	}
 	got := string(raw)
 	if len(got) > 40 {
 		got = got[:40] + "..."
 	}
-	v, status := exactUint(raw)
-	switch status {
-	case numZero:
-		return 0, &InvalidEventError{Field: field, Reason: "must be at least 1, got " + got}
-	case numNegative:
-		return 0, &InvalidEventError{Field: field, Reason: "must be at least 1, got " + got}
-	case numFraction:
-		return 0, &InvalidEventError{Field: field, Reason: "must be an integer, got " + got}
-	case numTooBig:
-		return 0, &InvalidEventError{Field: field, Reason: "is out of range (max 18446744073709551615), got " + got}
-	}
-	return v, nil
+	return 0, &InvalidEventError{Field: "entityversion", Reason: reason + ", got " + got}
 }
 
 // What exactUint found.
@@ -546,408 +470,129 @@ func indexAny(s []byte, a, b byte) int {
 	return -1
 }
 
-// Data fields of the contract, as indexes into dataFields.v.
-const (
-	fConsumerID = iota
-	fBusinessID
-	fContactID
-	fSignerID
-	fFirstName
-	fMiddleName
-	fLastName
-	fAccountAccess
-	fStatus
-	fType
-	fSSN
-	fDateOfBirth
-	fHIPAA   // boolean
-	fAddress // object
-	fPhone   // object
-	nFields
-)
-
-// dataFieldNames are the JSON names of the data fields.
-var dataFieldNames = [nFields]string{
-	fConsumerID: "consumer_id", fBusinessID: "business_id", fContactID: "contact_id", fSignerID: "signer_id",
-	fFirstName: "first_name", fMiddleName: "middle_name", fLastName: "last_name",
-	fAccountAccess: "account_access", fStatus: "status", fType: "type",
-	fSSN: "social_security_number", fDateOfBirth: "date_of_birth",
-	fHIPAA: "hipaa_authorized", fAddress: "address", fPhone: "phone",
+// signerData is the data of a signer upsert as read: HIPAA tells a
+// missing hipaa_authorized (nil) from false.
+type signerData struct {
+	Signer
+	HIPAA *bool `json:"hipaa_authorized"`
 }
 
-// dataFieldIndex returns the field named name, or -1.
-func dataFieldIndex(name string) int {
-	switch name {
-	case "consumer_id":
-		return fConsumerID
-	case "business_id":
-		return fBusinessID
-	case "contact_id":
-		return fContactID
-	case "signer_id":
-		return fSignerID
-	case "first_name":
-		return fFirstName
-	case "middle_name":
-		return fMiddleName
-	case "last_name":
-		return fLastName
-	case "account_access":
-		return fAccountAccess
-	case "status":
-		return fStatus
-	case "type":
-		return fType
-	case "social_security_number":
-		return fSSN
-	case "date_of_birth":
-		return fDateOfBirth
-	case "hipaa_authorized":
-		return fHIPAA
-	case "address":
-		return fAddress
-	case "phone":
-		return fPhone
-	}
-	return -1
-}
-
-// fieldsOf returns the set (bit i for field i) of the data fields of events
-// of type t; other names in its data are unknown and ignored.
-func fieldsOf(t Type) int {
-	const names = 1<<fFirstName | 1<<fMiddleName | 1<<fLastName
+// decodeData reads data, the data object of an event of type t, and
+// returns it, validated, as the data type of t. It reports the first value
+// of a wrong JSON type, in body order, before other faults.
+func decodeData(t Type, data []byte) (any, error) {
 	switch t {
 	case TypeConsumerUpserted:
-		return 1<<fConsumerID | 1<<fBusinessID | names
+		return readData(data, (*Consumer).validate)
 	case TypeConsumerDeleted:
-		return 1 << fConsumerID
+		return readData(data, (*ConsumerDeleted).validate)
 	case TypeBusinessContactUpserted:
-		return 1<<fContactID | 1<<fBusinessID | names
+		return readData(data, (*BusinessContact).validate)
 	case TypeBusinessContactDeleted:
-		return 1 << fContactID
+		return readData(data, (*BusinessContactDeleted).validate)
 	case TypeSignerUpserted:
-		return 1<<fSignerID | 1<<fConsumerID | names | 1<<fHIPAA | 1<<fAccountAccess | 1<<fStatus | 1<<fType |
-			1<<fAddress | 1<<fPhone | 1<<fSSN | 1<<fDateOfBirth
+		s, err := readData(data, (*signerData).validate)
+		return s.Signer, err
 	case TypeSignerDeleted:
-		return 1<<fSignerID | 1<<fConsumerID
+		return readData(data, (*SignerDeleted).validate)
 	}
-	return 0
+	return nil, &InvalidEventError{Field: "type", Reason: "unknown event type"} // not reached: t is one of Types
 }
 
-// dataFields holds the data of an event as read from the body, before
-// validation. Strings are "" when absent or null.
-type dataFields struct {
-	v       [nFields]string
-	hipaa   int8 // 0 absent or null, 1 false, 2 true
-	address *Address
-	phone   *Phone
+// readData reads data into a T (unknown names ignored, null as absent) and
+// checks it with check.
+func readData[T any](data []byte, check func(*T) error) (T, error) {
+	var v T
+	if err := json.Unmarshal(data, &v, dataOptions...); err != nil {
+		return v, jsonFault(err, "data.")
+	}
+	return v, check(&v)
 }
 
-// decodeData reads the data object at pos (whose syntax envelope has
-// checked) for an event of type ev.Type, validates it and sets ev.Data.
-func (s *scanner) decodeData(ev *Event) error {
-	var d dataFields
-	if err := s.dataObject(&d, fieldsOf(ev.Type)); err != nil {
+func (c *Consumer) validate() error {
+	if err := checkID(&c.ConsumerID, "consumer_id"); err != nil {
 		return err
 	}
-	var err error
-	switch ev.Type {
-	case TypeConsumerUpserted:
-		var c Consumer
-		c, err = d.consumer()
-		ev.Data = c
-	case TypeConsumerDeleted:
-		var c ConsumerDeleted
-		c.ConsumerID, err = checkID(fConsumerID, d.v[fConsumerID])
-		ev.Data = c
-	case TypeBusinessContactUpserted:
-		var c BusinessContact
-		c, err = d.businessContact()
-		ev.Data = c
-	case TypeBusinessContactDeleted:
-		var c BusinessContactDeleted
-		c.ContactID, err = checkID(fContactID, d.v[fContactID])
-		ev.Data = c
-	case TypeSignerUpserted:
-		var sg Signer
-		sg, err = d.signer()
-		ev.Data = sg
-	case TypeSignerDeleted:
-		var sd SignerDeleted
-		if sd.SignerID, err = checkID(fSignerID, d.v[fSignerID]); err == nil {
-			sd.ConsumerID, err = checkID(fConsumerID, d.v[fConsumerID])
-		}
-		ev.Data = sd
+	if err := checkID(&c.BusinessID, "business_id"); err != nil {
+		return err
 	}
-	if err != nil {
-		ev.Data = nil
-	}
-	return err
+	return checkNames(c.FirstName, c.LastName)
 }
 
-// dataObject reads the data object at pos into d, taking the fields in
-// the set fields and skipping the others.
-func (s *scanner) dataObject(d *dataFields, fields int) error {
-	if err := s.expect('{'); err != nil {
-		return notJSON(err)
+func (c *BusinessContact) validate() error {
+	if err := checkID(&c.ContactID, "contact_id"); err != nil {
+		return err
 	}
-	if s.peek() == '}' {
-		s.pos++
-		return nil
+	if err := checkID(&c.BusinessID, "business_id"); err != nil {
+		return err
 	}
-	seen := 0
-	for {
-		s.ws()
-		name, err := s.string()
-		if err != nil {
-			return notJSON(err)
-		}
-		if err := s.expect(':'); err != nil {
-			return notJSON(err)
-		}
-		f := dataFieldIndex(name)
-		if f < 0 || fields&(1<<f) == 0 {
-			if err := s.skip(2); err != nil {
-				return notJSON(err)
-			}
-		} else {
-			if seen&(1<<f) != 0 {
-				return duplicate("data." + name)
-			}
-			seen |= 1 << f
-			if err := s.dataValue(d, f); err != nil {
-				return err
-			}
-		}
-		switch s.peek() {
-		case ',':
-			s.pos++
-		case '}':
-			s.pos++
-			return nil
-		default:
-			return notJSON(s.errorf("invalid character after object value, want ',' or '}'"))
-		}
-	}
+	return checkNames(c.FirstName, c.LastName)
 }
 
-// dataValue reads the value of data field f at pos into d.
-func (s *scanner) dataValue(d *dataFields, f int) error {
-	field := dataFieldNames[f] // prefixed with "data." only on error, to save an allocation per field
-	c := s.peek()
-	if c == 'n' {
-		if err := s.literal("null"); err != nil {
-			return notJSON(err)
-		}
-		return nil
+func (c *ConsumerDeleted) validate() error { return checkID(&c.ConsumerID, "consumer_id") }
+
+func (c *BusinessContactDeleted) validate() error { return checkID(&c.ContactID, "contact_id") }
+
+func (s *SignerDeleted) validate() error {
+	if err := checkID(&s.SignerID, "signer_id"); err != nil {
+		return err
 	}
-	var err *syntaxError
-	switch f {
-	case fHIPAA:
-		switch c {
-		case 't':
-			d.hipaa, err = 2, s.literal("true")
-		case 'f':
-			d.hipaa, err = 1, s.literal("false")
-		default:
-			return wrongType("data."+field, kind(c), "boolean")
-		}
-	case fAddress:
-		if c != '{' {
-			return wrongType("data."+field, kind(c), "object")
-		}
-		a := new(Address)
-		if err := s.nestedObject("data.address", addressFields[:], [6]*string{&a.Line1, &a.Line2, &a.City, &a.State, &a.ZipCode, &a.Country}); err != nil {
+	return checkID(&s.ConsumerID, "consumer_id")
+}
+
+func (s *signerData) validate() error {
+	if err := checkID(&s.SignerID, "signer_id"); err != nil {
+		return err
+	}
+	if err := checkID(&s.ConsumerID, "consumer_id"); err != nil {
+		return err
+	}
+	if err := checkNames(s.FirstName, s.LastName); err != nil {
+		return err
+	}
+	if s.HIPAA == nil {
+		return &InvalidEventError{Field: "data.hipaa_authorized", Reason: "is required"}
+	}
+	s.HIPAAAuthorized = *s.HIPAA
+	if err := checkEnum("account_access", string(s.AccountAccess), s.AccountAccess.Valid()); err != nil {
+		return err
+	}
+	if err := checkEnum("status", string(s.Status), s.Status.Valid()); err != nil {
+		return err
+	}
+	if err := checkEnum("type", string(s.Type), s.Type.Valid()); err != nil {
+		return err
+	}
+	if a := s.Address; a != nil {
+		if err := a.validate(); err != nil {
 			return err
 		}
-		d.address = a
-	case fPhone:
-		if c != '{' {
-			return wrongType("data."+field, kind(c), "object")
-		}
-		p := new(Phone)
-		if err := s.nestedObject("data.phone", phoneFields[:], [6]*string{&p.CountryCode, &p.AreaCode, &p.Number, &p.Extension}); err != nil {
+	}
+	if p := s.Phone; p != nil {
+		if err := p.validate(); err != nil {
 			return err
 		}
-		d.phone = p
-	default:
-		if c != '"' {
-			return wrongType("data."+field, kind(c), "string")
-		}
-		d.v[f], err = s.string()
 	}
-	if err != nil {
-		return notJSON(err)
+	if s.SSN != "" {
+		ssn, ok := NormalizeSSN(s.SSN)
+		if !ok {
+			return &InvalidEventError{Field: "data.social_security_number", Reason: "must be 9 digits, written 123456789 or 123-45-6789"}
+		}
+		s.SSN = ssn
+	}
+	if s.DateOfBirth != "" {
+		if reason := checkDateOfBirth(s.DateOfBirth, time.Now()); reason != "" {
+			return &InvalidEventError{Field: "data.date_of_birth", Reason: reason}
+		}
 	}
 	return nil
 }
 
-// The names of the fields of an address and a phone, in the order of the
-// destinations given to nestedObject.
-var (
-	addressFields = [...]string{"line1", "line2", "city", "state", "zip_code", "country"}
-	phoneFields   = [...]string{"country_code", "area_code", "number", "extension"}
-)
-
-// nestedObject reads the object at pos, named field, whose members names[i]
-// are strings (or null) stored in *dst[i] (len(dst) >= len(names)); other
-// members are skipped.
-func (s *scanner) nestedObject(field string, names []string, dst [6]*string) error {
-	if err := s.expect('{'); err != nil {
-		return notJSON(err)
-	}
-	if s.peek() == '}' {
-		s.pos++
-		return nil
-	}
-	seen := 0
-	for {
-		s.ws()
-		name, err := s.string()
-		if err != nil {
-			return notJSON(err)
-		}
-		if err := s.expect(':'); err != nil {
-			return notJSON(err)
-		}
-		i := 0
-		for i < len(names) && names[i] != name {
-			i++
-		}
-		if i == len(names) {
-			if err := s.skip(3); err != nil {
-				return notJSON(err)
-			}
-		} else {
-			if seen&(1<<i) != 0 {
-				return duplicate(field + "." + name)
-			}
-			seen |= 1 << i
-			switch c := s.peek(); c {
-			case '"':
-				if *dst[i], err = s.string(); err != nil {
-					return notJSON(err)
-				}
-			case 'n':
-				if err := s.literal("null"); err != nil {
-					return notJSON(err)
-				}
-			default:
-				return wrongType(field+"."+name, kind(c), "string")
-			}
-		}
-		switch s.peek() {
-		case ',':
-			s.pos++
-		case '}':
-			s.pos++
-			return nil
-		default:
-			return notJSON(s.errorf("invalid character after object value, want ',' or '}'"))
-		}
-	}
-}
-
-func (d *dataFields) consumer() (Consumer, error) {
-	var (
-		c   Consumer
-		err error
-	)
-	if c.ConsumerID, err = checkID(fConsumerID, d.v[fConsumerID]); err != nil {
-		return Consumer{}, err
-	}
-	if c.BusinessID, err = checkID(fBusinessID, d.v[fBusinessID]); err != nil {
-		return Consumer{}, err
-	}
-	if err = d.checkNames(); err != nil {
-		return Consumer{}, err
-	}
-	c.FirstName, c.MiddleName, c.LastName = d.v[fFirstName], d.v[fMiddleName], d.v[fLastName]
-	return c, nil
-}
-
-func (d *dataFields) businessContact() (BusinessContact, error) {
-	var (
-		c   BusinessContact
-		err error
-	)
-	if c.ContactID, err = checkID(fContactID, d.v[fContactID]); err != nil {
-		return BusinessContact{}, err
-	}
-	if c.BusinessID, err = checkID(fBusinessID, d.v[fBusinessID]); err != nil {
-		return BusinessContact{}, err
-	}
-	if err = d.checkNames(); err != nil {
-		return BusinessContact{}, err
-	}
-	c.FirstName, c.MiddleName, c.LastName = d.v[fFirstName], d.v[fMiddleName], d.v[fLastName]
-	return c, nil
-}
-
-func (d *dataFields) signer() (Signer, error) {
-	var (
-		sg  Signer
-		err error
-	)
-	if sg.SignerID, err = checkID(fSignerID, d.v[fSignerID]); err != nil {
-		return Signer{}, err
-	}
-	if sg.ConsumerID, err = checkID(fConsumerID, d.v[fConsumerID]); err != nil {
-		return Signer{}, err
-	}
-	if err = d.checkNames(); err != nil {
-		return Signer{}, err
-	}
-	sg.FirstName, sg.MiddleName, sg.LastName = d.v[fFirstName], d.v[fMiddleName], d.v[fLastName]
-	if d.hipaa == 0 {
-		return Signer{}, &InvalidEventError{Field: "data.hipaa_authorized", Reason: "is required"}
-	}
-	sg.HIPAAAuthorized = d.hipaa == 2
-	sg.AccountAccess = AccountAccess(d.v[fAccountAccess])
-	if err = checkEnum(fAccountAccess, d.v[fAccountAccess], sg.AccountAccess.Valid()); err != nil {
-		return Signer{}, err
-	}
-	sg.Status = SignerStatus(d.v[fStatus])
-	if err = checkEnum(fStatus, d.v[fStatus], sg.Status.Valid()); err != nil {
-		return Signer{}, err
-	}
-	sg.Type = SignerType(d.v[fType])
-	if err = checkEnum(fType, d.v[fType], sg.Type.Valid()); err != nil {
-		return Signer{}, err
-	}
-	if a := d.address; a != nil {
-		if err = a.validate(); err != nil {
-			return Signer{}, err
-		}
-		sg.Address = a
-	}
-	if p := d.phone; p != nil {
-		if err = p.validate(); err != nil {
-			return Signer{}, err
-		}
-		sg.Phone = p
-	}
-	if v := d.v[fSSN]; v != "" {
-		ssn, ok := NormalizeSSN(v)
-		if !ok {
-			return Signer{}, &InvalidEventError{Field: "data.social_security_number", Reason: "must be 9 digits, written 123456789 or 123-45-6789"}
-		}
-		sg.SSN = ssn
-	}
-	if v := d.v[fDateOfBirth]; v != "" {
-		if reason := checkDateOfBirth(v, time.Now()); reason != "" {
-			return Signer{}, &InvalidEventError{Field: "data.date_of_birth", Reason: reason}
-		}
-		sg.DateOfBirth = v
-	}
-	return sg, nil
-}
-
-func (d *dataFields) checkNames() error {
-	if d.v[fFirstName] == "" {
+func checkNames(first, last string) error {
+	if first == "" {
 		return &InvalidEventError{Field: "data.first_name", Reason: "is required"}
 	}
-	if d.v[fLastName] == "" {
+	if last == "" {
 		return &InvalidEventError{Field: "data.last_name", Reason: "is required"}
 	}
 	return nil
@@ -975,53 +620,36 @@ func (p *Phone) validate() error {
 	return nil
 }
 
-// checkEnum checks the value v of enum field f; valid tells whether v is
-// one of its values.
-func checkEnum(f int, v string, valid bool) error {
+// checkEnum checks the value v of the enum data field name; valid tells
+// whether v is one of its values.
+func checkEnum(name, v string, valid bool) error {
 	if v == "" {
-		return &InvalidEventError{Field: "data." + dataFieldNames[f], Reason: "is required"}
+		return &InvalidEventError{Field: "data." + name, Reason: "is required"}
 	}
 	if !valid {
-		return &InvalidEventError{Field: "data." + dataFieldNames[f], Reason: "unknown value " + quote(v)}
+		return &InvalidEventError{Field: "data." + name, Reason: "unknown value " + quote(v)}
 	}
 	return nil
 }
 
-// checkID returns id lower-cased if it is a canonical UUID, else an
-// *InvalidEventError for id field f.
-func checkID(f int, id string) (string, error) {
-	if id == "" {
-		return "", &InvalidEventError{Field: "data." + dataFieldNames[f], Reason: "is required"}
+// checkID lower-cases *id, the id data field name, if it is a canonical
+// UUID, and otherwise returns an *InvalidEventError.
+func checkID(id *string, name string) error {
+	if *id == "" {
+		return &InvalidEventError{Field: "data." + name, Reason: "is required"}
 	}
-	if !ValidUUID(id) {
-		return "", &InvalidEventError{Field: "data." + dataFieldNames[f], Reason: "must be a UUID written 8-4-4-4-12 hex digits, got " + quote(id)}
+	if !ValidUUID(*id) {
+		return &InvalidEventError{Field: "data." + name, Reason: "must be a UUID written 8-4-4-4-12 hex digits, got " + quote(*id)}
 	}
-	return strings.ToLower(id), nil
+	*id = strings.ToLower(*id)
+	return nil
 }
 
 // ValidUUID reports whether s is a UUID in canonical form: 36 characters,
 // hex digits of any case in groups of 8-4-4-4-12 separated by '-'. Other
 // forms (urn:uuid:, braces, no dashes) are not valid. The version and
 // variant bits are not checked.
-func ValidUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-			continue
-		}
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return false
-		}
-	}
-	return true
-}
+func ValidUUID(s string) bool { return len(s) == 36 && uuid.Validate(s) == nil }
 
 // NormalizeSSN returns the 9 digits of a social security number written
 // either 123456789 or 123-45-6789, and whether s was one of those forms.
@@ -1051,19 +679,15 @@ func allDigits(s string) bool {
 }
 
 // checkDateOfBirth returns "" if s is a YYYY-MM-DD calendar date not after
-// today's date in UTC+14 at now, else the reason it is not.
+// today's date in UTC+14 at now, else the reason it is not (which never
+// quotes s).
 func checkDateOfBirth(s string, now time.Time) string {
-	if len(s) != 10 || s[4] != '-' || s[7] != '-' || !allDigits(s[:4]) || !allDigits(s[5:7]) || !allDigits(s[8:]) {
-		return "must be a date written YYYY-MM-DD"
+	dob, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		return "must be a calendar date written YYYY-MM-DD"
 	}
-	y, _ := strconv.Atoi(s[:4])
-	m, _ := strconv.Atoi(s[5:7])
-	d, _ := strconv.Atoi(s[8:])
-	if !calendarDate(y, m, d) {
-		return "is not a calendar date"
-	}
-	ty, tm, td := now.In(earliestZone).Date()
-	if y > ty || y == ty && (time.Month(m) > tm || time.Month(m) == tm && d > td) {
+	y, m, d := now.In(earliestZone).Date()
+	if dob.After(time.Date(y, m, d, 0, 0, 0, 0, time.UTC)) {
 		return "is in the future"
 	}
 	return ""
@@ -1073,94 +697,45 @@ func checkDateOfBirth(s string, now time.Time) string {
 // given date.
 var earliestZone = time.FixedZone("UTC+14", 14*60*60)
 
-// calendarDate reports whether y-m-d is a date of the proleptic Gregorian
-// calendar.
-func calendarDate(y, m, d int) bool {
-	if m < 1 || m > 12 || d < 1 {
-		return false
+// kindName names a JSON kind as a JSON Schema type.
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
 	}
-	days := [...]int{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}[m-1]
-	if m == 2 && y%4 == 0 && (y%100 != 0 || y%400 == 0) {
-		days = 29
-	}
-	return d <= days
+	return "number"
 }
 
-// num2 returns the value of the two decimal digits at s[i:i+2], or -1.
-func num2(s string, i int) int {
-	a, b := s[i], s[i+1]
-	if a < '0' || a > '9' || b < '0' || b > '9' {
-		return -1
+// aKind names kind k with its article.
+func aKind(k jsontext.Kind) string {
+	if k == '{' || k == '[' {
+		return "an " + kindName(k)
 	}
-	return int(a-'0')*10 + int(b-'0')
+	return "a " + kindName(k)
 }
 
-// parseRFC3339 parses an RFC 3339 date-time (section 5.6):
-// YYYY-MM-DDThh:mm:ss[.frac](Z|+hh:mm|-hh:mm), "T" and "Z" of either case,
-// a real calendar date, hours to 23, minutes to 59, and a leap second
-// (:60) only at 23:59 UTC, read as the next second. It is the grammar of the
-// JSON Schema format "date-time" of the schemas; time.Parse is both more
-// lenient (a comma before the fraction) and stricter (no leap second). The
-// time is returned in UTC; digits of the fraction after the ninth are
-// dropped.
-func parseRFC3339(s string) (time.Time, bool) {
-	if len(s) < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' && s[10] != 't' || s[13] != ':' || s[16] != ':' {
-		return time.Time{}, false
+// goKindName names the JSON type that Go type t reads.
+func goKindName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
-	yh, yl := num2(s, 0), num2(s, 2)
-	mo, d, h, mi, sec := num2(s, 5), num2(s, 8), num2(s, 11), num2(s, 14), num2(s, 17)
-	if yh < 0 || yl < 0 || mo < 0 || d < 0 || h < 0 || mi < 0 || sec < 0 {
-		return time.Time{}, false
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Struct:
+		return "object"
 	}
-	y := yh*100 + yl
-	if !calendarDate(y, mo, d) || h > 23 || mi > 59 || sec > 60 {
-		return time.Time{}, false
-	}
-	rest := s[19:]
-	nanos := 0
-	if rest[0] == '.' {
-		i := 1
-		for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
-			if i <= 9 {
-				nanos = nanos*10 + int(rest[i]-'0')
-			}
-			i++
-		}
-		if i == 1 {
-			return time.Time{}, false
-		}
-		for n := i; n <= 9; n++ {
-			nanos *= 10
-		}
-		rest = rest[i:]
-	}
-	offset := 0
-	switch {
-	case rest == "Z" || rest == "z":
-	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
-		oh, om := num2(rest, 1), num2(rest, 4)
-		if oh < 0 || om < 0 || oh > 23 || om > 59 {
-			return time.Time{}, false
-		}
-		offset = (oh*60 + om) * 60
-		if rest[0] == '-' {
-			offset = -offset
-		}
-	default:
-		return time.Time{}, false
-	}
-	leap := sec == 60
-	if leap {
-		sec = 59
-	}
-	t := time.Date(y, time.Month(mo), d, h, mi, sec, nanos, time.UTC).Add(-time.Duration(offset) * time.Second)
-	if leap {
-		if t.Hour() != 23 || t.Minute() != 59 {
-			return time.Time{}, false
-		}
-		t = t.Add(time.Second)
-	}
-	return t, true
+	return t.Kind().String()
 }
 
 // quote returns s quoted for an error reason, cut to 64 bytes so that a

@@ -60,9 +60,11 @@ type invalidCase struct {
 
 // Reasons for decoder-only samples.
 const (
-	onlySubject   = "the schema cannot see the subject"
-	onlyFuture    = "the schema cannot compare a date with today"
-	onlyDuplicate = "JSON Schema validators see one of duplicate names, not both"
+	onlySubject     = "the schema cannot see the subject"
+	onlyFuture      = "the schema cannot compare a date with today"
+	onlyDuplicate   = "JSON Schema validators see one of duplicate names, not both"
+	onlyTimeStrict  = "time.Parse refuses lower-case t/z and leap seconds, which the schema's date-time allows"
+	onlyTimeLenient = "time.Parse accepts a comma fraction, a one-digit hour and offsets to ±24:60, which the schema's date-time refuses"
 )
 
 func invalidCases() []invalidCase {
@@ -231,6 +233,12 @@ func invalidCases() []invalidCase {
 			typ: TypeConsumerDeleted, decoderOnly: onlyDuplicate}, "data.consumer_id"},
 		{sc{name: "duplicate address field", typ: TypeSignerUpserted, body: strings.Replace(string(mustJSON(nil, sampleEnvelope(TypeSignerUpserted))), `"city":`, `"city":"A","city":`, 1),
 			decoderOnly: onlyDuplicate}, "data.address.city"},
+		{sc{name: "duplicate extension attribute", body: `{"specversion":"1.0","id":"a","source":"urn:x","type":"persons.consumer.deleted.v1","entityversion":1,"x":1,"x":2,"data":{"consumer_id":"` + testConsumerID + `"}}`,
+			typ: TypeConsumerDeleted, decoderOnly: onlyDuplicate}, "x"},
+		{sc{name: "duplicate inside unknown data field", body: `{"specversion":"1.0","id":"a","source":"urn:x","type":"persons.consumer.deleted.v1","entityversion":1,"data":{"consumer_id":"` + testConsumerID + `","tags":[{"a":1,"a":2}]}}`,
+			typ: TypeConsumerDeleted, decoderOnly: onlyDuplicate}, "data.tags.0.a"},
+		{sc{name: "duplicate before syntax error", body: `{"id":"a","id":"b",}`}, "id"},
+		{sc{name: "syntax error before duplicate", body: `{"id":"a",,"id":"b"}`}, ""},
 		{sc{name: "syntax error after a type fault", body: `{"specversion":1,"id":}`}, ""},
 		{sc{name: "invalid escape in string", body: `{"specversion":"1.\x0"}`}, ""},
 		{sc{name: "control character in string", body: "{\"specversion\":\"1.\t0\"}"}, ""},

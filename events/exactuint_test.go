@@ -4,6 +4,8 @@ import (
 	"math/big"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 func TestExactUint(t *testing.T) {
@@ -73,9 +75,8 @@ func FuzzExactUint(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, n string) {
-		s := scanner{data: []byte(n)}
-		num, err := s.number()
-		if err != nil || s.pos != len(n) || len(n) > 100 || strings.ContainsAny(n, "eE") && len(n) > 30 {
+		num := jsontext.Value(n)
+		if !num.IsValid() || num.Kind() != '0' || strings.TrimSpace(n) != n || len(n) > 100 || strings.ContainsAny(n, "eE") && len(n) > 30 {
 			return // not a JSON number, or too costly for big.Rat
 		}
 		r, ok := new(big.Rat).SetString(string(num))
