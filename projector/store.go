@@ -233,7 +233,8 @@ func (s *Store) Person(ctx context.Context, id string) (events.Person, error) {
 
 // Signers returns the consumer with that id (any case) and its signers, in
 // signer-id order. It returns events.ErrNotFound if the consumer is unknown
-// or deleted, or has no signers.
+// or deleted; a consumer without signers is returned with an empty slice, so
+// that the caller can check whose consumer it is before answering.
 func (s *Store) Signers(ctx context.Context, consumerID string) (events.Person, []events.Signer, error) {
 	if err := ctx.Err(); err != nil {
 		return events.Person{}, nil, err
@@ -280,9 +281,6 @@ func (s *Store) Signers(ctx context.Context, consumerID string) (events.Person, 
 			if err != nil {
 				return fmt.Errorf("read signer %q: %w", item.Key(), err)
 			}
-		}
-		if len(signers) == 0 {
-			return events.ErrNotFound
 		}
 		return nil
 	})

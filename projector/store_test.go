@@ -194,10 +194,10 @@ func TestApplyRules(t *testing.T) {
 			signrs: map[string]string{c1: "B"},
 		},
 		{
-			name:   "consumer without signers",
+			name:   "consumer without signers is found with no signers",
 			evs:    []events.Event{consumerEv(c1, 1, "Ann"), signerEv(c1, s1, 1, "A"), signerDelEv(c1, s1, 2)},
 			stats:  batchStats{applied: 3},
-			signrs: map[string]string{c1: "<not found>"},
+			signrs: map[string]string{c1: ""},
 		},
 		{
 			name:   "signer of unknown consumer is stored but not served until the consumer exists",
@@ -299,6 +299,26 @@ func TestTxnTooBig(t *testing.T) {
 	}
 	if cp, _ := s.Checkpoint(); cp != 4003 {
 		t.Errorf("Checkpoint = %d, want 4003", cp)
+	}
+}
+
+// TestStaleDeletionTooBigPurgesNothing: a consumer deletion too big for one
+// transaction is purged in chunks first, but only when it is newer than the
+// consumer; a stale one is skipped and every signer stays.
+func TestStaleDeletionTooBigPurgesNothing(t *testing.T) {
+	s := openStore(t, t.TempDir(), StoreOptions{memTableSize: 1 << 20})
+	cid := newID()
+	evs := []events.Event{consumerEv(cid, 5, "Ann")}
+	for i := range 4000 {
+		evs = append(evs, signerEv(cid, fmt.Sprintf("00000000-0000-4000-8000-%012d", i), 1, "S"))
+	}
+	applyAll(t, s, evs...)
+	st := applyAll(t, s, consumerDelEv(cid, 3))
+	if st != (batchStats{skipped: 1}) {
+		t.Fatalf("stats = %+v, want one skipped", st)
+	}
+	if got := countLiveSigners(t, s, cid); got != 4000 {
+		t.Errorf("%d live signers after a stale deletion, want 4000", got)
 	}
 }
 
