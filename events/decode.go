@@ -1,6 +1,7 @@
 package events
 
 import (
+	"bytes"
 	"errors"
 	"net/url"
 	"reflect"
@@ -394,11 +395,11 @@ func exactUint(n []byte) (uint64, int) {
 		n = n[1:]
 	}
 	mant, exp := n, []byte(nil)
-	if i := indexAny(n, 'e', 'E'); i >= 0 {
+	if i := bytes.IndexAny(n, "eE"); i >= 0 {
 		mant, exp = n[:i], n[i+1:]
 	}
 	intPart, frac := mant, []byte(nil)
-	if i := indexAny(mant, '.', '.'); i >= 0 {
+	if i := bytes.IndexByte(mant, '.'); i >= 0 {
 		intPart, frac = mant[:i], mant[i+1:]
 	}
 	digits := make([]byte, 0, len(intPart)+len(frac))
@@ -458,16 +459,6 @@ func allDigitBytes(b []byte) bool {
 		}
 	}
 	return true
-}
-
-// indexAny returns the index of the first a or b in s, or -1.
-func indexAny(s []byte, a, b byte) int {
-	for i, c := range s {
-		if c == a || c == b {
-			return i
-		}
-	}
-	return -1
 }
 
 // signerData is the data of a signer upsert as read: HIPAA tells a

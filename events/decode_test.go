@@ -239,6 +239,7 @@ func invalidCases() []invalidCase {
 			typ: TypeConsumerDeleted, decoderOnly: onlyDuplicate}, "data.tags.0.a"},
 		{sc{name: "duplicate before syntax error", body: `{"id":"a","id":"b",}`}, "id"},
 		{sc{name: "syntax error before duplicate", body: `{"id":"a",,"id":"b"}`}, ""},
+		{sc{name: "duplicate after a type fault", body: `{"specversion":1,"id":"a","id":"b"}`}, "id"},
 		{sc{name: "syntax error after a type fault", body: `{"specversion":1,"id":}`}, ""},
 		{sc{name: "invalid escape in string", body: `{"specversion":"1.\x0"}`}, ""},
 		{sc{name: "control character in string", body: "{\"specversion\":\"1.\t0\"}"}, ""},
