@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -57,6 +59,11 @@ type JWKS struct {
 	mu        sync.Mutex // serialises fetches; guards lastFetch and fetches
 	lastFetch time.Time
 	fetches   int
+
+	// log receives refresh failures (URL sets only); url is the set's URL
+	// as logged: without credentials or query.
+	log *slog.Logger
+	url string
 
 	// stopped is closed when the background refresh ends (URL sets only).
 	stopped chan struct{}
@@ -114,13 +121,29 @@ func LoadJWKSFile(path string) (*JWKS, error) {
 // with a 10 second timeout), keeps it cached and refreshes it in the
 // background every 10 minutes until ctx is done. A token naming a key id
 // that the set does not hold triggers a refetch, at most one every 30
-// seconds. A failed refresh keeps the keys already held.
+// seconds. A failed refresh keeps the keys already held and is logged at
+// Warn to the logger of WithJWKSLogger (the URL without credentials or
+// query; never key material).
 //
-// It returns an error naming the URL if the first fetch fails, the answer
-// is not a 200 with a valid JWKS, or the set holds no usable key (then the
-// error wraps ErrNoUsableKeys).
-func NewJWKSFromURL(ctx context.Context, url string, client *http.Client) (*JWKS, error) {
-	return newJWKSFromURL(ctx, url, client, jwksTuning{})
+// It returns an error naming the URL (without credentials or query) if the
+// first fetch fails, the answer is not a 200 with a valid JWKS, or the set
+// holds no usable key (then the error wraps ErrNoUsableKeys).
+func NewJWKSFromURL(ctx context.Context, url string, client *http.Client, opts ...JWKSOption) (*JWKS, error) {
+	var t jwksTuning
+	for _, o := range opts {
+		o(&t)
+	}
+	return newJWKSFromURL(ctx, url, client, t)
+}
+
+// JWKSOption configures NewJWKSFromURL.
+type JWKSOption func(*jwksTuning)
+
+// WithJWKSLogger makes a URL key set log its failed refreshes (background
+// or triggered by an unknown kid) to log at Warn. Without it they are not
+// logged.
+func WithJWKSLogger(log *slog.Logger) JWKSOption {
+	return func(t *jwksTuning) { t.log = log }
 }
 
 // jwksTuning overrides the URL JWKS timings (zero values mean defaults).
@@ -128,9 +151,10 @@ type jwksTuning struct {
 	refresh    time.Duration
 	minRefetch time.Duration
 	now        func() time.Time
+	log        *slog.Logger
 }
 
-func newJWKSFromURL(ctx context.Context, url string, client *http.Client, t jwksTuning) (*JWKS, error) {
+func newJWKSFromURL(ctx context.Context, rawURL string, client *http.Client, t jwksTuning) (*JWKS, error) {
 	if client == nil {
 		client = &http.Client{Timeout: 10 * time.Second}
 	}
@@ -143,17 +167,39 @@ func newJWKSFromURL(ctx context.Context, url string, client *http.Client, t jwks
 	if t.now == nil {
 		t.now = time.Now
 	}
+	if t.log == nil {
+		t.log = slog.New(slog.DiscardHandler)
+	}
+	shown := redactURL(rawURL)
 	j := &JWKS{
-		fetch:      func(ctx context.Context) (*keySet, error) { return fetchKeySet(ctx, client, url) },
+		fetch:      func(ctx context.Context) (*keySet, error) { return fetchKeySet(ctx, client, rawURL, shown) },
 		minRefetch: t.minRefetch,
 		now:        t.now,
 		stopped:    make(chan struct{}),
+		log:        t.log,
+		url:        shown,
 	}
 	if err := j.refresh(ctx); err != nil {
 		return nil, err
 	}
 	go j.refreshLoop(ctx, t.refresh)
 	return j, nil
+}
+
+// redactURL returns raw without its user information and with its query
+// replaced by "redacted", for errors and logs. A raw that does not parse
+// as a URL is returned as is (it cannot be fetched either).
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	u.User = nil
+	if u.RawQuery != "" || u.ForceQuery {
+		u.RawQuery = "redacted"
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.String()
 }
 
 func (j *JWKS) refreshLoop(ctx context.Context, every time.Duration) {
@@ -166,7 +212,9 @@ func (j *JWKS) refreshLoop(ctx context.Context, every time.Duration) {
 			return
 		case <-tick.C:
 			// A failure keeps the current keys; the next tick tries again.
-			_ = j.refresh(ctx)
+			if err := j.refresh(ctx); err != nil && ctx.Err() == nil {
+				j.logFailure(ctx, "background", err)
+			}
 		}
 	}
 }
@@ -210,9 +258,19 @@ func (j *JWKS) candidates(ctx context.Context, kid string, alg jwa.SignatureAlgo
 		return nil
 	}
 	if err := j.fetchLocked(ctx); err != nil {
+		if ctx.Err() == nil {
+			j.logFailure(ctx, "unknown kid", err)
+		}
 		return nil
 	}
 	return filterAlg(j.set.Load().byKID[kid], alg)
+}
+
+// logFailure logs a failed refresh of a URL key set. err comes from
+// fetchKeySet: it names the redacted URL and never holds key material.
+func (j *JWKS) logFailure(ctx context.Context, trigger string, err error) {
+	j.log.LogAttrs(ctx, slog.LevelWarn, "JWKS refresh failed; keeping the keys held",
+		slog.String("url", j.url), slog.String("trigger", trigger), slog.String("error", err.Error()))
 }
 
 func filterAlg(keys []verifyKey, alg jwa.SignatureAlgorithm) []verifyKey {
@@ -225,30 +283,41 @@ func filterAlg(keys []verifyKey, alg jwa.SignatureAlgorithm) []verifyKey {
 	return out
 }
 
-func fetchKeySet(ctx context.Context, client *http.Client, url string) (*keySet, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+// fetchKeySet fetches and parses the JWKS at rawURL. Its errors name the
+// URL as shown (redacted) and hold no part of the document.
+func fetchKeySet(ctx context.Context, client *http.Client, rawURL, shown string) (*keySet, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
-		return nil, fmt.Errorf("jwks url %q: %w", url, err)
+		return nil, fmt.Errorf("jwks url %q: invalid URL", shown)
 	}
 	req.Header.Set("Accept", "application/jwk-set+json, application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("jwks url %q: %w", url, err)
+		// A *url.Error repeats the URL, query included: keep its cause.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("jwks url %q: %w", shown, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("jwks url %q: unexpected status %s", url, resp.Status)
+		return nil, fmt.Errorf("jwks url %q: unexpected status %s", shown, resp.Status)
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxJWKSBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("jwks url %q: %w", url, err)
+		return nil, fmt.Errorf("jwks url %q: reading the answer: %w", shown, err)
 	}
 	if len(b) > maxJWKSBytes {
-		return nil, fmt.Errorf("jwks url %q: larger than %d bytes", url, maxJWKSBytes)
+		return nil, fmt.Errorf("jwks url %q: larger than %d bytes", shown, maxJWKSBytes)
 	}
 	ks, err := parseKeySet(b)
+	if errors.Is(err, ErrNoUsableKeys) {
+		return nil, fmt.Errorf("jwks url %q: %w", shown, err)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("jwks url %q: %w", url, err)
+		// The parser's detail may quote the document; say only what failed.
+		return nil, fmt.Errorf("jwks url %q: invalid JWKS document", shown)
 	}
 	return ks, nil
 }

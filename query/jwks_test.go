@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -385,5 +386,85 @@ func TestJWKSFromURLRefreshesInBackground(t *testing.T) {
 	case <-keys.stopped:
 	case <-time.After(5 * time.Second):
 		t.Fatal("background refresh did not stop after ctx was done")
+	}
+}
+
+// TestJWKSRefreshFailuresLogged: failed refreshes of a URL key set, in
+// the background and on an unknown kid, are logged at Warn with the URL
+// stripped of credentials and query, and without key material.
+func TestJWKSRefreshFailuresLogged(t *testing.T) {
+	testKeys(t)
+	doc := jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256"))
+	js := newJWKSServer(t, doc)
+	var buf syncBuffer
+	log := slog.New(slog.NewJSONHandler(&buf, nil))
+	secretURL := strings.Replace(js.URL, "http://", "http://svc:hunter2@", 1) + "/keys?api_key=s3cr3t"
+	clock := &fakeClock{now: testNow}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	keys, err := newJWKSFromURL(ctx, secretURL, js.Client(), jwksTuning{refresh: 5 * time.Millisecond, minRefetch: time.Minute, now: clock.Now, log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := buf.String(); out != "" {
+		t.Fatalf("logged while the JWKS answered: %s", out)
+	}
+	js.set([]byte(`{"keys":[{"kty":"RSA","n":"not-key-material-but-close"}]}`), http.StatusOK)
+	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+		if !strings.Contains(buf.String(), `"trigger":"background"`) {
+			return errors.New("no background refresh failure logged yet")
+		}
+		return nil
+	})
+	// An unknown kid past the rate limit refetches, fails, and logs.
+	js.set([]byte("down"), http.StatusBadGateway)
+	clock.Advance(time.Hour)
+	keys.candidates(context.Background(), "k9", jwa.RS256())
+	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+		if !strings.Contains(buf.String(), `"trigger":"unknown kid"`) {
+			return errors.New("no unknown-kid refetch failure logged yet")
+		}
+		return nil
+	})
+	cancel()
+	<-keys.stopped
+
+	out := buf.String()
+	wantURL := js.URL + "/keys?redacted"
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if rec["level"] != "WARN" || rec["url"] != wantURL || rec["error"] == nil {
+			t.Errorf("log line %v, want level WARN, url %q and an error", rec, wantURL)
+		}
+	}
+	for _, secret := range []string{"hunter2", "s3cr3t", "not-key-material", publicJWK(t, rsaKey, "k1", "RS256")["n"].(string)} {
+		if strings.Contains(out, secret) {
+			t.Errorf("log holds %q:\n%s", secret, out)
+		}
+	}
+	// The keys held still verify.
+	if got := keys.candidates(context.Background(), "k1", jwa.RS256()); len(got) != 1 {
+		t.Errorf("k1 candidates = %d after failed refreshes, want 1", len(got))
+	}
+}
+
+// TestNewJWKSFromURLErrorHidesCredentials: the start-up error names the
+// URL without its password or query.
+func TestNewJWKSFromURLErrorHidesCredentials(t *testing.T) {
+	js := newJWKSServer(t, []byte("nope"))
+	js.set([]byte("nope"), http.StatusUnauthorized)
+	raw := strings.Replace(js.URL, "http://", "http://svc:hunter2@", 1) + "/keys?api_key=s3cr3t"
+	_, err := NewJWKSFromURL(t.Context(), raw, nil, WithJWKSLogger(slog.New(slog.DiscardHandler)))
+	if err == nil {
+		t.Fatal("NewJWKSFromURL succeeded on a 401")
+	}
+	if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "s3cr3t") {
+		t.Errorf("error reveals credentials: %v", err)
+	}
+	if !strings.Contains(err.Error(), js.URL+"/keys") || !strings.Contains(err.Error(), "401") {
+		t.Errorf("error %q, want it to name %s/keys and the status", err, js.URL)
 	}
 }
