@@ -2,8 +2,11 @@ package query
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -55,6 +58,10 @@ const (
 	errTokenMissingExp   tokenError = "the token has no exp claim"
 	errTokenHeaders      tokenError = "more than one Authorization header"
 	errTokenCrit         tokenError = "the token names critical header extensions"
+	errTokenTimeClaim    tokenError = "the token exp, nbf or iat claim is not a number"
+	// errTokenEmpty is answered with error="invalid_request" (RFC 6750
+	// section 3.1: the request lacks the token the scheme announces).
+	errTokenEmpty tokenError = "the bearer token is empty"
 )
 
 // principal is what a verified token says about its bearer.
@@ -169,10 +176,15 @@ func (v *tokenVerifier) verify(ctx context.Context, raw string) (*principal, err
 	if err != nil {
 		return nil, classifyTokenError(err)
 	}
+	// jwx also accepts exp, nbf and iat written as strings (digits, or
+	// RFC 3339); RFC 7519 NumericDate is a JSON number only.
+	if !timeClaimsAreNumbers(raw) {
+		return nil, errTokenTimeClaim
+	}
 	p := &principal{}
 	p.subject, _ = tok.Subject()
-	p.scopes = append(p.scopes, claimStrings(tok, "scope", true)...)
-	p.scopes = append(p.scopes, claimStrings(tok, "scp", true)...)
+	p.scopes = append(p.scopes, scopeClaim(tok)...)
+	p.scopes = append(p.scopes, scpClaim(tok)...)
 	if v.tenantClaim != "" {
 		p.tenancyOn = true
 		var val any
@@ -216,31 +228,84 @@ func classifyTokenError(err error) error {
 	return errTokenSignature
 }
 
-// claimStrings reads a claim that is a string (space-separated when split
-// is true) or an array of strings. Other shapes yield nothing.
-func claimStrings(tok jwt.Token, name string, split bool) []string {
+// scopeClaim reads the scope claim (RFC 8693 section 4.2, RFC 6749
+// section 3.3): a JSON string of scope tokens separated by single spaces.
+// Any other shape grants nothing.
+func scopeClaim(tok jwt.Token) []string {
 	var val any
-	if tok.Get(name, &val) != nil {
+	if tok.Get("scope", &val) != nil {
+		return nil
+	}
+	if s, ok := val.(string); ok {
+		return splitScopes(s)
+	}
+	return nil
+}
+
+// scpClaim reads the scp claim: a string of scope tokens separated by
+// single spaces, or an array of strings. Any other shape (including an
+// array holding a non-string) grants nothing.
+func scpClaim(tok jwt.Token) []string {
+	var val any
+	if tok.Get("scp", &val) != nil {
 		return nil
 	}
 	switch x := val.(type) {
 	case string:
-		if split {
-			return strings.Fields(x)
-		}
-		return []string{x}
+		return splitScopes(x)
 	case []any:
 		out := make([]string, 0, len(x))
 		for _, e := range x {
-			if s, ok := e.(string); ok {
-				out = append(out, s)
+			s, ok := e.(string)
+			if !ok {
+				return nil
 			}
+			out = append(out, s)
 		}
 		return out
 	case []string:
 		return x
 	}
 	return nil
+}
+
+// splitScopes splits a scope string on single space characters (RFC 6749
+// section 3.3): a tab or other white space is part of a token.
+func splitScopes(s string) []string {
+	parts := strings.Split(s, " ")
+	out := parts[:0]
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// timeClaimsAreNumbers reports whether the exp, nbf and iat claims of the
+// compact JWS raw, where present, are JSON numbers (RFC 7519 NumericDate).
+// raw has already been parsed and verified, so its payload decodes.
+func timeClaimsAreNumbers(raw string) bool {
+	first := strings.IndexByte(raw, '.')
+	last := strings.LastIndexByte(raw, '.')
+	payload, err := base64.RawURLEncoding.DecodeString(raw[first+1 : last])
+	if err != nil {
+		return false
+	}
+	var claims map[string]json.RawMessage
+	if err := json.Unmarshal(payload, &claims); err != nil {
+		return false
+	}
+	for _, name := range [...]string{"exp", "nbf", "iat"} {
+		v, ok := claims[name]
+		if !ok {
+			continue
+		}
+		if len(v) == 0 || !(v[0] == '-' || v[0] >= '0' && v[0] <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // isCompactJWS reports whether s has the form of a compact JWS with three
@@ -283,7 +348,7 @@ func bearerToken(r *http.Request) (token string, present bool, err error) {
 	}
 	token = strings.TrimSpace(rest)
 	if token == "" {
-		return "", true, errTokenMalformed
+		return "", true, errTokenEmpty
 	}
 	return token, true, nil
 }
@@ -313,43 +378,75 @@ func principalFrom(ctx context.Context) *principal {
 	return p
 }
 
-// authenticate refuses requests without a valid token (401) or without
-// scope read:persons (403), and, when tenancy is on, tokens without the
-// tenancy claim (403). It stores the principal in the request context.
-func (s *Server) authenticate(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, present, err := bearerToken(r)
-		if !present {
-			w.Header().Set("WWW-Authenticate", challenge("", "", ""))
-			writeProblem(w, r, probUnauthorized, "A bearer token is required.", nil)
-			return
+// asksFullSSN reports whether any ssn_mode value of r's raw query is
+// FULL. It reads the raw values, before parameter validation, so that the
+// scope check answers before the parameters are judged.
+func asksFullSSN(r *http.Request) bool {
+	raw := r.URL.RawQuery
+	if !strings.Contains(raw, ssnFull) && !strings.Contains(raw, "%") {
+		return false // no FULL, not even percent-encoded
+	}
+	// ParseQuery keeps every pair it could decode, even on error.
+	vals, _ := url.ParseQuery(raw)
+	for _, v := range vals["ssn_mode"] {
+		if v == ssnFull {
+			return true
 		}
-		var p *principal
-		if err == nil {
-			p, err = s.verifier.verify(r.Context(), raw)
-		}
-		if err != nil {
-			desc := errTokenSignature.Error()
-			var te tokenError
-			if errors.As(err, &te) {
-				desc = te.Error()
+	}
+	return false
+}
+
+// authenticate returns the middleware that refuses requests without a
+// valid token (401), without scope read:persons (403), when tenancy is on
+// without the tenancy claim (403), and, when needsSSN is not nil and
+// reports true for the request, without scope read:persons:ssn (403). It
+// stores the principal in the request context.
+func (s *Server) authenticate(needsSSN func(*http.Request) bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			raw, present, err := bearerToken(r)
+			if !present {
+				w.Header().Set("WWW-Authenticate", challenge("", "", ""))
+				writeProblem(w, r, probUnauthorized, "A bearer token is required.", nil)
+				return
 			}
-			w.Header().Set("WWW-Authenticate", challenge("invalid_token", desc, ""))
-			writeProblem(w, r, probUnauthorized, "The bearer token was refused: "+desc+".", nil)
-			return
-		}
-		if info := infoFrom(r.Context()); info != nil {
-			info.subject = p.subject
-		}
-		if !p.hasScope(scopeRead) {
-			w.Header().Set("WWW-Authenticate", challenge("insufficient_scope", "scope read:persons is required", scopeRead))
-			writeProblem(w, r, probInsufficientScope, "The token lacks scope "+scopeRead+".", nil)
-			return
-		}
-		if s.verifier.tenantClaim != "" && !p.hasTenants {
-			writeProblem(w, r, probForbidden, "The token carries no tenancy claim.", nil)
-			return
-		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
-	})
+			var p *principal
+			if err == nil {
+				p, err = s.verifier.verify(r.Context(), raw)
+			}
+			if err != nil {
+				desc := errTokenSignature.Error()
+				var te tokenError
+				if errors.As(err, &te) {
+					desc = te.Error()
+				}
+				code := "invalid_token"
+				if errors.Is(err, errTokenEmpty) {
+					code = "invalid_request"
+				}
+				w.Header().Set("WWW-Authenticate", challenge(code, desc, ""))
+				writeProblem(w, r, probUnauthorized, "The bearer token was refused: "+desc+".", nil)
+				return
+			}
+			if info := infoFrom(r.Context()); info != nil {
+				info.subject = p.subject
+			}
+			if !p.hasScope(scopeRead) {
+				w.Header().Set("WWW-Authenticate", challenge("insufficient_scope", "scope read:persons is required", scopeRead))
+				writeProblem(w, r, probInsufficientScope, "The token lacks scope "+scopeRead+".", nil)
+				return
+			}
+			if s.verifier.tenantClaim != "" && !p.hasTenants {
+				writeProblem(w, r, probForbidden, "The token carries no tenancy claim.", nil)
+				return
+			}
+			if needsSSN != nil && !p.hasScope(scopeSSN) && needsSSN(r) {
+				w.Header().Set("WWW-Authenticate", challenge("insufficient_scope",
+					"scope read:persons:ssn is required for ssn_mode FULL", scopeRead+" "+scopeSSN))
+				writeProblem(w, r, probInsufficientScope, "ssn_mode=FULL needs scope "+scopeSSN+".", nil)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+		})
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -43,10 +44,11 @@ func TestTokenAttacks(t *testing.T) {
 
 	const noError = "no-error" // 401 without an error attribute
 	tests := []struct {
-		name   string
-		header []string // Authorization header values
-		want   int
-		desc   string // expected error_description of a 401 with a token; noError for none
+		name    string
+		header  []string // Authorization header values
+		want    int
+		desc    string // expected error_description of a 401 with a token; noError for none
+		errCode string // expected error of a 401 with a token; "" = invalid_token
 	}{
 		{name: "valid", header: []string{"Bearer " + valid}, want: 200},
 		{name: "scheme lower case", header: []string{"bearer " + valid}, want: 200},
@@ -55,8 +57,9 @@ func TestTokenAttacks(t *testing.T) {
 		{name: "no header", want: 401, desc: noError},
 		{name: "basic scheme", header: []string{"Basic dXNlcjpwYXNz"}, want: 401, desc: noError},
 		{name: "token without scheme", header: []string{valid}, want: 401, desc: noError},
-		{name: "scheme without token", header: []string{"Bearer"}, want: 401, desc: errTokenMalformed.Error()},
-		{name: "scheme with blank token", header: []string{"Bearer    "}, want: 401, desc: errTokenMalformed.Error()},
+		{name: "scheme without token", header: []string{"Bearer"}, want: 401, desc: errTokenEmpty.Error(), errCode: "invalid_request"},
+		{name: "scheme with empty token", header: []string{"Bearer "}, want: 401, desc: errTokenEmpty.Error(), errCode: "invalid_request"},
+		{name: "scheme with blank token", header: []string{"Bearer    "}, want: 401, desc: errTokenEmpty.Error(), errCode: "invalid_request"},
 		{name: "two headers", header: []string{"Bearer " + valid, "Bearer " + valid}, want: 401, desc: errTokenHeaders.Error()},
 		{name: "garbage", header: []string{"Bearer garbage"}, want: 401, desc: errTokenMalformed.Error()},
 		{name: "garbage with dots", header: []string{"Bearer a.b.c"}, want: 401, desc: errTokenSignature.Error()},
@@ -117,6 +120,22 @@ func TestTokenAttacks(t *testing.T) {
 			want: 401, desc: errTokenMissingExp.Error()},
 		{name: "exp not a number", header: []string{"Bearer " + rsaToken(t, withClaims("read:persons", func(c map[string]any) { c["exp"] = "tomorrow" }))},
 			want: 401, desc: errTokenSignature.Error()},
+		// jwx accepts these strings; RFC 7519 NumericDate is a JSON number.
+		{name: "exp a string of digits", header: []string{"Bearer " + rsaToken(t, withClaims("read:persons", func(c map[string]any) {
+			c["exp"] = strconv.FormatInt(testNow.Add(time.Hour).Unix(), 10)
+		}))}, want: 401, desc: errTokenTimeClaim.Error()},
+		{name: "exp an RFC 3339 string", header: []string{"Bearer " + rsaToken(t, withClaims("read:persons", func(c map[string]any) {
+			c["exp"] = testNow.Add(time.Hour).Format(time.RFC3339)
+		}))}, want: 401, desc: errTokenTimeClaim.Error()},
+		{name: "nbf a string of digits", header: []string{"Bearer " + rsaToken(t, withClaims("read:persons", func(c map[string]any) {
+			c["nbf"] = strconv.FormatInt(testNow.Add(-time.Minute).Unix(), 10)
+		}))}, want: 401, desc: errTokenTimeClaim.Error()},
+		{name: "iat a string of digits", header: []string{"Bearer " + rsaToken(t, withClaims("read:persons", func(c map[string]any) {
+			c["iat"] = strconv.FormatInt(testNow.Add(-time.Minute).Unix(), 10)
+		}))}, want: 401, desc: errTokenTimeClaim.Error()},
+		{name: "exp with a fraction", header: []string{"Bearer " + rsaToken(t, withClaims("read:persons", func(c map[string]any) {
+			c["exp"] = float64(testNow.Add(time.Hour).Unix()) + 0.5
+		}))}, want: 200},
 		{name: "wrong iss", header: []string{"Bearer " + rsaToken(t, withClaims("read:persons", func(c map[string]any) { c["iss"] = "https://evil.test" }))},
 			want: 401, desc: errTokenIssuer.Error()},
 		{name: "missing iss", header: []string{"Bearer " + rsaToken(t, withClaims("read:persons", func(c map[string]any) { delete(c, "iss") }))},
@@ -132,6 +151,13 @@ func TestTokenAttacks(t *testing.T) {
 		{name: "scp string", header: []string{"Bearer " + rsaToken(t, withClaims("", func(c map[string]any) { delete(c, "scope"); c["scp"] = "read:persons" }))}, want: 200},
 		{name: "scp array", header: []string{"Bearer " + rsaToken(t, withClaims("", func(c map[string]any) { delete(c, "scope"); c["scp"] = []string{"openid", "read:persons"} }))}, want: 200},
 		{name: "scope as a number", header: []string{"Bearer " + rsaToken(t, withClaims("", func(c map[string]any) { c["scope"] = 7 }))}, want: 403},
+		{name: "scope as an array", header: []string{"Bearer " + rsaToken(t, withClaims("", func(c map[string]any) { c["scope"] = []string{"read:persons"} }))}, want: 403},
+		{name: "scope separated by a tab", header: []string{"Bearer " + rsaToken(t, goodClaims("openid\tread:persons"))}, want: 403},
+		{name: "scope separated by a newline", header: []string{"Bearer " + rsaToken(t, goodClaims("read:persons\nopenid"))}, want: 403},
+		{name: "scope with two spaces", header: []string{"Bearer " + rsaToken(t, goodClaims("openid  read:persons"))}, want: 200},
+		{name: "scp string of several", header: []string{"Bearer " + rsaToken(t, withClaims("", func(c map[string]any) { delete(c, "scope"); c["scp"] = "openid read:persons" }))}, want: 200},
+		{name: "scp array holding a non-string", header: []string{"Bearer " + rsaToken(t, withClaims("", func(c map[string]any) { delete(c, "scope"); c["scp"] = []any{"read:persons", 7} }))}, want: 403},
+		{name: "scp an object", header: []string{"Bearer " + rsaToken(t, withClaims("", func(c map[string]any) { delete(c, "scope"); c["scp"] = map[string]any{"read:persons": true} }))}, want: 403},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -154,7 +180,11 @@ func TestTokenAttacks(t *testing.T) {
 				checkProblem(t, rec, req, rec.Body.Bytes(), wantProblem{kind: probUnauthorized})
 				want := `Bearer realm="lookup"`
 				if tc.desc != noError {
-					want += `, error="invalid_token", error_description="` + tc.desc + `"`
+					code := tc.errCode
+					if code == "" {
+						code = "invalid_token"
+					}
+					want += `, error="` + code + `", error_description="` + tc.desc + `"`
 				}
 				if challengeHdr != want {
 					t.Errorf("WWW-Authenticate = %q, want %q", challengeHdr, want)
@@ -265,6 +295,9 @@ func TestTenancy(t *testing.T) {
 		{"own signers", signers(consumerA), tenantA, 200, 0},
 		{"another tenant's person", person(consumerB), tenantA, 403, probForbidden},
 		{"another tenant's signers", signers(consumerB), tenantA, 403, probForbidden},
+		{"another tenant's consumer without signers", signers(consumerBNone), tenantA, 403, probForbidden},
+		{"own consumer without signers is 404", signers(consumerNone), tenantA, 404, probNotFound},
+		{"any consumer without signers, both tenants", signers(consumerBNone), tenantBoth, 404, probNotFound},
 		{"unknown person is 404", person(consumerNo), tenantA, 404, probNotFound},
 		{"no claim", person(consumerA), noClaim, 403, probForbidden},
 		{"no claim, signers", signers(consumerA), noClaim, 403, probForbidden},

@@ -1,8 +1,10 @@
 package query
 
 import (
+	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"sort"
 	"strings"
 
@@ -61,19 +63,23 @@ type protectedJSON struct {
 	DateOfBirth string `json:"date_of_birth,omitempty"`
 }
 
-// handlePerson answers Get Person.
-func handlePerson(reader Reader) http.Handler {
+// handlePerson answers Get Person. ready gates the read model.
+func handlePerson(reader Reader, ready func() bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := chi.URLParam(r, "person_id")
 		_, bad := parseQuery(r.URL.RawQuery)
-		if !isCanonicalUUID(id) {
-			bad = append(bad, invalidParam{Name: "person_id", Reason: reasonUUID})
+		id, reason := personID(r)
+		if reason != "" {
+			bad = append(bad, invalidParam{Name: "person_id", Reason: reason})
 		}
 		if len(bad) > 0 {
 			writeProblem(w, r, probInvalidParams, "The request has invalid parameters.", sortParams(bad))
 			return
 		}
-		p, err := reader.Person(r.Context(), strings.ToLower(id))
+		if !ready() {
+			notReady(w, r)
+			return
+		}
+		p, err := reader.Person(r.Context(), id)
 		if errors.Is(err, events.ErrNotFound) {
 			writeProblem(w, r, probNotFound, "No person has this person_id.", nil)
 			return
@@ -97,24 +103,41 @@ func handlePerson(reader Reader) http.Handler {
 	})
 }
 
-// handleSigners answers Get Authorized Signers.
-func handleSigners(reader Reader) http.Handler {
+// personID returns the person_id path parameter of r, percent-decoded and
+// lower-cased, or the reason it is invalid. chi hands back the escaped
+// segment when the request path has a raw form (r.URL.RawPath), and the
+// decoded one otherwise, so only the former is decoded here.
+func personID(r *http.Request) (id, reason string) {
+	id = chi.URLParam(r, "person_id")
+	if r.URL.RawPath != "" {
+		dec, err := url.PathUnescape(id)
+		if err != nil {
+			return "", reasonEscape
+		}
+		id = dec
+	}
+	if !isCanonicalUUID(id) {
+		return "", reasonUUID
+	}
+	return strings.ToLower(id), ""
+}
+
+// handleSigners answers Get Authorized Signers. ready gates the read
+// model. The scope needed by ssn_mode=FULL is checked before, by
+// authenticate.
+func handleSigners(reader Reader, ready func() bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q, bad := parseSignersQuery(r.URL.RawQuery)
 		if len(bad) > 0 {
 			writeProblem(w, r, probInvalidParams, "The request has invalid query parameters.", bad)
 			return
 		}
-		if q.ssnMode == ssnFull {
-			if p := principalFrom(r.Context()); p == nil || !p.hasScope(scopeSSN) {
-				w.Header().Set("WWW-Authenticate", challenge("insufficient_scope",
-					"scope read:persons:ssn is required for ssn_mode FULL", scopeRead+" "+scopeSSN))
-				writeProblem(w, r, probInsufficientScope, "ssn_mode=FULL needs scope "+scopeSSN+".", nil)
-				return
-			}
+		if !ready() {
+			notReady(w, r)
+			return
 		}
 		consumer, signers, err := reader.Signers(r.Context(), q.consumerID)
-		if errors.Is(err, events.ErrNotFound) || err == nil && len(signers) == 0 {
+		if errors.Is(err, events.ErrNotFound) {
 			writeProblem(w, r, probNotFound, "No authorized signers were found for this consumer_id.", nil)
 			return
 		}
@@ -122,12 +145,28 @@ func handleSigners(reader Reader) http.Handler {
 			internalError(w, r, err)
 			return
 		}
+		// Tenancy first: another tenant's consumer is a 403 even when it
+		// has no signers.
 		if !tenantAllows(r, consumer.BusinessID) {
 			writeProblem(w, r, probForbidden, "The consumer belongs to a business outside the token's tenancy.", nil)
 			return
 		}
+		if len(signers) == 0 {
+			writeProblem(w, r, probNotFound, "No authorized signers were found for this consumer_id.", nil)
+			return
+		}
 		writeJSON(w, r, http.StatusOK, signersResponse(signers, q))
 	})
+}
+
+// retryAfterSeconds is the Retry-After of a 503 not-ready answer.
+const retryAfterSeconds = "5"
+
+// notReady answers 503: the read model has not caught up with the stream
+// yet, so a miss could be a false 404.
+func notReady(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Retry-After", retryAfterSeconds)
+	writeProblem(w, r, probNotReady, "The read model has not caught up with the event stream yet; retry later.", nil)
 }
 
 // signersResponse orders signers by last_name, first_name, then signer id
@@ -213,10 +252,19 @@ func tenantAllows(r *http.Request, businessID string) bool {
 }
 
 // internalError answers 500 without revealing err; the access log records
-// the status.
+// the status and err. When err is the cancellation of a request whose
+// client went away, nothing is answered (nobody reads it) and the access
+// log records 499 at Info.
 func internalError(w http.ResponseWriter, r *http.Request, err error) {
-	if info := infoFrom(r.Context()); info != nil {
+	info := infoFrom(r.Context())
+	if info != nil {
 		info.err = err
+	}
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		if info != nil {
+			info.clientGone = true
+		}
+		return
 	}
 	writeProblem(w, r, probInternal, "The server failed to answer the request.", nil)
 }

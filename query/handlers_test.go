@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strconv"
 	"strings"
@@ -18,6 +19,8 @@ const (
 	personBoom   = "eeeeeeee-0000-4000-8000-00000000000e" // reader error
 	personPanic  = "ffffffff-0000-4000-8000-00000000000f" // reader panics
 	consumerNone = "dddddddd-0000-4000-8000-00000000000d" // consumer without signers (empty, nil error)
+	// consumerBNone is a consumer of business B without signers.
+	consumerBNone = "bbbbbbbb-0000-4000-8000-00000000000d"
 )
 
 // fixtureSigners are the signers of consumerA, deliberately unsorted.
@@ -72,6 +75,8 @@ func fixtureReader() *fakeReader {
 						AccountAccess: events.AccountAccessNone, Status: events.SignerStatusActive, Type: events.SignerTypeParent}}, nil
 			case consumerNone:
 				return events.Person{ID: consumerNone, BusinessID: businessA, Type: events.PersonTypeConsumer}, nil, nil
+			case consumerBNone:
+				return events.Person{ID: consumerBNone, BusinessID: businessB, Type: events.PersonTypeConsumer}, []events.Signer{}, nil
 			case personBoom:
 				return events.Person{}, nil, errors.New("badger: disk on fire")
 			case personPanic:
@@ -286,8 +291,23 @@ func TestGetAuthorizedSigners(t *testing.T) {
 			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"ssn_mode", reasonSSNMode}}}},
 		{name: "ssn_mode without expand", query: "consumer_id=" + consumerA + "&ssn_mode=LAST4", token: read,
 			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"ssn_mode", reasonNeedsExp}}}},
-		{name: "FULL without expand is 400 before scope", query: "consumer_id=" + consumerA + "&ssn_mode=FULL", token: read,
+		// The FULL scope is decided from the raw query, before parameters.
+		{name: "FULL without expand is 403 before parameters", query: "consumer_id=" + consumerA + "&ssn_mode=FULL", token: read,
+			problem: &wantProblem{kind: probInsufficientScope}},
+		{name: "FULL with a bad consumer_id is 403", query: "consumer_id=nope&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL", token: read,
+			problem: &wantProblem{kind: probInsufficientScope}},
+		{name: "FULL among repeated ssn_mode is 403", query: "consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=LAST4&ssn_mode=FULL", token: read,
+			problem: &wantProblem{kind: probInsufficientScope}},
+		{name: "percent-encoded FULL is 403", query: "consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA&ssn%5Fmode=%46ULL", token: read,
+			problem: &wantProblem{kind: probInsufficientScope}},
+		{name: "FULL in a malformed query is 403", query: "consumer_id=%zz&ssn_mode=FULL", token: read,
+			problem: &wantProblem{kind: probInsufficientScope}},
+		{name: "lower-case full is a parameter problem", query: "consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=full", token: read,
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"ssn_mode", reasonSSNMode}}}},
+		{name: "FULL without expand, with the ssn scope, is 400", query: "consumer_id=" + consumerA + "&ssn_mode=FULL", token: readSSN,
 			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"ssn_mode", reasonNeedsExp}}}},
+		{name: "FULL among repeated ssn_mode, with the ssn scope, is 400", query: "consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=LAST4&ssn_mode=FULL", token: readSSN,
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"ssn_mode", reasonRepeated}}}},
 		{name: "every problem listed", query: "consumer_id=nope&expand=X&ssn_mode=Y&zzz=1", token: read,
 			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{
 				{"consumer_id", reasonUUID}, {"expand", reasonExpand}, {"ssn_mode", reasonSSNMode}, {"zzz", reasonUnknown}}}},
@@ -299,6 +319,7 @@ func TestGetAuthorizedSigners(t *testing.T) {
 			problem: &wantProblem{kind: probInsufficientScope}},
 		{name: "unknown consumer", query: "consumer_id=" + consumerNo, token: read, problem: &wantProblem{kind: probNotFound}},
 		{name: "consumer without signers", query: "consumer_id=" + consumerNone, token: read, problem: &wantProblem{kind: probNotFound}},
+		{name: "consumer with an empty signer list", query: "consumer_id=" + consumerBNone, token: read, problem: &wantProblem{kind: probNotFound}},
 		{name: "reader failure", query: "consumer_id=" + personBoom, token: read, problem: &wantProblem{kind: probInternal}},
 		{name: "reader panic", query: "consumer_id=" + personPanic, token: read, problem: &wantProblem{kind: probInternal}},
 	}
@@ -351,6 +372,14 @@ func TestGetPerson(t *testing.T) {
 			want: map[string]any{"person_id": contactA, "business_id": businessA, "first_name": "Carl", "middle_name": "J", "last_name": "Ito", "type": "BUSINESS_CONTACT"}},
 		{name: "upper-case id", target: "/api/v1/persons/" + strings.ToUpper(consumerA), token: read,
 			want: map[string]any{"person_id": consumerA, "business_id": businessA, "first_name": "Ann", "last_name": "Lee", "type": "CONSUMER"}},
+		{name: "percent-encoded dashes", target: "/api/v1/persons/" + strings.ReplaceAll(consumerA, "-", "%2D"), token: read,
+			want: map[string]any{"person_id": consumerA, "business_id": businessA, "first_name": "Ann", "last_name": "Lee", "type": "CONSUMER"}},
+		{name: "percent-encoded lower-case escapes", target: "/api/v1/persons/%61aaaaaaa%2d0000-4000-8000-000000000001", token: read,
+			want: map[string]any{"person_id": consumerA, "business_id": businessA, "first_name": "Ann", "last_name": "Lee", "type": "CONSUMER"}},
+		{name: "double percent-encoding is not decoded twice", target: "/api/v1/persons/" + strings.ReplaceAll(consumerA, "-", "%252D"), token: read,
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"person_id", reasonUUID}}}},
+		{name: "encoded slash", target: "/api/v1/persons/aaaaaaaa%2F0000", token: read,
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"person_id", reasonUUID}}}},
 		{name: "not a uuid", target: "/api/v1/persons/42", token: read,
 			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"person_id", reasonUUID}}}},
 		{name: "uuid without dashes", target: "/api/v1/persons/" + strings.ReplaceAll(consumerA, "-", ""), token: read,
@@ -402,5 +431,24 @@ func checkCommonHeaders(t *testing.T, resp *http.Response) {
 	}
 	if got := resp.Header.Get("X-Request-Id"); got == "" {
 		t.Errorf("X-Request-Id missing")
+	}
+}
+
+// TestPersonIDUndecodable: a raw path whose escapes do not decode is a 400
+// (net/http refuses such request lines, but a handler may be given one).
+func TestPersonIDUndecodable(t *testing.T) {
+	s := newTestServer(t, fixtureReader(), "")
+	req := newRequest(http.MethodGet, "/api/v1/persons/x", rsaToken(t, goodClaims("read:persons")))
+	req.URL.Path = "/api/v1/persons/%zz"
+	req.URL.RawPath = "/api/v1/persons/%zz"
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	if rec.Code != http.StatusBadRequest {
+		t.Fatalf("status = %d, want 400; body %s", rec.Code, rec.Body)
+	}
+	p := decodeProblem(t, rec)
+	want := []invalidParam{{"person_id", reasonEscape}}
+	if !reflect.DeepEqual(p.InvalidParams, want) {
+		t.Errorf("invalid_params = %+v, want %+v", p.InvalidParams, want)
 	}
 }

@@ -2,14 +2,17 @@ package query
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/lookup/persons/events"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -55,15 +58,20 @@ func TestAccessLog(t *testing.T) {
 		wantCode  int
 		wantSub   string
 		wantLevel string
+		requestID string
 	}{
 		{"signers with full SSN", http.MethodGet, "/api/v1/authorized-signers?consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL",
-			"Bearer " + full, "/api/v1/authorized-signers", 200, "client-42", "INFO"},
-		{"person", http.MethodHead, "/api/v1/persons/" + consumerA, "Bearer " + full, "/api/v1/persons/{person_id}", 200, "client-42", "INFO"},
-		{"refused token", http.MethodGet, "/api/v1/persons/" + consumerA, "Bearer " + tamper(full, len(full)-5), "/api/v1/persons/{person_id}", 401, "", "INFO"},
-		{"SSN in an unknown path", http.MethodGet, "/ssn/123-45-6789", "", unmatchedRoute, 404, "", "INFO"},
-		{"SSN in a query string", http.MethodGet, "/api/v1/persons/" + consumerA + "?ssn=123-45-6789&dob=1980-01-02", "Bearer " + full, "/api/v1/persons/{person_id}", 400, "client-42", "INFO"},
-		{"other method", http.MethodDelete, "/api/v1/persons/" + consumerA, "", unmatchedRoute, 405, "", "INFO"},
-		{"reader failure", http.MethodGet, "/api/v1/persons/" + personBoom, "Bearer " + full, "/api/v1/persons/{person_id}", 500, "client-42", "ERROR"},
+			"Bearer " + full, "/api/v1/authorized-signers", 200, "client-42", "INFO", ""},
+		{"person", http.MethodHead, "/api/v1/persons/" + consumerA, "Bearer " + full, "/api/v1/persons/{person_id}", 200, "client-42", "INFO", ""},
+		{"refused token", http.MethodGet, "/api/v1/persons/" + consumerA, "Bearer " + tamper(full, len(full)-5), "/api/v1/persons/{person_id}", 401, "", "INFO", ""},
+		{"SSN in an unknown path", http.MethodGet, "/ssn/123-45-6789", "", unmatchedRoute, 404, "", "INFO", ""},
+		{"SSN in a query string", http.MethodGet, "/api/v1/persons/" + consumerA + "?ssn=123-45-6789&dob=1980-01-02", "Bearer " + full, "/api/v1/persons/{person_id}", 400, "client-42", "INFO", ""},
+		{"other method on a route", http.MethodDelete, "/api/v1/persons/" + consumerA, "", "/api/v1/persons/{person_id}", 405, "", "INFO", ""},
+		{"other method on signers", http.MethodPost, "/api/v1/authorized-signers?consumer_id=" + consumerA, "", "/api/v1/authorized-signers", 405, "", "INFO", ""},
+		{"other method on an unknown path", http.MethodDelete, "/nowhere", "", unmatchedRoute, 404, "", "INFO", ""},
+		{"reader failure", http.MethodGet, "/api/v1/persons/" + personBoom, "Bearer " + full, "/api/v1/persons/{person_id}", 500, "client-42", "ERROR", ""},
+		{"bad X-Request-Id on a route", http.MethodGet, "/api/v1/persons/" + consumerA, "Bearer " + full, "/api/v1/persons/{person_id}", 400, "client-42", "INFO", "a b"},
+		{"bad X-Request-Id on the document", http.MethodGet, "/openapi.yaml", "", "/openapi.yaml", 400, "", "INFO", "a b"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,6 +79,9 @@ func TestAccessLog(t *testing.T) {
 			req := newRequest(tc.method, tc.target, "")
 			if tc.auth != "" {
 				req.Header.Set("Authorization", tc.auth)
+			}
+			if tc.requestID != "" {
+				req.Header.Set("X-Request-Id", tc.requestID)
 			}
 			rec := serve(t, s, req)
 			if rec.Code != tc.wantCode {
@@ -160,7 +171,7 @@ func TestMetrics(t *testing.T) {
 		{"/api/v1/persons/{person_id}", "GET", "404", 1},
 		{"/api/v1/authorized-signers", "HEAD", "200", 1},
 		{unmatchedRoute, "GET", "404", 3},
-		{unmatchedRoute, "OTHER", "405", 1},
+		{"/api/v1/persons/{person_id}", "OTHER", "405", 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.route+" "+tc.method+" "+tc.code, func(t *testing.T) {
@@ -188,5 +199,73 @@ func TestMetrics(t *testing.T) {
 	serve(t, s2, newRequest(http.MethodGet, "/api/v1/persons/"+consumerA, read))
 	if got := testutil.ToFloat64(s.metrics.requests.WithLabelValues("/api/v1/persons/{person_id}", "GET", "200")); got != 4 {
 		t.Errorf("shared counter = %v, want 4", got)
+	}
+}
+
+// TestClientGone: a request abandoned by its client (the Reader returns
+// the context's cancellation) is no server error: the access log records
+// 499 at Info, without an error, and the metrics count a 499.
+func TestClientGone(t *testing.T) {
+	var buf syncBuffer
+	reg := prometheus.NewRegistry()
+	// goAway is the client's cancellation, called while the read model
+	// is being read; the read model then returns the context's error.
+	var goAway context.CancelFunc
+	canceled := func(ctx context.Context) error {
+		goAway()
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	reader := &fakeReader{
+		PersonFunc: func(ctx context.Context, _ string) (events.Person, error) { return events.Person{}, canceled(ctx) },
+		SignersFunc: func(ctx context.Context, _ string) (events.Person, []events.Signer, error) {
+			return events.Person{}, nil, canceled(ctx)
+		},
+	}
+	s, err := NewServer(Config{Reader: reader, Keys: testJWKS(t), Logger: slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Registerer: reg, Now: func() time.Time { return testNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := rsaToken(t, goodClaims("read:persons"))
+	for _, target := range []string{"/api/v1/persons/" + consumerA, "/api/v1/authorized-signers?consumer_id=" + consumerA} {
+		t.Run(target, func(t *testing.T) {
+			before := len(buf.String())
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			goAway = cancel
+			req := newRequest(http.MethodGet, target, read).WithContext(ctx)
+			rec := httptest.NewRecorder()
+			s.ServeHTTP(rec, req)
+			if strings.Contains(rec.Body.String(), "internal-error") {
+				t.Errorf("answered a 500 problem to a gone client: %s", rec.Body)
+			}
+			var line map[string]any
+			if err := json.Unmarshal([]byte(strings.TrimSpace(buf.String()[before:])), &line); err != nil {
+				t.Fatalf("log %q: %v", buf.String()[before:], err)
+			}
+			if line["level"] != "INFO" || line["status"] != float64(499) || line["error"] != nil || line["client_gone"] != true {
+				t.Errorf("log line %v, want level INFO, status 499, client_gone, no error", line)
+			}
+		})
+	}
+	if got := testutil.ToFloat64(s.metrics.requests.WithLabelValues("/api/v1/persons/{person_id}", "GET", "499")); got != 1 {
+		t.Errorf("499 count = %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(s.metrics.requests.WithLabelValues("/api/v1/persons/{person_id}", "GET", "500")); got != 0 {
+		t.Errorf("500 count = %v, want 0", got)
+	}
+}
+
+// TestReaderDeadlineIsAnError: a context error that is not the client's
+// cancellation (a deadline of the read model) is still a 500.
+func TestReaderDeadlineIsAnError(t *testing.T) {
+	reader := &fakeReader{PersonFunc: func(context.Context, string) (events.Person, error) {
+		return events.Person{}, context.DeadlineExceeded
+	}}
+	s := newTestServer(t, reader, "")
+	rec := serve(t, s, newRequest(http.MethodGet, "/api/v1/persons/"+consumerA, rsaToken(t, goodClaims("read:persons"))))
+	if rec.Code != http.StatusInternalServerError {
+		t.Errorf("status = %d, want 500", rec.Code)
 	}
 }

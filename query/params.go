@@ -24,6 +24,7 @@ const (
 	reasonRepeated = "must be given at most once"
 	reasonUnknown  = "is not a known parameter"
 	reasonUUID     = "must be a canonical UUID (8-4-4-4-12 hexadecimal digits)"
+	reasonEscape   = "holds an invalid percent-encoding"
 	reasonExpand   = "must be PROTECTED_PERSONAL_DATA"
 	reasonSSNMode  = "must be one of LAST4, MASKED, FULL, NONE"
 	reasonNeedsExp = "requires expand=PROTECTED_PERSONAL_DATA"

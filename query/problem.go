@@ -24,6 +24,7 @@ const (
 	probMethodNotAllowed
 	probNotAcceptable
 	probInternal
+	probNotReady
 )
 
 // problemKinds is the one table of problem kinds: the stable type URI
@@ -43,6 +44,7 @@ var problemKinds = [...]struct {
 	probMethodNotAllowed:  {"method-not-allowed", "Method not allowed", http.StatusMethodNotAllowed},
 	probNotAcceptable:     {"not-acceptable", "Not acceptable", http.StatusNotAcceptable},
 	probInternal:          {"internal-error", "Internal server error", http.StatusInternalServerError},
+	probNotReady:          {"not-ready", "Service not ready", http.StatusServiceUnavailable},
 }
 
 // typeURI returns the stable type URI of k.

@@ -10,22 +10,29 @@ import (
 // HEAD only.
 const allowedMethods = "GET, HEAD"
 
-// routes is the one place every route of the API is declared.
+// routes is the one place every route of the API is declared, and with it
+// the order of checks (see the package doc): routing (404, 405), then per
+// operation authenticate (401, 403), checkRequestID (400), requireJSON
+// (406), and the handler (400 parameters, 503 not ready, the resource).
 func (s *Server) routes() chi.Router {
 	r := chi.NewRouter()
 	r.Use(s.observe)
 	r.NotFound(handleRouteNotFound())
-	r.MethodNotAllowed(handleMethodNotAllowed())
+	r.MethodNotAllowed(handleMethodNotAllowed(r))
 
-	r.Method(http.MethodGet, "/openapi.yaml", handleOpenAPI())
-	r.Method(http.MethodHead, "/openapi.yaml", handleOpenAPI())
+	openapi := checkRequestID(handleOpenAPI())
+	r.Method(http.MethodGet, "/openapi.yaml", openapi)
+	r.Method(http.MethodHead, "/openapi.yaml", openapi)
 
 	r.Group(func(r chi.Router) {
-		r.Use(requireJSON, s.authenticate)
-		signers := handleSigners(s.reader)
+		r.Use(s.authenticate(asksFullSSN), checkRequestID, requireJSON)
+		signers := handleSigners(s.reader, s.ready)
 		r.Method(http.MethodGet, "/api/v1/authorized-signers", signers)
 		r.Method(http.MethodHead, "/api/v1/authorized-signers", signers)
-		person := handlePerson(s.reader)
+	})
+	r.Group(func(r chi.Router) {
+		r.Use(s.authenticate(nil), checkRequestID, requireJSON)
+		person := handlePerson(s.reader, s.ready)
 		r.Method(http.MethodGet, "/api/v1/persons/{person_id}", person)
 		r.Method(http.MethodHead, "/api/v1/persons/{person_id}", person)
 	})
@@ -38,8 +45,18 @@ func handleRouteNotFound() http.HandlerFunc {
 	}
 }
 
-func handleMethodNotAllowed() http.HandlerFunc {
+// handleMethodNotAllowed answers 405 for a path that exists; it labels
+// the request with the path's route pattern, found in routes.
+func handleMethodNotAllowed(routes chi.Routes) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if info := infoFrom(r.Context()); info != nil {
+			path := r.URL.Path
+			if r.URL.RawPath != "" {
+				path = r.URL.RawPath
+			}
+			// Every route answers GET, so GET finds the pattern.
+			info.route = routes.Find(chi.NewRouteContext(), http.MethodGet, path)
+		}
 		w.Header().Set("Allow", allowedMethods)
 		writeProblem(w, r, probMethodNotAllowed, "This path answers GET and HEAD only.", nil)
 	}

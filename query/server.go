@@ -6,10 +6,13 @@
 // The API is described by openapi.yaml (embedded, served at
 // GET /openapi.yaml). Every non-2xx answer is an RFC 9457 problem.
 //
-// Checks run in this order: X-Request-Id (400), routing (404 unknown path,
-// 405 other method), Accept (406), authentication (401), scope and tenancy
-// claim presence (403), parameters (400), the FULL ssn_mode scope (403),
-// then the resource (404, or 403 for another tenant's).
+// Checks run in this order (PRODUCT.md section 4: authentication, scope,
+// parameters, then the resource): routing (404 unknown path, 405 other
+// method), the token (401), scope read:persons, presence of the tenancy
+// claim and, for ssn_mode=FULL, scope read:persons:ssn (403), then the
+// parameters: X-Request-Id (400), Accept (406), query and path parameters
+// (400); then readiness (503 until the read model has caught up) and
+// finally the resource (404, or 403 for another tenant's).
 package query
 
 import (
@@ -35,8 +38,9 @@ type Reader interface {
 	Person(ctx context.Context, id string) (events.Person, error)
 	// Signers returns the consumer and its signers (in no particular order:
 	// the API sorts them by last_name, first_name, signer id). Returns
-	// events.ErrNotFound if the consumer is unknown or deleted or has no
-	// signers.
+	// events.ErrNotFound only if the consumer is unknown or deleted; a
+	// consumer without signers is returned with an empty slice and a nil
+	// error (the API checks tenancy on the consumer, then answers 404).
 	Signers(ctx context.Context, consumerID string) (events.Person, []events.Signer, error)
 }
 
@@ -50,6 +54,10 @@ type Config struct {
 	Logger      *slog.Logger          // access log; nil = discard
 	Registerer  prometheus.Registerer // HTTP metrics registered here; nil = none
 	Now         func() time.Time      // nil = time.Now
+	// Ready reports whether the read model has caught up and may answer;
+	// while it returns false both operations answer 503 (after the
+	// authentication, scope and parameter checks). nil = always ready.
+	Ready func() bool
 }
 
 // Errors of NewServer.
@@ -61,6 +69,7 @@ var (
 // Server is the HTTP API. It is an http.Handler, safe for concurrent use.
 type Server struct {
 	reader   Reader
+	ready    func() bool
 	verifier *tokenVerifier
 	log      *slog.Logger
 	metrics  *httpMetrics
@@ -91,8 +100,13 @@ func NewServer(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	ready := cfg.Ready
+	if ready == nil {
+		ready = func() bool { return true }
+	}
 	s := &Server{
 		reader:   cfg.Reader,
+		ready:    ready,
 		verifier: newTokenVerifier(cfg.Keys, cfg.Issuer, cfg.Audience, cfg.TenantClaim, now),
 		log:      log,
 		metrics:  m,
@@ -110,8 +124,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // middleware and the handlers inside it.
 type requestInfo struct {
 	requestID string
-	subject   string
-	err       error // cause of a 500, for the log
+	// badRequestID says why the X-Request-Id sent is invalid ("" when it
+	// is fine); the 400 is answered after authentication and scope.
+	badRequestID string
+	subject      string
+	// route overrides the route label when chi knows no pattern (a 405
+	// on a real path).
+	route string
+	err   error // cause of a 500, for the log
+	// clientGone is set when the request failed because the client went
+	// away: nothing is answered and the access log records 499.
+	clientGone bool
 }
 
 type requestInfoKey struct{}
@@ -160,8 +183,10 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // observe is the outermost middleware: it sets Cache-Control, resolves
-// the X-Request-Id (400 for an invalid one, echoing a generated id), turns
-// panics into 500 problems, and records the access log line and metrics.
+// the X-Request-Id (an invalid one is replaced by a generated id at once,
+// and answered with a 400 by checkRequestID once authentication and scope
+// have passed), turns panics into 500 problems, and records the access log
+// line and metrics.
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -170,13 +195,12 @@ func (s *Server) observe(next http.Handler) http.Handler {
 
 		info := &requestInfo{}
 		ids := r.Header.Values("X-Request-Id")
-		var reason string
 		switch {
 		case len(ids) > 1:
-			reason = "must be given at most once"
+			info.badRequestID = "must be given at most once"
 		case len(ids) == 1 && ids[0] != "":
-			reason = requestIDReason(ids[0])
-			if reason == "" {
+			info.badRequestID = requestIDReason(ids[0])
+			if info.badRequestID == "" {
 				info.requestID = ids[0]
 			}
 		}
@@ -185,6 +209,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		}
 		w.Header().Set("X-Request-Id", info.requestID)
 
+		r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
@@ -200,13 +225,20 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			}
 			s.record(r, sw.status, time.Since(start), info)
 		}()
+		next.ServeHTTP(sw, r)
+	})
+}
 
-		if reason != "" {
-			writeProblem(sw, r, probInvalidParams, "The X-Request-Id header is invalid.",
-				[]invalidParam{{Name: "X-Request-Id", Reason: reason}})
+// checkRequestID answers 400 when the request's X-Request-Id is invalid
+// (the answer echoes the generated id observe put in its place).
+func checkRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if info := infoFrom(r.Context()); info != nil && info.badRequestID != "" {
+			writeProblem(w, r, probInvalidParams, "The X-Request-Id header is invalid.",
+				[]invalidParam{{Name: "X-Request-Id", Reason: info.badRequestID}})
 			return
 		}
-		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info)))
+		next.ServeHTTP(w, r)
 	})
 }
 
@@ -215,7 +247,11 @@ func (s *Server) record(r *http.Request, status int, d time.Duration, info *requ
 	if status == 0 {
 		status = http.StatusOK
 	}
-	route := routeLabel(r)
+	level := slog.LevelInfo
+	if info.clientGone {
+		status = statusClientClosed
+	}
+	route := routeLabel(r, info)
 	method := methodLabel(r.Method)
 	s.metrics.observe(route, method, status, d)
 	attrs := []slog.Attr{
@@ -228,19 +264,30 @@ func (s *Server) record(r *http.Request, status int, d time.Duration, info *requ
 	if info.subject != "" {
 		attrs = append(attrs, slog.String("sub", info.subject))
 	}
-	level := slog.LevelInfo
-	if info.err != nil {
+	switch {
+	case info.clientGone:
+		attrs = append(attrs, slog.Bool("client_gone", true))
+	case info.err != nil:
 		level = slog.LevelError
 		attrs = append(attrs, slog.String("error", info.err.Error()))
 	}
 	s.log.LogAttrs(r.Context(), level, "request", attrs...)
 }
 
-// unmatchedRoute labels requests that matched no route (404 and 405), so
-// that the route label stays bounded.
+// unmatchedRoute labels requests to unknown paths (404), so that the
+// route label stays bounded.
 const unmatchedRoute = "unmatched"
 
-func routeLabel(r *http.Request) string {
+// statusClientClosed is the status the access log and the metrics record
+// for a request abandoned by its client (nginx's 499); nothing is sent.
+const statusClientClosed = 499
+
+// routeLabel returns the route pattern of r: chi's, else the one found
+// for a 405, else unmatchedRoute.
+func routeLabel(r *http.Request, info *requestInfo) string {
+	if info != nil && info.route != "" {
+		return info.route
+	}
 	if rc := chi.RouteContext(r.Context()); rc != nil {
 		if p := rc.RoutePattern(); p != "" {
 			return p

@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/lookup/persons/events"
@@ -56,7 +58,8 @@ func TestRequestID(t *testing.T) {
 		{name: "DEL", target: person, ids: []string{"a\x7fb"}, wantBad: "must hold only visible ASCII characters"},
 		{name: "non-ASCII", target: person, ids: []string{"caf\u00e9"}, wantBad: "must hold only visible ASCII characters"},
 		{name: "twice", target: person, ids: []string{"a", "b"}, wantBad: "must be given at most once"},
-		{name: "checked before routing", target: "/nowhere", ids: []string{"a b"}, wantBad: "must hold only visible ASCII characters"},
+		{name: "on the OpenAPI document", target: "/openapi.yaml", ids: []string{"a b"}, wantBad: "must hold only visible ASCII characters"},
+		{name: "on the signers", target: "/api/v1/authorized-signers?consumer_id=" + consumerA, ids: []string{strings.Repeat("a", 129)}, wantBad: "must be at most 128 characters"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -123,9 +126,15 @@ func TestRouting(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			// No token: routing answers before authentication.
+			// No token, a bad X-Request-Id, no JSON accepted: routing
+			// answers before authentication and every parameter.
 			req := newRequest(tc.method, tc.target, "")
+			req.Header.Set("X-Request-Id", "a b")
+			req.Header.Set("Accept", "text/html")
 			rec := serve(t, s, req)
+			if _, err := uuid.Parse(rec.Header().Get("X-Request-Id")); err != nil {
+				t.Errorf("X-Request-Id = %q, want a generated UUID", rec.Header().Get("X-Request-Id"))
+			}
 			checkCommonHeaders(t, rec.Result())
 			checkProblem(t, rec, req, rec.Body.Bytes(), wantProblem{kind: tc.kind})
 			allow := rec.Header().Get("Allow")
@@ -167,7 +176,8 @@ func TestAcceptNegotiation(t *testing.T) {
 		{"bad q ignored", []string{"application/json;q=2"}, read, 406},
 		{"NaN q ignored", []string{"application/json;q=NaN"}, read, 406},
 		{"garbage", []string{";;;,,,"}, read, 406},
-		{"406 before authentication", []string{"text/html"}, "", 406},
+		{"authentication before 406", []string{"text/html"}, "", 401},
+		{"scope before 406", []string{"text/html"}, rsaToken(t, goodClaims("openid")), 403},
 	}
 	targets := []string{"/api/v1/persons/" + consumerA, "/api/v1/authorized-signers?consumer_id=" + consumerA}
 	for _, tc := range tests {
@@ -179,8 +189,15 @@ func TestAcceptNegotiation(t *testing.T) {
 				}
 				rec := serve(t, s, req)
 				checkCommonHeaders(t, rec.Result())
-				if tc.want == 406 {
+				switch tc.want {
+				case 406:
 					checkProblem(t, rec, req, rec.Body.Bytes(), wantProblem{kind: probNotAcceptable})
+					return
+				case 401:
+					checkProblem(t, rec, req, rec.Body.Bytes(), wantProblem{kind: probUnauthorized})
+					return
+				case 403:
+					checkProblem(t, rec, req, rec.Body.Bytes(), wantProblem{kind: probInsufficientScope})
 					return
 				}
 				if rec.Code != tc.want {
@@ -313,4 +330,160 @@ func TestOverRealServer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOrderOfChecks holds the order of PRODUCT.md section 4 (routing,
+// authentication, scope, parameters, readiness, then the resource): each
+// request fails several checks, and the first in that order answers.
+func TestOrderOfChecks(t *testing.T) {
+	s := newTestServer(t, fixtureReader(), "business_ids")
+	withTenants := func(scope string) string {
+		return rsaToken(t, withClaims(scope, func(c map[string]any) { c["business_ids"] = []string{businessA} }))
+	}
+	read := withTenants("read:persons")
+	noScope := withTenants("openid")
+	noTenants := rsaToken(t, goodClaims("read:persons"))
+	badID := strings.Repeat("x", 129)
+	signers := "/api/v1/authorized-signers?consumer_id="
+	tests := []struct {
+		name      string
+		method    string
+		target    string
+		token     string
+		requestID string
+		accept    string
+		want      problemKind
+	}{
+		{"unknown path beats everything", http.MethodGet, "/nowhere?ssn_mode=FULL", "", badID, "text/html", probRouteNotFound},
+		{"405 beats everything", http.MethodPost, signers + "nope&ssn_mode=FULL", "", badID, "text/html", probMethodNotAllowed},
+		{"no token beats a bad X-Request-Id", http.MethodGet, "/api/v1/persons/" + consumerA, "", badID, "", probUnauthorized},
+		{"no token beats Accept", http.MethodGet, "/api/v1/persons/" + consumerA, "", "", "text/html", probUnauthorized},
+		{"no token beats parameters", http.MethodGet, "/api/v1/persons/nope?x=1", "", "", "", probUnauthorized},
+		{"bad token beats parameters", http.MethodGet, signers + "nope", "Bearer.x.y", "", "", probUnauthorized},
+		{"scope beats a bad X-Request-Id", http.MethodGet, "/api/v1/persons/" + consumerA, noScope, badID, "", probInsufficientScope},
+		{"scope beats Accept", http.MethodGet, signers + consumerA, noScope, "", "text/html", probInsufficientScope},
+		{"tenancy claim beats parameters", http.MethodGet, signers + "nope", noTenants, badID, "text/html", probForbidden},
+		{"FULL scope beats a bad X-Request-Id", http.MethodGet, signers + consumerA + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL", read, badID, "", probInsufficientScope},
+		{"FULL scope beats Accept", http.MethodGet, signers + consumerA + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL", read, "", "text/html", probInsufficientScope},
+		{"FULL scope beats a bad consumer_id", http.MethodGet, signers + "nope&ssn_mode=FULL", read, "", "", probInsufficientScope},
+		{"X-Request-Id beats Accept", http.MethodGet, signers + consumerA, read, badID, "text/html", probInvalidParams},
+		{"Accept beats query parameters", http.MethodGet, signers + "nope", read, "", "text/html", probNotAcceptable},
+		{"Accept beats path parameters", http.MethodGet, "/api/v1/persons/nope", read, "", "text/html", probNotAcceptable},
+		{"parameters beat the resource", http.MethodGet, "/api/v1/persons/" + consumerB + "?x=1", read, "", "", probInvalidParams},
+		{"resource: another tenant's", http.MethodGet, "/api/v1/persons/" + consumerB, read, "", "", probForbidden},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := newRequest(tc.method, tc.target, "")
+			if tc.token != "" {
+				auth := "Bearer " + tc.token
+				if strings.HasPrefix(tc.token, "Bearer") {
+					auth = tc.token
+				}
+				req.Header.Set("Authorization", auth)
+			}
+			if tc.requestID != "" {
+				req.Header.Set("X-Request-Id", tc.requestID)
+			}
+			if tc.accept != "" {
+				req.Header.Set("Accept", tc.accept)
+			}
+			rec := serve(t, s, req)
+			checkCommonHeaders(t, rec.Result())
+			p := decodeProblem(t, rec)
+			if p.Type != tc.want.typeURI() {
+				t.Fatalf("type = %q (%d), want %q", p.Type, rec.Code, tc.want.typeURI())
+			}
+			if id := rec.Header().Get("X-Request-Id"); tc.requestID != "" {
+				if _, err := uuid.Parse(id); err != nil {
+					t.Errorf("X-Request-Id = %q, want a generated UUID in place of the invalid one", id)
+				}
+			}
+		})
+	}
+}
+
+// TestReadiness: while Config.Ready reports false, both operations answer
+// 503 not-ready with Retry-After, after authentication, scope and
+// parameters and before the resource; once ready they answer from it.
+func TestReadiness(t *testing.T) {
+	var ready atomic.Bool
+	var reads atomic.Int64
+	fix := fixtureReader()
+	reader := &fakeReader{
+		PersonFunc: func(ctx context.Context, id string) (events.Person, error) {
+			reads.Add(1)
+			return fix.PersonFunc(ctx, id)
+		},
+		SignersFunc: func(ctx context.Context, id string) (events.Person, []events.Signer, error) {
+			reads.Add(1)
+			return fix.SignersFunc(ctx, id)
+		},
+	}
+	s, err := NewServer(Config{
+		Reader: reader, Keys: testJWKS(t), Issuer: testIssuer, Audience: testAudience,
+		Now: func() time.Time { return testNow }, Ready: ready.Load,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := rsaToken(t, goodClaims("read:persons"))
+	person := "/api/v1/persons/" + consumerA
+	signers := "/api/v1/authorized-signers?consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA"
+	tests := []struct {
+		name   string
+		method string
+		target string
+		token  string
+		want   problemKind
+	}{
+		{"person", http.MethodGet, person, read, probNotReady},
+		{"person HEAD", http.MethodHead, person, read, probNotReady},
+		{"signers", http.MethodGet, signers, read, probNotReady},
+		{"signers HEAD", http.MethodHead, signers, read, probNotReady},
+		{"unknown person is not a false 404", http.MethodGet, "/api/v1/persons/" + consumerNo, read, probNotReady},
+		{"authentication first", http.MethodGet, person, "", probUnauthorized},
+		{"scope first", http.MethodGet, person, rsaToken(t, goodClaims("openid")), probInsufficientScope},
+		{"parameters first", http.MethodGet, person + "?x=1", read, probInvalidParams},
+		{"OpenAPI document is not gated", http.MethodGet, "/openapi.yaml", "", -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := newRequest(tc.method, tc.target, tc.token)
+			rec := serve(t, s, req)
+			checkCommonHeaders(t, rec.Result())
+			if tc.want < 0 {
+				if rec.Code != http.StatusOK {
+					t.Fatalf("status = %d, want 200", rec.Code)
+				}
+				return
+			}
+			checkProblem(t, rec, req, rec.Body.Bytes(), wantProblem{kind: tc.want, params: paramsOf(tc.want)})
+			retry := rec.Header().Get("Retry-After")
+			if tc.want == probNotReady && retry != "5" {
+				t.Errorf("Retry-After = %q, want 5", retry)
+			}
+			if tc.want != probNotReady && retry != "" {
+				t.Errorf("Retry-After = %q on a %d", retry, rec.Code)
+			}
+		})
+	}
+	if n := reads.Load(); n != 0 {
+		t.Errorf("the read model was read %d times before it was ready", n)
+	}
+
+	ready.Store(true)
+	for _, target := range []string{person, signers} {
+		if rec := serve(t, s, newRequest(http.MethodGet, target, read)); rec.Code != http.StatusOK {
+			t.Errorf("GET %s once ready: %d, want 200; body %s", target, rec.Code, rec.Body)
+		}
+	}
+}
+
+// paramsOf is the invalid_params TestReadiness expects of kind.
+func paramsOf(kind problemKind) []invalidParam {
+	if kind == probInvalidParams {
+		return []invalidParam{{"x", reasonUnknown}}
+	}
+	return nil
 }
