@@ -146,6 +146,12 @@ func WithJWKSLogger(log *slog.Logger) JWKSOption {
 	return func(t *jwksTuning) { t.log = log }
 }
 
+// WithJWKSRefreshInterval sets how often a URL key set is refreshed in the
+// background (default 10 minutes; d <= 0 keeps the default).
+func WithJWKSRefreshInterval(d time.Duration) JWKSOption {
+	return func(t *jwksTuning) { t.refresh = d }
+}
+
 // jwksTuning overrides the URL JWKS timings (zero values mean defaults).
 type jwksTuning struct {
 	refresh    time.Duration

@@ -8,6 +8,7 @@ import (
 	"crypto/rsa"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -467,4 +468,20 @@ func TestNewJWKSFromURLErrorHidesCredentials(t *testing.T) {
 	if !strings.Contains(err.Error(), js.URL+"/keys") || !strings.Contains(err.Error(), "401") {
 		t.Errorf("error %q, want it to name %s/keys and the status", err, js.URL)
 	}
+}
+
+func TestWithJWKSRefreshInterval(t *testing.T) {
+	testKeys(t)
+	js := newJWKSServer(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
+	keys, err := NewJWKSFromURL(t.Context(), js.URL, nil, WithJWKSRefreshInterval(5*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+		if n := js.fetches.Load(); n < 3 {
+			return fmt.Errorf("%d fetches, want background refreshes", n)
+		}
+		return nil
+	})
+	_ = keys
 }
