@@ -143,12 +143,17 @@ type command struct {
 	extra []string
 	// extraEnv documents command-specific variables in the help.
 	extraEnv [][3]string // name, default, meaning
+	// defaults are the defaults of this command that differ from the
+	// settings table, by flag, as its help shows them.
+	defaults map[string]string
+	getenv   func(string) string
 }
 
 // newCommand returns a command whose flag set holds its settings, with
 // defaults taken from the environment (through getenv) when set.
 func newCommand(name, synopsis, help string, getenv func(string) string, flags ...string) (*command, error) {
-	c := &command{name: name, synopsis: synopsis, help: help, settings: settingsFor(flags...)}
+	c := &command{name: name, synopsis: synopsis, help: help, settings: settingsFor(flags...),
+		defaults: map[string]string{}, getenv: getenv}
 	c.fs = flag.NewFlagSet("lookupd "+name, flag.ContinueOnError)
 	c.fs.SetOutput(io.Discard)
 	for _, s := range c.settings {
@@ -170,6 +175,39 @@ func newCommand(name, synopsis, help string, getenv func(string) string, flags .
 func lookupEnv(getenv func(string) string, name string) (string, bool) {
 	v := getenv(name)
 	return v, v != ""
+}
+
+// setDefault makes def the default of the setting flag for this command:
+// the value used when neither the variable nor the flag is given, and the
+// default its help shows. Call it before parse.
+func (c *command) setDefault(flag, def string) {
+	for _, s := range c.settings {
+		if s.flag != flag {
+			continue
+		}
+		if _, ok := lookupEnv(c.getenv, s.env); !ok {
+			if err := s.set(&c.cfg, def); err != nil {
+				panic(fmt.Sprintf("default of %s for %s: %v", flag, c.name, err))
+			}
+		}
+		c.defaults[flag] = def
+		return
+	}
+	panic(fmt.Sprintf("setDefault: %s has no setting %s", c.name, flag))
+}
+
+// showDefault makes the help show def as the default of the setting flag,
+// for a command that applies the default itself (in its own logic).
+func (c *command) showDefault(flag, def string) {
+	c.defaults[flag] = def
+}
+
+// defaultOf returns the default of setting s for this command.
+func (c *command) defaultOf(s setting) string {
+	if d, ok := c.defaults[s.flag]; ok {
+		return d
+	}
+	return s.def
 }
 
 // setUsage replaces the help text of the setting or flag name, for a
@@ -237,7 +275,7 @@ func (c *command) usage(w io.Writer) {
 	tw = tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintf(tw, "  VARIABLE\tDEFAULT\tMEANING\n")
 	for _, s := range c.settings {
-		def := s.def
+		def := c.defaultOf(s)
 		if def == "" {
 			def = "(none)"
 		}

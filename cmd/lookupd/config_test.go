@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -188,6 +190,67 @@ func TestExitCode(t *testing.T) {
 			err := run(context.Background(), tt.args, env(nil), &out, &errOut)
 			if got := exitCode(err); got != tt.want {
 				t.Errorf("exit code = %d (err %v), want %d", got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestHelpDefaults: the DEFAULT column of each command's help is the
+// default that command uses, and no flag line states another one.
+func TestHelpDefaults(t *testing.T) {
+	tests := []struct{ cmd, env, want string }{
+		{"dev", "LOOKUP_LOG_FORMAT", "text"},
+		{"serve", "LOOKUP_LOG_FORMAT", "json"},
+		{"project", "LOOKUP_LOG_FORMAT", "json"},
+		{"token", "LOOKUP_TENANT_CLAIM", "business_ids"},
+		{"serve", "LOOKUP_TENANT_CLAIM", "(none)"},
+		{"dev", "LOOKUP_TENANT_CLAIM", "(none)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cmd+" "+tt.env, func(t *testing.T) {
+			var out, errOut syncBuffer
+			if err := run(context.Background(), []string{tt.cmd, "--help"}, env(nil), &out, &errOut); err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			help := out.String()
+			m := regexp.MustCompile(`(?m)^  ` + tt.env + ` +(\S+) `).FindStringSubmatch(help)
+			if m == nil || m[1] != tt.want {
+				t.Errorf("%s default in help = %v, want %q:\n%s", tt.env, m, tt.want, help)
+			}
+			for _, line := range strings.Split(help, "\n") {
+				if strings.Contains(line, "(env LOOKUP_") && strings.Contains(line, "(default") {
+					t.Errorf("flag line states a default beside the environment table: %q", line)
+				}
+			}
+		})
+	}
+}
+
+// TestSetDefault: a command's own default applies when neither the
+// variable nor the flag is given, and loses to both.
+func TestSetDefault(t *testing.T) {
+	tests := []struct {
+		name    string
+		environ map[string]string
+		args    []string
+		want    string
+	}{
+		{"default", nil, nil, "text"},
+		{"variable wins", map[string]string{"LOOKUP_LOG_FORMAT": "json"}, nil, "json"},
+		{"flag wins", map[string]string{"LOOKUP_LOG_FORMAT": "text"}, []string{"--log-format", "json"}, "json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := newCommand("dev", "", "", env(tt.environ), "log-format")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.setDefault("log-format", "text")
+			if err := c.parse(tt.args, io.Discard, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			if c.cfg.LogFormat != tt.want {
+				t.Errorf("LogFormat = %q, want %q", c.cfg.LogFormat, tt.want)
 			}
 		})
 	}

@@ -43,9 +43,7 @@ LOOKUP_LOG_FORMAT or --log-format say otherwise.`,
 	if err != nil {
 		return err
 	}
-	if v, ok := lookupEnv(getenv, "LOOKUP_LOG_FORMAT"); !ok || v == "" {
-		c.cfg.LogFormat = "text"
-	}
+	c.setDefault("log-format", "text") // a person reads dev's logs
 	dataDir := c.fs.String("data-dir", "", "directory for the NATS store, the read model and the dev key (default: a temporary directory removed on exit)")
 	tokenTTL := c.fs.Duration("token-ttl", 12*time.Hour, "lifetime of the printed token")
 	c.extra = []string{"data-dir", "token-ttl"}
@@ -163,6 +161,7 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 			printDevBanner(stdout, devBanner{
 				API: httpURL(apiAddr), Admin: httpURL(adminAddr), NATS: natsURL, Stream: cfg.Stream,
 				DataDir: dataDir, Temp: temp, KeyPath: keyPath, Token: tok, TTL: tokenTTL, Demo: demo,
+				MoreTokens: moreTokensCommand(keyPath, cfg, tenants),
 			})
 		},
 	}
@@ -240,6 +239,39 @@ type devBanner struct {
 	Token                    string
 	TTL                      time.Duration
 	Demo                     *demoData
+	// MoreTokens is the command line that mints more tokens this dev
+	// server accepts.
+	MoreTokens string
+}
+
+// moreTokensCommand returns the "lookupd token" command line (run from the
+// repository) that mints tokens the dev server configured by cfg accepts:
+// its key, issuer and audience and, when tenancy is on, its tenancy claim
+// naming tenants.
+func moreTokensCommand(keyPath string, cfg config, tenants []string) string {
+	args := []string{"go", "run", "./cmd/lookupd", "token", "--key", keyPath, "--scope", "read:persons", "--ttl", "1h"}
+	if cfg.Issuer != "" {
+		args = append(args, "--issuer", cfg.Issuer)
+	}
+	if cfg.Audience != "" {
+		args = append(args, "--audience", cfg.Audience)
+	}
+	if cfg.TenantClaim != "" {
+		args = append(args, "--tenant-claim", cfg.TenantClaim, "--tenant", strings.Join(tenants, ","))
+	}
+	for i, a := range args {
+		args[i] = shellQuote(a)
+	}
+	return strings.Join(args, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but
+// characters that are safe unquoted.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,=@+%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // printDevBanner writes the token and the example requests of dev mode.
@@ -275,11 +307,11 @@ ssn_mode is LAST4, MASKED, FULL or NONE):
   curl -s %[10]s '%[1]s/api/v1/authorized-signers?consumer_id=%[11]s&expand=PROTECTED_PERSONAL_DATA'
   curl -s %[10]s '%[1]s/api/v1/authorized-signers?consumer_id=%[11]s&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL'
 
-More tokens, from the repository:
-  go run ./cmd/lookupd token --key %[14]s --scope read:persons --ttl 1h
+More tokens this server accepts, from the repository:
+  %[14]s
 Stop with Ctrl-C.
 `, b.API, b.Admin, b.NATS, b.Stream, b.DataDir, removed, shortDuration(b.TTL), devScopes, b.Token, auth,
-		b.Demo.Consumer, b.Demo.BusinessContact, b.Demo.DeletedConsumer, b.KeyPath)
+		b.Demo.Consumer, b.Demo.BusinessContact, b.Demo.DeletedConsumer, b.MoreTokens)
 	_, _ = io.WriteString(w, sb.String())
 }
 

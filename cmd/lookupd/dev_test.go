@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,7 +22,91 @@ var (
 	tokenLine = regexp.MustCompile(`(?m)^export TOKEN='([^']+)'$`)
 	curlLine  = regexp.MustCompile(`(?m)^  curl -s -H "Authorization: Bearer \$TOKEN" '?([^'\s]+)'?$`)
 	dataLine  = regexp.MustCompile(`(?m)^  data    (\S+) \(removed on exit\)$`)
+	moreLine  = regexp.MustCompile(`(?m)^More tokens this server accepts, from the repository:\n  (.+)$`)
 )
+
+// moreTokens runs the banner's "More tokens" command through run, with
+// an empty environment, and returns the token it prints.
+func moreTokens(t *testing.T, banner string) string {
+	t.Helper()
+	m := moreLine.FindStringSubmatch(banner)
+	if m == nil {
+		t.Fatalf("no More tokens command in:\n%s", banner)
+	}
+	words := shellWords(t, m[1])
+	const prefix = "go run ./cmd/lookupd token "
+	if !strings.HasPrefix(strings.Join(words, " "), prefix) {
+		t.Fatalf("More tokens command %q does not start with %q", m[1], prefix)
+	}
+	var out, errOut syncBuffer
+	if err := run(context.Background(), words[3:], env(nil), &out, &errOut); err != nil {
+		t.Fatalf("%s: %v\n%s", m[1], err, errOut.String())
+	}
+	return strings.TrimSpace(out.String())
+}
+
+// shellWords splits a POSIX shell command line of plain and single-quoted
+// words (what shellQuote writes).
+func shellWords(t *testing.T, line string) []string {
+	t.Helper()
+	var (
+		words   []string
+		cur     strings.Builder
+		inWord  bool
+		quoted  bool
+		escaped bool
+	)
+	for _, r := range line {
+		switch {
+		case escaped:
+			cur.WriteRune(r)
+			escaped = false
+		case quoted && r == '\'':
+			quoted = false
+		case quoted:
+			cur.WriteRune(r)
+		case r == '\'':
+			quoted, inWord = true, true
+		case r == '\\':
+			escaped, inWord = true, true
+		case r == '"' || r == '$' || r == '`':
+			t.Fatalf("unexpected shell character %q in %q", r, line)
+		case r == ' ':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quoted || escaped {
+		t.Fatalf("unterminated quote in %q", line)
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+func TestShellQuote(t *testing.T) {
+	for _, s := range []string{"plain", "https://dev.example/a?b=c", "it's", "a b", "", "x'y'z", "$HOME"} {
+		line := "cmd " + shellQuote(s)
+		if s == "$HOME" && !strings.Contains(line, "'$HOME'") {
+			t.Errorf("shellQuote(%q) = %s, want it quoted", s, shellQuote(s))
+			continue
+		}
+		if strings.ContainsAny(s, "$") {
+			continue // shellWords refuses $ outside quotes only; checked above
+		}
+		got := shellWords(t, line)
+		if len(got) != 2 || got[1] != s {
+			t.Errorf("shellQuote(%q) = %s, splits into %q", s, shellQuote(s), got)
+		}
+	}
+}
 
 func TestDev(t *testing.T) {
 	p := start(t, map[string]string{
@@ -97,6 +182,10 @@ func TestDev(t *testing.T) {
 	}
 	if strings.Contains(p.stderr.String(), tok) {
 		t.Errorf("the token reached the logs")
+	}
+	// The banner's More tokens command mints a token this server accepts.
+	if code, body, err := get(curls[0][1], moreTokens(t, out)); err != nil || code != http.StatusOK {
+		t.Errorf("More tokens token: GET %s: %d %s %v, want 200", curls[0][1], code, body, err)
 	}
 
 	dm := dataLine.FindStringSubmatch(out)

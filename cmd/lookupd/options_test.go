@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/projector"
+	"github.com/lookup/persons/query"
 )
 
 // TestServeJWKSURL checks serve with keys fetched from a JWKS URL.
@@ -25,12 +27,19 @@ func TestServeJWKSURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	var fetches atomic.Int64
+	var down atomic.Bool
 	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fetches.Add(1)
+		if down.Load() {
+			http.Error(w, "down", http.StatusBadGateway)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(jwks)
 	}))
 	defer idp.Close()
+	jwksOptionsForTest = []query.JWKSOption{query.WithJWKSRefreshInterval(20 * time.Millisecond)}
+	t.Cleanup(func() { jwksOptionsForTest = nil })
 
 	ns := runNATS(t)
 	js := jetStream(t, ns)
@@ -40,7 +49,8 @@ func TestServeJWKSURL(t *testing.T) {
 
 	environ := serveEnv(t, ns, t.TempDir())
 	delete(environ, "LOOKUP_JWKS_FILE")
-	environ["LOOKUP_JWKS_URL"] = idp.URL + "/.well-known/jwks.json"
+	environ["LOOKUP_JWKS_URL"] = strings.Replace(idp.URL, "http://", "http://idp:hunter2@", 1) + "/.well-known/jwks.json"
+	environ["LOOKUP_LOG_FORMAT"] = "json"
 	p := start(t, environ, "serve")
 	addrs := p.addrs(t)
 	waitReady(t, addrs["admin"])
@@ -50,6 +60,33 @@ func TestServeJWKSURL(t *testing.T) {
 	}
 	if fetches.Load() == 0 {
 		t.Errorf("JWKS URL never fetched")
+	}
+	// A failing refresh is logged at Warn, without credentials; the keys
+	// held keep verifying.
+	down.Store(true)
+	checkFor(t, 10*time.Second, 20*time.Millisecond, func() error {
+		if !strings.Contains(p.stderr.String(), "JWKS refresh failed") {
+			return errors.New("no JWKS refresh failure logged yet")
+		}
+		return nil
+	})
+	for _, line := range strings.Split(p.stderr.String(), "\n") {
+		if !strings.Contains(line, "JWKS refresh failed") {
+			continue
+		}
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if rec["level"] != "WARN" || rec["component"] != "jwks" || rec["url"] != idp.URL+"/.well-known/jwks.json" {
+			t.Errorf("refresh failure logged as %v, want level WARN, component jwks, the URL without credentials", rec)
+		}
+	}
+	if strings.Contains(p.stderr.String(), "hunter2") {
+		t.Errorf("the JWKS URL password reached the logs")
+	}
+	if code, body, err := get("http://"+addrs["api"]+"/api/v1/persons/"+c.ConsumerID, tok); err != nil || code != http.StatusOK {
+		t.Errorf("GET person while the JWKS URL fails: %d %s %v", code, body, err)
 	}
 	p.cancel()
 	if err := p.wait(t, 30*time.Second); err != nil {
@@ -108,10 +145,12 @@ func TestEncryptionAtRest(t *testing.T) {
 }
 
 // TestDevTenancy checks that with LOOKUP_TENANT_CLAIM the dev token carries
-// the demo businesses and still gets 200s.
+// the demo businesses and still gets 200s, and so does a token of the
+// banner's More tokens command. It also checks that dev logs text by
+// default (no LOOKUP_LOG_FORMAT), as its help says.
 func TestDevTenancy(t *testing.T) {
 	p := start(t, map[string]string{
-		"LOOKUP_HTTP_ADDR": "127.0.0.1:0", "LOOKUP_ADMIN_ADDR": "127.0.0.1:0", "LOOKUP_LOG_FORMAT": "json",
+		"LOOKUP_HTTP_ADDR": "127.0.0.1:0", "LOOKUP_ADMIN_ADDR": "127.0.0.1:0",
 		"LOOKUP_TENANT_CLAIM": "business_ids", "LOOKUP_ISSUER": "https://dev.example", "LOOKUP_AUDIENCE": "lookup",
 	}, "dev")
 	checkFor(t, 60*time.Second, 20*time.Millisecond, func() error {
@@ -130,10 +169,23 @@ func TestDevTenancy(t *testing.T) {
 	if claims["iss"] != "https://dev.example" {
 		t.Errorf("iss = %v", claims["iss"])
 	}
+	more := moreTokens(t, out)
 	for _, c := range curlLine.FindAllStringSubmatch(out, -1)[3:] {
 		if code, body, err := get(c[1], tok); err != nil || code != http.StatusOK {
 			t.Errorf("GET %s: %d %s %v", c[1], code, body, err)
 		}
+		if strings.Contains(c[1], "FULL") {
+			continue // More tokens mints read:persons only
+		}
+		if code, body, err := get(c[1], more); err != nil || code != http.StatusOK {
+			t.Errorf("More tokens token: GET %s: %d %s %v", c[1], code, body, err)
+		}
+	}
+	if code, body, err := get(curlLine.FindAllStringSubmatch(out, -1)[0][1], more); err != nil || code != http.StatusOK {
+		t.Errorf("More tokens token: GET person: %d %s %v", code, body, err)
+	}
+	if first, _, _ := strings.Cut(p.stderr.String(), "\n"); !strings.HasPrefix(first, "time=") {
+		t.Errorf("dev logs are not text by default; first line %q", first)
 	}
 	// A token for another business is refused (403): tenancy is on.
 	key, err := loadDevKey(filepath.Join(dataLine.FindStringSubmatch(out)[1], devKeyFile))

@@ -53,6 +53,10 @@ not ready; it does not exit. It refuses to start without a JWKS.`,
 // requests in flight across a shutdown). Always nil outside tests.
 var wrapAPIForTest func(http.Handler) http.Handler
 
+// jwksOptionsForTest, when set by a test, are added to the options of a
+// JWKS URL (to refresh it often). Always nil outside tests.
+var jwksOptionsForTest []query.JWKSOption
+
 // serveOptions are what "lookupd dev" changes in the serve stack.
 type serveOptions struct {
 	// keys, when set, verifies tokens instead of cfg's JWKS.
@@ -68,7 +72,7 @@ type serveOptions struct {
 // when none are configured, and an error naming the file or URL when they
 // cannot be loaded. A JWKS URL is refreshed in the background until ctx is
 // done.
-func loadKeys(ctx context.Context, cfg config) (*query.JWKS, error) {
+func loadKeys(ctx context.Context, cfg config, logger *slog.Logger) (*query.JWKS, error) {
 	switch {
 	case cfg.JWKSURL == "" && cfg.JWKSFile == "":
 		return nil, errNoJWKS
@@ -81,7 +85,8 @@ func loadKeys(ctx context.Context, cfg config) (*query.JWKS, error) {
 		}
 		return k, nil
 	default:
-		k, err := query.NewJWKSFromURL(ctx, cfg.JWKSURL, &http.Client{Timeout: 10 * time.Second})
+		opts := append([]query.JWKSOption{query.WithJWKSLogger(logger.With("component", "jwks"))}, jwksOptionsForTest...)
+		k, err := query.NewJWKSFromURL(ctx, cfg.JWKSURL, &http.Client{Timeout: 10 * time.Second}, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("JWKS URL: %w", err)
 		}
@@ -118,7 +123,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 		"issuer", cfg.Issuer, "audience", cfg.Audience, "tenant_claim", cfg.TenantClaim)
 	keys := opts.keys
 	if keys == nil {
-		if keys, err = loadKeys(ctx, cfg); err != nil {
+		if keys, err = loadKeys(ctx, cfg, logger); err != nil {
 			return err
 		}
 	}
@@ -164,6 +169,9 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 		TenantClaim: cfg.TenantClaim,
 		Logger:      logger.With("component", "api"),
 		Registerer:  reg,
+		// Until the read model has caught up, the API answers 503 rather
+		// than a false 404; once caught up it stays ready, as /readyz.
+		Ready: func() bool { return isClosed(proj.CaughtUp()) },
 	})
 	if err != nil {
 		return fmt.Errorf("API: %w", err)
@@ -223,6 +231,16 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 		logger.Info("stopped")
 	}
 	return err
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // waitInflight waits up to limit for the API handlers still running.

@@ -400,6 +400,35 @@ func TestServeWithoutNATS(t *testing.T) {
 	if code, body, err := get(admin+"/readyz", ""); err != nil || code != http.StatusServiceUnavailable {
 		t.Errorf("readyz: %d %s %v, want 503", code, body, err)
 	}
+	// Not caught up: the API answers 503 not-ready, not a false 404.
+	consumerID := demoID("t-consumer", 0)
+	personURL := "http://" + addrs["api"] + "/api/v1/persons/" + consumerID
+	tok := token(t, tokenRequest{})
+	checkNotReady := func() {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, personURL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var prob struct {
+			Type string `json:"type"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&prob); err != nil {
+			t.Fatalf("decode: %v", err)
+		}
+		if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "5" ||
+			prob.Type != "https://lookup.example/problems/not-ready" {
+			t.Errorf("GET person before caught up: %d Retry-After %q type %q, want 503, 5, not-ready",
+				resp.StatusCode, resp.Header.Get("Retry-After"), prob.Type)
+		}
+	}
+	checkNotReady()
 
 	// NATS comes up on that port, with the stream.
 	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
@@ -413,8 +442,11 @@ func TestServeWithoutNATS(t *testing.T) {
 	}
 	js := jetStream(t, ns)
 	createStream(t, js, "PERSONS")
-	publish(t, js, events.Consumer{ConsumerID: demoID("t-consumer", 0), BusinessID: demoID("business", 0), FirstName: "A", LastName: "B"})
+	publish(t, js, events.Consumer{ConsumerID: consumerID, BusinessID: demoID("business", 0), FirstName: "A", LastName: "B"})
 	waitReady(t, addrs["admin"])
+	if code, body, err := get(personURL, tok); err != nil || code != http.StatusOK {
+		t.Errorf("GET person once caught up: %d %s %v, want 200", code, body, err)
+	}
 
 	p.cancel()
 	if err := p.wait(t, 30*time.Second); err != nil {

@@ -36,7 +36,7 @@ a server's LOOKUP_JWKS_FILE. With --create the key is created when missing.`,
 		scope     = c.fs.String("scope", "read:persons", "space-separated scopes")
 		ttl       = c.fs.Duration("ttl", time.Hour, "lifetime of the token")
 		sub       = c.fs.String("sub", "dev-user", "subject (sub claim)")
-		tenants   = c.fs.String("tenant", "", "comma-separated business ids for the tenancy claim (claim named by --tenant-claim, else "+defaultTenantClaim+")")
+		tenants   = c.fs.String("tenant", "", "comma-separated business ids for the tenancy claim (named by --tenant-claim)")
 		printJWKS = c.fs.Bool("print-jwks", false, "print the public JWKS of the key instead of a token")
 		create    = c.fs.Bool("create", false, "create the key file when it does not exist")
 	)
@@ -44,7 +44,8 @@ a server's LOOKUP_JWKS_FILE. With --create the key is created when missing.`,
 	c.setUsage("data-dir", "data directory of lookupd dev, where the default --key is")
 	c.setUsage("issuer", "iss claim of the token (none: left out); match the server's")
 	c.setUsage("audience", "aud claim of the token (none: left out); match the server's")
-	c.setUsage("tenant-claim", "name of the claim carrying --tenant (default "+defaultTenantClaim+")")
+	c.setUsage("tenant-claim", "name of the claim carrying --tenant (only with --tenant)")
+	c.showDefault("tenant-claim", defaultTenantClaim)
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
 	}
