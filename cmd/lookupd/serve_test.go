@@ -177,6 +177,23 @@ func TestServe(t *testing.T) {
 		})
 	})
 
+	t.Run("consumer without signers", func(t *testing.T) {
+		// Whatever the read model returns for it (ErrNotFound, or the
+		// consumer and no signers), the API answers 404.
+		lone := events.Consumer{ConsumerID: demoID("t-consumer", 2), BusinessID: demo.Businesses[0], FirstName: "Lone", LastName: "Consumer"}
+		publish(t, js, lone)
+		checkFor(t, 20*time.Second, 20*time.Millisecond, func() error {
+			code, body, err := get(api+"/api/v1/persons/"+lone.ConsumerID, tok)
+			if err != nil || code != http.StatusOK {
+				return fmt.Errorf("GET lone consumer: %d %s %v", code, body, err)
+			}
+			return nil
+		})
+		if code, body, err := get(api+"/api/v1/authorized-signers?consumer_id="+lone.ConsumerID, tok); err != nil || code != http.StatusNotFound {
+			t.Errorf("GET signers of a consumer without signers: %d %s %v, want 404", code, body, err)
+		}
+	})
+
 	// Shutdown during requests: held requests are in their handlers when
 	// the shutdown starts and complete after it; load goroutines keep
 	// requesting until the listener is gone. No request that the server
@@ -295,8 +312,8 @@ func TestServe(t *testing.T) {
 		t.Fatalf("reopen store: %v", err)
 	}
 	defer s.Close()
-	if cp, err := s.Checkpoint(); err != nil || cp != 8 {
-		t.Errorf("checkpoint = %d, %v; want 8", cp, err)
+	if cp, err := s.Checkpoint(); err != nil || cp != 9 { // 7 at start, then the late and the lone consumer
+		t.Errorf("checkpoint = %d, %v; want 9", cp, err)
 	}
 	if _, sg, err := s.Signers(context.Background(), consumer.ConsumerID); err != nil || len(sg) != 5 {
 		t.Errorf("signers after reopen: %d, %v; want 5", len(sg), err)
