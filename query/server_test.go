@@ -359,7 +359,8 @@ func TestOrderOfChecks(t *testing.T) {
 		{"no token beats a bad X-Request-Id", http.MethodGet, "/api/v1/persons/" + consumerA, "", badID, "", probUnauthorized},
 		{"no token beats Accept", http.MethodGet, "/api/v1/persons/" + consumerA, "", "", "text/html", probUnauthorized},
 		{"no token beats parameters", http.MethodGet, "/api/v1/persons/nope?x=1", "", "", "", probUnauthorized},
-		{"bad token beats parameters", http.MethodGet, signers + "nope", "Bearer.x.y", "", "", probUnauthorized},
+		{"bad token beats parameters", http.MethodGet, signers + "nope", "a.b.c", "", "", probUnauthorized},
+		{"empty token beats parameters", http.MethodGet, signers + "nope", " ", "", "", probUnauthorized},
 		{"scope beats a bad X-Request-Id", http.MethodGet, "/api/v1/persons/" + consumerA, noScope, badID, "", probInsufficientScope},
 		{"scope beats Accept", http.MethodGet, signers + consumerA, noScope, "", "text/html", probInsufficientScope},
 		{"tenancy claim beats parameters", http.MethodGet, signers + "nope", noTenants, badID, "text/html", probForbidden},
@@ -376,11 +377,7 @@ func TestOrderOfChecks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			req := newRequest(tc.method, tc.target, "")
 			if tc.token != "" {
-				auth := "Bearer " + tc.token
-				if strings.HasPrefix(tc.token, "Bearer") {
-					auth = tc.token
-				}
-				req.Header.Set("Authorization", auth)
+				req.Header.Set("Authorization", "Bearer "+tc.token)
 			}
 			if tc.requestID != "" {
 				req.Header.Set("X-Request-Id", tc.requestID)
