@@ -105,7 +105,7 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 		ns.WaitForShutdown()
 	}()
 	natsURL := ns.ClientURL()
-	logger.Info("dev NATS server started", "url", natsURL)
+	logger.Info("dev NATS server started", "url", redactURLs(natsURL))
 
 	demo, err := newDemoData()
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/lookup/persons/query"
 )
 
 // connectNATS connects to the NATS servers at urls (comma-separated). It
@@ -24,7 +27,7 @@ func connectNATS(urls string, logger *slog.Logger) (*nats.Conn, error) {
 		nats.MaxReconnects(-1),
 		nats.CustomReconnectDelay(reconnectDelay),
 		nats.ConnectHandler(func(nc *nats.Conn) {
-			logger.Info("nats connected", "url", nc.ConnectedUrlRedacted())
+			logger.Info("nats connected", "url", redactURLs(nc.ConnectedUrl()))
 		}),
 		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
 			if err != nil {
@@ -35,13 +38,18 @@ func connectNATS(urls string, logger *slog.Logger) (*nats.Conn, error) {
 			logger.Warn("nats unreachable; retrying", "url", shown, "err", err)
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
-			logger.Info("nats reconnected", "url", nc.ConnectedUrlRedacted())
+			logger.Info("nats reconnected", "url", redactURLs(nc.ConnectedUrl()))
 		}),
 		nats.ErrorHandler(func(nc *nats.Conn, sub *nats.Subscription, err error) {
 			logger.Warn("nats error", "err", err)
 		}),
 	)
 	if err != nil {
+		// A *url.Error repeats the URL, credentials included: keep its cause.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return nil, fmt.Errorf("nats %s: %w", shown, err)
 	}
 	if !nc.IsConnected() {
@@ -58,13 +66,13 @@ func reconnectDelay(attempts int) time.Duration {
 	return d + time.Duration(rand.Int64N(int64(d/5)+1))
 }
 
-// redactURLs returns urls with any password replaced, for logs.
+// redactURLs returns urls (comma-separated) fit for logs and errors, each
+// through query.RedactURL: no user information (a token alone too), no
+// query. Every URL the program logs goes through it.
 func redactURLs(urls string) string {
 	parts := strings.Split(urls, ",")
 	for i, p := range parts {
-		if u, err := url.Parse(strings.TrimSpace(p)); err == nil {
-			parts[i] = u.Redacted()
-		}
+		parts[i] = query.RedactURL(strings.TrimSpace(p))
 	}
 	return strings.Join(parts, ",")
 }

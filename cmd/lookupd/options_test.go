@@ -205,7 +205,8 @@ func TestDevTenancy(t *testing.T) {
 func TestRedactURLs(t *testing.T) {
 	tests := []struct{ in, want string }{
 		{"nats://127.0.0.1:4222", "nats://127.0.0.1:4222"},
-		{"nats://user:secret@n1:4222,nats://n2:4222", "nats://user:xxxxx@n1:4222,nats://n2:4222"},
+		{"nats://user:secret@n1:4222,nats://n2:4222", "nats://n1:4222,nats://n2:4222"},
+		{"nats://s3cr3tT0ken@n1:4222, nats://n2:4222?token=abc", "nats://n1:4222,nats://n2:4222?redacted"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
