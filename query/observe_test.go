@@ -69,6 +69,7 @@ func TestAccessLog(t *testing.T) {
 		{"other method on a route", http.MethodDelete, "/api/v1/persons/" + consumerA, "", "/api/v1/persons/{person_id}", 405, "", "INFO", ""},
 		{"other method on signers", http.MethodPost, "/api/v1/authorized-signers?consumer_id=" + consumerA, "", "/api/v1/authorized-signers", 405, "", "INFO", ""},
 		{"other method on an unknown path", http.MethodDelete, "/nowhere", "", unmatchedRoute, 404, "", "INFO", ""},
+		{"custom method on an unknown path", "PROPFIND", "/nope", "", unmatchedRoute, 404, "", "INFO", ""},
 		{"reader failure", http.MethodGet, "/api/v1/persons/" + personBoom, "Bearer " + full, "/api/v1/persons/{person_id}", 500, "client-42", "ERROR", ""},
 		{"bad X-Request-Id on a route", http.MethodGet, "/api/v1/persons/" + consumerA, "Bearer " + full, "/api/v1/persons/{person_id}", 400, "client-42", "INFO", "a b"},
 		{"bad X-Request-Id on the document", http.MethodGet, "/openapi.yaml", "", "/openapi.yaml", 400, "", "INFO", "a b"},
@@ -98,7 +99,7 @@ func TestAccessLog(t *testing.T) {
 			want := map[string]any{
 				"level":      tc.wantLevel,
 				"msg":        "request",
-				"method":     tc.method,
+				"method":     methodLabel(tc.method), // PROPFIND is logged as OTHER
 				"route":      tc.wantRoute,
 				"status":     float64(tc.wantCode),
 				"request_id": rec.Header().Get("X-Request-Id"),

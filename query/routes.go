@@ -45,17 +45,26 @@ func handleRouteNotFound() http.HandlerFunc {
 	}
 }
 
-// handleMethodNotAllowed answers 405 for a path that exists; it labels
-// the request with the path's route pattern, found in routes.
+// handleMethodNotAllowed answers 405 for a path that exists, labelling
+// the request with the path's route pattern, found in routes. chi calls
+// it also for a method it does not know at all (PROPFIND, FOO1) on any
+// path: for a path no route matches, it answers 404 route-not-found
+// instead, as for any other method.
 func handleMethodNotAllowed(routes chi.Routes) http.HandlerFunc {
+	notFound := handleRouteNotFound()
 	return func(w http.ResponseWriter, r *http.Request) {
+		path := r.URL.Path
+		if r.URL.RawPath != "" {
+			path = r.URL.RawPath
+		}
+		// Every route answers GET, so GET finds the pattern.
+		pattern := routes.Find(chi.NewRouteContext(), http.MethodGet, path)
+		if pattern == "" {
+			notFound(w, r)
+			return
+		}
 		if info := infoFrom(r.Context()); info != nil {
-			path := r.URL.Path
-			if r.URL.RawPath != "" {
-				path = r.URL.RawPath
-			}
-			// Every route answers GET, so GET finds the pattern.
-			info.route = routes.Find(chi.NewRouteContext(), http.MethodGet, path)
+			info.route = pattern
 		}
 		w.Header().Set("Allow", allowedMethods)
 		writeProblem(w, r, probMethodNotAllowed, "This path answers GET and HEAD only.", nil)

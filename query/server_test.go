@@ -123,6 +123,10 @@ func TestRouting(t *testing.T) {
 		{"OPTIONS signers", http.MethodOptions, "/api/v1/authorized-signers", probMethodNotAllowed},
 		{"POST openapi", http.MethodPost, "/openapi.yaml", probMethodNotAllowed},
 		{"custom method", "BREW", "/api/v1/persons/" + consumerA, probMethodNotAllowed},
+		{"PROPFIND on a route", "PROPFIND", "/api/v1/authorized-signers", probMethodNotAllowed},
+		{"custom method on an unknown path", "FOO1", "/nope", probRouteNotFound},
+		{"PROPFIND on an unknown path", "PROPFIND", "/nope", probRouteNotFound},
+		{"custom method under a route's prefix", "BREW", "/api/v1/persons/", probRouteNotFound},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
