@@ -44,7 +44,7 @@ a server's LOOKUP_JWKS_FILE. With --create the key is created when missing.`,
 	c.setUsage("data-dir", "data directory of lookupd dev, where the default --key is")
 	c.setUsage("issuer", "iss claim of the token (none: left out); match the server's")
 	c.setUsage("audience", "aud claim of the token (none: left out); match the server's")
-	c.setUsage("tenant-claim", "name of the claim carrying --tenant (only with --tenant)")
+	c.setUsage("tenant-claim", "name of the claim carrying --tenant (added only with --tenant business ids)")
 	c.showDefault("tenant-claim", defaultTenantClaim)
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
@@ -57,13 +57,12 @@ a server's LOOKUP_JWKS_FILE. With --create the key is created when missing.`,
 		return &usageError{fmt.Errorf("--ttl %v: want a positive duration", *ttl)}
 	}
 	req := tokenRequest{
-		Issuer:      c.cfg.Issuer,
-		Audience:    c.cfg.Audience,
-		Subject:     *sub,
-		Scope:       *scope,
-		TTL:         *ttl,
-		TenantClaim: c.cfg.TenantClaim,
-		Now:         time.Now(),
+		Issuer:   c.cfg.Issuer,
+		Audience: c.cfg.Audience,
+		Subject:  *sub,
+		Scope:    *scope,
+		TTL:      *ttl,
+		Now:      time.Now(),
 	}
 	if *tenants != "" {
 		for _, t := range strings.Split(*tenants, ",") {
@@ -77,6 +76,11 @@ a server's LOOKUP_JWKS_FILE. With --create the key is created when missing.`,
 			}
 			req.Tenants = append(req.Tenants, strings.ToLower(t))
 		}
+	}
+	// The tenancy claim is added only with --tenant business ids: a
+	// configured claim name alone adds nothing (not an empty claim).
+	if len(req.Tenants) > 0 {
+		req.TenantClaim = c.cfg.TenantClaim
 		if req.TenantClaim == "" {
 			req.TenantClaim = defaultTenantClaim
 		}

@@ -73,6 +73,21 @@ func TestTokenCommand(t *testing.T) {
 			ttlWant: time.Hour,
 		},
 		{
+			name:    "tenant claim flag without tenants adds no claim",
+			args:    []string{"token", "--key", keyPath, "--tenant-claim", "tenants"},
+			want:    map[string]any{"sub": "dev-user"},
+			absent:  []string{"tenants", defaultTenantClaim},
+			ttlWant: time.Hour,
+		},
+		{
+			name:    "LOOKUP_TENANT_CLAIM without tenants adds no claim",
+			env:     map[string]string{"LOOKUP_TENANT_CLAIM": defaultTenantClaim},
+			args:    []string{"token", "--key", keyPath, "--tenant", ""},
+			want:    map[string]any{"sub": "dev-user"},
+			absent:  []string{defaultTenantClaim},
+			ttlWant: time.Hour,
+		},
+		{
 			name:    "default key path is under the data dir",
 			env:     map[string]string{"LOOKUP_DATA_DIR": filepath.Join(dir, "k")},
 			args:    []string{"token"},
