@@ -69,10 +69,9 @@ type principal struct {
 	subject string
 	scopes  []string
 	// tenants are the lower-cased business ids of the tenancy claim;
-	// hasTenants is false when the claim is absent or not an array of
-	// strings.
-	tenants    []string
-	hasTenants bool
+	// tenancy says whether the claim is there and well-formed.
+	tenants []string
+	tenancy tenancyClaim
 	// tenancyOn is true when the server checks tenancy.
 	tenancyOn bool
 }
@@ -96,6 +95,15 @@ func (p *principal) mayAccess(businessID string) bool {
 	}
 	return false
 }
+
+// tenancyClaim is the state of a token's tenancy claim.
+type tenancyClaim int
+
+const (
+	tenancyAbsent    tenancyClaim = iota // no such claim
+	tenancyMalformed                     // not an array of strings
+	tenancyValid                         // an array of business id strings
+)
 
 // tokenVerifier verifies bearer tokens.
 type tokenVerifier struct {
@@ -187,23 +195,35 @@ func (v *tokenVerifier) verify(ctx context.Context, raw string) (*principal, err
 	p.scopes = append(p.scopes, scpClaim(tok)...)
 	if v.tenantClaim != "" {
 		p.tenancyOn = true
-		var val any
-		if tok.Get(v.tenantClaim, &val) == nil {
-			if list, ok := val.([]any); ok {
-				p.hasTenants = true
-				for _, e := range list {
-					s, ok := e.(string)
-					if !ok {
-						p.hasTenants = false
-						p.tenants = nil
-						break
-					}
-					p.tenants = append(p.tenants, strings.ToLower(s))
-				}
-			}
-		}
+		p.tenants, p.tenancy = tenantsClaim(tok, v.tenantClaim)
 	}
 	return p, nil
+}
+
+// tenantsClaim returns the lower-cased business ids of tok's claim name
+// and the claim's state: tenancyAbsent when tok has no such claim,
+// tenancyMalformed (and no ids) when it is not a JSON array of strings.
+func tenantsClaim(tok jwt.Token, name string) ([]string, tenancyClaim) {
+	if !tok.Has(name) {
+		return nil, tenancyAbsent
+	}
+	var val any
+	if tok.Get(name, &val) != nil {
+		return nil, tenancyMalformed
+	}
+	list, ok := val.([]any)
+	if !ok {
+		return nil, tenancyMalformed
+	}
+	ids := make([]string, 0, len(list))
+	for _, e := range list {
+		s, ok := e.(string)
+		if !ok {
+			return nil, tenancyMalformed
+		}
+		ids = append(ids, strings.ToLower(s))
+	}
+	return ids, tenancyValid
 }
 
 // classifyTokenError maps a jwx error to a fixed reason.
@@ -436,9 +456,15 @@ func (s *Server) authenticate(needsSSN func(*http.Request) bool) func(http.Handl
 				writeProblem(w, r, probInsufficientScope, "The token lacks scope "+scopeRead+".", nil)
 				return
 			}
-			if s.verifier.tenantClaim != "" && !p.hasTenants {
-				writeProblem(w, r, probForbidden, "The token carries no tenancy claim.", nil)
-				return
+			if s.verifier.tenantClaim != "" {
+				switch p.tenancy {
+				case tenancyAbsent:
+					writeProblem(w, r, probForbidden, "The token carries no tenancy claim.", nil)
+					return
+				case tenancyMalformed:
+					writeProblem(w, r, probForbidden, "The token's tenancy claim is malformed: it must be an array of business id strings.", nil)
+					return
+				}
 			}
 			if needsSSN != nil && !p.hasScope(scopeSSN) && needsSSN(r) {
 				w.Header().Set("WWW-Authenticate", challenge("insufficient_scope",

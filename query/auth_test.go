@@ -277,6 +277,11 @@ func TestTenancy(t *testing.T) {
 	noClaim := rsaToken(t, goodClaims("read:persons"))
 	stringClaim := rsaToken(t, withClaims("read:persons", func(c map[string]any) { c["business_ids"] = businessA }))
 	emptyClaim := rsaToken(t, withClaims("read:persons", func(c map[string]any) { c["business_ids"] = []string{} }))
+	objectClaim := rsaToken(t, withClaims("read:persons", func(c map[string]any) { c["business_ids"] = map[string]any{"id": businessA} }))
+	const (
+		noClaimDetail   = "The token carries no tenancy claim."
+		malformedDetail = "The token's tenancy claim is malformed: it must be an array of business id strings."
+	)
 	mixedClaim := rsaToken(t, withClaims("read:persons", func(c map[string]any) { c["business_ids"] = []any{businessA, 7} }))
 	signers := func(id string) string { return "/api/v1/authorized-signers?consumer_id=" + id }
 	person := func(id string) string { return "/api/v1/persons/" + id }
@@ -287,25 +292,28 @@ func TestTenancy(t *testing.T) {
 		token  string
 		want   int
 		kind   problemKind
+		detail string // the 403's detail, when set
 	}{
-		{"own person", person(consumerA), tenantA, 200, 0},
-		{"own contact", person(contactA), tenantA, 200, 0},
-		{"claim in upper case", person(consumerA), tenantAUpper, 200, 0},
-		{"two tenants", person(consumerB), tenantBoth, 200, 0},
-		{"own signers", signers(consumerA), tenantA, 200, 0},
-		{"another tenant's person", person(consumerB), tenantA, 403, probForbidden},
-		{"another tenant's signers", signers(consumerB), tenantA, 403, probForbidden},
-		{"another tenant's consumer without signers", signers(consumerBNone), tenantA, 403, probForbidden},
-		{"own consumer without signers is 404", signers(consumerNone), tenantA, 404, probNotFound},
-		{"any consumer without signers, both tenants", signers(consumerBNone), tenantBoth, 404, probNotFound},
-		{"unknown person is 404", person(consumerNo), tenantA, 404, probNotFound},
-		{"no claim", person(consumerA), noClaim, 403, probForbidden},
-		{"no claim, signers", signers(consumerA), noClaim, 403, probForbidden},
-		{"no claim before parameters", person("bad-id"), noClaim, 403, probForbidden},
-		{"claim is a string", person(consumerA), stringClaim, 403, probForbidden},
-		{"claim is empty", person(consumerA), emptyClaim, 403, probForbidden},
-		{"claim holds a non-string", person(consumerA), mixedClaim, 403, probForbidden},
-		{"parameters before resource", person("bad-id"), tenantA, 400, probInvalidParams},
+		{"own person", person(consumerA), tenantA, 200, 0, ""},
+		{"own contact", person(contactA), tenantA, 200, 0, ""},
+		{"claim in upper case", person(consumerA), tenantAUpper, 200, 0, ""},
+		{"two tenants", person(consumerB), tenantBoth, 200, 0, ""},
+		{"own signers", signers(consumerA), tenantA, 200, 0, ""},
+		{"another tenant's person", person(consumerB), tenantA, 403, probForbidden, ""},
+		{"another tenant's signers", signers(consumerB), tenantA, 403, probForbidden, ""},
+		{"another tenant's consumer without signers", signers(consumerBNone), tenantA, 403, probForbidden, ""},
+		{"own consumer without signers is 404", signers(consumerNone), tenantA, 404, probNotFound, ""},
+		{"any consumer without signers, both tenants", signers(consumerBNone), tenantBoth, 404, probNotFound, ""},
+		{"unknown person is 404", person(consumerNo), tenantA, 404, probNotFound, ""},
+		{"no claim", person(consumerA), noClaim, 403, probForbidden, noClaimDetail},
+		{"no claim, signers", signers(consumerA), noClaim, 403, probForbidden, ""},
+		{"no claim before parameters", person("bad-id"), noClaim, 403, probForbidden, ""},
+		{"claim is a string", person(consumerA), stringClaim, 403, probForbidden, malformedDetail},
+		{"claim is an object", person(consumerA), objectClaim, 403, probForbidden, malformedDetail},
+		{"claim is empty", person(consumerA), emptyClaim, 403, probForbidden, ""},
+		{"claim holds a non-string", person(consumerA), mixedClaim, 403, probForbidden, malformedDetail},
+		{"claim holds a non-string, signers", signers(consumerA), mixedClaim, 403, probForbidden, malformedDetail},
+		{"parameters before resource", person("bad-id"), tenantA, 400, probInvalidParams, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -320,6 +328,9 @@ func TestTenancy(t *testing.T) {
 			p := decodeProblem(t, rec)
 			if p.Type != tc.kind.typeURI() {
 				t.Errorf("type = %q, want %q", p.Type, tc.kind.typeURI())
+			}
+			if tc.detail != "" && p.Detail != tc.detail {
+				t.Errorf("detail = %q, want %q", p.Detail, tc.detail)
 			}
 			if tc.kind == probForbidden && rec.Header().Get("WWW-Authenticate") != "" {
 				t.Errorf("tenancy 403 carries WWW-Authenticate %q", rec.Header().Get("WWW-Authenticate"))
