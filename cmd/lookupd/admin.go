@@ -109,6 +109,12 @@ const (
 	metricConnected     = "lookup_projector_connected"
 )
 
+// deadLetteredHelp says exactly what metricDeadLettered counts: each
+// replica counts the invalid events it finds, a rebuild counts them again,
+// and the dead-letter stream still holds one copy of each.
+const deadLetteredHelp = "Invalid events found by this process since it started (not applied; passed to the dead-letter stream). " +
+	"Every replica counts the same invalid events and a rebuild counts them again; the dead-letter stream holds one copy of each."
+
 func newProjectorCollector(src progressSource, now func() time.Time) *projectorCollector {
 	d := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, nil, nil) }
 	return &projectorCollector{
@@ -116,7 +122,7 @@ func newProjectorCollector(src progressSource, now func() time.Time) *projectorC
 		now:           now,
 		applied:       d(metricApplied, "Events applied to the read model since the process started."),
 		skipped:       d(metricSkipped, "Events skipped as stale or duplicate (entity version not newer) since the process started."),
-		deadLettered:  d(metricDeadLettered, "Invalid events copied to the dead-letter stream since the process started."),
+		deadLettered:  d(metricDeadLettered, deadLetteredHelp),
 		appliedSeq:    d(metricAppliedSeq, "Stream sequence of the last event processed into the read model (its checkpoint)."),
 		streamLastSeq: d(metricStreamLastSeq, "Last sequence of the source stream as last seen."),
 		targetSeq:     d(metricTargetSeq, "Last sequence of the source stream at start-up: the read model is caught up once it has reached it."),

@@ -83,6 +83,11 @@ func TestReadyz(t *testing.T) {
 	}
 }
 
+// wantDeadLetteredHelp is what the dead-lettered counter must say it
+// counts: this process's finds, not the dead-letter stream's copies.
+const wantDeadLetteredHelp = "Invalid events found by this process since it started (not applied; passed to the dead-letter stream). " +
+	"Every replica counts the same invalid events and a rebuild counts them again; the dead-letter stream holds one copy of each."
+
 func TestProjectorCollector(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
@@ -140,6 +145,11 @@ func TestProjectorCollector(t *testing.T) {
 			for name, want := range tt.want {
 				if v, ok := got[name]; !ok || v != want {
 					t.Errorf("%s = %v (present %v), want %v", name, v, ok, want)
+				}
+			}
+			for _, mf := range mfs {
+				if mf.GetName() == metricDeadLettered && mf.GetHelp() != wantDeadLetteredHelp {
+					t.Errorf("%s help = %q, want %q", metricDeadLettered, mf.GetHelp(), wantDeadLetteredHelp)
 				}
 			}
 			if calls != 1 {
