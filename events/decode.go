@@ -3,6 +3,7 @@ package events
 import (
 	"bytes"
 	"errors"
+	"net/netip"
 	"net/url"
 	"reflect"
 	"slices"
@@ -45,9 +46,10 @@ const ContentTypeJSON = "application/json"
 //     same name twice (RFC 7493, I-JSON): that is refused, naming the path
 //     of the duplicate ("appears more than once"), even inside extensions.
 //   - Attributes: specversion must be "1.0"; id any non-empty string; source
-//     a non-empty URI-reference (as net/url parses it, no backslash); type
-//     one of Types; time optional (absent or null), else an RFC 3339
-//     date-time as time.Parse(time.RFC3339Nano) reads it (returned in UTC);
+//     a non-empty URI-reference of RFC 3986 (see sourceOK); type one of
+//     Types; time optional (absent or null), else an RFC 3339 date-time as
+//     time.Parse(time.RFC3339Nano) reads it once a lower-case "t" or "z" is
+//     upper-cased (RFC 3339 section 5.6 allows both cases; returned in UTC);
 //     datacontenttype optional (absent or null), else "application/json",
 //     optionally followed by parameters ("application/json; charset=utf-8"),
 //     compared case-sensitively; entityversion a JSON number that is an
@@ -55,10 +57,10 @@ const ContentTypeJSON = "application/json"
 //     Schema; "1", 1.5 and 0 are not); data a JSON object. Other attributes
 //     (CloudEvents extensions) are ignored.
 //   - The time attribute follows the standard library, which differs from
-//     the JSON Schema format "date-time" of the schemas: it refuses a
-//     lower-case "t" or "z" and leap seconds (:60), which RFC 3339 allows,
-//     and accepts a comma before the fraction, a one-digit hour and zone
-//     offsets up to ±24:60, which RFC 3339 does not.
+//     the JSON Schema format "date-time" of the schemas: it refuses leap
+//     seconds (:60), which RFC 3339 allows, and accepts a comma before the
+//     fraction, a one-digit hour and zone offsets up to ±24:60, which RFC
+//     3339 does not.
 //   - Data: unknown fields are ignored (additive evolution within v1).
 //     Required strings must be non-empty; a required field that is null is
 //     missing. Optional fields that are absent, null or "" are unknown. A
@@ -72,9 +74,10 @@ const ContentTypeJSON = "application/json"
 //     issues (area 000, 666 or 9xx, group 00, serial 0000) are accepted: the
 //     upstream registry is the source of truth and ITINs share the format.
 //   - date_of_birth is YYYY-MM-DD, a real calendar date (as
-//     time.Parse(time.DateOnly) reads it), and not in the future: not after
-//     today's date in UTC+14, the earliest time zone, so that no one born
-//     today anywhere is refused.
+//     time.Parse(time.DateOnly) reads it). A date after today is accepted:
+//     validation depends on the event alone, never on the clock, so that
+//     every replica, and a rebuild from the stream at any later time, makes
+//     the same decision about the same event.
 //   - The subject must equal the subject derived from the data ids
 //     (Event.Subject), the ids in it compared case-insensitively.
 //
@@ -82,8 +85,8 @@ const ContentTypeJSON = "application/json"
 // and the JSON Schemas have them: "Type" is not "type" but an unknown
 // (ignored) name, unlike encoding/json, which matches names
 // case-insensitively. JSON Schema validators cannot see duplicate names, so
-// that rule, the subject, the future date of birth and the differences of
-// the time attribute above are the rules that the schemas do not carry.
+// that rule, the subject and the differences of the time attribute above
+// are the rules that the schemas do not carry.
 //
 // Of several faults, Decode reports first a fault of the JSON text (a
 // syntax error or a duplicate name, whichever comes first in the body);
@@ -280,7 +283,7 @@ func (env *envelope) event() (Event, error) {
 	var tm time.Time
 	if env.Time != nil {
 		var err error
-		if tm, err = time.Parse(time.RFC3339Nano, *env.Time); err != nil {
+		if tm, err = time.Parse(time.RFC3339Nano, upperTZ(*env.Time)); err != nil {
 			return Event{}, &InvalidEventError{Field: "time", Reason: "is not an RFC 3339 date-time"}
 		}
 	}
@@ -299,23 +302,127 @@ func (env *envelope) event() (Event, error) {
 	return Event{ID: env.ID, Source: env.Source, Type: t, Time: tm.UTC(), EntityVersion: env.EntityVersion.v}, nil
 }
 
-// sourceOK reports whether s is a URI-reference: url.Parse accepts it and
-// it holds no backslash, as the JSON Schema format "uri-reference" of the
-// schemas has it. A producer names itself the same way in every event, so
-// the last source found good is remembered and not parsed again.
+// upperTZ returns s with a lower-case 't' or 'z' upper-cased, so that
+// time.Parse reads the date-time of RFC 3339 section 5.6 in either case.
+// Neither letter is valid anywhere else in an RFC 3339 date-time, so this
+// accepts nothing more. It allocates only when s holds one of them.
+func upperTZ(s string) string {
+	if !strings.ContainsAny(s, "tz") {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case 't':
+			return 'T'
+		case 'z':
+			return 'Z'
+		}
+		return r
+	}, s)
+}
+
+// sourceOK reports whether s is a URI-reference of RFC 3986 in the
+// characters it may hold and where: only ASCII letters, digits,
+// -._~!$&'()*+,;=:@/? and percent-escapes of two hex digits anywhere;
+// '[' and ']' only in the authority (an IP-literal host); at most one '#'.
+// So no space, control character, non-ASCII byte, '"', '<', '>', '\', '^',
+// '`', '{', '|' or '}', and no malformed '%'. It must also satisfy url.Parse
+// (scheme, colon in the first segment, port), as the JSON Schema format
+// "uri-reference" of the schemas does; the schemas' pattern
+// states the character rules. A host with a colon must be an IPv6 address
+// in brackets, without a zone id. A producer names itself the same way in
+// every event, so the last source found good is remembered and not checked
+// again.
 func sourceOK(s string) bool {
 	if p := lastGoodSource.Load(); p != nil && *p == s {
 		return true
 	}
-	if strings.ContainsRune(s, '\\') {
+	if !uriChars(s) {
 		return false
 	}
-	if _, err := url.Parse(s); err != nil {
+	u, err := url.Parse(s)
+	if err != nil {
 		return false
+	}
+	// url.Parse does not check an IPv6 host; RFC 3986 has no zone id.
+	if h := u.Hostname(); strings.ContainsRune(h, ':') {
+		a, err := netip.ParseAddr(h)
+		if err != nil || a.Zone() != "" || !strings.HasPrefix(u.Host, "[") {
+			return false
+		}
 	}
 	lastGoodSource.Store(&s)
 	return true
 }
+
+// uriChars reports whether s holds only the characters of an RFC 3986
+// URI-reference where they may appear (see sourceOK). It mirrors the
+// pattern of "source" in the schemas:
+//
+//	^([A-Za-z][A-Za-z0-9+.-]*:)?(//(A|[\[\]]|%HH)*)?(A|[/?]|%HH)*(#(A|[/?]|%HH)*)?$
+//
+// where A is [A-Za-z0-9._~!$&'()*+,;=:@-] and H a hex digit.
+func uriChars(s string) bool {
+	i := 0
+	// An optional scheme.
+	if j := strings.IndexByte(s, ':'); j > 0 && isAlpha(s[0]) {
+		k := 1
+		for k < j && (isAlpha(s[k]) || isDigit(s[k]) || s[k] == '+' || s[k] == '.' || s[k] == '-') {
+			k++
+		}
+		if k == j {
+			i = j + 1
+		}
+	}
+	// An optional authority, which alone may hold '[' and ']'.
+	if strings.HasPrefix(s[i:], "//") {
+		i += 2
+		for i < len(s) && s[i] != '/' && s[i] != '?' && s[i] != '#' {
+			switch c := s[i]; {
+			case c == '[' || c == ']' || uriChar(c):
+				i++
+			case c == '%' && pctEscape(s[i:]):
+				i += 3
+			default:
+				return false
+			}
+		}
+	}
+	// Path, query and fragment.
+	hash := false
+	for i < len(s) {
+		switch c := s[i]; {
+		case uriChar(c) || c == '/' || c == '?':
+			i++
+		case c == '#' && !hash:
+			hash = true
+			i++
+		case c == '%' && pctEscape(s[i:]):
+			i += 3
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// uriChar reports whether c is an unreserved or sub-delims character of
+// RFC 3986, ':' or '@' (a pchar other than a percent-escape).
+func uriChar(c byte) bool {
+	if isAlpha(c) || isDigit(c) {
+		return true
+	}
+	return strings.IndexByte("-._~!$&'()*+,;=:@", c) >= 0
+}
+
+// pctEscape reports whether s starts with '%' and two hex digits.
+func pctEscape(s string) bool {
+	return len(s) >= 3 && s[0] == '%' && isHex(s[1]) && isHex(s[2])
+}
+
+func isAlpha(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+func isHex(c byte) bool   { return isDigit(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
 
 // lastGoodSource is the last source that sourceOK accepted.
 var lastGoodSource atomic.Pointer[string]
@@ -572,7 +679,7 @@ func (s *signerData) validate() error {
 		s.SSN = ssn
 	}
 	if s.DateOfBirth != "" {
-		if reason := checkDateOfBirth(s.DateOfBirth, time.Now()); reason != "" {
+		if reason := checkDateOfBirth(s.DateOfBirth); reason != "" {
 			return &InvalidEventError{Field: "data.date_of_birth", Reason: reason}
 		}
 	}
@@ -669,24 +776,14 @@ func allDigits(s string) bool {
 	return true
 }
 
-// checkDateOfBirth returns "" if s is a YYYY-MM-DD calendar date not after
-// today's date in UTC+14 at now, else the reason it is not (which never
-// quotes s).
-func checkDateOfBirth(s string, now time.Time) string {
-	dob, err := time.Parse(time.DateOnly, s)
-	if err != nil {
+// checkDateOfBirth returns "" if s is a YYYY-MM-DD calendar date, else the
+// reason it is not (which never quotes s). It does not look at the clock.
+func checkDateOfBirth(s string) string {
+	if _, err := time.Parse(time.DateOnly, s); err != nil {
 		return "must be a calendar date written YYYY-MM-DD"
-	}
-	y, m, d := now.In(earliestZone).Date()
-	if dob.After(time.Date(y, m, d, 0, 0, 0, 0, time.UTC)) {
-		return "is in the future"
 	}
 	return ""
 }
-
-// earliestZone is UTC+14 (Line Islands), the first time zone to reach a
-// given date.
-var earliestZone = time.FixedZone("UTC+14", 14*60*60)
 
 // kindName names a JSON kind as a JSON Schema type.
 func kindName(k jsontext.Kind) string {

@@ -13,8 +13,9 @@ var schemaFiles embed.FS
 // languages. Each describes the whole CloudEvents envelope with its data. A
 // validator must assert "format" (uri-reference, date-time, date) to check
 // all that Decode checks, except what a schema cannot express: that the
-// subject agrees with the ids in data, and that date_of_birth is not in
-// the future. Decode and the schemas are kept in agreement by a test.
+// subject agrees with the ids in data, and that no object holds a name
+// twice (see Decode for these and for where the time attribute differs).
+// Decode and the schemas are kept in agreement by a test.
 var Schemas fs.FS = mustSub(schemaFiles, "schema")
 
 // SchemaName returns the name in Schemas of the schema of events of type t.
