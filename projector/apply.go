@@ -101,7 +101,11 @@ func (s *Store) applyTxn1(items []item) (int, batchStats, error) {
 		}
 	}
 	last := items[len(items)-1]
-	if err := txn.Set(keyCheckpoint, encodeCheckpoint(last.seq, last.time)); err != nil {
+	err := txn.Set(keyCheckpoint, encodeCheckpoint(last.seq, last.time))
+	if err == nil && s.ident != nil {
+		err = txn.Set(keyStream, s.ident)
+	}
+	if err != nil {
 		if errors.Is(err, badger.ErrTxnTooBig) && len(items) > 1 {
 			txn.Discard()
 			return s.applyTxn1(items[:len(items)-1])

@@ -22,6 +22,15 @@ import (
 // server answers that the source stream does not exist.
 var ErrStreamNotFound = errors.New("source stream not found")
 
+// ErrStreamMismatch is returned (wrapped) by Run when the store was projected
+// from another stream than the one found: a stream of another name, the same
+// stream deleted and created again (another creation time), or a stream
+// whose last sequence is below the store's checkpoint. The error names the
+// stream, the identity recorded in the store and what was found. Nothing is
+// skipped nor projected over the old state: the operator rebuilds the read
+// model into a new data directory (`lookupd project --until-caught-up`).
+var ErrStreamMismatch = errors.New("read model does not belong to this stream")
+
 // Headers set on every dead-lettered message. The body and the other headers
 // of the original message are copied unchanged (except Nats-* headers, which
 // belong to the server).
@@ -67,12 +76,17 @@ type Config struct {
 
 // Progress is a consistent snapshot of a Projector's state for operators.
 type Progress struct {
-	AppliedSeq    uint64    // checkpoint: last stream sequence processed (applied, skipped or dead-lettered)
-	StreamLastSeq uint64    // the stream's last sequence as last seen (lag = StreamLastSeq - AppliedSeq)
-	TargetSeq     uint64    // stream last sequence when Run first reached the server (caught-up target)
-	Applied       uint64    // events applied since process start
-	Skipped       uint64    // stale or duplicate events skipped since process start
-	DeadLettered  uint64    // invalid events copied to the DLQ since process start
+	AppliedSeq    uint64 // checkpoint: last stream sequence processed (applied, skipped or dead-lettered)
+	StreamLastSeq uint64 // the stream's last sequence as last seen (lag = StreamLastSeq - AppliedSeq)
+	TargetSeq     uint64 // stream last sequence when Run first reached the server (caught-up target)
+	Applied       uint64 // events applied since process start
+	Skipped       uint64 // stale or duplicate events skipped since process start
+	// DeadLettered counts the invalid events this process has passed to the
+	// DLQ since it started: one per invalid event it processed, whether it
+	// published the copy or found it already there (copied by another
+	// replica or an earlier run). Every replica counts the same invalid
+	// events, and a rebuild counts them again; the DLQ holds each once.
+	DeadLettered  uint64
 	LastEventTime time.Time // stream timestamp of the last processed message (zero if none)
 	CaughtUp      bool      // AppliedSeq has reached TargetSeq
 	Connected     bool      // whether the projector currently reaches the stream
@@ -99,13 +113,16 @@ type Projector struct {
 
 	caughtUp     chan struct{}
 	caughtUpOnce sync.Once
-	streamGone   chan struct{} // the refresh loop saw the stream deleted
+	streamGone   chan struct{} // the refresh loop saw the stream deleted or replaced
 	reached      atomic.Bool   // the last attempt to reach the stream succeeded
 
 	mu   sync.Mutex
 	prog Progress
 	// targetSet: TargetSeq has been taken (first time Run reached the server).
 	targetSet bool
+	// ident is the identity of the stream the store is bound to (zero until
+	// checkIdentity has passed).
+	ident streamIdentity
 
 	// afterCommit, when set (tests), is called after each committed batch with
 	// the new checkpoint.
@@ -119,6 +136,8 @@ type Projector struct {
 	// readFault, when set (tests), is called with each message's stream
 	// sequence; an error fails the read there, as a broken consumer would.
 	readFault func(seq uint64) error
+	// ensureDLQHook, when set (tests), is called as ensureDLQ starts.
+	ensureDLQHook func()
 	// itemsBuf is process's reusable batch buffer (session goroutine only).
 	itemsBuf []item
 }
@@ -170,8 +189,12 @@ func (p *Projector) Progress() Progress {
 // in the store and is read again on the next Run).
 //
 // Run returns an error wrapping ErrStreamNotFound, naming the stream, when
-// the server answers that the source stream does not exist, and an error
-// when the checkpoint cannot be read at start. When NATS is unreachable or
+// the server answers that the source stream does not exist; one wrapping
+// ErrStreamMismatch when the store belongs to another stream or another
+// incarnation of it, or its checkpoint is beyond the stream's last
+// sequence (checked each time Run reaches the stream; a fresh store records
+// the stream's identity at first contact); and an error when the checkpoint
+// cannot be read at start. When NATS is unreachable or
 // times out it does not return: it logs, retries with backoff and resumes
 // from the checkpoint. Invalid events are copied to the dead-letter stream
 // (the copy acknowledged before the checkpoint passes them) and projection
@@ -205,6 +228,9 @@ func (p *Projector) Run(ctx context.Context) error {
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			return fmt.Errorf("projector: %w: %q", ErrStreamNotFound, p.cfg.Stream)
 		}
+		if errors.Is(err, ErrStreamMismatch) {
+			return fmt.Errorf("projector: %w", err)
+		}
 		if err == nil && !dlqReady {
 			if err = p.ensureDLQ(ctx); err == nil {
 				dlqReady = true
@@ -221,6 +247,9 @@ func (p *Projector) Run(ctx context.Context) error {
 				return nil
 			}
 		}
+		if ctx.Err() != nil {
+			return nil // a clean shutdown, whatever step it interrupted
+		}
 		p.reached.Store(false)
 		d := bo.next()
 		p.logger.Warn("stream unavailable, retrying", "err", err, "retry_in", d)
@@ -230,8 +259,44 @@ func (p *Projector) Run(ctx context.Context) error {
 	}
 }
 
-// reach looks the stream up, records its state and, the first time, the
-// caught-up target.
+// checkIdentity compares the stream found with the identity recorded in the
+// store, recording it in a fresh store, and binds the store to it. It
+// returns an error wrapping ErrStreamMismatch when they differ or the
+// checkpoint is beyond the stream's last sequence.
+func (p *Projector) checkIdentity(info *jetstream.StreamInfo) error {
+	found := streamIdentity{name: info.Config.Name, created: info.Created}
+	recorded, ok, err := p.store.streamIdentity()
+	if err != nil {
+		return err
+	}
+	cp, _, err := p.store.checkpoint()
+	if err != nil {
+		return err
+	}
+	mismatch := func(what string) error {
+		return fmt.Errorf("%w: stream %q: %s; rebuild the read model into a new data dir with `lookupd project --until-caught-up`",
+			ErrStreamMismatch, p.cfg.Stream, what)
+	}
+	switch {
+	case !ok && cp > 0:
+		return mismatch(fmt.Sprintf("the store has checkpoint %d but records no stream identity, found stream %s", cp, found))
+	case ok && !recorded.equal(found):
+		return mismatch(fmt.Sprintf("the store records stream %s (checkpoint %d), found stream %s", recorded, cp, found))
+	case cp > info.State.LastSeq:
+		return mismatch(fmt.Sprintf("the store's checkpoint %d is beyond the last sequence %d of stream %s", cp, info.State.LastSeq, found))
+	}
+	if err := p.store.bindStream(found, !ok); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.ident = found
+	p.mu.Unlock()
+	return nil
+}
+
+// reach looks the stream up, checks that the store belongs to it (see
+// checkIdentity), records its state and, the first time, the caught-up
+// target.
 func (p *Projector) reach(ctx context.Context) (jetstream.Stream, error) {
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -240,6 +305,11 @@ func (p *Projector) reach(ctx context.Context) (jetstream.Stream, error) {
 		return nil, fmt.Errorf("look up stream %q: %w", p.cfg.Stream, err)
 	}
 	p.reached.Store(true)
+	// Before observeStream: a store of another stream must not be reported
+	// caught up.
+	if err := p.checkIdentity(stream.CachedInfo()); err != nil {
+		return nil, err
+	}
 	p.observeStream(stream.CachedInfo())
 	return stream, nil
 }
@@ -290,9 +360,17 @@ func (p *Projector) refreshLoop(ctx context.Context, stream jetstream.Stream) {
 		rctx, cancel := context.WithTimeout(ctx, p.cfg.RefreshInterval)
 		info, err := stream.Info(rctx)
 		cancel()
-		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			// The stream was deleted: end the session (its ordered consumer
-			// would retry forever), so that Run finds out and returns.
+		replaced := false
+		if err == nil {
+			p.mu.Lock()
+			id := p.ident
+			p.mu.Unlock()
+			replaced = id.name != "" && !id.equal(streamIdentity{name: info.Config.Name, created: info.Created})
+		}
+		if errors.Is(err, jetstream.ErrStreamNotFound) || replaced {
+			// The stream was deleted (or replaced): end the session (its
+			// ordered consumer would retry forever), so that Run finds out
+			// and returns.
 			select {
 			case p.streamGone <- struct{}{}:
 			default:
@@ -311,6 +389,9 @@ func (p *Projector) refreshLoop(ctx context.Context, stream jetstream.Stream) {
 
 // ensureDLQ creates the dead-letter stream if it does not exist.
 func (p *Projector) ensureDLQ(ctx context.Context) error {
+	if p.ensureDLQHook != nil {
+		p.ensureDLQHook()
+	}
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	_, err := p.js.Stream(rctx, p.cfg.DLQStream)
@@ -320,18 +401,44 @@ func (p *Projector) ensureDLQ(ctx context.Context) error {
 	if !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return fmt.Errorf("look up dead-letter stream %q: %w", p.cfg.DLQStream, err)
 	}
-	_, err = p.js.CreateStream(rctx, jetstream.StreamConfig{
-		Name:        p.cfg.DLQStream,
-		Description: "Invalid events of " + p.cfg.Stream + ", with the reason in header " + HeaderDLQReason,
-		Subjects:    []string{DLQSubjectPrefix + events.SubjectRoot + ".>"},
-		Storage:     jetstream.FileStorage,
-		Retention:   jetstream.LimitsPolicy,
-	})
+	cfg := DLQStreamConfig(p.cfg.DLQStream)
+	if p.cfg.Stream != "PERSONS" {
+		cfg.Description = strings.Replace(cfg.Description, "PERSONS", p.cfg.Stream, 1)
+	}
+	_, err = p.js.CreateStream(rctx, cfg)
 	if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		return fmt.Errorf("create dead-letter stream %q: %w", p.cfg.DLQStream, err)
 	}
 	p.logger.Info("created dead-letter stream", "dlq_stream", p.cfg.DLQStream)
 	return nil
+}
+
+// DLQStreamConfig returns the configuration with which the projector creates
+// the dead-letter stream name when it is missing: the same as
+// deploy/streams/persons_dlq.json (a test keeps them equal), except that the
+// file's replica count is for operators to choose. Limits retention, file
+// storage with S2 compression, at most a million messages, 1 GiB and 30
+// days (the oldest discarded first), messages of at most 1 MiB, a
+// two-minute duplicate window, direct gets allowed.
+func DLQStreamConfig(name string) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:              name,
+		Description:       "Events of PERSONS that broke contract v1, with the reason, original subject and sequence in headers",
+		Subjects:          []string{DLQSubjectPrefix + events.SubjectRoot + ".>"},
+		Retention:         jetstream.LimitsPolicy,
+		MaxConsumers:      -1,
+		MaxMsgs:           1_000_000,
+		MaxBytes:          1 << 30,
+		MaxAge:            30 * 24 * time.Hour,
+		MaxMsgsPerSubject: -1,
+		MaxMsgSize:        1 << 20,
+		Discard:           jetstream.DiscardOld,
+		Storage:           jetstream.FileStorage,
+		Replicas:          1,
+		Duplicates:        2 * time.Minute,
+		AllowDirect:       true,
+		Compression:       jetstream.S2Compression,
+	}
 }
 
 // msgItem is what the reader goroutine hands the applier: a message (decoded
@@ -372,6 +479,11 @@ func (p *Projector) session(ctx context.Context, stream jetstream.Stream, bo *ba
 	iter, err := cons.Messages(jetstream.PullMaxMessages(p.pullMax))
 	if err != nil {
 		return fmt.Errorf("consume from sequence %d: %w", start, err)
+	}
+	if info := cons.CachedInfo(); info != nil && info.NumPending == 0 {
+		// Nothing left to deliver after the checkpoint (the stream's last
+		// messages may have been deleted): caught up.
+		p.markCaughtUp()
 	}
 	p.logger.Info("consuming", "from_seq", start)
 
@@ -693,6 +805,12 @@ func (p *Projector) deadLetter(ctx context.Context, m *msgItem) error {
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrNoStreamResponse) {
+			// The DLQ stream was deleted while running: create it again.
+			if cerr := p.ensureDLQ(ctx); cerr != nil {
+				err = errors.Join(err, cerr)
+			}
 		}
 		d := bo.next()
 		p.logger.Error("dead-letter publish failed, retrying", "err", err, "seq", m.seq, "retry_in", d)

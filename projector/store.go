@@ -11,6 +11,9 @@
 //	"m" "checkpoint"                     -> checkpoint: 8-byte big-endian stream sequence of the
 //	                                        last processed event, 8-byte big-endian unix nanos of
 //	                                        its stream timestamp
+//	"m" "stream"                         -> identity of the stream the checkpoint belongs to:
+//	                                        8-byte big-endian unix nanos of its creation time
+//	                                        (jetstream.StreamInfo.Created), then its name
 //	"c" <consumer_id>                    -> consumer record or tombstone
 //	"b" <contact_id>                     -> business contact record or tombstone
 //	"s" <consumer_id> "." <signer_id>    -> signer record or tombstone
@@ -61,6 +64,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -73,10 +77,13 @@ var (
 	// ErrStoreLocked is returned (wrapped, naming the directory) by Open when
 	// another process holds the store.
 	ErrStoreLocked = errors.New("store is locked by another process")
-	// ErrEncryptionKey is returned (wrapped) by Open when the encryption key is
-	// wrong, missing for an encrypted store, or given for an unencrypted one,
-	// and by ReadKeyFile and Open when a key is not 16, 24 or 32 bytes.
-	ErrEncryptionKey = errors.New("encryption key does not match the store")
+	// ErrEncryptionKey is returned (wrapped, with the actual problem) by Open
+	// when the encryption key is not 16, 24 or 32 bytes ("key is 20 bytes,
+	// want 16, 24 or 32"), missing for an encrypted store ("the store is
+	// encrypted and no key was given"), given for an unencrypted one ("the
+	// store is not encrypted but a key was given") or wrong ("the key does
+	// not decrypt this store"), and by ReadKeyFile when a file holds no key.
+	ErrEncryptionKey = errors.New("encryption key rejected")
 )
 
 // StoreOptions configures Open.
@@ -102,6 +109,10 @@ type Store struct {
 	db     *badger.DB
 	dir    string
 	logger *slog.Logger
+
+	// ident is the encoded identity of the stream the projector writes from
+	// (key "m" "stream"), written with every batch; nil until bound.
+	ident []byte
 
 	// versions caches entity versions for the writer (see versionCache).
 	versions versionCache
@@ -149,15 +160,33 @@ func Open(dir string, opts StoreOptions) (*Store, error) {
 		case strings.Contains(msg, "Cannot acquire directory lock"):
 			return nil, fmt.Errorf("open store %s: %w", dir, ErrStoreLocked)
 		case errors.Is(err, badger.ErrEncryptionKeyMismatch) || strings.Contains(msg, badger.ErrEncryptionKeyMismatch.Error()):
-			if opts.EncryptionKey == nil {
+			switch {
+			case opts.EncryptionKey == nil:
 				return nil, fmt.Errorf("open store %s: %w: the store is encrypted and no key was given", dir, ErrEncryptionKey)
+			case !storeEncrypted(dir):
+				return nil, fmt.Errorf("open store %s: %w: the store is not encrypted but a key was given", dir, ErrEncryptionKey)
 			}
-			return nil, fmt.Errorf("open store %s: %w", dir, ErrEncryptionKey)
+			return nil, fmt.Errorf("open store %s: %w: the key does not decrypt this store", dir, ErrEncryptionKey)
 		}
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	return &Store{db: db, dir: dir, logger: logger}, nil
 }
+
+// storeEncrypted reports whether the Badger store in dir is encrypted, false
+// if that cannot be told. Badger's key registry starts with a 16-byte IV and
+// the sanity text "Hello Badger", stored as is when the store is not
+// encrypted and encrypted with the key otherwise.
+func storeEncrypted(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, badger.KeyRegistryFileName))
+	if err != nil || len(b) < 16+len(badgerSanityText) {
+		return true
+	}
+	return string(b[16:16+len(badgerSanityText)]) != badgerSanityText
+}
+
+// badgerSanityText is Badger's key registry sanity text.
+const badgerSanityText = "Hello Badger"
 
 // Close closes the store. Reads after Close fail.
 func (s *Store) Close() error {
@@ -338,6 +367,69 @@ const (
 )
 
 var keyCheckpoint = []byte{tagMeta, 'c', 'h', 'e', 'c', 'k', 'p', 'o', 'i', 'n', 't'}
+
+var keyStream = []byte{tagMeta, 's', 't', 'r', 'e', 'a', 'm'}
+
+// streamIdentity identifies one incarnation of a stream: a stream deleted
+// and created again under the same name has another creation time.
+type streamIdentity struct {
+	name    string
+	created time.Time
+}
+
+func (id streamIdentity) String() string {
+	return fmt.Sprintf("%q created %s", id.name, id.created.UTC().Format(time.RFC3339Nano))
+}
+
+func (id streamIdentity) equal(o streamIdentity) bool {
+	return id.name == o.name && id.created.UnixNano() == o.created.UnixNano()
+}
+
+func encodeIdentity(id streamIdentity) []byte {
+	v := make([]byte, 8, 8+len(id.name))
+	binary.BigEndian.PutUint64(v, uint64(id.created.UnixNano()))
+	return append(v, id.name...)
+}
+
+// streamIdentity returns the identity of the stream the store's checkpoint
+// belongs to, ok false if none is recorded.
+func (s *Store) streamIdentity() (id streamIdentity, ok bool, err error) {
+	err = s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(keyStream)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return item.Value(func(v []byte) error {
+			if len(v) < 8 {
+				return fmt.Errorf("corrupt stream identity: %d bytes", len(v))
+			}
+			id = streamIdentity{name: string(v[8:]), created: time.Unix(0, int64(binary.BigEndian.Uint64(v))).UTC()}
+			ok = true
+			return nil
+		})
+	})
+	if err != nil {
+		return streamIdentity{}, false, fmt.Errorf("read stream identity: %w", err)
+	}
+	return id, ok, nil
+}
+
+// bindStream makes id the stream identity written with every batch, and
+// records it now if record is set (a fresh store, at first contact).
+func (s *Store) bindStream(id streamIdentity, record bool) error {
+	v := encodeIdentity(id)
+	if record {
+		err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(keyStream, v) })
+		if err != nil {
+			return fmt.Errorf("record stream identity: %w", err)
+		}
+	}
+	s.ident = v
+	return nil
+}
 
 func entityKey(tag byte, id string) []byte {
 	k := make([]byte, 0, 1+len(id))
