@@ -19,6 +19,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lookup/persons/projector"
 )
 
 const streamsDir = "../deploy/streams"
@@ -142,6 +144,27 @@ func TestReplicatedFilesDifferOnlyInReplicas(t *testing.T) {
 				t.Errorf("%s and %s differ beyond num_replicas:\n%s\n%s", pair[0], pair[1], a, b)
 			}
 		})
+	}
+}
+
+// TestProjectorDLQConfigMatchesFile keeps the dead-letter stream the
+// projector creates when it is missing (projector.DLQStreamConfig) and
+// deploy/streams/persons_dlq.json in step, replicas aside (operators choose
+// them; see persons_dlq.r3.json).
+func TestProjectorDLQConfigMatchesFile(t *testing.T) {
+	file := loadStreamConfig(t, "persons_dlq.json")
+	code := projector.DLQStreamConfig(file.Name)
+	code.Replicas = file.Replicas
+	a, err := json.Marshal(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Errorf("projector.DLQStreamConfig(%q) and persons_dlq.json differ beyond num_replicas:\nfile: %s\ncode: %s", file.Name, a, b)
 	}
 }
 
