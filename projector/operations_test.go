@@ -341,3 +341,34 @@ func TestNoWarningAtShutdown(t *testing.T) {
 		t.Errorf("warning at a clean shutdown:\n%s", logs.String())
 	}
 }
+
+// TestStreamReplacedWhileRunning: the stream is deleted and created again
+// while the projector runs; Run returns (ErrStreamNotFound if it saw the
+// deletion, else ErrStreamMismatch) and projects nothing of the new stream.
+func TestStreamReplacedWhileRunning(t *testing.T) {
+	js := setup(t)
+	publishAll(t, js, consumerMsgs(t, 5))
+	s := openStore(t, t.TempDir(), StoreOptions{})
+	p := New(js, s, Config{RefreshInterval: 50 * time.Millisecond})
+	errc := make(chan error, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { errc <- p.Run(ctx) }()
+	waitApplied(t, p, 5, 20*time.Second)
+	if err := js.DeleteStream(ctx, "PERSONS"); err != nil {
+		t.Fatal(err)
+	}
+	createStream(t, js)
+	publishAll(t, js, consumerMsgs(t, 8))
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrStreamMismatch) && !errors.Is(err, ErrStreamNotFound) {
+			t.Fatalf("Run err = %v, want ErrStreamMismatch or ErrStreamNotFound", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("Run did not return after the stream was replaced: %+v", p.Progress())
+	}
+	if cp, err := s.Checkpoint(); err != nil || cp != 5 {
+		t.Errorf("checkpoint = %d, %v; want 5", cp, err)
+	}
+}

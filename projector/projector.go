@@ -446,6 +446,7 @@ func DLQStreamConfig(name string) jetstream.StreamConfig {
 type msgItem struct {
 	item
 	pending uint64 // messages pending after this one, per the server
+	cseq    uint64 // consumer sequence: restarts at 1 when the ordered consumer is recreated
 	msg     jetstream.Msg
 	decErr  error // non-nil: invalid event, to be dead-lettered
 	err     error // non-nil: the consumer failed; the session ends
@@ -514,6 +515,7 @@ func (p *Projector) session(ctx context.Context, stream jetstream.Stream, bo *ba
 
 	batch := make([]msgItem, 0, p.cfg.BatchSize)
 	lastSeen := start - 1
+	var lastCSeq uint64
 	for {
 		clear(batch)
 		batch = batch[:0]
@@ -546,6 +548,9 @@ func (p *Projector) session(ctx context.Context, stream jetstream.Stream, bo *ba
 		}
 		for rest := batch; len(rest) > 0; {
 			n := min(len(rest), p.cfg.BatchSize)
+			if err := p.checkNotReplaced(ctx, rest[:n], &lastCSeq); err != nil {
+				return err
+			}
 			if err := p.process(ctx, rest[:n], &lastSeen); err != nil {
 				return err
 			}
@@ -664,10 +669,44 @@ func (p *Projector) decodeChunk(c *chunk) {
 			c.items, c.err = c.items[:i], fmt.Errorf("read stream: message metadata: %w", err)
 			return
 		}
-		m.seq, m.time, m.pending = md.Sequence.Stream, md.Timestamp, md.NumPending
+		m.seq, m.time, m.pending, m.cseq = md.Sequence.Stream, md.Timestamp, md.NumPending, md.Sequence.Consumer
 		m.ev, m.decErr = events.Decode(m.msg.Subject(), m.msg.Data())
 		m.valid = m.decErr == nil
 	}
+}
+
+// checkNotReplaced guards against a stream deleted and created again under
+// the session: the ordered consumer then recreates itself on the new stream
+// and delivers its messages. Whenever the consumer sequence of batch does not
+// follow on from the previous one (the consumer was recreated), it checks,
+// before anything of batch is committed, that the stream is still the one
+// the store is bound to; if not it returns an error, ending the session, and
+// Run finds the mismatch.
+func (p *Projector) checkNotReplaced(ctx context.Context, batch []msgItem, lastCSeq *uint64) error {
+	recreated := false
+	for i := range batch {
+		if *lastCSeq == 0 || batch[i].cseq != *lastCSeq+1 { // first batch of the session, or a reset
+			recreated = true
+		}
+		*lastCSeq = batch[i].cseq
+	}
+	if !recreated {
+		return nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	stream, err := p.js.Stream(rctx, p.cfg.Stream)
+	if err != nil {
+		return fmt.Errorf("check stream after consumer reset: %w", err)
+	}
+	info := stream.CachedInfo()
+	p.mu.Lock()
+	id := p.ident
+	p.mu.Unlock()
+	if !id.equal(streamIdentity{name: info.Config.Name, created: info.Created}) {
+		return fmt.Errorf("stream %q was replaced", p.cfg.Stream)
+	}
+	return nil
 }
 
 // process dead-letters the invalid events of batch, then applies it, retrying
