@@ -677,9 +677,9 @@ func (p *Projector) decodeChunk(c *chunk) {
 
 // checkNotReplaced guards against a stream deleted and created again under
 // the session: the ordered consumer then recreates itself on the new stream
-// and delivers its messages. Whenever the consumer sequence of batch does not
-// follow on from the previous one (the consumer was recreated), it checks,
-// before anything of batch is committed, that the stream is still the one
+// and delivers its messages. For the session's first batch, and whenever the
+// consumer sequence of batch does not follow on from the previous one (the
+// consumer was recreated), it checks, before anything of batch is committed, that the stream is still the one
 // the store is bound to; if not it returns an error, ending the session, and
 // Run finds the mismatch.
 func (p *Projector) checkNotReplaced(ctx context.Context, batch []msgItem, lastCSeq *uint64) error {
