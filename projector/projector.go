@@ -59,7 +59,8 @@ type Config struct {
 	// Stream is the source stream. Default "PERSONS".
 	Stream string
 	// DLQStream is the dead-letter stream, subjects "dlq.persons.>", created
-	// (file storage, limits retention) if missing. Default "PERSONS_DLQ".
+	// with DLQStreamConfig if missing at start, and again if it is deleted
+	// while the projector runs. Default "PERSONS_DLQ".
 	// An invalid event is copied to "dlq." + its subject; if an existing
 	// DLQStream does not take that subject, the copy fails and projection
 	// waits (retrying, logging) rather than skip the event.
