@@ -10,9 +10,27 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/lookup/persons/projector"
 	"github.com/lookup/persons/query"
 )
+
+// newProjector connects to NATS (see connectNATS) and returns the projector
+// that feeds store from cfg.Stream. The caller closes the connection once
+// the projector has stopped.
+func newProjector(cfg config, store *projector.Store, logger *slog.Logger) (*nats.Conn, *projector.Projector, error) {
+	nc, err := connectNATS(cfg.NATSURL, logger.With("component", "nats"))
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("jetstream: %w", err)
+	}
+	return nc, projector.New(js, store, projector.Config{Stream: cfg.Stream, Logger: logger}), nil
+}
 
 // connectNATS connects to the NATS servers at urls (comma-separated). It
 // does not fail when they are unreachable: the connection retries forever

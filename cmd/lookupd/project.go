@@ -8,11 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/sync/errgroup"
-
-	"github.com/lookup/persons/projector"
 )
 
 func cmdProject(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -67,16 +64,11 @@ func project(ctx context.Context, cfg config, logger *slog.Logger, opts projectO
 			err = fmt.Errorf("close read model: %w", cerr)
 		}
 	}()
-	nc, err := connectNATS(cfg.NATSURL, logger.With("component", "nats"))
+	nc, proj, err := newProjector(cfg, store, logger)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return fmt.Errorf("jetstream: %w", err)
-	}
-	proj := projector.New(js, store, projector.Config{Stream: cfg.Stream, Logger: logger})
 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"golang.org/x/sync/errgroup"
@@ -152,16 +151,11 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	}
 	defer adminLn.Close()
 
-	nc, err := connectNATS(cfg.NATSURL, logger.With("component", "nats"))
+	nc, proj, err := newProjector(cfg, store, logger)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return fmt.Errorf("jetstream: %w", err)
-	}
-	proj := projector.New(js, store, projector.Config{Stream: cfg.Stream, Logger: logger})
 
 	reg := newRegistry(proj)
 	api, err := query.NewServer(query.Config{
