@@ -19,8 +19,8 @@ BENCHTIME ?= 1s
 
 .PHONY: run test integration bench build lint images clean ci
 
-# Built then exec'ed (not go run) so that Ctrl-C reaches lookupd alone and
-# its clean exit is make's.
+# Built then exec'ed (not go run) so that Ctrl-C reaches lookupd directly and
+# it shuts down cleanly (make may still report the interrupt it saw too).
 run:
 	@$(GO) build -o $(BIN)/lookupd-dev ./cmd/lookupd
 	@exec $(BIN)/lookupd-dev dev $(RUN_ARGS)

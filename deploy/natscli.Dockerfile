@@ -1,7 +1,7 @@
 # The real `nats` CLI (github.com/nats-io/natscli), built from its Go module
 # outside this one, on an empty base, with the stream definitions of
 # deploy/streams baked in under /streams. Used as a one-shot job that applies
-# the streams (compose service `streams`, the Kubernetes Job).
+# the streams (compose services `stream-persons` and `stream-dlq`, the Kubernetes Job).
 #
 # Build context (staged by `make images`):
 #   nats                     static binary (CGO_ENABLED=0)

@@ -36,8 +36,9 @@ model has caught up with the stream as it stood at start-up.
 
 SIGTERM or SIGINT stops accepting requests, drains those in flight within
 --shutdown-timeout, lets the projector finish its batch and closes the read
-model. While NATS is unreachable the service retries with backoff and stays
-not ready; it does not exit. It refuses to start without a JWKS, when the
+model. While NATS is unreachable the service retries with backoff and does
+not exit: it stays not ready until it has caught up once, and a replica that
+is ready stays ready, serving its read model. It refuses to start without a JWKS, when the
 stream does not exist, and when the read model belongs to another stream
 or to an earlier incarnation of it (rebuild it into a new --data-dir with
 "lookupd project --until-caught-up").`,
