@@ -39,21 +39,34 @@ func consumers(t *testing.T, n int) ([]events.Event, []string) {
 }
 
 // flow publishes evs in the background, paced, retrying each until acked.
+// It publishes only while fewer than limit events are acked, so a test
+// decides how many events flow across each failure it injects instead of
+// racing the publisher.
 type flow struct {
 	acked atomic.Int64
+	limit atomic.Int64
 	done  chan struct{}
 	last  uint64
 	err   error
 }
 
-func startFlow(ctx context.Context, js jetstream.JetStream, evs []events.Event, pace time.Duration) *flow {
+func startFlow(ctx context.Context, js jetstream.JetStream, evs []events.Event, pace time.Duration, limit int64) *flow {
 	f := &flow{done: make(chan struct{})}
+	f.limit.Store(limit)
 	go func() {
 		defer close(f.done)
-		f.last, f.err = publishRetrying(ctx, events.NewPublisher(js), evs, pace, func(n int) { f.acked.Store(int64(n)) })
+		f.last, f.err = publishRetrying(ctx, events.NewPublisher(js), evs, pace, func(n int) {
+			f.acked.Store(int64(n))
+			for int64(n) >= f.limit.Load() && n < len(evs) && ctx.Err() == nil {
+				time.Sleep(5 * time.Millisecond) // polls the limit
+			}
+		})
 	}()
 	return f
 }
+
+// allow lets the flow go on until n events are acked.
+func (f *flow) allow(n int64) { f.limit.Store(n) }
 
 // wait waits for the flow to end and returns its last sequence.
 func (f *flow) wait(t *testing.T, timeout time.Duration) uint64 {
@@ -120,9 +133,10 @@ func TestNATSRestart(t *testing.T) {
 	evs, ids := consumers(t, n)
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	fl := startFlow(pctx, js, evs, 10*time.Millisecond)
+	fl := startFlow(pctx, js, evs, 10*time.Millisecond, n/4)
 	fl.waitAcked(t, n/4)
 
+	fl.allow(n / 2) // events in flight while NATS stops
 	nn.stop(ctx, t)
 	eventually(t, 30*time.Second, "lookupd sees NATS gone", func() error {
 		v, err := scrape(ld.admin+"/metrics", "lookup_projector_connected")
@@ -138,6 +152,7 @@ func TestNATSRestart(t *testing.T) {
 		t.Fatalf("all %d events were acked before NATS stopped: the test proves nothing; slow the publisher", got)
 	}
 	t.Logf("NATS stopped after %d of %d events acked", fl.acked.Load(), n)
+	fl.allow(n) // the next event is published, retried, across the outage
 	nn.start(ctx, t)
 
 	last := fl.wait(t, 5*time.Minute)
@@ -231,18 +246,20 @@ func TestNATSCluster(t *testing.T) {
 	evs, ids := consumers(t, n)
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	fl := startFlow(pctx, js, evs, 10*time.Millisecond)
+	fl := startFlow(pctx, js, evs, 10*time.Millisecond, n/8)
 
 	// stop stops nd while events still flow, then waits until lookupd has
 	// applied 50 more events (or all of them) with nd down.
 	stop := func(nd *natsNode, what string) {
 		t.Helper()
 		from := uint64(ld.metric(t, "lookup_projector_applied_sequence"))
+		fl.allow(fl.acked.Load() + n/8) // events in flight while nd stops
 		nd.stop(ctx, t)
 		acked := fl.acked.Load()
 		if acked >= n {
 			t.Fatalf("all %d events were acked before %s stopped: the test proves nothing; slow the publisher", acked, nd.name)
 		}
+		fl.allow(acked + n/4) // and while it is down
 		t.Logf("stopped %s (%s) after %d of %d events acked, %d applied", nd.name, what, acked, n, from)
 		ld.waitApplied(t, min(from+50, n), 90*time.Second)
 	}
@@ -253,6 +270,7 @@ func TestNATSCluster(t *testing.T) {
 	stopped := leader("PERSONS recovered its three replicas")
 	stop(byName[stopped], "the PERSONS stream leader")
 
+	fl.allow(n)
 	last := fl.wait(t, 5*time.Minute)
 	checkAllProjected(t, ld, is, last, ids)
 	info, err := stream.Info(ctx)
