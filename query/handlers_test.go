@@ -333,24 +333,7 @@ func TestGetAuthorizedSigners(t *testing.T) {
 				req := newRequest(method, target, tc.token)
 				req.Header.Set("Accept", "application/json")
 				rec := serve(t, s, req)
-				checkCommonHeaders(t, rec.Result())
-				if tc.problem != nil {
-					checkProblem(t, rec, req, rec.Body.Bytes(), *tc.problem)
-					return
-				}
-				if rec.Code != http.StatusOK {
-					t.Fatalf("status = %d, want 200; body %s", rec.Code, rec.Body)
-				}
-				if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
-					t.Errorf("Content-Type = %q, want application/json", ct)
-				}
-				if method == http.MethodHead {
-					if rec.Body.Len() != 0 {
-						t.Errorf("HEAD answer has a body")
-					}
-					return
-				}
-				compareBody(t, rec.Body.Bytes(), tc.want)
+				checkOperation(t, rec, req, tc.problem, tc.want)
 			})
 		}
 	}
@@ -400,30 +383,38 @@ func TestGetPerson(t *testing.T) {
 			t.Run(tc.name+"/"+method, func(t *testing.T) {
 				req := newRequest(method, tc.target, tc.token)
 				rec := serve(t, s, req)
-				checkCommonHeaders(t, rec.Result())
-				if tc.problem != nil {
-					checkProblem(t, rec, req, rec.Body.Bytes(), *tc.problem)
-					return
-				}
-				if rec.Code != http.StatusOK {
-					t.Fatalf("status = %d, want 200; body %s", rec.Code, rec.Body)
-				}
-				if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
-					t.Errorf("Content-Type = %q, want application/json", ct)
-				}
-				if method == http.MethodHead {
-					if rec.Body.Len() != 0 {
-						t.Errorf("HEAD answer has a body")
-					}
-					return
-				}
-				compareBody(t, rec.Body.Bytes(), tc.want)
+				checkOperation(t, rec, req, tc.problem, tc.want)
 			})
 		}
 	}
 }
 
 // checkCommonHeaders checks the headers every answer carries.
+// checkOperation checks one answer of an operation: the headers every answer
+// carries, then the problem when one is expected, else a 200 JSON answer
+// whose body equals want (and no body for HEAD).
+func checkOperation(t *testing.T, rec *httptest.ResponseRecorder, req *http.Request, problem *wantProblem, want any) {
+	t.Helper()
+	checkCommonHeaders(t, rec.Result())
+	if problem != nil {
+		checkProblem(t, rec, req, rec.Body.Bytes(), *problem)
+		return
+	}
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status = %d, want 200; body %s", rec.Code, rec.Body)
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type = %q, want application/json", ct)
+	}
+	if req.Method == http.MethodHead {
+		if rec.Body.Len() != 0 {
+			t.Errorf("HEAD answer has a body")
+		}
+		return
+	}
+	compareBody(t, rec.Body.Bytes(), want)
+}
+
 func checkCommonHeaders(t *testing.T, resp *http.Response) {
 	t.Helper()
 	if got := resp.Header.Get("Cache-Control"); got != "no-store" {
