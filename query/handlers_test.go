@@ -412,6 +412,9 @@ func checkOperation(t *testing.T, rec *httptest.ResponseRecorder, req *http.Requ
 		}
 		return
 	}
+	if !strings.HasSuffix(rec.Body.String(), "}\n") {
+		t.Errorf("body does not end with a newline: %q", rec.Body)
+	}
 	compareBody(t, rec.Body.Bytes(), want)
 }
 

@@ -83,7 +83,7 @@ func writeProblem(w http.ResponseWriter, r *http.Request, k problemKind, detail 
 		// Unreachable: the body holds only strings and ints.
 		body = []byte(`{}`)
 	}
-	writeBody(w, r, pk.status, "application/problem+json", body)
+	writeBody(w, r, pk.status, "application/problem+json", append(body, '\n'))
 }
 
 // writeJSON writes v as a JSON body with status.
@@ -93,7 +93,8 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 		writeProblem(w, r, probInternal, "The server could not encode the response.", nil)
 		return
 	}
-	writeBody(w, r, status, "application/json", body)
+	// The newline ends the body as a terminal (curl) expects.
+	writeBody(w, r, status, "application/json", append(body, '\n'))
 }
 
 // writeBody writes body with its Content-Type and Content-Length; for HEAD
