@@ -373,7 +373,7 @@ func TestJWKSFromURLRefreshesInBackground(t *testing.T) {
 	// The issuer replaces k1 by k2; the background refresh picks it up
 	// without any token asking.
 	js.set(jwksJSON(t, publicJWK(t, rsaKey2, "k2", "RS256")), 200)
-	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+	checkFor(t, 30*time.Second, 5*time.Millisecond, func() error {
 		if _, ok := keys.set.Load().byKID["k2"]; !ok {
 			return errors.New("k2 not loaded yet")
 		}
@@ -411,7 +411,7 @@ func TestJWKSRefreshFailuresLogged(t *testing.T) {
 		t.Fatalf("logged while the JWKS answered: %s", out)
 	}
 	js.set([]byte(`{"keys":[{"kty":"RSA","n":"not-key-material-but-close"}]}`), http.StatusOK)
-	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+	checkFor(t, 30*time.Second, 5*time.Millisecond, func() error {
 		if !strings.Contains(buf.String(), `"trigger":"background"`) {
 			return errors.New("no background refresh failure logged yet")
 		}
@@ -486,7 +486,7 @@ func TestWithJWKSRefreshInterval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+	checkFor(t, 30*time.Second, 5*time.Millisecond, func() error {
 		if n := js.fetches.Load(); n < 3 {
 			return fmt.Errorf("%d fetches, want background refreshes", n)
 		}
