@@ -271,10 +271,7 @@ func checkAPI(t *testing.T, base string, is *issuer, f *fixture) {
 func TestEndToEnd(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	nw := newNetwork(ctx, t)
-	nn := startNATS(ctx, t, nw, "nats", nil, nil, nil)
-	js := connectJS(t, nn.url)
-	createStreams(ctx, t, js, "persons.json", "persons_dlq.json")
+	nw, _, js := singleNATS(ctx, t)
 
 	f := newFixture(t)
 	last := publishAll(ctx, t, js, f.events)

@@ -121,10 +121,7 @@ func checkAllProjected(t *testing.T, ld *lookupd, is *issuer, last uint64, ids [
 func TestNATSRestart(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	nw := newNetwork(ctx, t)
-	nn := startNATS(ctx, t, nw, "nats", nil, nil, nil)
-	js := connectJS(t, nn.url)
-	createStreams(ctx, t, js, "persons.json", "persons_dlq.json")
+	nw, nn, js := singleNATS(ctx, t)
 	is := newIssuer(t)
 	ld := startLookupd(ctx, t, lookupdConfig{network: nw, natsURL: "nats://nats:4222", volume: "lookupd-natsrestart-" + uuid.NewString(), jwks: is.jwks})
 	ld.waitReady(t)

@@ -273,6 +273,18 @@ func (n *natsNode) start(ctx context.Context, t *testing.T) {
 	}
 }
 
+// singleNATS starts one NATS node, reachable as "nats" on a new network,
+// with the single-replica PERSONS and PERSONS_DLQ streams of deploy/streams,
+// and returns the network, the node and a JetStream client of it.
+func singleNATS(ctx context.Context, t *testing.T) (string, *natsNode, jetstream.JetStream) {
+	t.Helper()
+	nw := newNetwork(ctx, t)
+	nn := startNATS(ctx, t, nw, "nats", nil, nil, nil)
+	js := connectJS(t, nn.url)
+	createStreams(ctx, t, js, "persons.json", "persons_dlq.json")
+	return nw, nn, js
+}
+
 // connectJS connects to the given servers, reconnecting forever, and returns
 // a JetStream context. The connection is closed at the end of the test.
 func connectJS(t *testing.T, urls ...string) jetstream.JetStream {
