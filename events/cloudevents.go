@@ -59,7 +59,7 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
 
-// Entity identifies the entity an event is about (PRODUCT.md section 2):
+// Entity identifies the entity an event is about (docs/events.md):
 // a consumer by ConsumerID, a business contact by ID, a signer by the pair
 // (ConsumerID, ID). Ids are lower-case canonical UUIDs.
 type Entity struct {

@@ -33,10 +33,10 @@ const ContentTypeJSON = "application/json"
 // Decode decodes and validates one message of the stream: subject is the NATS
 // subject it was published on, body the CloudEvents 1.0 JSON (structured
 // mode). It returns an *InvalidEventError naming the field and reason for
-// anything that breaks the v1 contract (PRODUCT.md section 2). Ids in the
+// anything that breaks the v1 contract (docs/events.md). Ids in the
 // returned Event are lower-case; Signer.SSN is 9 digits.
 //
-// Rules, where PRODUCT.md is silent:
+// Rules, in more detail than docs/events.md:
 //
 //   - The body is one JSON object (RFC 8259, read by
 //     github.com/go-json-experiment/json, the upstream of encoding/json/v2;

@@ -1,7 +1,7 @@
 // Package events is the shared vocabulary of the Person and Authorized Signer
 // Lookup service and its contract with upstream publishers: the records and
 // enums of the domain, the CloudEvents envelope of the v1 event contract
-// (PRODUCT.md section 2), its decoding and validation, the JSON Schemas that
+// (docs/events.md), its decoding and validation, the JSON Schemas that
 // publishers in other languages validate against (events/schema), and a
 // Publisher for upstream Go services.
 //

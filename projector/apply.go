@@ -128,7 +128,7 @@ func encodeCheckpoint(seq uint64, t time.Time) []byte {
 	return v
 }
 
-// applyOne applies one event under the rules of PRODUCT.md section 2.
+// applyOne applies one event under the rules of docs/events.md.
 func applyOne(txn *badger.Txn, vc *versionCache, it *item, st *batchStats) error {
 	if !it.valid {
 		st.deadLettered++

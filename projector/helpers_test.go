@@ -216,7 +216,7 @@ type refState struct {
 	Data    any // events.Consumer/BusinessContact/Signer with ids cleared (as stored)
 }
 
-// reference is an independent in-memory model of PRODUCT.md section 2,
+// reference is an independent in-memory model of docs/events.md,
 // keyed like the store ("c"+id, "b"+id, "s"+cid+"."+sid) so that the two can
 // be compared entity by entity.
 func reference(msgs []wireMsg) (state map[string]refState, applied, skipped, dead int) {

@@ -1,5 +1,5 @@
 // Package projector keeps the read model of the lookup service: it consumes
-// the v1 event contract (PRODUCT.md section 2) from a NATS JetStream stream
+// the v1 event contract (docs/events.md) from a NATS JetStream stream
 // and applies it, in stream order, to a local Badger store, which the query
 // side reads.
 //

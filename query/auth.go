@@ -15,7 +15,7 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwt"
 )
 
-// The scopes the API knows (PRODUCT.md section 4).
+// The scopes the API knows (docs/api.md).
 const (
 	scopeRead = "read:persons"
 	scopeSSN  = "read:persons:ssn"

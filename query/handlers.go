@@ -12,7 +12,7 @@ import (
 	"github.com/lookup/persons/events"
 )
 
-// personJSON is the Person resource (spec section 2.1).
+// personJSON is the Person resource (openapi.yaml: Person).
 type personJSON struct {
 	PersonID   string            `json:"person_id"`
 	BusinessID string            `json:"business_id"`
@@ -22,12 +22,12 @@ type personJSON struct {
 	Type       events.PersonType `json:"type"`
 }
 
-// signersJSON is the GetAuthorizedSignersResponse (spec section 2.2).
+// signersJSON is the GetAuthorizedSignersResponse (openapi.yaml: GetAuthorizedSignersResponse).
 type signersJSON struct {
 	Items []signerJSON `json:"items"`
 }
 
-// signerJSON is one AuthorizedSigner (spec section 2.3).
+// signerJSON is one AuthorizedSigner (openapi.yaml: AuthorizedSigner).
 type signerJSON struct {
 	FirstName             string               `json:"first_name"`
 	MiddleName            string               `json:"middle_name,omitempty"`

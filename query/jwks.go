@@ -359,7 +359,7 @@ func fetchKeySet(ctx context.Context, client *http.Client, rawURL, shown string)
 	return ks, nil
 }
 
-// The accepted signature algorithms (PRODUCT.md section 4).
+// The accepted signature algorithms (docs/api.md).
 var (
 	rsaAlgs = []jwa.SignatureAlgorithm{jwa.RS256(), jwa.RS384(), jwa.RS512(), jwa.PS256()}
 )

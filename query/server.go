@@ -6,7 +6,7 @@
 // The API is described by openapi.yaml (embedded, served at
 // GET /openapi.yaml). Every non-2xx answer is an RFC 9457 problem.
 //
-// Checks run in this order (PRODUCT.md section 4: authentication, scope,
+// Checks run in this order (docs/api.md: authentication, scope,
 // parameters, then the resource): routing (404 unknown path, 405 other
 // method), the token (401), scope read:persons, presence of the tenancy
 // claim and, for ssn_mode=FULL, scope read:persons:ssn (403), then the

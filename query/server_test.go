@@ -336,7 +336,7 @@ func TestOverRealServer(t *testing.T) {
 	}
 }
 
-// TestOrderOfChecks holds the order of PRODUCT.md section 4 (routing,
+// TestOrderOfChecks holds the order of docs/api.md (routing,
 // authentication, scope, parameters, readiness, then the resource): each
 // request fails several checks, and the first in that order answers.
 func TestOrderOfChecks(t *testing.T) {

@@ -47,7 +47,7 @@ func str(dst func(c *config) *string) func(c *config, v string) error {
 	return func(c *config, v string) error { *dst(c) = v; return nil }
 }
 
-// settings is the table of PRODUCT.md section 5, plus the logging and
+// settings is the table of docs/operations.md, plus the logging and
 // shutdown settings. Help output and the README are generated from it.
 var settings = []setting{
 	{"http-addr", "LOOKUP_HTTP_ADDR", ":8080", "API listener address",

@@ -35,9 +35,11 @@ stdout. Ctrl-C stops it cleanly.
 
 Data goes to a temporary directory, removed on exit, unless --data-dir is
 given (LOOKUP_DATA_DIR is not used by dev); with --data-dir the stream, the
-read model and the dev key survive restarts, and "lookupd token --key
-<data-dir>/dev-key.pem" mints more tokens. Logs are text unless
-LOOKUP_LOG_FORMAT or --log-format say otherwise.`,
+read model and the dev key (<data-dir>/dev-key.pem) survive restarts.
+Without it the dev key is the per-user one, ~/.cache/lookupd/dev-key.pem
+(under $XDG_CACHE_HOME when set), created on first use. "lookupd token"
+uses the same key by default (with the same --data-dir, if any). Logs are
+text unless LOOKUP_LOG_FORMAT or --log-format say otherwise.`,
 		getenv, "http-addr", "admin-addr", "stream", "encryption-key-file", "issuer", "audience",
 		"tenant-claim", "log-format", "log-level", "shutdown-timeout")
 	if err != nil {
@@ -54,7 +56,7 @@ LOOKUP_LOG_FORMAT or --log-format say otherwise.`,
 		c.usage(stderr)
 		return &usageError{fmt.Errorf("--token-ttl %v: want a positive duration", *tokenTTL)}
 	}
-	return dev(ctx, c.cfg, newLogger(c.cfg, stderr), stdout, *dataDir, *tokenTTL)
+	return dev(ctx, c.cfg, newLogger(c.cfg, stderr), stdout, *dataDir, *tokenTTL, getenv)
 }
 
 // devStreamConfig is the source stream of dev mode: the limits of
@@ -81,7 +83,7 @@ func devStreamConfig(name string) jetstream.StreamConfig {
 
 // dev runs the dev mode (see cmdDev). dataDir "" means a temporary
 // directory removed on return.
-func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer, dataDir string, tokenTTL time.Duration) (err error) {
+func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer, dataDir string, tokenTTL time.Duration, getenv func(string) string) (err error) {
 	temp := dataDir == ""
 	if temp {
 		if dataDir, err = os.MkdirTemp("", "lookupd-dev-"); err != nil {
@@ -115,7 +117,7 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 		return err
 	}
 
-	keyPath := filepath.Join(dataDir, devKeyFile)
+	keyPath := devKeyPath(getenv, dataDir, !temp)
 	key, err := loadOrCreateDevKey(keyPath)
 	if err != nil {
 		return err

@@ -19,13 +19,39 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwt"
 )
 
-// The dev key lives in the data directory of "lookupd dev" under this
-// name; "lookupd token" looks for it there by default. The public half is
-// written next to it as a JWKS.
+// The dev key is a file of this name: in the data directory of "lookupd
+// dev --data-dir", else the per-user key (userDevKey). "lookupd token"
+// uses the same one by default (see devKeyPath). The public half is
+// written to dev's data directory as a JWKS.
 const (
 	devKeyFile  = "dev-key.pem"
 	devJWKSFile = "dev-jwks.json"
 )
+
+// userDevKey returns the path of the per-user dev key,
+// $XDG_CACHE_HOME/lookupd/dev-key.pem or else ~/.cache/lookupd/dev-key.pem,
+// and "" when neither XDG_CACHE_HOME (absolute) nor HOME is set.
+func userDevKey(getenv func(string) string) string {
+	if d := getenv("XDG_CACHE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "lookupd", devKeyFile)
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".cache", "lookupd", devKeyFile)
+	}
+	return ""
+}
+
+// devKeyPath returns where "lookupd dev" and "lookupd token" keep the dev
+// key: in dataDir when one was given (dataDirGiven), else the per-user
+// key, else (no home directory) in dataDir.
+func devKeyPath(getenv func(string) string, dataDir string, dataDirGiven bool) string {
+	if !dataDirGiven {
+		if p := userDevKey(getenv); p != "" {
+			return p
+		}
+	}
+	return filepath.Join(dataDir, devKeyFile)
+}
 
 // loadOrCreateDevKey returns the RSA key in the PEM file at path, creating
 // a fresh 2048-bit key there (mode 0600) when the file does not exist.

@@ -1,7 +1,7 @@
 // Command lookupd runs the Person and Authorized Signer Lookup service: the
 // projector that builds the read model from the PERSONS stream, the HTTP
-// API over it, and the tools around them (a zero-set-up dev mode, a token
-// minter). Run "lookupd --help" for the commands.
+// API over it, and the tools around them (a zero-set-up dev mode, a demo
+// data publisher, a token minter). Run "lookupd --help" for the commands.
 package main
 
 import (
@@ -17,19 +17,32 @@ import (
 var version = "dev"
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		// After the first signal, restore the default behaviour so that a
-		// second Ctrl-C kills a shutdown that hangs.
-		<-ctx.Done()
-		stop()
-	}()
+	ctx, stop := notifyContext(os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "lookupd: %v\n", err)
 	}
 	os.Exit(exitCode(err))
+}
+
+// notifyContext returns a context cancelled by the first of sigs, with a
+// *signalCause as its cause (context.Cause) so that the shutdown log line
+// can name the signal. After that first signal the default behaviour is
+// restored, so that a second Ctrl-C kills a shutdown that hangs.
+func notifyContext(sigs ...os.Signal) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sigs...)
+	go func() {
+		select {
+		case s := <-ch:
+			cancel(&signalCause{sig: s})
+		case <-ctx.Done():
+		}
+		signal.Stop(ch)
+	}()
+	return ctx, func() { cancel(nil) }
 }
 
 // exitCode is the exit status for run's error: 0 for none, 2 for a

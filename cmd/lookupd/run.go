@@ -22,6 +22,7 @@ var commands = []struct {
 	{"serve", "projector and query API over one read model, plus the admin listener", cmdServe},
 	{"project", "projector alone: build or rebuild a read model (--until-caught-up)", cmdProject},
 	{"dev", "everything on this machine, zero set-up: NATS, demo data, dev key; prints a token and curl commands", cmdDev},
+	{"demo", "publish the demo data set to any NATS server (--print: write it as JSON lines)", cmdDemo},
 	{"token", "mint a token with the dev key (development only)", cmdToken},
 	{"version", "print the version", cmdVersion},
 }
@@ -90,7 +91,18 @@ func newLogger(cfg config, w io.Writer) *slog.Logger {
 	if cfg.LogFormat == "text" {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
+	opts.ReplaceAttr = readableDuration
 	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// readableDuration writes a duration attribute of a JSON log line as the
+// text handler does, a Go duration string with its unit ("1.52ms", "10s"),
+// rather than as a bare number of nanoseconds.
+func readableDuration(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }
 
 // isTerminal reports whether w is a terminal.

@@ -209,7 +209,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	g.Go(func() error {
 		<-gctx.Done()
 		ready.draining.Store(true)
-		logger.Info("shutting down", "drain_timeout", cfg.ShutdownTimeout.String())
+		logger.Info("shutting down", append(shutdownCause(gctx), "drain_timeout", cfg.ShutdownTimeout.String())...)
 		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 		defer cancel()
 		var errs []error
@@ -257,7 +257,7 @@ func waitInflight(wg *sync.WaitGroup, limit time.Duration, logger *slog.Logger) 
 func runProjector(ctx context.Context, p *projector.Projector, logger *slog.Logger) error {
 	err := p.Run(ctx)
 	if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)) {
-		logger.Info("projector stopped", "applied_sequence", p.Progress().AppliedSeq)
+		logger.Info("projector stopped", append(shutdownCause(ctx), "applied_sequence", p.Progress().AppliedSeq)...)
 		return nil
 	}
 	if err == nil {

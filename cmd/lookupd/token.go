@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -19,11 +19,16 @@ const defaultTenantClaim = "business_ids"
 
 func cmdToken(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c, err := newCommand("token", "", `
-Mints a token signed with the dev key that "lookupd dev" creates in its data
-directory, and prints it on stdout. For development only: a real deployment
-verifies tokens of its own identity provider (LOOKUP_JWKS_URL).
+Mints a token signed with the dev key of "lookupd dev", and prints it on
+stdout. For development only: a real deployment verifies tokens of its own
+identity provider (LOOKUP_JWKS_URL).
 
-  TOKEN=$(lookupd token --key /tmp/lookupd-dev-123/dev-key.pem --scope 'read:persons read:persons:ssn')
+  TOKEN=$(lookupd token --scope 'read:persons read:persons:ssn')
+
+The key is the one "lookupd dev" uses: <data-dir>/dev-key.pem when
+--data-dir (or LOOKUP_DATA_DIR) is given, as for "lookupd dev --data-dir",
+else the per-user dev key ~/.cache/lookupd/dev-key.pem (under
+$XDG_CACHE_HOME when set); --key names any other.
 
 With --print-jwks it prints the JWKS of the key's public half instead, for
 a server's LOOKUP_JWKS_FILE. With --create the key is created when missing.`,
@@ -32,7 +37,7 @@ a server's LOOKUP_JWKS_FILE. With --create the key is created when missing.`,
 		return err
 	}
 	var (
-		keyPath   = c.fs.String("key", "", "PEM file of the dev RSA key (default <data-dir>/"+devKeyFile+")")
+		keyPath   = c.fs.String("key", "", "PEM file of the dev RSA key (default: the key of lookupd dev, see above)")
 		scope     = c.fs.String("scope", "read:persons", "space-separated scopes")
 		ttl       = c.fs.Duration("ttl", time.Hour, "lifetime of the token")
 		sub       = c.fs.String("sub", "dev-user", "subject (sub claim)")
@@ -50,7 +55,8 @@ a server's LOOKUP_JWKS_FILE. With --create the key is created when missing.`,
 		return err
 	}
 	if *keyPath == "" {
-		*keyPath = filepath.Join(c.cfg.DataDir, devKeyFile)
+		_, envDir := lookupEnv(getenv, "LOOKUP_DATA_DIR")
+		*keyPath = devKeyPath(getenv, c.cfg.DataDir, envDir || flagGiven(c, "data-dir"))
 	}
 	if *ttl <= 0 {
 		c.usage(stderr)
@@ -92,7 +98,7 @@ a server's LOOKUP_JWKS_FILE. With --create the key is created when missing.`,
 	key, err := load(*keyPath)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%w (start \"lookupd dev\" and use the key path it prints, or pass --create)", err)
+			return fmt.Errorf("%w (start \"lookupd dev\" first, pass the --key path it prints, or pass --create)", err)
 		}
 		return err
 	}
@@ -110,4 +116,11 @@ a server's LOOKUP_JWKS_FILE. With --create the key is created when missing.`,
 	}
 	fmt.Fprintln(stdout, tok)
 	return nil
+}
+
+// flagGiven reports whether the flag name was given on c's command line.
+func flagGiven(c *command, name string) bool {
+	given := false
+	c.fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }

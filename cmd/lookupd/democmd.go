@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lookup/persons/events"
+)
+
+func cmdDemo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	c, err := newCommand("demo", "", `
+Publishes the demo data set of "lookupd dev" (three businesses, twenty
+consumers, business contacts, signers of every status, type and access
+level, some history) to the stream on any NATS server, through the real
+event contract, and prints a consumer id to look up. Use it to load a
+fresh compose stack or cluster. The stream must exist.
+
+Publishing again is harmless: event ids are deterministic, so the stream
+drops duplicates inside its duplicate window, and the projector skips
+versions it has already applied.
+
+With --print nothing is published: the events are written to stdout as
+JSON lines {"subject", "msg_id", "event"}, examples of the contract
+(docs/events.md) to publish with other tools.`,
+		getenv, "nats-url", "stream")
+	if err != nil {
+		return err
+	}
+	printOnly := c.fs.Bool("print", false, "write the events to stdout as JSON lines instead of publishing them")
+	c.extra = []string{"print"}
+	if err := c.parse(args, stdout, stderr); err != nil {
+		return err
+	}
+	demo, err := newDemoData()
+	if err != nil {
+		return fmt.Errorf("demo data: %w", err)
+	}
+	if *printOnly {
+		return printDemo(stdout, demo)
+	}
+	return publishDemoTo(ctx, c.cfg, demo, stdout)
+}
+
+// demoLine is one line of "lookupd demo --print".
+type demoLine struct {
+	Subject string          `json:"subject"`
+	MsgID   string          `json:"msg_id"`
+	Event   json.RawMessage `json:"event"`
+}
+
+// printDemo writes the demo events to w as JSON lines, in publishing order.
+func printDemo(w io.Writer, demo *demoData) error {
+	enc := json.NewEncoder(w)
+	for _, ev := range demo.Events {
+		body, err := events.Encode(ev)
+		if err != nil {
+			return fmt.Errorf("encode demo event %s: %w", ev.ID, err)
+		}
+		if err := enc.Encode(demoLine{Subject: ev.Subject(), MsgID: ev.ID, Event: body}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// publishDemoTo publishes the demo events to cfg.Stream at cfg.NATSURL and
+// reports on w how many were new.
+func publishDemoTo(ctx context.Context, cfg config, demo *demoData, w io.Writer) error {
+	shown := redactURLs(cfg.NATSURL)
+	nc, err := nats.Connect(cfg.NATSURL, nats.Name("lookupd-demo"), nats.Timeout(5*time.Second))
+	if err != nil {
+		// A *url.Error repeats the URL, credentials included: keep its cause.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("nats %s: %w", shown, err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	s, err := js.Stream(ctx, cfg.Stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("stream %s not found on %s: create it first (nats stream add --config deploy/streams/persons.json)", cfg.Stream, shown)
+	}
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", cfg.Stream, err)
+	}
+	before := s.CachedInfo().State.LastSeq
+	p := events.NewPublisher(js)
+	added := 0
+	for _, ev := range demo.Events {
+		seq, err := p.Publish(ctx, ev)
+		if err != nil {
+			return fmt.Errorf("publish demo event %s: %w", ev.ID, err)
+		}
+		if seq > before {
+			added++ // a duplicate answers with the sequence of the original
+		}
+	}
+	fmt.Fprintf(w, "Published the demo data set to stream %s on %s: %d events, %d new (the others were already there).\n",
+		cfg.Stream, shown, len(demo.Events), added)
+	fmt.Fprintf(w, "Once lookupd has applied them, try consumer %s:\n", demo.Consumer)
+	fmt.Fprintf(w, "  curl -s -H \"Authorization: Bearer $TOKEN\" 'http://localhost:8080/api/v1/authorized-signers?consumer_id=%s&expand=PROTECTED_PERSONAL_DATA'\n", demo.Consumer)
+	return nil
+}

@@ -1,0 +1,29 @@
+package query
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestAPIDocListsProblemTypes keeps docs/api.md, which explains the
+// problem types to client developers, in step with problemKinds: a row
+// per kind, with its status, and the base URI.
+func TestAPIDocListsProblemTypes(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "docs", "api.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	if !strings.Contains(doc, "`"+problemBase+"`") {
+		t.Errorf("docs/api.md does not name the base URI %s", problemBase)
+	}
+	for k, pk := range problemKinds {
+		row := "| `" + pk.slug + "` | " + strconv.Itoa(pk.status) + " |"
+		if !strings.Contains(doc, row) {
+			t.Errorf("docs/api.md lacks the row %q (problem kind %d)", row, k)
+		}
+	}
+}
