@@ -21,7 +21,8 @@ Publishes the demo data set of "lookupd dev" (three businesses, twenty
 consumers, business contacts, signers of every status, type and access
 level, some history) to the stream on any NATS server, through the real
 event contract, and prints a consumer id to look up. Use it to load a
-fresh compose stack or cluster. The stream must exist.
+fresh compose stack or cluster. The stream must exist (nats stream add
+--config deploy/streams/persons.json).
 
 Publishing again is harmless: event ids are deterministic, so the stream
 drops duplicates inside its duplicate window, and the projector skips
@@ -36,6 +37,7 @@ JSON lines {"subject", "msg_id", "event"}, examples of the contract
 	}
 	printOnly := c.fs.Bool("print", false, "write the events to stdout as JSON lines instead of publishing them")
 	c.extra = []string{"print"}
+	c.setUsage("stream", "stream that holds persons.> and receives the events (it must exist)")
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
 	}

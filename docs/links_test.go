@@ -1,0 +1,143 @@
+// Package docs holds the project's documentation; its test checks that the
+// documents, and the comments of the code, refer only to files and anchors
+// that exist in the repository.
+package docs
+
+import (
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// repoFiles returns the text files of the repository (relative, slash
+// separated), without the directories of git, builds and local data.
+func repoFiles(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir("..", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(p, ".."+string(filepath.Separator)))
+		if d.IsDir() {
+			switch {
+			case p == "..":
+				return nil
+			case strings.HasPrefix(d.Name(), "."), rel == "bin", rel == "data", strings.HasSuffix(rel, "testdata"):
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch path.Ext(rel) {
+		case ".md", ".go", ".yaml", ".json", ".conf", ".Dockerfile":
+			out = append(out, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func read(t *testing.T, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", filepath.FromSlash(rel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func exists(rel string) bool {
+	_, err := os.Stat(filepath.Join("..", filepath.FromSlash(rel)))
+	return err == nil
+}
+
+// anchors returns the GitHub anchors of the headings of a Markdown text.
+func anchors(md string) map[string]bool {
+	out := map[string]bool{}
+	inFence := false
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "```") {
+			inFence = !inFence
+		}
+		if inFence || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		h := strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "#")))
+		var b strings.Builder
+		for _, r := range h {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+				b.WriteRune(r)
+			}
+		}
+		out[b.String()] = true
+	}
+	return out
+}
+
+var (
+	mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	// repoPath is a path into the repository as comments and documents
+	// write it: docs/events.md, deploy/streams/persons.json, ...
+	repoPath = regexp.MustCompile(`\b((?:docs|events|projector|query|cmd|deploy|integration)/[A-Za-z0-9_./-]+\.(?:md|go|yaml|json|conf|Dockerfile))\b`)
+)
+
+// TestLinksResolve checks every relative Markdown link (and its anchor).
+func TestLinksResolve(t *testing.T) {
+	for _, f := range repoFiles(t) {
+		if path.Ext(f) != ".md" {
+			continue
+		}
+		for _, m := range mdLink.FindAllStringSubmatch(read(t, f), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			rel := f
+			if file != "" {
+				rel = path.Join(path.Dir(f), file)
+			}
+			if !exists(rel) {
+				t.Errorf("%s links to %s, which does not exist", f, target)
+				continue
+			}
+			if anchor != "" && path.Ext(rel) == ".md" && !anchors(read(t, rel))[anchor] {
+				t.Errorf("%s links to %s: %s has no heading #%s", f, target, rel, anchor)
+			}
+		}
+	}
+}
+
+// TestCitedFilesExist checks that every path into the repository named by
+// a comment, a document or a configuration file exists, and that nothing
+// cites a document kept outside the repository.
+func TestCitedFilesExist(t *testing.T) {
+	generated := []string{"deploy/compose/dev/"} // written by the commands of deploy/README.md
+	for _, f := range repoFiles(t) {
+		text := read(t, f)
+		if strings.Contains(text, "PRODUCT"+".md") {
+			t.Errorf("%s cites PRODUCT%s, which is not in the repository (cite docs/)", f, ".md")
+		}
+		for _, m := range repoPath.FindAllStringSubmatch(text, -1) {
+			p := strings.TrimSuffix(m[1], ".")
+			skip := false
+			for _, g := range generated {
+				skip = skip || strings.HasPrefix(p, g)
+			}
+			if skip || exists(p) || exists(path.Join(path.Dir(f), p)) {
+				continue
+			}
+			t.Errorf("%s names %s, which does not exist", f, p)
+		}
+	}
+}
