@@ -71,6 +71,10 @@ type serveOptions struct {
 	// onReady is called once, when the read model has caught up, with the
 	// bound addresses of the API and admin listeners.
 	onReady func(apiAddr, adminAddr string)
+	// adminActions are the state-changing endpoints of the admin listener,
+	// by ServeMux pattern ("POST /rebuild"), served only with the token of
+	// LOOKUP_ADMIN_TOKEN_FILE (see withAdminActions).
+	adminActions map[string]http.Handler
 }
 
 // loadKeys returns the verification keys cfg names. It returns errNoJWKS
@@ -132,6 +136,10 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 			return err
 		}
 	}
+	adminGuard, err := loadAdminGuard(cfg, logger)
+	if err != nil {
+		return err
+	}
 	store, err := openStore(cfg, logger)
 	if err != nil {
 		return err
@@ -190,7 +198,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 		apiHandler = wrapAPIForTest(apiHandler)
 	}
 	apiSrv := newHTTPServer(apiHandler, logger)
-	adminSrv := newHTTPServer(newAdminHandler(ready, reg, opts.adminExtra), logger)
+	adminSrv := newHTTPServer(withAdminActions(newAdminHandler(ready, reg, opts.adminExtra), adminGuard, opts.adminActions), logger)
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return runProjector(gctx, proj, logger) })
