@@ -19,6 +19,9 @@
 //     lookupd is connected to, then the stream leader, stopped while events
 //     flow.
 //   - TestCompose: deploy/compose/compose.yaml comes up and answers.
+//   - TestRollingUpdate: three replicas behind a balancer that follows
+//     /readyz, replaced one by one under load: 0 failed requests with
+//     LOOKUP_SHUTDOWN_DELAY (the run without it is the baseline).
 //
 // Independent tests run in parallel, each on its own docker network.
 // Environment: LOOKUPD_IMAGE, NATS_IMAGE, NATSCLI_IMAGE (as in the Makefile);

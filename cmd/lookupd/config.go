@@ -30,6 +30,8 @@ type config struct {
 	LogFormat         string
 	LogLevel          string
 	ShutdownTimeout   time.Duration
+	ShutdownDelay     time.Duration
+	AdminTokenFile    string
 }
 
 // setting is one configuration value: its flag, its environment variable,
@@ -98,6 +100,17 @@ var settings = []setting{
 			c.ShutdownTimeout = d
 			return nil
 		}},
+	{"shutdown-delay", "LOOKUP_SHUTDOWN_DELAY", "0s", "how long a shutdown keeps serving, not ready, before it stops accepting requests (load balancers update)",
+		func(c *config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return fmt.Errorf("shutdown delay %q: want a duration such as 5s, or 0s", v)
+			}
+			c.ShutdownDelay = d
+			return nil
+		}},
+	{"admin-token-file", "LOOKUP_ADMIN_TOKEN_FILE", "", "file holding the bearer token of the state-changing admin endpoints (none: they are off)",
+		str(func(c *config) *string { return &c.AdminTokenFile })},
 }
 
 // settingsFor returns the settings named by flag, in the order of the

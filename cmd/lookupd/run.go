@@ -23,6 +23,7 @@ var commands = []struct {
 	{"project", "projector alone: build or rebuild a read model (--until-caught-up)", cmdProject},
 	{"dev", "everything on this machine, zero set-up: NATS, demo data, dev key; prints a token and curl commands", cmdDev},
 	{"demo", "publish the demo data set to any NATS server (--print: write it as JSON lines)", cmdDemo},
+	{"dlq", "list (ls) and replay (replay) the dead-letter stream's events", cmdDLQ},
 	{"token", "mint a token with the dev key (development only)", cmdToken},
 	{"version", "print the version", cmdVersion},
 }

@@ -24,7 +24,7 @@ var errNoJWKS = errors.New("no JWKS configured: set LOOKUP_JWKS_URL or LOOKUP_JW
 
 var serveSettings = []string{"http-addr", "admin-addr", "nats-url", "stream", "data-dir",
 	"encryption-key-file", "jwks-url", "jwks-file", "issuer", "audience", "tenant-claim",
-	"log-format", "log-level", "shutdown-timeout"}
+	"log-format", "log-level", "shutdown-timeout", "shutdown-delay", "admin-token-file"}
 
 func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c, err := newCommand("serve", "", `
@@ -34,7 +34,9 @@ the stream to the read model in --data-dir, resuming from its checkpoint;
 the API answers from the same read model. /readyz turns 200 once the read
 model has caught up with the stream as it stood at start-up.
 
-SIGTERM or SIGINT stops accepting requests, drains those in flight within
+SIGTERM or SIGINT turns /readyz 503 at once and keeps serving for
+--shutdown-delay (while load balancers take the replica out), then stops
+accepting requests, drains those in flight within
 --shutdown-timeout, lets the projector finish its batch and closes the read
 model. While NATS is unreachable the service retries with backoff and does
 not exit: it stays not ready until it has caught up once, and a replica that
@@ -69,6 +71,10 @@ type serveOptions struct {
 	// onReady is called once, when the read model has caught up, with the
 	// bound addresses of the API and admin listeners.
 	onReady func(apiAddr, adminAddr string)
+	// adminActions are the state-changing endpoints of the admin listener,
+	// by ServeMux pattern ("POST /rebuild"), served only with the token of
+	// LOOKUP_ADMIN_TOKEN_FILE (see withAdminActions).
+	adminActions map[string]http.Handler
 }
 
 // loadKeys returns the verification keys cfg names. It returns errNoJWKS
@@ -130,6 +136,10 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 			return err
 		}
 	}
+	adminGuard, err := loadAdminGuard(cfg, logger)
+	if err != nil {
+		return err
+	}
 	store, err := openStore(cfg, logger)
 	if err != nil {
 		return err
@@ -188,7 +198,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 		apiHandler = wrapAPIForTest(apiHandler)
 	}
 	apiSrv := newHTTPServer(apiHandler, logger)
-	adminSrv := newHTTPServer(newAdminHandler(ready, reg, opts.adminExtra), logger)
+	adminSrv := newHTTPServer(withAdminActions(newAdminHandler(ready, reg, opts.adminExtra), adminGuard, opts.adminActions), logger)
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return runProjector(gctx, proj, logger) })
@@ -210,6 +220,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 		<-gctx.Done()
 		ready.draining.Store(true)
 		logger.Info("shutting down", append(shutdownCause(gctx), "drain_timeout", cfg.ShutdownTimeout.String())...)
+		delayShutdown(ctx, apiSrv, cfg.ShutdownDelay, logger)
 		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 		defer cancel()
 		var errs []error

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lookup/persons/dlq"
+)
+
+// dlqSettings are the settings of the dlq sub-commands.
+var dlqSettings = []string{"nats-url", "log-format", "log-level"}
+
+// connectWait is how long a dlq command waits for NATS before giving up.
+var connectWait = 10 * time.Second // a variable for tests
+
+func cmdDLQ(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "ls":
+			return cmdDLQList(ctx, args[1:], getenv, stdout, stderr)
+		case "replay":
+			return cmdDLQReplay(ctx, args[1:], getenv, stdout, stderr)
+		case "-h", "-help", "--help", "help":
+			dlqUsage(stdout)
+			return nil
+		}
+	}
+	dlqUsage(stderr)
+	if len(args) == 0 {
+		return &usageError{errors.New("lookupd dlq: no sub-command given")}
+	}
+	return &usageError{fmt.Errorf("lookupd dlq: unknown sub-command %q", args[0])}
+}
+
+func dlqUsage(w io.Writer) {
+	fmt.Fprint(w, `Usage: lookupd dlq <ls|replay> [flags]
+
+Inspects and replays the dead-letter stream (PERSONS_DLQ), where the
+projector puts the events that break the contract.
+
+  ls       list the dead letters: sequence, time, subject, origin, reason
+  replay   republish dead letters to their original subject (--seq N or --all)
+
+Run "lookupd dlq <sub-command> --help" for its flags.
+`)
+}
+
+// newDLQCommand returns the command "dlq name" with its --dlq-stream flag,
+// quiet (warnings only) and with text logs unless told otherwise.
+func newDLQCommand(name, help string, getenv func(string) string) (*command, *string, error) {
+	c, err := newCommand("dlq "+name, "", help, getenv, dlqSettings...)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.setDefault("log-format", "text")
+	c.setDefault("log-level", "warn")
+	stream := c.fs.String("dlq-stream", dlq.DefaultStream, "dead-letter stream")
+	c.extra = []string{"dlq-stream"}
+	return c, stream, nil
+}
+
+// dlqTool connects to NATS as the other commands do (connectNATS) and
+// returns the tool of the dead-letter stream. It fails when NATS is not
+// reachable within connectWait. The caller closes the connection.
+func dlqTool(ctx context.Context, cfg config, stream string, logger *slog.Logger) (*nats.Conn, *dlq.Tool, error) {
+	nc, err := connectNATS(cfg.NATSURL, logger.With("component", "nats"))
+	if err != nil {
+		return nil, nil, err
+	}
+	deadline := time.Now().Add(connectWait)
+	for !nc.IsConnected() {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			nc.Close()
+			return nil, nil, fmt.Errorf("nats %s: not reachable within %v", redactURLs(cfg.NATSURL), connectWait)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("jetstream: %w", err)
+	}
+	return nc, dlq.New(js, dlq.Config{Stream: stream}), nil
+}
+
+func cmdDLQList(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	c, stream, err := newDLQCommand("ls", `
+Lists the dead letters, oldest first: their sequence in the dead-letter
+stream, when they were dead-lettered, their original subject, stream and
+sequence, and why they were refused. Only headers are read: the bodies,
+which may hold personal data, are never fetched nor shown.`, getenv)
+	if err != nil {
+		return err
+	}
+	asJSON := c.fs.Bool("json", false, "write one JSON object per dead letter instead of a table")
+	c.extra = append(c.extra, "json")
+	if err := c.parse(args, stdout, stderr); err != nil {
+		return err
+	}
+	nc, tool, err := dlqTool(ctx, c.cfg, *stream, newLogger(c.cfg, stderr))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		return tool.List(ctx, func(l dlq.Letter) error { return enc.Encode(l) })
+	}
+	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "SEQ\tTIME\tSUBJECT\tORIGIN\tREASON\n")
+	n := 0
+	err = tool.List(ctx, func(l dlq.Letter) error {
+		n++
+		_, err := fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", l.Seq, l.Time.Format(time.RFC3339), l.Subject, origin(l), l.Reason)
+		return err
+	})
+	if ferr := tw.Flush(); err == nil {
+		err = ferr
+	}
+	if err == nil {
+		fmt.Fprintf(stdout, "%d dead letter(s) in %s\n", n, *stream)
+	}
+	return err
+}
+
+// origin names where a dead letter came from: "PERSONS:42".
+func origin(l dlq.Letter) string {
+	if l.Stream == "" {
+		return "-"
+	}
+	return l.Stream + ":" + strconv.FormatUint(l.OrigSeq, 10)
+}
+
+func cmdDLQReplay(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	c, stream, err := newDLQCommand("replay", `
+Republishes dead letters (--seq N, repeatable, or --all, oldest first) to
+their original subject in their original stream, with their original body
+and headers, once upstream or the decoder is fixed, and removes each from
+the dead-letter stream once its republish is acknowledged. A replay gets a
+message id of its own, so the stream does not drop it as a duplicate of the
+event that failed, and a replay run again after a crash does not publish it
+twice. An event that this build still cannot decode is left in place
+(--force republishes it anyway; the projector will dead-letter it again).
+Replay once every replica runs the fixed build.`, getenv)
+	if err != nil {
+		return err
+	}
+	var seqs []uint64
+	c.fs.Func("seq", "sequence of a dead letter to replay (repeatable; see lookupd dlq ls)", func(v string) error {
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+			if err != nil || n == 0 {
+				return fmt.Errorf("want a positive sequence number, got %q", f)
+			}
+			seqs = append(seqs, n)
+		}
+		return nil
+	})
+	all := c.fs.Bool("all", false, "replay every dead letter, oldest first")
+	force := c.fs.Bool("force", false, "republish events that still do not decode")
+	c.extra = append(c.extra, "seq", "all", "force")
+	if err := c.parse(args, stdout, stderr); err != nil {
+		return err
+	}
+	if *all == (len(seqs) > 0) {
+		c.usage(stderr)
+		return &usageError{errors.New("lookupd dlq replay: give --seq N (one or more) or --all")}
+	}
+	nc, tool, err := dlqTool(ctx, c.cfg, *stream, newLogger(c.cfg, stderr))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	return replayDLQ(ctx, tool, seqs, dlq.ReplayOptions{Force: *force}, stdout)
+}
+
+// replayDLQ replays seqs (all when empty) with tool, one line per outcome
+// and a summary on w. It fails when a replay failed or an event was left
+// in place as still invalid.
+func replayDLQ(ctx context.Context, tool *dlq.Tool, seqs []uint64, opts dlq.ReplayOptions, w io.Writer) error {
+	counts := map[dlq.Result]int{}
+	report := func(o dlq.Outcome) {
+		counts[o.Result]++
+		switch o.Result {
+		case dlq.StillInvalid:
+			fmt.Fprintf(w, "%d\tstill invalid, left in the DLQ\t%s\t%s\t%s\n", o.Seq, o.Subject, origin(o.Letter), o.Problem)
+		default:
+			fmt.Fprintf(w, "%d\t%s as sequence %d\t%s\t%s\n", o.Seq, o.Result, o.NewSeq, o.Subject, origin(o.Letter))
+		}
+	}
+	var err error
+	if len(seqs) == 0 {
+		err = tool.ReplayAll(ctx, opts, report)
+	}
+	for _, seq := range seqs {
+		var o dlq.Outcome
+		if o, err = tool.Replay(ctx, seq, opts); err != nil {
+			break
+		}
+		report(o)
+	}
+	fmt.Fprintf(w, "replayed %d, already replayed %d, still invalid %d\n",
+		counts[dlq.Replayed], counts[dlq.AlreadyReplayed], counts[dlq.StillInvalid])
+	if err == nil && counts[dlq.StillInvalid] > 0 {
+		err = fmt.Errorf("%d dead letter(s) still invalid, left in the DLQ (--force republishes them anyway)", counts[dlq.StillInvalid])
+	}
+	return err
+}
