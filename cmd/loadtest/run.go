@@ -86,7 +86,7 @@ func closedLoopTool(o options, dir string) (loadtest.ClosedLoop, error) {
 // buildLookupd builds cmd/lookupd into dir.
 func buildLookupd(ctx context.Context, dir string) (string, error) {
 	bin := filepath.Join(dir, "lookupd")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/lookup/persons/cmd/lookupd")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/lookup/persons/cmd/lookupd") //nolint:gosec // G204: our temporary directory
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build lookupd (run from the repository, or pass --lookupd): %w\n%s", err, out)
 	}

@@ -135,8 +135,7 @@ func printTokens(w io.Writer, k *rsa.PrivateKey, req tokenRequest, n int) error 
 		if err != nil {
 			return err
 		}
-		bw.WriteString(tok)
-		bw.WriteByte('\n')
+		fmt.Fprintln(bw, tok)
 	}
 	return bw.Flush()
 }

@@ -42,7 +42,8 @@ type Banner struct {
 // ready (or ctx ends). Variables LOOKUP_* of this process are not passed
 // on, so the dev server has its defaults (no issuer, audience or tenancy).
 func StartDev(ctx context.Context, bin, dataDir string) (*Dev, error) {
-	cmd := exec.Command(bin, "dev", "--data-dir", dataDir,
+	cmd := exec.Command(bin, "dev", //nolint:gosec // G204: bin is the lookupd binary the operator named
+		"--data-dir", dataDir,
 		"--http-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0")
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "LOOKUP_") {
@@ -128,7 +129,7 @@ func ParseBanner(r io.Reader) (Banner, error) {
 		case strings.HasPrefix(line, "More tokens"):
 			more = true
 		case more && strings.Contains(line, " token "):
-			b.KeyPath = flagValue(f, "--key")
+			b.KeyPath = flagValue(shellWords(line), "--key")
 			more = false
 		case strings.HasPrefix(line, "Stop with Ctrl-C"):
 			return b, nil
@@ -140,19 +141,53 @@ func ParseBanner(r io.Reader) (Banner, error) {
 	return b, io.ErrUnexpectedEOF
 }
 
-// flagValue returns the word after name in the shell words f, unquoted
-// when it is single-quoted.
-func flagValue(f []string, name string) string {
-	for i := 0; i+1 < len(f); i++ {
-		if f[i] == name {
-			v := f[i+1]
-			if len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'' {
-				v = strings.ReplaceAll(v[1:len(v)-1], `'\''`, `'`)
-			}
-			return v
+// flagValue returns the word after name in words, "" when there is none.
+func flagValue(words []string, name string) string {
+	for i := 0; i+1 < len(words); i++ {
+		if words[i] == name {
+			return words[i+1]
 		}
 	}
 	return ""
+}
+
+// shellWords splits a command line as a POSIX shell would split words
+// quoted the way "lookupd dev" quotes them: single quotes, and a
+// backslash escaping one character outside them.
+func shellWords(line string) []string {
+	var words []string
+	var w strings.Builder
+	inWord, quoted, escaped := false, false, false
+	for _, r := range line {
+		switch {
+		case escaped:
+			w.WriteRune(r)
+			escaped = false
+		case quoted:
+			if r == '\'' {
+				quoted = false
+			} else {
+				w.WriteRune(r)
+			}
+		case r == '\'':
+			quoted, inWord = true, true
+		case r == '\\':
+			escaped, inWord = true, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		default:
+			w.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words
 }
 
 // tail is an io.Writer that keeps the last bytes written to it in a ring

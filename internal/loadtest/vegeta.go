@@ -22,7 +22,7 @@ func (v Vegeta) Name() string { return fmt.Sprintf("vegeta, %d workers", v.Conne
 
 // Run attacks s for d as fast as v.Connections workers go.
 func (v Vegeta) Run(ctx context.Context, s Scenario, d time.Duration) (Result, error) {
-	c := uint64(v.Connections)
+	c := uint64(max(v.Connections, 1)) //nolint:gosec // G115: positive
 	atk := vegeta.NewAttacker(vegeta.Workers(c), vegeta.MaxWorkers(c), vegeta.Connections(v.Connections),
 		vegeta.MaxBody(0), vegeta.Timeout(5*time.Second))
 	r, m := attack(ctx, atk, s, vegeta.Rate{}, d)

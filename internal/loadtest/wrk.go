@@ -61,11 +61,12 @@ func (w Wrk) Name() string { return fmt.Sprintf("wrk -t%d -c%d", w.Threads, w.Co
 // Run runs wrk against s for d, rounded up to whole seconds.
 func (w Wrk) Run(ctx context.Context, s Scenario, d time.Duration) (Result, error) {
 	script := filepath.Join(w.ScriptDir, "loadtest.lua")
-	if err := os.WriteFile(script, []byte(wrkScript), 0o644); err != nil {
+	if err := os.WriteFile(script, []byte(wrkScript), 0o600); err != nil {
 		return Result{}, err
 	}
 	secs := int(math.Ceil(d.Seconds()))
-	cmd := exec.CommandContext(ctx, w.Path, "-t"+strconv.Itoa(w.Threads), "-c"+strconv.Itoa(w.Connections),
+	cmd := exec.CommandContext(ctx, w.Path, //nolint:gosec // G204: wrk found on PATH, our own script and URL
+		"-t"+strconv.Itoa(w.Threads), "-c"+strconv.Itoa(w.Connections),
 		"-d"+strconv.Itoa(max(secs, 1))+"s", "--timeout", "5s", "-s", script, s.URL)
 	cmd.Env = append(os.Environ(), tokenEnv(s.Tokens)...)
 	var stderr bytes.Buffer
