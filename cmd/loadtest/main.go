@@ -46,6 +46,7 @@ type options struct {
 	tokens       int
 	rate         int
 	openDuration time.Duration
+	openWorkers  int
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -62,6 +63,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.tokens, "tokens", 1000, "distinct tokens sent in rotation in the rotation scenario")
 	fs.IntVar(&o.rate, "rate", 10000, "open-loop request rate, req/s (0: no open-loop runs)")
 	fs.DurationVar(&o.openDuration, "open-duration", 5*time.Second, "open-loop run length per scenario")
+	fs.IntVar(&o.openWorkers, "open-workers", 1000, "open-loop cap on concurrent requests (connections); past it the achieved rate falls short")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -72,8 +74,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("--tool %q: want wrk, vegeta or auto", o.tool)
 	case o.duration <= 0 || o.openDuration <= 0 || o.warmup < 0:
 		return o, errors.New("--duration and --open-duration must be positive, --warmup not negative")
-	case o.rounds < 1 || o.threads < 1 || o.connections < 1 || o.tokens < 1 || o.rate < 0:
-		return o, errors.New("--rounds, --threads, --connections and --tokens must be at least 1, --rate not negative")
+	case o.rounds < 1 || o.threads < 1 || o.connections < 1 || o.tokens < 1 || o.openWorkers < 1 || o.rate < 0:
+		return o, errors.New("--rounds, --threads, --connections, --tokens and --open-workers must be at least 1, --rate not negative")
 	}
 	return o, nil
 }

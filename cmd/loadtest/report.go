@@ -62,7 +62,8 @@ func writeReport(w io.Writer, o options, tool loadtest.ClosedLoop, m machine, cl
 		tool.Name(), o.duration, o.warmup, rounds)
 	loadtest.WriteClosedLoop(w, closed, closed[0].Scenario)
 	if len(open) > 0 {
-		fmt.Fprintf(w, "\nOpen loop (vegeta at a fixed %s req/s, %v a scenario):\n\n", loadtest.Thousands(float64(o.rate)), o.openDuration)
+		fmt.Fprintf(w, "\nOpen loop (vegeta at a fixed %s req/s, %v a scenario, at most %d requests in flight; latency of the successful requests):\n\n",
+			loadtest.Thousands(float64(o.rate)), o.openDuration, o.openWorkers)
 		loadtest.WriteOpenLoop(w, open)
 	}
 }

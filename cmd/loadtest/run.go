@@ -175,7 +175,7 @@ func measureOpen(ctx context.Context, o options, scenarios []loadtest.Scenario, 
 	}
 	var out []loadtest.Result
 	for _, s := range scenarios {
-		r, err := loadtest.OpenLoop(ctx, s, o.rate, o.openDuration)
+		r, err := loadtest.OpenLoop(ctx, s, o.rate, o.openDuration, o.openWorkers)
 		if err != nil {
 			return nil, err
 		}

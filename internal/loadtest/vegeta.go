@@ -35,10 +35,12 @@ func (v Vegeta) Run(ctx context.Context, s Scenario, d time.Duration) (Result, e
 }
 
 // OpenLoop sends s at a fixed rate (requests a second) for d, whatever the
-// latency (vegeta adds workers as needed), and returns the rate achieved
-// and the latency.
-func OpenLoop(ctx context.Context, s Scenario, rate int, d time.Duration) (Result, error) {
-	atk := vegeta.NewAttacker(vegeta.MaxBody(0), vegeta.Timeout(5*time.Second))
+// latency: vegeta adds workers (each with its connection) as needed, up to
+// maxWorkers; past that the rate achieved falls short. It returns the rate
+// achieved and the latency of the successful requests.
+func OpenLoop(ctx context.Context, s Scenario, rate int, d time.Duration, maxWorkers int) (Result, error) {
+	atk := vegeta.NewAttacker(vegeta.MaxWorkers(uint64(max(maxWorkers, 1))), //nolint:gosec // G115: positive
+		vegeta.MaxBody(0), vegeta.Timeout(5*time.Second))
 	r, m := attack(ctx, atk, s, vegeta.Rate{Freq: rate, Per: time.Second}, d)
 	if m.Requests == 0 {
 		return Result{}, fmt.Errorf("vegeta: no request completed against %s", s.Name)
@@ -49,20 +51,25 @@ func OpenLoop(ctx context.Context, s Scenario, rate int, d time.Duration) (Resul
 }
 
 // attack runs atk against s at pace p for d (or until ctx ends) and
-// returns the result (without Rate and Tool) and vegeta's metrics.
+// returns the result (without Rate and Tool) and vegeta's metrics of all
+// requests. The latencies are those of the successful requests only: a
+// refused connection is quick, and is counted as an error instead.
 func attack(ctx context.Context, atk *vegeta.Attacker, s Scenario, p vegeta.Pacer, d time.Duration) (Result, *vegeta.Metrics) {
 	stop := context.AfterFunc(ctx, func() { atk.Stop() })
 	defer stop()
-	var m vegeta.Metrics
+	var all, ok vegeta.Metrics
 	var errs uint64
 	for res := range atk.Attack(targeter(s), p, d, "") {
-		m.Add(res)
+		all.Add(res)
 		if res.Error != "" || res.Code < 200 || res.Code >= 300 {
 			errs++
+			continue
 		}
+		ok.Add(res)
 	}
-	m.Close()
-	return Result{Scenario: s.Name, Requests: m.Requests, P50: m.Latencies.P50, P99: m.Latencies.P99, Errors: errs}, &m
+	all.Close()
+	ok.Close()
+	return Result{Scenario: s.Name, Requests: all.Requests, P50: ok.Latencies.P50, P99: ok.Latencies.P99, Errors: errs}, &all
 }
 
 // targeter returns GET s.URL with s.Tokens in rotation.

@@ -17,7 +17,7 @@ func TestVegeta(t *testing.T) {
 			return Vegeta{Connections: 4}.Run(context.Background(), s, 300*time.Millisecond)
 		}},
 		{"open loop", func(s Scenario) (Result, error) {
-			return OpenLoop(context.Background(), s, 300, 300*time.Millisecond)
+			return OpenLoop(context.Background(), s, 300, 300*time.Millisecond, 8)
 		}},
 	}
 	for _, tt := range tests {
@@ -41,7 +41,7 @@ func TestVegeta(t *testing.T) {
 		rec := &authRecorder{}
 		srv := httptest.NewServer(rec)
 		defer srv.Close()
-		if _, err := OpenLoop(context.Background(), Scenario{Name: "s", URL: srv.URL}, 100, 100*time.Millisecond); err != nil {
+		if _, err := OpenLoop(context.Background(), Scenario{Name: "s", URL: srv.URL}, 100, 100*time.Millisecond, 8); err != nil {
 			t.Fatal(err)
 		}
 		if got := rec.headers(); !slices.Equal(got, []string{""}) {
