@@ -49,6 +49,17 @@ func TestParseFlags(t *testing.T) {
 	}
 }
 
+func TestTokenTTL(t *testing.T) {
+	short := options{rounds: 1, duration: 5 * time.Second, warmup: time.Second, openDuration: 5 * time.Second}
+	if got := tokenTTL(short); got < time.Hour+40*time.Second || got > time.Hour+2*time.Minute {
+		t.Errorf("tokenTTL(a short run) = %v, want about 1h1m", got)
+	}
+	long := options{rounds: 10, duration: 10 * time.Minute, openDuration: 10 * time.Minute}
+	if got, min := tokenTTL(long), 10*4*10*time.Minute+4*10*time.Minute; got < min {
+		t.Errorf("tokenTTL(a long run) = %v, want at least the run, %v", got, min)
+	}
+}
+
 func TestMedian(t *testing.T) {
 	rs := []loadtest.Result{{Rate: 3, Requests: 30}, {Rate: 1, Requests: 10}, {Rate: 2, Requests: 20}}
 	if got := median(rs); got.Requests != 20 {

@@ -18,6 +18,9 @@ import (
 // scopes are the scopes of the minted tokens: expand needs the second.
 const scopes = "read:persons read:persons:ssn"
 
+// scenarioCount is how many scenarios prepare returns.
+const scenarioCount = 4
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
@@ -98,7 +101,7 @@ func buildLookupd(ctx context.Context, dir string) (string, error) {
 // both answer the same bytes. It returns the bare server and the
 // scenarios, the bare one first.
 func prepare(ctx context.Context, o options, bin string, dev *loadtest.Dev, progress io.Writer) (*loadtest.Bare, []loadtest.Scenario, error) {
-	toks, err := loadtest.MintTokens(ctx, bin, dev.KeyPath, scopes, time.Hour, o.tokens+1)
+	toks, err := loadtest.MintTokens(ctx, bin, dev.KeyPath, scopes, tokenTTL(o), o.tokens+1)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -139,6 +142,13 @@ func prepare(ctx context.Context, o options, bin string, dev *loadtest.Dev, prog
 		{Name: fmt.Sprintf("lookupd GET person, %s tokens in rotation", loadtest.Thousands(float64(len(many)))), URL: dev.API + fx.PersonPath(), Tokens: many},
 		{Name: fmt.Sprintf("lookupd GET signers (%d) with expand, one token", loadtest.Signers), URL: dev.API + fx.SignersPath(), Tokens: one},
 	}, nil
+}
+
+// tokenTTL returns a token lifetime that outlasts the whole run: the time
+// the measurements take (wrk rounds up to whole seconds) plus an hour.
+func tokenTTL(o options) time.Duration {
+	closed := time.Duration(o.rounds) * scenarioCount * (o.warmup + o.duration + 2*time.Second)
+	return closed + scenarioCount*o.openDuration + time.Hour
 }
 
 // measureClosed runs every scenario o.rounds times, interleaved, each run
