@@ -55,8 +55,8 @@ func TestTokenTTL(t *testing.T) {
 		t.Errorf("tokenTTL(a short run) = %v, want about 1h1m", got)
 	}
 	long := options{rounds: 10, duration: 10 * time.Minute, openDuration: 10 * time.Minute}
-	if got, min := tokenTTL(long), 10*4*10*time.Minute+4*10*time.Minute; got < min {
-		t.Errorf("tokenTTL(a long run) = %v, want at least the run, %v", got, min)
+	if got, least := tokenTTL(long), 10*4*10*time.Minute+4*10*time.Minute; got < least {
+		t.Errorf("tokenTTL(a long run) = %v, want at least the run, %v", got, least)
 	}
 }
 
