@@ -6,6 +6,9 @@
 #   make integration  container images, then the black-box suite on them (needs Docker)
 #   make bench        benchmarks (BENCHTIME=1s, BENCH=. by default)
 #   make build        bin/lookupd, static
+#   make loadtest     bin/lookupd (as lookupd dev) against a bare net/http server with the same
+#                     bytes, in one run: wrk (else vegeta) closed loop, vegeta open loop at 10k req/s;
+#                     prints Markdown. Flags with LOADTEST_ARGS, e.g. LOADTEST_ARGS='--duration 10s'
 #   make lint         golangci-lint (pinned, built into bin/) with .golangci.yml
 #   make ci           what CI runs: .ci/run (lint, test, integration)
 
@@ -16,8 +19,9 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 RUN_ARGS  ?=
 BENCH     ?= .
 BENCHTIME ?= 1s
+LOADTEST_ARGS ?=
 
-.PHONY: run test integration bench build lint images clean ci
+.PHONY: run test integration bench build lint images clean ci loadtest
 
 # Built then exec'ed (not go run) so that Ctrl-C reaches lookupd directly and
 # it shuts down cleanly (make may still report the interrupt it saw too).
@@ -33,6 +37,12 @@ bench:
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/lookupd ./cmd/lookupd
+
+# Not a test: figures from outside, as ratios to a bare server measured in
+# the same run (go run ./cmd/loadtest --help lists the flags).
+loadtest: build
+	$(GO) build -o $(BIN)/loadtest ./cmd/loadtest
+	$(BIN)/loadtest --lookupd $(BIN)/lookupd $(LOADTEST_ARGS)
 
 # The linter is built from the module proxy at a pinned version (no binary
 # downloads), once, into bin/; .golangci.yml says what it checks.

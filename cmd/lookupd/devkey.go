@@ -151,6 +151,7 @@ type tokenRequest struct {
 	Issuer      string // iss; "" leaves it out
 	Audience    string // aud; "" leaves it out
 	Subject     string // sub
+	ID          string // jti; "" leaves it out
 	Scope       string // space-separated scopes
 	TTL         time.Duration
 	TenantClaim string   // name of the tenancy claim; "" leaves it out
@@ -180,6 +181,9 @@ func mintToken(k *rsa.PrivateKey, req tokenRequest) (string, error) {
 	}
 	if req.Audience != "" {
 		b = b.Audience([]string{req.Audience})
+	}
+	if req.ID != "" {
+		b = b.JwtID(req.ID)
 	}
 	if req.TenantClaim != "" {
 		tenants := req.Tenants

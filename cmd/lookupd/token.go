@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"crypto/rsa"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,7 +33,9 @@ else the per-user dev key ~/.cache/lookupd/dev-key.pem (under
 $XDG_CACHE_HOME when set); --key names any other.
 
 With --print-jwks it prints the JWKS of the key's public half instead, for
-a server's LOOKUP_JWKS_FILE. With --create the key is created when missing.`,
+a server's LOOKUP_JWKS_FILE. With --create the key is created when missing.
+With --count N it prints N distinct tokens, one a line, each with its own
+jti claim (for a load test: see "make loadtest").`,
 		getenv, "data-dir", "issuer", "audience", "tenant-claim")
 	if err != nil {
 		return err
@@ -44,8 +48,9 @@ a server's LOOKUP_JWKS_FILE. With --create the key is created when missing.`,
 		tenants   = c.fs.String("tenant", "", "comma-separated business ids for the tenancy claim (named by --tenant-claim)")
 		printJWKS = c.fs.Bool("print-jwks", false, "print the public JWKS of the key instead of a token")
 		create    = c.fs.Bool("create", false, "create the key file when it does not exist")
+		count     = c.fs.Int("count", 1, "number of tokens to mint, one a line; more than one gives each a distinct jti claim")
 	)
-	c.extra = []string{"key", "scope", "ttl", "sub", "tenant", "print-jwks", "create"}
+	c.extra = []string{"key", "scope", "ttl", "sub", "tenant", "print-jwks", "create", "count"}
 	c.setUsage("data-dir", "data directory of lookupd dev, where the default --key is")
 	c.setUsage("issuer", "iss claim of the token (none: left out); match the server's")
 	c.setUsage("audience", "aud claim of the token (none: left out); match the server's")
@@ -61,6 +66,10 @@ a server's LOOKUP_JWKS_FILE. With --create the key is created when missing.`,
 	if *ttl <= 0 {
 		c.usage(stderr)
 		return &usageError{fmt.Errorf("--ttl %v: want a positive duration", *ttl)}
+	}
+	if *count < 1 {
+		c.usage(stderr)
+		return &usageError{fmt.Errorf("--count %d: want at least 1", *count)}
 	}
 	req := tokenRequest{
 		Issuer:   c.cfg.Issuer,
@@ -110,12 +119,25 @@ a server's LOOKUP_JWKS_FILE. With --create the key is created when missing.`,
 		fmt.Fprintf(stdout, "%s\n", b)
 		return nil
 	}
-	tok, err := mintToken(key, req)
-	if err != nil {
-		return err
+	return printTokens(stdout, key, req, *count)
+}
+
+// printTokens mints n tokens for req with k and writes them to w, one a
+// line. More than one token gives each a distinct jti claim, so that no
+// two are the same.
+func printTokens(w io.Writer, k *rsa.PrivateKey, req tokenRequest, n int) error {
+	bw := bufio.NewWriter(w)
+	for range n {
+		if n > 1 {
+			req.ID = uuid.NewString()
+		}
+		tok, err := mintToken(k, req)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(bw, tok)
 	}
-	fmt.Fprintln(stdout, tok)
-	return nil
+	return bw.Flush()
 }
 
 // flagGiven reports whether the flag name was given on c's command line.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -126,6 +127,36 @@ func TestTokenCommand(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("count mints distinct valid tokens", func(t *testing.T) {
+		toks := strings.Split(runOK(t, nil, "token", "--key", keyPath, "--count", "3", "--sub", "bob"), "\n")
+		if len(toks) != 3 {
+			t.Fatalf("got %d lines, want 3 tokens", len(toks))
+		}
+		jtis := map[string]bool{}
+		for _, tok := range toks {
+			if _, err := jwt.Parse([]byte(tok), jwt.WithKeySet(set), jwt.WithValidate(true)); err != nil {
+				t.Fatalf("token does not verify against the printed JWKS: %v", err)
+			}
+			claims := payload(t, tok)
+			jti, _ := claims["jti"].(string)
+			if jti == "" || jtis[jti] {
+				t.Errorf("jti = %q, want a distinct non-empty one (seen %v)", jti, jtis)
+			}
+			jtis[jti] = true
+			if claims["sub"] != "bob" {
+				t.Errorf("sub = %v, want bob", claims["sub"])
+			}
+		}
+		if claims := payload(t, runOK(t, nil, "token", "--key", keyPath)); claims["jti"] != nil {
+			t.Errorf("a single token has jti %v, want none", claims["jti"])
+		}
+		var out, errOut syncBuffer
+		err := run(context.Background(), []string{"token", "--key", keyPath, "--count", "0"}, env(nil), &out, &errOut)
+		if !errors.Is(err, errUsage) {
+			t.Errorf("--count 0: err = %v, want a usage error", err)
+		}
+	})
 
 	t.Run("missing key", func(t *testing.T) {
 		var out, errOut syncBuffer

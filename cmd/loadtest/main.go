@@ -1,0 +1,81 @@
+// Command loadtest measures lookupd from outside, as a user would, against
+// a bare net/http server answering the same bytes, in one run: closed-loop
+// throughput (wrk when installed, else vegeta) for GET person with one
+// token and with 1,000 tokens in rotation and for GET signers with expand,
+// then open-loop latency at a fixed rate (vegeta). It prints Markdown
+// tables. "make loadtest" runs it; LOADTEST_ARGS passes flags:
+//
+//	make loadtest LOADTEST_ARGS='--duration 10s --rate 5000'
+//
+// The machine is shared and noisy: only the ratios of one run mean much.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadtest:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the command-line flags.
+type options struct {
+	lookupd      string
+	tool         string
+	duration     time.Duration
+	warmup       time.Duration
+	rounds       int
+	threads      int
+	connections  int
+	tokens       int
+	rate         int
+	openDuration time.Duration
+	openWorkers  int
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.lookupd, "lookupd", "", "lookupd binary to start as \"lookupd dev\" (default: go build ./cmd/lookupd into a temporary directory)")
+	fs.StringVar(&o.tool, "tool", "auto", "closed-loop load generator: wrk, vegeta, or auto (wrk when on PATH)")
+	fs.DurationVar(&o.duration, "duration", 5*time.Second, "closed-loop run length per scenario (wrk rounds up to whole seconds)")
+	fs.DurationVar(&o.warmup, "warmup", time.Second, "closed-loop warm-up per scenario, not measured (0: none)")
+	fs.IntVar(&o.rounds, "rounds", 1, "closed-loop rounds over every scenario; the median req/s of each is reported")
+	fs.IntVar(&o.threads, "threads", 2, "wrk threads")
+	fs.IntVar(&o.connections, "connections", 64, "closed-loop connections")
+	fs.IntVar(&o.tokens, "tokens", 1000, "distinct tokens sent in rotation in the rotation scenario")
+	fs.IntVar(&o.rate, "rate", 10000, "open-loop request rate, req/s (0: no open-loop runs)")
+	fs.DurationVar(&o.openDuration, "open-duration", 5*time.Second, "open-loop run length per scenario")
+	fs.IntVar(&o.openWorkers, "open-workers", 1000, "open-loop cap on concurrent requests (connections); past it the achieved rate falls short")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	switch {
+	case fs.NArg() != 0:
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	case o.tool != "auto" && o.tool != "wrk" && o.tool != "vegeta":
+		return o, fmt.Errorf("--tool %q: want wrk, vegeta or auto", o.tool)
+	case o.duration <= 0 || o.openDuration <= 0 || o.warmup < 0:
+		return o, errors.New("--duration and --open-duration must be positive, --warmup not negative")
+	case o.rounds < 1 || o.threads < 1 || o.connections < 1 || o.tokens < 1 || o.openWorkers < 1 || o.rate < 0:
+		return o, errors.New("--rounds, --threads, --connections, --tokens and --open-workers must be at least 1, --rate not negative")
+	}
+	return o, nil
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/lookup/persons/internal/loadtest"
+)
+
+// machine describes where and when the figures were measured.
+type machine struct {
+	When    time.Time
+	CPUs    int
+	Model   string // CPU model name, "" when unknown
+	LoadAvg string // 1-minute load average at the start, "" when unknown
+	Lookupd string // "lookupd version" output
+}
+
+func readMachine(ctx context.Context, bin string) machine {
+	m := machine{When: time.Now().UTC(), CPUs: runtime.NumCPU()}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.Model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			m.LoadAvg = f[0]
+		}
+	}
+	if out, err := exec.CommandContext(ctx, bin, "version").Output(); err == nil {
+		m.Lookupd = string(bytes.TrimSpace(out))
+	}
+	return m
+}
+
+// writeReport writes the figures as Markdown, ready to paste into the
+// README.
+func writeReport(w io.Writer, o options, tool loadtest.ClosedLoop, m machine, closed, open []loadtest.Result) {
+	fmt.Fprintf(w, "\n### Load test, %s\n\n", m.When.Format("2006-01-02 15:04 UTC"))
+	cpu := fmt.Sprintf("%d CPUs", m.CPUs)
+	if m.Model != "" {
+		cpu += " (" + m.Model + ")"
+	}
+	fmt.Fprintf(w, "Machine: %s, %s/%s, load average %s at the start; %s; load generator on the same machine.\n\n",
+		cpu, runtime.GOOS, runtime.GOARCH, orUnknown(m.LoadAvg), orUnknown(m.Lookupd))
+	rounds := ""
+	if o.rounds > 1 {
+		rounds = fmt.Sprintf(", median of %d rounds", o.rounds)
+	}
+	fmt.Fprintf(w, "Closed loop (%s, %v a scenario after a %v warm-up%s; ratios to the bare server of this run):\n\n",
+		tool.Name(), o.duration, o.warmup, rounds)
+	loadtest.WriteClosedLoop(w, closed, closed[0].Scenario)
+	if len(open) > 0 {
+		fmt.Fprintf(w, "\nOpen loop (vegeta at a fixed %s req/s, %v a scenario, at most %d requests in flight; latency of the successful requests):\n\n",
+			loadtest.Thousands(float64(o.rate)), o.openDuration, o.openWorkers)
+		loadtest.WriteOpenLoop(w, open)
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}

@@ -1,0 +1,229 @@
+// Package loadtest is the machinery of "make loadtest" (cmd/loadtest): it
+// starts "lookupd dev" and a bare net/http server answering the same bytes,
+// gives the dev server a fixed data set and tokens, drives both with wrk or
+// vegeta, and writes the figures as Markdown tables.
+//
+// Only ratios measured in one run mean anything: the machine is shared.
+package loadtest
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Dev is a running "lookupd dev" child process.
+type Dev struct {
+	Banner
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has exited
+	err  error         // its exit status, once done is closed
+	logs *tail
+}
+
+// Banner is what the start-up banner of "lookupd dev" tells.
+type Banner struct {
+	API     string // base URL of the API listener
+	Admin   string // base URL of the admin listener
+	NATS    string // client URL of the in-process NATS server
+	Stream  string // the source stream
+	KeyPath string // PEM file of the dev key that signs accepted tokens
+}
+
+// StartDev starts bin as "lookupd dev" storing in dataDir, with both
+// listeners on free loopback ports, and returns once its banner says it is
+// ready (or ctx ends). Variables LOOKUP_* of this process are not passed
+// on, so the dev server has its defaults (no issuer, audience or tenancy).
+func StartDev(ctx context.Context, bin, dataDir string) (*Dev, error) {
+	cmd := exec.Command(bin, "dev", //nolint:gosec // G204: bin is the lookupd binary the operator named
+		"--data-dir", dataDir,
+		"--http-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0")
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "LOOKUP_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	d := &Dev{cmd: cmd, done: make(chan struct{}), logs: newTail(64 << 10)}
+	cmd.Stderr = d.logs
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s dev: %w", bin, err)
+	}
+	banner := make(chan Banner, 1)
+	go func() {
+		b, _ := ParseBanner(stdout) // a banner cut short is reported as not ready below
+		banner <- b
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	go func() {
+		d.err = cmd.Wait()
+		close(d.done)
+	}()
+	select {
+	case b := <-banner:
+		if b.API == "" || b.NATS == "" || b.KeyPath == "" {
+			_ = d.Stop()
+			return nil, fmt.Errorf("lookupd dev printed no complete banner; its log ends:\n%s", d.Logs())
+		}
+		d.Banner = b
+		return d, nil
+	case <-ctx.Done():
+		_ = d.Stop()
+		return nil, fmt.Errorf("lookupd dev not ready: %w; its log ends:\n%s", ctx.Err(), d.Logs())
+	}
+}
+
+// Stop interrupts the dev server, as Ctrl-C would, and waits for it to
+// exit (killing it after 20 seconds). It returns its exit error, if any
+// other than the interrupt.
+func (d *Dev) Stop() error {
+	_ = d.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-d.done:
+	case <-time.After(20 * time.Second):
+		_ = d.cmd.Process.Kill()
+		<-d.done
+		return errors.New("lookupd dev did not stop within 20s of an interrupt: killed")
+	}
+	var exit *exec.ExitError
+	if errors.As(d.err, &exit) && !exit.Exited() {
+		return nil // ended by the signal itself
+	}
+	return d.err
+}
+
+// Logs returns the end of the dev server's log.
+func (d *Dev) Logs() string { return d.logs.String() }
+
+// ParseBanner reads the start-up output of "lookupd dev" from r until the
+// banner is complete, and returns what it tells. Fields it did not find
+// are "".
+func ParseBanner(r io.Reader) (Banner, error) {
+	var b Banner
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	more := false
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 2 && f[0] == "API":
+			b.API = f[1]
+		case len(f) >= 2 && f[0] == "admin":
+			b.Admin = f[1]
+		case len(f) >= 2 && f[0] == "NATS":
+			b.NATS = f[1]
+			if i := strings.Index(line, "(stream "); i >= 0 {
+				b.Stream = strings.TrimSuffix(line[i+len("(stream "):], ")")
+			}
+		case strings.HasPrefix(line, "More tokens"):
+			more = true
+		case more && strings.Contains(line, " token "):
+			b.KeyPath = flagValue(shellWords(line), "--key")
+			more = false
+		case strings.HasPrefix(line, "Stop with Ctrl-C"):
+			return b, nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return b, err
+	}
+	return b, io.ErrUnexpectedEOF
+}
+
+// flagValue returns the word after name in words, "" when there is none.
+func flagValue(words []string, name string) string {
+	for i := 0; i+1 < len(words); i++ {
+		if words[i] == name {
+			return words[i+1]
+		}
+	}
+	return ""
+}
+
+// shellWords splits a command line as a POSIX shell would split words
+// quoted the way "lookupd dev" quotes them: single quotes, and a
+// backslash escaping one character outside them.
+func shellWords(line string) []string {
+	var words []string
+	var w strings.Builder
+	inWord, quoted, escaped := false, false, false
+	for _, r := range line {
+		switch {
+		case escaped:
+			w.WriteRune(r)
+			escaped = false
+		case quoted:
+			if r == '\'' {
+				quoted = false
+			} else {
+				w.WriteRune(r)
+			}
+		case r == '\'':
+			quoted, inWord = true, true
+		case r == '\\':
+			escaped, inWord = true, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		default:
+			w.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words
+}
+
+// tail is an io.Writer that keeps the last bytes written to it in a ring
+// (cheap: the dev server writes an access log line a request).
+type tail struct {
+	mu   sync.Mutex
+	buf  []byte
+	pos  int  // where the next byte goes
+	full bool // the ring has wrapped
+}
+
+func newTail(size int) *tail { return &tail{buf: make([]byte, size)} }
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(p)
+	if len(p) > len(t.buf) {
+		p = p[len(p)-len(t.buf):]
+	}
+	for len(p) > 0 {
+		c := copy(t.buf[t.pos:], p)
+		p = p[c:]
+		t.pos += c
+		if t.pos == len(t.buf) {
+			t.pos, t.full = 0, true
+		}
+	}
+	return n, nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.full {
+		return string(t.buf[:t.pos])
+	}
+	return string(t.buf[t.pos:]) + string(t.buf[:t.pos])
+}

@@ -1,0 +1,32 @@
+package loadtest
+
+import (
+	"context"
+	"time"
+)
+
+// Scenario is one measured request: GET URL, sending Tokens in rotation
+// as bearer tokens (one a request; none when empty).
+type Scenario struct {
+	Name   string
+	URL    string
+	Tokens []string
+}
+
+// Result is what one run of a scenario measured.
+type Result struct {
+	Scenario string
+	Tool     string        // how it was measured, e.g. "wrk -t2 -c64"
+	Requests uint64        // requests completed
+	Rate     float64       // requests completed per second
+	P50, P99 time.Duration // latency quantiles
+	Errors   uint64        // transport errors, timeouts and non-2xx answers
+}
+
+// ClosedLoop measures the throughput of a scenario with a fixed number of
+// connections, each sending its next request as soon as the last one is
+// answered.
+type ClosedLoop interface {
+	Run(ctx context.Context, s Scenario, d time.Duration) (Result, error)
+	Name() string
+}

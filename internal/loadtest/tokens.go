@@ -1,0 +1,65 @@
+package loadtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MintTokens returns n distinct tokens that the dev server signing with
+// the key at keyPath accepts, minted by bin ("lookupd token --count n", the
+// code path of the dev server's own token), with the given scopes and
+// lifetime. The tokens stay in memory: nothing is written to a file.
+func MintTokens(ctx context.Context, bin, keyPath, scope string, ttl time.Duration, n int) ([]string, error) {
+	cmd := exec.CommandContext(ctx, bin, "token", //nolint:gosec // G204: bin is the lookupd binary the operator named
+		"--key", keyPath, "--scope", scope,
+		"--ttl", ttl.String(), "--sub", "loadtest", "--count", strconv.Itoa(n))
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "LOOKUP_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s token: %w: %s", bin, err, strings.TrimSpace(stderr.String()))
+	}
+	return parseTokens(out, n)
+}
+
+// parseTokens splits the output of "lookupd token --count n" into its n
+// tokens, checking that there are n, distinct, each a compact JWS.
+func parseTokens(out []byte, n int) ([]string, error) {
+	toks := make([]string, 0, n)
+	seen := make(map[string]bool, n)
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 0, 16<<10), 1<<20)
+	for sc.Scan() {
+		tok := strings.TrimSpace(sc.Text())
+		if tok == "" {
+			continue
+		}
+		if strings.Count(tok, ".") != 2 {
+			return nil, fmt.Errorf("token %d is not a compact JWS", len(toks)+1)
+		}
+		if seen[tok] {
+			return nil, fmt.Errorf("token %d repeats an earlier one", len(toks)+1)
+		}
+		seen[tok] = true
+		toks = append(toks, tok)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(toks) != n {
+		return nil, fmt.Errorf("got %d tokens, want %d", len(toks), n)
+	}
+	return toks, nil
+}

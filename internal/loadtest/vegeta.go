@@ -1,0 +1,89 @@
+package loadtest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// Vegeta runs the closed-loop scenarios with vegeta's library when wrk is
+// not installed: Connections workers, each sending its next request as
+// soon as its last is answered.
+type Vegeta struct {
+	Connections int
+}
+
+// Name says how a result was measured.
+func (v Vegeta) Name() string { return fmt.Sprintf("vegeta, %d workers", v.Connections) }
+
+// Run attacks s for d as fast as v.Connections workers go.
+func (v Vegeta) Run(ctx context.Context, s Scenario, d time.Duration) (Result, error) {
+	c := uint64(max(v.Connections, 1)) //nolint:gosec // G115: positive
+	atk := vegeta.NewAttacker(vegeta.Workers(c), vegeta.MaxWorkers(c), vegeta.Connections(v.Connections),
+		vegeta.MaxBody(0), vegeta.Timeout(5*time.Second))
+	r, m := attack(ctx, atk, s, vegeta.Rate{}, d)
+	if m.Requests == 0 {
+		return Result{}, fmt.Errorf("vegeta: no request completed against %s", s.Name)
+	}
+	r.Rate = float64(m.Requests) / (m.Duration + m.Wait).Seconds()
+	r.Tool = v.Name()
+	return r, nil
+}
+
+// OpenLoop sends s at a fixed rate (requests a second) for d, whatever the
+// latency: vegeta adds workers (each with its connection) as needed, up to
+// maxWorkers; past that the rate achieved falls short. It returns the rate
+// achieved and the latency of the successful requests.
+func OpenLoop(ctx context.Context, s Scenario, rate int, d time.Duration, maxWorkers int) (Result, error) {
+	atk := vegeta.NewAttacker(vegeta.MaxWorkers(uint64(max(maxWorkers, 1))), //nolint:gosec // G115: positive
+		vegeta.MaxBody(0), vegeta.Timeout(5*time.Second))
+	r, m := attack(ctx, atk, s, vegeta.Rate{Freq: rate, Per: time.Second}, d)
+	if m.Requests == 0 {
+		return Result{}, fmt.Errorf("vegeta: no request completed against %s", s.Name)
+	}
+	r.Rate = m.Rate
+	r.Tool = "vegeta, " + Thousands(float64(rate)) + " req/s"
+	return r, nil
+}
+
+// attack runs atk against s at pace p for d (or until ctx ends) and
+// returns the result (without Rate and Tool) and vegeta's metrics of all
+// requests. The latencies are those of the successful requests only: a
+// refused connection is quick, and is counted as an error instead.
+func attack(ctx context.Context, atk *vegeta.Attacker, s Scenario, p vegeta.Pacer, d time.Duration) (Result, *vegeta.Metrics) {
+	stop := context.AfterFunc(ctx, func() { atk.Stop() })
+	defer stop()
+	var all, ok vegeta.Metrics
+	var errs uint64
+	for res := range atk.Attack(targeter(s), p, d, "") {
+		all.Add(res)
+		if res.Error != "" || res.Code < 200 || res.Code >= 300 {
+			errs++
+			continue
+		}
+		ok.Add(res)
+	}
+	all.Close()
+	ok.Close()
+	return Result{Scenario: s.Name, Requests: all.Requests, P50: ok.Latencies.P50, P99: ok.Latencies.P99, Errors: errs}, &all
+}
+
+// targeter returns GET s.URL with s.Tokens in rotation.
+func targeter(s Scenario) vegeta.Targeter {
+	headers := make([]http.Header, len(s.Tokens))
+	for i, t := range s.Tokens {
+		headers[i] = http.Header{"Authorization": {"Bearer " + t}}
+	}
+	var n atomic.Uint64
+	return func(t *vegeta.Target) error {
+		t.Method, t.URL, t.Header = http.MethodGet, s.URL, nil
+		if len(headers) > 0 {
+			t.Header = headers[(n.Add(1)-1)%uint64(len(headers))]
+		}
+		return nil
+	}
+}
