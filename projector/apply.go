@@ -70,7 +70,7 @@ func (s *Store) applyBatch(items []item) (batchStats, error) {
 // applyTxn applies a prefix of items in one transaction and returns its
 // length: all of items unless the transaction grew too big.
 func (s *Store) applyTxn(items []item) (int, batchStats, error) {
-	n, st, err := s.applyTxn1(items)
+	n, st, err := s.writeTxn(items)
 	if err != nil {
 		// Whether a failed commit landed is unknown: forget every cached version.
 		s.versions.reset()
@@ -78,7 +78,9 @@ func (s *Store) applyTxn(items []item) (int, batchStats, error) {
 	return n, st, err
 }
 
-func (s *Store) applyTxn1(items []item) (int, batchStats, error) {
+// writeTxn writes a prefix of items, and the checkpoint after it, in one
+// transaction: the longest prefix that fits (see applyTxn).
+func (s *Store) writeTxn(items []item) (int, batchStats, error) {
 	if s.applyFault != nil {
 		if err := s.applyFault(); err != nil {
 			return 0, batchStats{}, err
@@ -95,7 +97,7 @@ func (s *Store) applyTxn1(items []item) (int, batchStats, error) {
 					return 0, batchStats{}, errTooBigSingle
 				}
 				txn.Discard()
-				return s.applyTxn1(items[:i])
+				return s.writeTxn(items[:i])
 			}
 			return 0, batchStats{}, fmt.Errorf("apply event at stream sequence %d: %w", items[i].seq, err)
 		}
@@ -108,7 +110,7 @@ func (s *Store) applyTxn1(items []item) (int, batchStats, error) {
 	if err != nil {
 		if errors.Is(err, badger.ErrTxnTooBig) && len(items) > 1 {
 			txn.Discard()
-			return s.applyTxn1(items[:len(items)-1])
+			return s.writeTxn(items[:len(items)-1])
 		}
 		return 0, batchStats{}, fmt.Errorf("write checkpoint %d: %w", last.seq, err)
 	}

@@ -3,24 +3,38 @@ package projector
 import (
 	"context"
 	"time"
+
+	"github.com/cenkalti/backoff/v5"
 )
 
-// backoff is exponential backoff from 50ms to 5s.
-type backoff struct{ d time.Duration }
-
-func newBackoff() *backoff { return &backoff{} }
-
-func (b *backoff) next() time.Duration {
-	switch {
-	case b.d == 0:
-		b.d = 50 * time.Millisecond
-	case b.d < 5*time.Second:
-		b.d = min(2*b.d, 5*time.Second)
+// newBackoff returns the projector's retry policy: exponential backoff from
+// 50ms, doubling up to 5s, with ±20% jitter so that replicas restarted
+// together do not retry in step. It never gives up by itself; callers stop
+// when their context is done.
+func newBackoff() *backoff.ExponentialBackOff {
+	b := &backoff.ExponentialBackOff{
+		InitialInterval:     50 * time.Millisecond,
+		RandomizationFactor: 0.2,
+		Multiplier:          2,
+		MaxInterval:         5 * time.Second,
 	}
-	return b.d
+	b.Reset()
+	return b
 }
 
-func (b *backoff) reset() { b.d = 0 }
+// retryForever runs op until it succeeds or ctx is done (then it returns
+// ctx's error), waiting between attempts as newBackoff says; notify is
+// called with each failure and the wait before the next attempt.
+func retryForever(ctx context.Context, op func() error, notify func(err error, wait time.Duration)) error {
+	_, err := backoff.Retry(ctx, func() (struct{}, error) { return struct{}{}, op() },
+		backoff.WithBackOff(newBackoff()),
+		backoff.WithMaxElapsedTime(0),
+		backoff.WithNotify(notify))
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
 
 // sleep waits d or until ctx is done; it reports whether d elapsed.
 func sleep(ctx context.Context, d time.Duration) bool {

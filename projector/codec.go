@@ -57,7 +57,7 @@ type reader struct {
 	err error
 }
 
-func (r *reader) str() string {
+func (r *reader) nextString() string {
 	if r.err != nil {
 		return ""
 	}
@@ -71,7 +71,7 @@ func (r *reader) str() string {
 	return s
 }
 
-func (r *reader) byte() byte {
+func (r *reader) nextByte() byte {
 	if r.err != nil {
 		return 0
 	}
@@ -97,7 +97,7 @@ func encodePerson(version uint64, businessID, first, middle, last string) []byte
 // the header); ID and Type are left for the caller.
 func decodePerson(rest []byte) (events.Person, error) {
 	r := reader{b: rest}
-	p := events.Person{BusinessID: r.str(), FirstName: r.str(), MiddleName: r.str(), LastName: r.str()}
+	p := events.Person{BusinessID: r.nextString(), FirstName: r.nextString(), MiddleName: r.nextString(), LastName: r.nextString()}
 	return p, r.err
 }
 
@@ -144,22 +144,22 @@ func encodeSigner(version uint64, s *events.Signer) []byte {
 func decodeSigner(rest []byte) (events.Signer, error) {
 	r := reader{b: rest}
 	s := events.Signer{
-		FirstName:     r.str(),
-		MiddleName:    r.str(),
-		LastName:      r.str(),
-		AccountAccess: events.AccountAccess(r.str()),
-		Status:        events.SignerStatus(r.str()),
-		Type:          events.SignerType(r.str()),
+		FirstName:     r.nextString(),
+		MiddleName:    r.nextString(),
+		LastName:      r.nextString(),
+		AccountAccess: events.AccountAccess(r.nextString()),
+		Status:        events.SignerStatus(r.nextString()),
+		Type:          events.SignerType(r.nextString()),
 	}
-	f := r.byte()
+	f := r.nextByte()
 	s.HIPAAAuthorized = f&sflagHIPAA != 0
 	if f&sflagAddress != 0 {
-		s.Address = &events.Address{Line1: r.str(), Line2: r.str(), City: r.str(), State: r.str(), ZipCode: r.str(), Country: r.str()}
+		s.Address = &events.Address{Line1: r.nextString(), Line2: r.nextString(), City: r.nextString(), State: r.nextString(), ZipCode: r.nextString(), Country: r.nextString()}
 	}
 	if f&sflagPhone != 0 {
-		s.Phone = &events.Phone{CountryCode: r.str(), AreaCode: r.str(), Number: r.str(), Extension: r.str()}
+		s.Phone = &events.Phone{CountryCode: r.nextString(), AreaCode: r.nextString(), Number: r.nextString(), Extension: r.nextString()}
 	}
-	s.SSN = r.str()
-	s.DateOfBirth = r.str()
+	s.SSN = r.nextString()
+	s.DateOfBirth = r.nextString()
 	return s, r.err
 }

@@ -132,38 +132,31 @@ func (p *Projector) deadLetter(ctx context.Context, m *msgItem) error {
 	out.Header.Set(HeaderOriginalSequence, strconv.FormatUint(m.seq, 10))
 	msgID := p.cfg.Stream + ":" + strconv.FormatUint(m.seq, 10)
 
-	bo := newBackoff()
-	for {
+	return retryForever(ctx, func() error {
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
 		present, err := p.inDLQ(pctx, out.Subject, m.seq)
 		if err == nil && present {
-			cancel()
 			p.logger.Debug("invalid event already dead-lettered", "seq", m.seq, "subject", m.msg.Subject())
 			return nil
 		}
 		if err == nil {
 			_, err = p.js.PublishMsg(pctx, out, jetstream.WithMsgID(msgID), jetstream.WithExpectStream(p.cfg.DLQStream))
 		}
-		cancel()
 		if err == nil {
 			p.logger.Warn("invalid event dead-lettered", "seq", m.seq, "subject", m.msg.Subject(), "reason", reason)
 			return nil
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrNoStreamResponse) {
+		if ctx.Err() == nil && (errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrNoStreamResponse)) {
 			// The DLQ stream was deleted while running: create it again.
 			if cerr := p.ensureDLQ(ctx); cerr != nil {
 				err = errors.Join(err, cerr)
 			}
 		}
-		d := bo.next()
+		return err
+	}, func(err error, d time.Duration) {
 		p.logger.Error("dead-letter publish failed, retrying", "err", err, "seq", m.seq, "retry_in", d)
-		if !sleep(ctx, d) {
-			return ctx.Err()
-		}
-	}
+	})
 }
 
 // inDLQ reports whether the last DLQ message on dlqSubject is the copy of

@@ -8,6 +8,36 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// startPipeline starts the goroutines that read and decode the messages of
+// iter; the decoded chunks arrive on ordered, in stream order. stop ends
+// them.
+func (p *Projector) startPipeline(iter jetstream.MessagesContext) (ordered <-chan *chunk, stop func()) {
+	done := make(chan struct{})
+	raw := make(chan msgItem, p.pullMax)
+	work := make(chan *chunk, p.decoders*2)
+	ord := make(chan *chunk, 2*p.cfg.BatchSize/chunkSize+p.decoders*2)
+	var wg sync.WaitGroup
+	wg.Add(1 + p.decoders)
+	// The reader is not waited for: while the ordered consumer recreates
+	// itself, Stop blocks (it takes the consumer's lock) and Next too. It
+	// ends on its own once Next returns, seeing done closed.
+	go p.read(iter, raw, done)
+	go func() { defer wg.Done(); chunker(raw, work, ord, done) }()
+	for range p.decoders {
+		go func() {
+			defer wg.Done()
+			for c := range work {
+				p.decodeChunk(c)
+			}
+		}()
+	}
+	return ord, func() {
+		close(done)
+		go iter.Stop()
+		wg.Wait()
+	}
+}
+
 // chunkSize is the number of messages decoded as one unit of work.
 const chunkSize = 64
 

@@ -194,7 +194,7 @@ func (p *Projector) Run(ctx context.Context) error {
 	bo := newBackoff()
 	dlqReady, refreshing := false, false
 	for {
-		stream, err := p.reach(ctx)
+		stream, err := p.lookUpStream(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -224,7 +224,7 @@ func (p *Projector) Run(ctx context.Context) error {
 			return nil // a clean shutdown, whatever step it interrupted
 		}
 		p.reached.Store(false)
-		d := bo.next()
+		d := bo.NextBackOff()
 		p.logger.Warn("stream unavailable, retrying", "err", err, "retry_in", d)
 		if !sleep(ctx, d) {
 			return nil

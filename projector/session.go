@@ -3,9 +3,9 @@ package projector
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -22,15 +22,59 @@ type msgItem struct {
 
 // session consumes from checkpoint + 1 until the consumer fails or ctx is done.
 //
-// The pipeline: a reader goroutine takes messages from the consumer; a
-// chunker groups what has arrived into chunks of up to chunkSize; decoders
-// (one per CPU) parse the metadata and decode the events of each chunk in
-// parallel; the session goroutine takes the chunks in stream order, waits
-// for each to be decoded, and commits batches of up to BatchSize events.
-func (p *Projector) session(ctx context.Context, stream jetstream.Stream, bo *backoff) error {
+// The pipeline (see startPipeline): a reader goroutine takes messages from
+// the consumer; a chunker groups what has arrived into chunks of up to
+// chunkSize; decoders (one per CPU) parse the metadata and decode the events
+// of each chunk in parallel; the session goroutine takes the chunks in
+// stream order, waits for each to be decoded, and commits batches of up to
+// BatchSize events.
+func (p *Projector) session(ctx context.Context, stream jetstream.Stream, bo *backoff.ExponentialBackOff) error {
 	p.mu.Lock()
 	start := p.prog.AppliedSeq + 1
 	p.mu.Unlock()
+	iter, err := p.openConsumer(ctx, stream, start)
+	if err != nil {
+		return err
+	}
+	p.logger.Info("consuming", "from_seq", start)
+	ordered, stop := p.startPipeline(iter)
+	defer stop()
+
+	batch := make([]msgItem, 0, p.cfg.BatchSize)
+	lastSeen := start - 1
+	var lastCSeq uint64
+	for {
+		clear(batch)
+		var c *chunk
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-p.streamGone:
+			return fmt.Errorf("stream %q no longer found", p.cfg.Stream)
+		case c = <-ordered:
+		}
+		var readErr error
+		batch, readErr = p.gatherChunks(c, ordered, batch[:0])
+		for rest := batch; len(rest) > 0; {
+			n := min(len(rest), p.cfg.BatchSize)
+			if err := p.checkNotReplaced(ctx, rest[:n], &lastCSeq); err != nil {
+				return err
+			}
+			if err := p.commitBatch(ctx, rest[:n], &lastSeen); err != nil {
+				return err
+			}
+			rest = rest[n:]
+			bo.Reset()
+		}
+		if readErr != nil {
+			return readErr
+		}
+	}
+}
+
+// openConsumer creates the ordered consumer from sequence start and starts
+// consuming; it marks the projector caught up if nothing is pending.
+func (p *Projector) openConsumer(ctx context.Context, stream jetstream.Stream, start uint64) (jetstream.MessagesContext, error) {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	cons, err := stream.OrderedConsumer(cctx, jetstream.OrderedConsumerConfig{
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
@@ -43,98 +87,46 @@ func (p *Projector) session(ctx context.Context, stream jetstream.Stream, bo *ba
 	})
 	cancel()
 	if err != nil {
-		return fmt.Errorf("create ordered consumer from sequence %d: %w", start, err)
+		return nil, fmt.Errorf("create ordered consumer from sequence %d: %w", start, err)
 	}
 	iter, err := cons.Messages(jetstream.PullMaxMessages(p.pullMax))
 	if err != nil {
-		return fmt.Errorf("consume from sequence %d: %w", start, err)
+		return nil, fmt.Errorf("consume from sequence %d: %w", start, err)
 	}
 	if info := cons.CachedInfo(); info != nil && info.NumPending == 0 {
 		// Nothing left to deliver after the checkpoint (the stream's last
 		// messages may have been deleted): caught up.
 		p.markCaughtUp()
 	}
-	p.logger.Info("consuming", "from_seq", start)
+	return iter, nil
+}
 
-	done := make(chan struct{})
-	raw := make(chan msgItem, p.pullMax)
-	work := make(chan *chunk, p.decoders*2)
-	ordered := make(chan *chunk, 2*p.cfg.BatchSize/chunkSize+p.decoders*2)
-	var wg sync.WaitGroup
-	wg.Add(1 + p.decoders)
-	// The reader is not waited for: while the ordered consumer recreates
-	// itself, Stop blocks (it takes the consumer's lock) and Next too. It
-	// ends on its own once Next returns, seeing done closed.
-	go p.read(iter, raw, done)
-	go func() { defer wg.Done(); chunker(raw, work, ordered, done) }()
-	for range p.decoders {
-		go func() {
-			defer wg.Done()
-			for c := range work {
-				p.decodeChunk(c)
-			}
-		}()
-	}
-	defer func() {
-		close(done)
-		go iter.Stop()
-		wg.Wait()
-	}()
-
-	batch := make([]msgItem, 0, p.cfg.BatchSize)
-	lastSeen := start - 1
-	var lastCSeq uint64
+// gatherChunks appends to batch the items of c, once decoded, and of the
+// chunks that are already waiting on ordered, while they fit in BatchSize.
+// It returns the error that ended the reading, if a chunk carries one.
+func (p *Projector) gatherChunks(c *chunk, ordered <-chan *chunk, batch []msgItem) ([]msgItem, error) {
 	for {
-		clear(batch)
-		batch = batch[:0]
-		var c *chunk
+		<-c.done
+		batch = append(batch, c.items...)
+		if c.err != nil {
+			return batch, c.err
+		}
+		c.release() // after the last use of c: the chunker may reuse it at once
+		if len(batch)+chunkSize > p.cfg.BatchSize {
+			return batch, nil
+		}
 		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-p.streamGone:
-			return fmt.Errorf("stream %q no longer found", p.cfg.Stream)
 		case c = <-ordered:
-		}
-		var readErr error
-		for {
-			<-c.done
-			batch = append(batch, c.items...)
-			if c.err != nil {
-				readErr = c.err
-				break
-			}
-			c.release() // after the last use of c: the chunker may reuse it at once
-			if len(batch)+chunkSize > p.cfg.BatchSize {
-				break
-			}
-			select {
-			case c = <-ordered:
-				continue
-			default:
-			}
-			break
-		}
-		for rest := batch; len(rest) > 0; {
-			n := min(len(rest), p.cfg.BatchSize)
-			if err := p.checkNotReplaced(ctx, rest[:n], &lastCSeq); err != nil {
-				return err
-			}
-			if err := p.process(ctx, rest[:n], &lastSeen); err != nil {
-				return err
-			}
-			rest = rest[n:]
-			bo.reset()
-		}
-		if readErr != nil {
-			return readErr
+		default:
+			return batch, nil
 		}
 	}
 }
 
-// process dead-letters the invalid events of batch, then applies it, retrying
+// commitBatch dead-letters the invalid events of batch, then applies it, retrying
 // with backoff until it succeeds or ctx is done. lastSeen guards against a
 // message delivered twice within a session.
-func (p *Projector) process(ctx context.Context, batch []msgItem, lastSeen *uint64) error {
+func (p *Projector) commitBatch(ctx context.Context, batch []msgItem, lastSeen *uint64) error {
 	items := p.itemsBuf[:0]
 	var last msgItem
 	for i := range batch {
@@ -156,34 +148,32 @@ func (p *Projector) process(ctx context.Context, batch []msgItem, lastSeen *uint
 	if len(items) == 0 {
 		return nil
 	}
-	bo := newBackoff()
-	for {
+	return retryForever(ctx, func() error {
 		st, err := p.store.applyBatch(items)
 		if err == nil {
-			p.committed(items[len(items)-1], st, last.pending)
+			p.recordCommit(items[len(items)-1], st, last.pending)
 			return nil
 		}
-		p.logger.Error("store write failed, retrying", "err", err, "first_seq", items[0].seq)
 		// Part of the batch may have been committed: resume after the checkpoint.
 		if cp, _, cerr := p.store.checkpoint(); cerr == nil {
 			for len(items) > 0 && items[0].seq <= cp {
 				items = items[1:]
 			}
 			if st != (batchStats{}) {
-				p.committed(item{seq: cp}, st, last.pending+uint64(len(items)))
+				p.recordCommit(item{seq: cp}, st, last.pending+uint64(len(items)))
 			}
 			if len(items) == 0 {
 				return nil
 			}
 		}
-		if !sleep(ctx, bo.next()) {
-			return ctx.Err()
-		}
-	}
+		return err
+	}, func(err error, _ time.Duration) {
+		p.logger.Error("store write failed, retrying", "err", err, "first_seq", items[0].seq)
+	})
 }
 
-// committed records a committed batch ending at last in the progress.
-func (p *Projector) committed(last item, st batchStats, pending uint64) {
+// recordCommit records a committed batch ending at last in the progress.
+func (p *Projector) recordCommit(last item, st batchStats, pending uint64) {
 	p.mu.Lock()
 	p.prog.AppliedSeq = last.seq
 	if !last.time.IsZero() {

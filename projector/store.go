@@ -211,7 +211,3 @@ func (b badgerLogger) Debugf(f string, a ...any) {
 }
 
 var _ badger.Logger = badgerLogger{}
-
-func badgerIterOpts(prefix []byte) badger.IteratorOptions {
-	return badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 16, Prefix: prefix}
-}

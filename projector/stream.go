@@ -44,10 +44,10 @@ func (p *Projector) checkIdentity(info *jetstream.StreamInfo) error {
 	return nil
 }
 
-// reach looks the stream up, checks that the store belongs to it (see
+// lookUpStream looks the stream up, checks that the store belongs to it (see
 // checkIdentity), records its state and, the first time, the caught-up
 // target.
-func (p *Projector) reach(ctx context.Context) (jetstream.Stream, error) {
+func (p *Projector) lookUpStream(ctx context.Context) (jetstream.Stream, error) {
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	stream, err := p.js.Stream(rctx, p.cfg.Stream)
