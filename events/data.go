@@ -4,15 +4,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-json-experiment/json"
 	"github.com/google/uuid"
 )
 
-// signerData is the data of a signer upsert as read: HIPAA tells a
-// missing hipaa_authorized (nil) from false.
+// signerData is the data of a signer upsert as read: hipaaSet tells a
+// missing hipaa_authorized from false.
 type signerData struct {
 	Signer
-	HIPAA *bool `json:"hipaa_authorized"`
+	hipaaSet bool
 }
 
 // decodeData reads data, the data object of an event of type t, and
@@ -37,14 +36,63 @@ func decodeData(t Type, data []byte) (any, error) {
 	return nil, &InvalidEventError{Field: "type", Reason: "unknown event type"} // not reached: t is one of Types
 }
 
+// dataTarget returns a new value for the data of an event of type t to be
+// read into (see readFields), and checked by checkData.
+func dataTarget(t Type) fielder {
+	switch t {
+	case TypeConsumerUpserted:
+		return new(Consumer)
+	case TypeConsumerDeleted:
+		return new(ConsumerDeleted)
+	case TypeBusinessContactUpserted:
+		return new(BusinessContact)
+	case TypeBusinessContactDeleted:
+		return new(BusinessContactDeleted)
+	case TypeSignerUpserted:
+		return new(signerData)
+	}
+	return new(SignerDeleted)
+}
+
+// checkData returns the data that v, from dataTarget, holds, once valid:
+// fault first (a value of a wrong JSON type met while reading it), then the
+// checks of its type.
+func checkData(v fielder, fault error) (any, error) {
+	if fault != nil {
+		return nil, fault
+	}
+	if err := v.(interface{ validate() error }).validate(); err != nil {
+		return nil, err
+	}
+	switch d := v.(type) {
+	case *Consumer:
+		return *d, nil
+	case *ConsumerDeleted:
+		return *d, nil
+	case *BusinessContact:
+		return *d, nil
+	case *BusinessContactDeleted:
+		return *d, nil
+	case *signerData:
+		return d.Signer, nil
+	case *SignerDeleted:
+		return *d, nil
+	}
+	return nil, &InvalidEventError{Field: "type", Reason: "unknown event type"} // not reached
+}
+
 // readData reads data into a T (unknown names ignored, null as absent) and
 // checks it with check.
-func readData[T any](data []byte, check func(*T) error) (T, error) {
+func readData[T any, PT interface {
+	*T
+	fielder
+}](data []byte, check func(PT) error) (T, error) {
 	var v T
-	if err := json.Unmarshal(data, &v, dataOptions...); err != nil {
-		return v, jsonFault(err, "data.")
+	if err := readFields(data, PT(&v)); err != nil {
+		return v, err
 	}
-	return v, check(&v)
+	err := check(&v) // before v is returned: check normalises it
+	return v, err
 }
 
 func (c *Consumer) validate() error {
@@ -88,10 +136,9 @@ func (s *signerData) validate() error {
 	if err := checkNames(s.FirstName, s.LastName); err != nil {
 		return err
 	}
-	if s.HIPAA == nil {
+	if !s.hipaaSet {
 		return &InvalidEventError{Field: "data.hipaa_authorized", Reason: "is required"}
 	}
-	s.HIPAAAuthorized = *s.HIPAA
 	if err := checkEnum("account_access", string(s.AccountAccess), s.AccountAccess.Valid()); err != nil {
 		return err
 	}

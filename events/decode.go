@@ -1,6 +1,7 @@
 package events
 
 import (
+	"bytes"
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"strconv"
@@ -86,7 +87,8 @@ const ContentTypeJSON = "application/json"
 //
 // The returned Event does not retain body, which the caller may reuse.
 func Decode(subject string, body []byte) (Event, error) {
-	var env *envelope // nil for a JSON null
+	var env envelope
+	env.Data.typ = &env.Type
 	if err := json.Unmarshal(body, &env, envelopeOptions...); err != nil {
 		// json.Unmarshal stops at the first fault; one of the JSON text
 		// further on comes first.
@@ -96,14 +98,19 @@ func Decode(subject string, body []byte) (Event, error) {
 		}
 		return Event{}, jsonFault(err, "")
 	}
-	if env == nil {
+	if isNull(body) {
 		return Event{}, &InvalidEventError{Reason: "body is a JSON null, not an object"}
 	}
 	ev, err := env.event()
 	if err != nil {
 		return Event{}, err
 	}
-	if ev.Data, err = decodeData(ev.Type, body[env.Data.from:env.Data.to]); err != nil {
+	if env.Data.target != nil {
+		ev.Data, err = checkData(env.Data.target, env.Data.fault)
+	} else {
+		ev.Data, err = decodeData(ev.Type, body[env.Data.from:env.Data.to])
+	}
+	if err != nil {
 		return Event{}, err
 	}
 	if ent := ev.Entity(); !subjectMatches(subject, ent) {
@@ -111,6 +118,12 @@ func Decode(subject string, body []byte) (Event, error) {
 			Reason: "subject " + quote(subject) + " does not match the ids in data (want " + strconv.Quote(ent.Subject()) + ")"}
 	}
 	return ev, nil
+}
+
+// isNull reports whether body, valid JSON, is a null.
+func isNull(body []byte) bool {
+	b := bytes.TrimLeft(body, " \t\r\n")
+	return len(b) > 0 && b[0] == 'n'
 }
 
 // The options of json.Unmarshal: its defaults (names matched exactly,

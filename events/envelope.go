@@ -46,13 +46,31 @@ func (e *entityVersion) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return nil
 }
 
-// dataSpan is where the data object lies in the body; to is 0 when data is
-// absent or null. Its syntax is checked with the body's; it is read once
-// the type is known.
-type dataSpan struct{ from, to int }
+// dataSpan is the data attribute. When the type attribute comes before it
+// in the body and names one of Types, data is read as it is met, in the
+// same pass (target holds it, fault the first value of a wrong JSON type in
+// it, to be reported after the attributes' faults); otherwise it is
+// checked with the body's syntax and its place kept, from and to, to be
+// read once the type is known. to is 0 when data is absent or null.
+type dataSpan struct {
+	from, to int
+	typ      *string // the type attribute as read so far
+	target   fielder // non-nil: data was read into it
+	fault    error
+}
 
 // UnmarshalJSONFrom implements json.UnmarshalerFrom.
 func (s *dataSpan) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() == '{' && s.typ != nil {
+		if t, ok := knownType(*s.typ); ok {
+			s.target = dataTarget(t)
+			if err := readObject(dec, "data.", s.target, &s.fault); err != nil {
+				return err
+			}
+			s.to = int(dec.InputOffset())
+			return nil
+		}
+	}
 	v, err := dec.ReadValue()
 	if err != nil {
 		return err
