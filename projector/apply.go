@@ -185,53 +185,6 @@ func applyOne(txn *badger.Txn, vc *versionCache, it *item, st *batchStats) error
 	return nil
 }
 
-// versionCacheMax bounds the number of entity versions kept in memory.
-const versionCacheMax = 1 << 18
-
-// versionCache keeps the last version of recently seen entities, so that
-// most version checks need no Badger lookup. It is used by the single
-// writer only. committed mirrors the store; pending holds what the open
-// transaction read or wrote and is merged into committed when, and only
-// when, that transaction commits. committed is emptied before a merge that
-// would take it past versionCacheMax entries (so it holds at most that plus
-// one transaction's keys), and on any write error.
-type versionCache struct {
-	committed, pending map[string]uint64
-}
-
-func (c *versionCache) begin() {
-	if c.pending == nil {
-		c.pending = make(map[string]uint64)
-		c.committed = make(map[string]uint64)
-	}
-	clear(c.pending)
-}
-
-func (c *versionCache) get(key []byte) (uint64, bool) {
-	if v, ok := c.pending[string(key)]; ok {
-		return v, true
-	}
-	v, ok := c.committed[string(key)]
-	return v, ok
-}
-
-func (c *versionCache) put(key []byte, v uint64) { c.pending[string(key)] = v }
-
-func (c *versionCache) commit() {
-	if len(c.committed)+len(c.pending) > versionCacheMax {
-		clear(c.committed)
-	}
-	for k, v := range c.pending {
-		c.committed[k] = v
-	}
-	clear(c.pending)
-}
-
-func (c *versionCache) reset() {
-	clear(c.committed)
-	clear(c.pending)
-}
-
 // versionAt returns the entity version stored at key, 0 if none.
 func versionAt(txn *badger.Txn, key []byte) (uint64, error) {
 	it, err := txn.Get(key)
