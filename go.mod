@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/asyncapi/spec-json-schemas/v6 v6.8.0
+	github.com/cenkalti/backoff/v5 v5.0.3
 	github.com/dgraph-io/badger/v4 v4.9.6
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/go-json-experiment/json v0.0.0-20260820222146-c27c302e5fc3

@@ -70,7 +70,7 @@ func (s *Store) applyBatch(items []item) (batchStats, error) {
 // applyTxn applies a prefix of items in one transaction and returns its
 // length: all of items unless the transaction grew too big.
 func (s *Store) applyTxn(items []item) (int, batchStats, error) {
-	n, st, err := s.applyTxn1(items)
+	n, st, err := s.writeTxn(items)
 	if err != nil {
 		// Whether a failed commit landed is unknown: forget every cached version.
 		s.versions.reset()
@@ -78,7 +78,9 @@ func (s *Store) applyTxn(items []item) (int, batchStats, error) {
 	return n, st, err
 }
 
-func (s *Store) applyTxn1(items []item) (int, batchStats, error) {
+// writeTxn writes a prefix of items, and the checkpoint after it, in one
+// transaction: the longest prefix that fits (see applyTxn).
+func (s *Store) writeTxn(items []item) (int, batchStats, error) {
 	if s.applyFault != nil {
 		if err := s.applyFault(); err != nil {
 			return 0, batchStats{}, err
@@ -95,7 +97,7 @@ func (s *Store) applyTxn1(items []item) (int, batchStats, error) {
 					return 0, batchStats{}, errTooBigSingle
 				}
 				txn.Discard()
-				return s.applyTxn1(items[:i])
+				return s.writeTxn(items[:i])
 			}
 			return 0, batchStats{}, fmt.Errorf("apply event at stream sequence %d: %w", items[i].seq, err)
 		}
@@ -108,7 +110,7 @@ func (s *Store) applyTxn1(items []item) (int, batchStats, error) {
 	if err != nil {
 		if errors.Is(err, badger.ErrTxnTooBig) && len(items) > 1 {
 			txn.Discard()
-			return s.applyTxn1(items[:len(items)-1])
+			return s.writeTxn(items[:len(items)-1])
 		}
 		return 0, batchStats{}, fmt.Errorf("write checkpoint %d: %w", last.seq, err)
 	}
@@ -181,53 +183,6 @@ func applyOne(txn *badger.Txn, vc *versionCache, it *item, st *batchStats) error
 	vc.put(key, ev.EntityVersion)
 	st.applied++
 	return nil
-}
-
-// versionCacheMax bounds the number of entity versions kept in memory.
-const versionCacheMax = 1 << 18
-
-// versionCache keeps the last version of recently seen entities, so that
-// most version checks need no Badger lookup. It is used by the single
-// writer only. committed mirrors the store; pending holds what the open
-// transaction read or wrote and is merged into committed when, and only
-// when, that transaction commits. committed is emptied before a merge that
-// would take it past versionCacheMax entries (so it holds at most that plus
-// one transaction's keys), and on any write error.
-type versionCache struct {
-	committed, pending map[string]uint64
-}
-
-func (c *versionCache) begin() {
-	if c.pending == nil {
-		c.pending = make(map[string]uint64)
-		c.committed = make(map[string]uint64)
-	}
-	clear(c.pending)
-}
-
-func (c *versionCache) get(key []byte) (uint64, bool) {
-	if v, ok := c.pending[string(key)]; ok {
-		return v, true
-	}
-	v, ok := c.committed[string(key)]
-	return v, ok
-}
-
-func (c *versionCache) put(key []byte, v uint64) { c.pending[string(key)] = v }
-
-func (c *versionCache) commit() {
-	if len(c.committed)+len(c.pending) > versionCacheMax {
-		clear(c.committed)
-	}
-	for k, v := range c.pending {
-		c.committed[k] = v
-	}
-	clear(c.pending)
-}
-
-func (c *versionCache) reset() {
-	clear(c.committed)
-	clear(c.pending)
 }
 
 // versionAt returns the entity version stored at key, 0 if none.

@@ -389,3 +389,8 @@ func streamLastSeq(t testing.TB, js jetstream.JetStream) uint64 {
 
 // testBiz is the business id of the test events.
 const testBiz = "0b0b0b0b-0000-4000-8000-00000000b12b"
+
+// badgerIterOpts returns iterator options over prefix, values prefetched.
+func badgerIterOpts(prefix []byte) badger.IteratorOptions {
+	return badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 16, Prefix: prefix}
+}

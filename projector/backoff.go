@@ -1,0 +1,49 @@
+package projector
+
+import (
+	"context"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+)
+
+// newBackoff returns the projector's retry policy: exponential backoff from
+// 50ms, doubling up to 5s, with ±20% jitter so that replicas restarted
+// together do not retry in step. It never gives up by itself; callers stop
+// when their context is done.
+func newBackoff() *backoff.ExponentialBackOff {
+	b := &backoff.ExponentialBackOff{
+		InitialInterval:     50 * time.Millisecond,
+		RandomizationFactor: 0.2,
+		Multiplier:          2,
+		MaxInterval:         5 * time.Second,
+	}
+	b.Reset()
+	return b
+}
+
+// retryForever runs op until it succeeds or ctx is done (then it returns
+// ctx's error), waiting between attempts as newBackoff says; notify is
+// called with each failure and the wait before the next attempt.
+func retryForever(ctx context.Context, op func() error, notify func(err error, wait time.Duration)) error {
+	_, err := backoff.Retry(ctx, func() (struct{}, error) { return struct{}{}, op() },
+		backoff.WithBackOff(newBackoff()),
+		backoff.WithMaxElapsedTime(0),
+		backoff.WithNotify(notify))
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// sleep waits d or until ctx is done; it reports whether d elapsed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

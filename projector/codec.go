@@ -1,0 +1,165 @@
+package projector
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"github.com/lookup/persons/events"
+)
+
+// formatV1 is the first byte of every entity value (see Values in the
+// package documentation).
+const formatV1 = 1
+
+const flagDeleted = 1
+
+const (
+	sflagHIPAA = 1 << iota
+	sflagAddress
+	sflagPhone
+)
+
+var errCorrupt = errors.New("corrupt value")
+
+type header struct {
+	version uint64
+	deleted bool
+}
+
+func appendHeader(b []byte, version uint64, deleted bool) []byte {
+	var flags byte
+	if deleted {
+		flags |= flagDeleted
+	}
+	b = append(b, formatV1, flags)
+	return binary.AppendUvarint(b, version)
+}
+
+func decodeHeader(v []byte) (header, []byte, error) {
+	if len(v) < 3 || v[0] != formatV1 {
+		return header{}, nil, errCorrupt
+	}
+	ver, n := binary.Uvarint(v[2:])
+	if n <= 0 {
+		return header{}, nil, errCorrupt
+	}
+	return header{version: ver, deleted: v[1]&flagDeleted != 0}, v[2+n:], nil
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// reader decodes the fields of a value; the first error sticks.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) nextString() string {
+	if r.err != nil {
+		return ""
+	}
+	n, k := binary.Uvarint(r.b)
+	if k <= 0 || uint64(len(r.b)-k) < n {
+		r.err = errCorrupt
+		return ""
+	}
+	s := string(r.b[k : k+int(n)])
+	r.b = r.b[k+int(n):]
+	return s
+}
+
+func (r *reader) nextByte() byte {
+	if r.err != nil {
+		return 0
+	}
+	if len(r.b) == 0 {
+		r.err = errCorrupt
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+func encodePerson(version uint64, businessID, first, middle, last string) []byte {
+	b := make([]byte, 0, 16+len(businessID)+len(first)+len(middle)+len(last))
+	b = appendHeader(b, version, false)
+	b = appendString(b, businessID)
+	b = appendString(b, first)
+	b = appendString(b, middle)
+	return appendString(b, last)
+}
+
+// decodePerson decodes the fields of a live consumer or contact value (after
+// the header); ID and Type are left for the caller.
+func decodePerson(rest []byte) (events.Person, error) {
+	r := reader{b: rest}
+	p := events.Person{BusinessID: r.nextString(), FirstName: r.nextString(), MiddleName: r.nextString(), LastName: r.nextString()}
+	return p, r.err
+}
+
+func encodeSigner(version uint64, s *events.Signer) []byte {
+	b := make([]byte, 0, 160)
+	b = appendHeader(b, version, false)
+	b = appendString(b, s.FirstName)
+	b = appendString(b, s.MiddleName)
+	b = appendString(b, s.LastName)
+	b = appendString(b, string(s.AccountAccess))
+	b = appendString(b, string(s.Status))
+	b = appendString(b, string(s.Type))
+	var f byte
+	if s.HIPAAAuthorized {
+		f |= sflagHIPAA
+	}
+	if s.Address != nil {
+		f |= sflagAddress
+	}
+	if s.Phone != nil {
+		f |= sflagPhone
+	}
+	b = append(b, f)
+	if a := s.Address; a != nil {
+		b = appendString(b, a.Line1)
+		b = appendString(b, a.Line2)
+		b = appendString(b, a.City)
+		b = appendString(b, a.State)
+		b = appendString(b, a.ZipCode)
+		b = appendString(b, a.Country)
+	}
+	if p := s.Phone; p != nil {
+		b = appendString(b, p.CountryCode)
+		b = appendString(b, p.AreaCode)
+		b = appendString(b, p.Number)
+		b = appendString(b, p.Extension)
+	}
+	b = appendString(b, s.SSN)
+	return appendString(b, s.DateOfBirth)
+}
+
+// decodeSigner decodes the fields of a live signer value (after the header);
+// SignerID and ConsumerID are left for the caller.
+func decodeSigner(rest []byte) (events.Signer, error) {
+	r := reader{b: rest}
+	s := events.Signer{
+		FirstName:     r.nextString(),
+		MiddleName:    r.nextString(),
+		LastName:      r.nextString(),
+		AccountAccess: events.AccountAccess(r.nextString()),
+		Status:        events.SignerStatus(r.nextString()),
+		Type:          events.SignerType(r.nextString()),
+	}
+	f := r.nextByte()
+	s.HIPAAAuthorized = f&sflagHIPAA != 0
+	if f&sflagAddress != 0 {
+		s.Address = &events.Address{Line1: r.nextString(), Line2: r.nextString(), City: r.nextString(), State: r.nextString(), ZipCode: r.nextString(), Country: r.nextString()}
+	}
+	if f&sflagPhone != 0 {
+		s.Phone = &events.Phone{CountryCode: r.nextString(), AreaCode: r.nextString(), Number: r.nextString(), Extension: r.nextString()}
+	}
+	s.SSN = r.nextString()
+	s.DateOfBirth = r.nextString()
+	return s, r.err
+}

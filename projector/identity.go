@@ -1,0 +1,71 @@
+package projector
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// streamIdentity identifies one incarnation of a stream: a stream deleted
+// and created again under the same name has another creation time.
+type streamIdentity struct {
+	name    string
+	created time.Time
+}
+
+func (id streamIdentity) String() string {
+	return fmt.Sprintf("%q created %s", id.name, id.created.UTC().Format(time.RFC3339Nano))
+}
+
+func (id streamIdentity) equal(o streamIdentity) bool {
+	return id.name == o.name && id.created.UnixNano() == o.created.UnixNano()
+}
+
+func encodeIdentity(id streamIdentity) []byte {
+	v := make([]byte, 8, 8+len(id.name))
+	binary.BigEndian.PutUint64(v, uint64(id.created.UnixNano()))
+	return append(v, id.name...)
+}
+
+// streamIdentity returns the identity of the stream the store's checkpoint
+// belongs to, ok false if none is recorded.
+func (s *Store) streamIdentity() (id streamIdentity, ok bool, err error) {
+	err = s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(keyStream)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return item.Value(func(v []byte) error {
+			if len(v) < 8 {
+				return fmt.Errorf("corrupt stream identity: %d bytes", len(v))
+			}
+			id = streamIdentity{name: string(v[8:]), created: time.Unix(0, int64(binary.BigEndian.Uint64(v))).UTC()}
+			ok = true
+			return nil
+		})
+	})
+	if err != nil {
+		return streamIdentity{}, false, fmt.Errorf("read stream identity: %w", err)
+	}
+	return id, ok, nil
+}
+
+// bindStream makes id the stream identity written with every batch, and
+// records it now if record is set (a fresh store, at first contact).
+func (s *Store) bindStream(id streamIdentity, record bool) error {
+	v := encodeIdentity(id)
+	if record {
+		err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(keyStream, v) })
+		if err != nil {
+			return fmt.Errorf("record stream identity: %w", err)
+		}
+	}
+	s.ident = v
+	return nil
+}

@@ -1,0 +1,169 @@
+package projector
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/lookup/persons/events"
+)
+
+// Person returns the consumer, else the business contact, with that id (any
+// case). It returns events.ErrNotFound if neither exists or it was deleted.
+func (s *Store) Person(ctx context.Context, id string) (events.Person, error) {
+	if err := ctx.Err(); err != nil {
+		return events.Person{}, err
+	}
+	id = strings.ToLower(id)
+	var p events.Person
+	err := s.db.View(func(txn *badger.Txn) error {
+		for _, t := range []struct {
+			tag byte
+			typ events.PersonType
+		}{{tagConsumer, events.PersonTypeConsumer}, {tagContact, events.PersonTypeBusinessContact}} {
+			v, ok, err := getLive(txn, entityKey(t.tag, id))
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			p, err = decodePerson(v)
+			if err != nil {
+				return err
+			}
+			p.ID, p.Type = id, t.typ
+			return nil
+		}
+		return events.ErrNotFound
+	})
+	if err != nil {
+		return events.Person{}, err
+	}
+	return p, nil
+}
+
+// Signers returns the consumer with that id (any case) and its signers, in
+// signer-id order. It returns events.ErrNotFound if the consumer is unknown
+// or deleted; a consumer without signers is returned with an empty slice, so
+// that the caller can check whose consumer it is before answering.
+func (s *Store) Signers(ctx context.Context, consumerID string) (events.Person, []events.Signer, error) {
+	if err := ctx.Err(); err != nil {
+		return events.Person{}, nil, err
+	}
+	consumerID = strings.ToLower(consumerID)
+	var (
+		p       events.Person
+		signers []events.Signer
+	)
+	err := s.db.View(func(txn *badger.Txn) error {
+		v, ok, err := getLive(txn, entityKey(tagConsumer, consumerID))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return events.ErrNotFound
+		}
+		if p, err = decodePerson(v); err != nil {
+			return err
+		}
+		p.ID, p.Type = consumerID, events.PersonTypeConsumer
+		prefix := signerPrefix(consumerID)
+		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 16, Prefix: prefix})
+		defer it.Close()
+		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+			item := it.Item()
+			err := item.Value(func(v []byte) error {
+				h, rest, err := decodeHeader(v)
+				if err != nil {
+					return err
+				}
+				if h.deleted {
+					return nil
+				}
+				sg, err := decodeSigner(rest)
+				if err != nil {
+					return err
+				}
+				sg.ConsumerID = consumerID
+				sg.SignerID = string(item.Key()[len(prefix):])
+				signers = append(signers, sg)
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("read signer %q: %w", item.Key(), err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return events.Person{}, nil, err
+	}
+	return p, signers, nil
+}
+
+// Checkpoint returns the stream sequence of the last processed event (applied,
+// skipped or dead-lettered), 0 if none.
+func (s *Store) Checkpoint() (uint64, error) {
+	seq, _, err := s.checkpoint()
+	return seq, err
+}
+
+// checkpoint returns the checkpoint's sequence and the stream time of that event.
+func (s *Store) checkpoint() (uint64, time.Time, error) {
+	var (
+		seq uint64
+		ts  time.Time
+	)
+	err := s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(keyCheckpoint)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return item.Value(func(v []byte) error {
+			if len(v) != 16 {
+				return fmt.Errorf("corrupt checkpoint: %d bytes", len(v))
+			}
+			seq = binary.BigEndian.Uint64(v)
+			if n := int64(binary.BigEndian.Uint64(v[8:])); n != 0 {
+				ts = time.Unix(0, n).UTC()
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("read checkpoint: %w", err)
+	}
+	return seq, ts, nil
+}
+
+// getLive returns a copy of the fields of the live (not deleted) value at
+// key, ok false when the key is absent or a tombstone.
+func getLive(txn *badger.Txn, key []byte) ([]byte, bool, error) {
+	item, err := txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	v, err := item.ValueCopy(nil)
+	if err != nil {
+		return nil, false, err
+	}
+	h, rest, err := decodeHeader(v)
+	if err != nil {
+		return nil, false, fmt.Errorf("read %q: %w", key, err)
+	}
+	if h.deleted {
+		return nil, false, nil
+	}
+	return rest, true, nil
+}

@@ -1,0 +1,172 @@
+package projector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// checkIdentity compares the stream found with the identity recorded in the
+// store, recording it in a fresh store, and binds the store to it. It
+// returns an error wrapping ErrStreamMismatch when they differ or the
+// checkpoint is beyond the stream's last sequence.
+func (p *Projector) checkIdentity(info *jetstream.StreamInfo) error {
+	found := streamIdentity{name: info.Config.Name, created: info.Created}
+	recorded, ok, err := p.store.streamIdentity()
+	if err != nil {
+		return err
+	}
+	cp, _, err := p.store.checkpoint()
+	if err != nil {
+		return err
+	}
+	mismatch := func(what string) error {
+		return fmt.Errorf("%w: stream %q: %s; rebuild the read model into a new data dir with `lookupd project --until-caught-up`",
+			ErrStreamMismatch, p.cfg.Stream, what)
+	}
+	switch {
+	case !ok && cp > 0:
+		return mismatch(fmt.Sprintf("the store has checkpoint %d but records no stream identity, found stream %s", cp, found))
+	case ok && !recorded.equal(found):
+		return mismatch(fmt.Sprintf("the store records stream %s (checkpoint %d), found stream %s", recorded, cp, found))
+	case cp > info.State.LastSeq:
+		return mismatch(fmt.Sprintf("the store's checkpoint %d is beyond the last sequence %d of stream %s", cp, info.State.LastSeq, found))
+	}
+	if err := p.store.bindStream(found, !ok); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.ident = found
+	p.mu.Unlock()
+	return nil
+}
+
+// lookUpStream looks the stream up, checks that the store belongs to it (see
+// checkIdentity), records its state and, the first time, the caught-up
+// target.
+func (p *Projector) lookUpStream(ctx context.Context) (jetstream.Stream, error) {
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	stream, err := p.js.Stream(rctx, p.cfg.Stream)
+	if err != nil {
+		return nil, fmt.Errorf("look up stream %q: %w", p.cfg.Stream, err)
+	}
+	p.reached.Store(true)
+	// Before observeStream: a store of another stream must not be reported
+	// caught up.
+	if err := p.checkIdentity(stream.CachedInfo()); err != nil {
+		return nil, err
+	}
+	p.observeStream(stream.CachedInfo())
+	return stream, nil
+}
+
+// observeStream records the stream's last sequence, and takes the caught-up
+// target the first time.
+func (p *Projector) observeStream(info *jetstream.StreamInfo) {
+	if info == nil {
+		return
+	}
+	last := info.State.LastSeq
+	p.mu.Lock()
+	if last > p.prog.StreamLastSeq {
+		p.prog.StreamLastSeq = last
+	}
+	if !p.targetSet {
+		p.targetSet = true
+		p.prog.TargetSeq = last
+	}
+	caught := p.prog.AppliedSeq >= p.prog.TargetSeq
+	p.mu.Unlock()
+	if caught {
+		p.markCaughtUp()
+	}
+}
+
+func (p *Projector) markCaughtUp() {
+	p.caughtUpOnce.Do(func() {
+		p.mu.Lock()
+		p.prog.CaughtUp = true
+		seq := p.prog.AppliedSeq
+		p.mu.Unlock()
+		p.logger.Info("caught up with the stream", "applied_seq", seq)
+		close(p.caughtUp)
+	})
+}
+
+// refreshLoop polls the stream's state for Progress until ctx is done.
+func (p *Projector) refreshLoop(ctx context.Context, stream jetstream.Stream) {
+	t := time.NewTicker(p.cfg.RefreshInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		rctx, cancel := context.WithTimeout(ctx, p.cfg.RefreshInterval)
+		info, err := stream.Info(rctx)
+		cancel()
+		replaced := false
+		if err == nil {
+			p.mu.Lock()
+			id := p.ident
+			p.mu.Unlock()
+			replaced = id.name != "" && !id.equal(streamIdentity{name: info.Config.Name, created: info.Created})
+		}
+		if errors.Is(err, jetstream.ErrStreamNotFound) || replaced {
+			// The stream was deleted (or replaced): end the session (its
+			// ordered consumer would retry forever), so that Run finds out
+			// and returns.
+			select {
+			case p.streamGone <- struct{}{}:
+			default:
+			}
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				p.reached.Store(false)
+			}
+			continue
+		}
+		p.reached.Store(true)
+		p.observeStream(info)
+	}
+}
+
+// checkNotReplaced guards against a stream deleted and created again under
+// the session: the ordered consumer then recreates itself on the new stream
+// and delivers its messages. For the session's first batch, and whenever the
+// consumer sequence of batch does not follow on from the previous one (the
+// consumer was recreated), it checks, before anything of batch is committed, that the stream is still the one
+// the store is bound to; if not it returns an error, ending the session, and
+// Run finds the mismatch.
+func (p *Projector) checkNotReplaced(ctx context.Context, batch []msgItem, lastCSeq *uint64) error {
+	recreated := false
+	for i := range batch {
+		if *lastCSeq == 0 || batch[i].cseq != *lastCSeq+1 { // first batch of the session, or a reset
+			recreated = true
+		}
+		*lastCSeq = batch[i].cseq
+	}
+	if !recreated {
+		return nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	stream, err := p.js.Stream(rctx, p.cfg.Stream)
+	if err != nil {
+		return fmt.Errorf("check stream after consumer reset: %w", err)
+	}
+	info := stream.CachedInfo()
+	p.mu.Lock()
+	id := p.ident
+	p.mu.Unlock()
+	if !id.equal(streamIdentity{name: info.Config.Name, created: info.Created}) {
+		return fmt.Errorf("stream %q was replaced", p.cfg.Stream)
+	}
+	return nil
+}

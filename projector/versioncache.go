@@ -1,0 +1,79 @@
+package projector
+
+// versionCacheMax bounds the number of entity versions kept in memory.
+const versionCacheMax = 1 << 18
+
+// versionCache keeps the last version of recently seen entities, so that
+// most version checks need no Badger lookup. It is used by the single
+// writer only. committed mirrors the store; pending holds what the open
+// transaction read or wrote and is merged into committed when, and only
+// when, that transaction commits. committed is emptied before a merge that
+// would take it past versionCacheMax entries (so it holds at most that plus
+// one transaction's keys), and on any write error.
+//
+// Keys are held as fixed-size arrays (see versionKey), not strings, so that
+// the maps hold no pointers and the garbage collector need not scan them.
+type versionCache struct {
+	committed, pending map[versionKey]uint64
+}
+
+// versionKeyMax is the length of the longest entity key: a signer's, the
+// tag then two 36-character ids and a '.'.
+const versionKeyMax = 1 + 36 + 1 + 36
+
+// versionKey is an entity key, zero-padded, and its length.
+type versionKey struct {
+	b [versionKeyMax]byte
+	n uint8
+}
+
+// keyOf returns key as a versionKey, ok false if it is too long to be one
+// (no entity key is).
+func keyOf(key []byte) (k versionKey, ok bool) {
+	if len(key) > versionKeyMax {
+		return k, false
+	}
+	k.n = uint8(copy(k.b[:], key))
+	return k, true
+}
+
+func (c *versionCache) begin() {
+	if c.pending == nil {
+		c.pending = make(map[versionKey]uint64)
+		c.committed = make(map[versionKey]uint64)
+	}
+	clear(c.pending)
+}
+
+func (c *versionCache) get(key []byte) (uint64, bool) {
+	k, ok := keyOf(key)
+	if !ok {
+		return 0, false
+	}
+	if v, ok := c.pending[k]; ok {
+		return v, true
+	}
+	v, ok := c.committed[k]
+	return v, ok
+}
+
+func (c *versionCache) put(key []byte, v uint64) {
+	if k, ok := keyOf(key); ok {
+		c.pending[k] = v
+	}
+}
+
+func (c *versionCache) commit() {
+	if len(c.committed)+len(c.pending) > versionCacheMax {
+		clear(c.committed)
+	}
+	for k, v := range c.pending {
+		c.committed[k] = v
+	}
+	clear(c.pending)
+}
+
+func (c *versionCache) reset() {
+	clear(c.committed)
+	clear(c.pending)
+}
