@@ -413,9 +413,9 @@ func TestJWKSRefreshFailuresLogged(t *testing.T) {
 	cancel()
 	<-keys.stopped
 
-	// An unknown kid past the rate limit refetches, fails, and logs. A
-	// background refresh counts against that limit too, so this part runs on
-	// a set whose background refresh is an hour away.
+	// An unknown kid past the rate limit refetches, fails, and logs. This
+	// part runs on a set whose background refresh is an hour away, so that
+	// only the unknown-kid refetch can log.
 	js.set(doc, http.StatusOK)
 	ctx, cancel = context.WithCancel(t.Context())
 	defer cancel()

@@ -164,12 +164,11 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 
 	reg := newRegistry(proj)
 	api, err := query.NewServer(query.Config{
-		Reader:      store,
-		Keys:        keys,
-		Issuer:      cfg.Issuer,
-		Audience:    cfg.Audience,
-		TenantClaim: cfg.TenantClaim,
-		// TokenCacheSize: see README, "Token verification".
+		Reader:         store,
+		Keys:           keys,
+		Issuer:         cfg.Issuer,
+		Audience:       cfg.Audience,
+		TenantClaim:    cfg.TenantClaim,
 		TokenCacheSize: cfg.TokenCacheSize,
 		Logger:         logger.With("component", "api"),
 		Registerer:     reg,
