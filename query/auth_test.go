@@ -60,7 +60,7 @@ func TestTokenAttacks(t *testing.T) {
 		{name: "scheme without token", header: []string{"Bearer"}, want: 401, desc: errTokenEmpty.Error(), errCode: "invalid_request"},
 		{name: "scheme with empty token", header: []string{"Bearer "}, want: 401, desc: errTokenEmpty.Error(), errCode: "invalid_request"},
 		{name: "scheme with blank token", header: []string{"Bearer    "}, want: 401, desc: errTokenEmpty.Error(), errCode: "invalid_request"},
-		{name: "two headers", header: []string{"Bearer " + valid, "Bearer " + valid}, want: 401, desc: errTokenHeaders.Error()},
+		{name: "two headers", header: []string{"Bearer " + valid, "Bearer " + valid}, want: 401, desc: errTokenHeaders.Error(), errCode: "invalid_request"}, // RFC 6750 section 3.1
 		{name: "garbage", header: []string{"Bearer garbage"}, want: 401, desc: errTokenMalformed.Error()},
 		{name: "garbage with dots", header: []string{"Bearer a.b.c"}, want: 401, desc: errTokenSignature.Error()},
 		{name: "two parts", header: []string{"Bearer " + parts[0] + "." + parts[1]}, want: 401, desc: errTokenMalformed.Error()},

@@ -2,23 +2,16 @@ package query
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/rsa"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/lestrrat-go/jwx/v3/jwa"
-	"github.com/lestrrat-go/jwx/v3/jwk"
+	"golang.org/x/sync/singleflight"
 )
 
 // The JWKS tuning defaults.
@@ -26,18 +19,14 @@ const (
 	// defaultJWKSRefresh is how often a JWKS fetched from a URL is refreshed
 	// in the background.
 	defaultJWKSRefresh = 10 * time.Minute
-	// defaultJWKSMinRefetch is the least time between two fetches triggered
-	// by tokens that name an unknown kid.
+	// defaultJWKSMinRefetch is the cool-down after a fetch triggered by a
+	// token naming an unknown kid, counted from the end of that fetch.
 	defaultJWKSMinRefetch = 30 * time.Second
+	// jwksFetchTimeout bounds one fetch, whatever the HTTP client's timeout.
+	jwksFetchTimeout = 10 * time.Second
 	// maxJWKSBytes bounds the size of a JWKS document.
 	maxJWKSBytes = 1 << 20
-	// minRSABits is the smallest RSA modulus accepted for verification.
-	minRSABits = 2048
 )
-
-// ErrNoUsableKeys is returned (wrapped) when a JWKS holds no key that can
-// verify tokens under the accepted algorithms.
-var ErrNoUsableKeys = errors.New("jwks: no usable verification key (want RSA >= 2048 bits, EC P-256/P-384 or Ed25519, not marked for encryption)")
 
 // JWKS is a set of public keys that verify access tokens. It is safe for
 // concurrent use. A JWKS made by NewJWKSFromURL is refreshed in the
@@ -48,18 +37,40 @@ var ErrNoUsableKeys = errors.New("jwks: no usable verification key (want RSA >= 
 // is not "sig" and keys whose "key_ops" lack "verify" are ignored. Each key
 // verifies only the algorithms its type allows (RSA: RS256, RS384, RS512,
 // PS256; EC P-256: ES256; EC P-384: ES384; Ed25519: EdDSA), narrowed to the
-// key's own "alg" when it has one.
+// key's own "alg" when it has one. A key without a "kid" is a candidate for
+// every token, whether or not the token names a kid.
+//
+// Why not jwx's own jwk.Cache (httprc): its on-demand Refresh runs one
+// fetch per call (no single-flight, so a flood of unknown kids is a flood of
+// fetches), it has no notion of a cool-down that only unknown-kid fetches
+// count against, its errors carry the raw URL (query credentials included),
+// and it holds a jwk.Set where verification wants the derived key set
+// (usable keys, thumbprints, generation) rebuilt once per fetch. What it
+// would save (an HTTP GET on a ticker) is the small part; see
+// jwksrefresh.go for the part it cannot do.
 type JWKS struct {
 	set atomic.Pointer[keySet]
 
-	// fetch is nil for a static (file) key set.
-	fetch      func(ctx context.Context) (*keySet, error)
+	// The rest is for URL sets only; fetch is nil for a static (file) set.
+	fetch func(ctx context.Context) (*keySet, error)
+	// life bounds every fetch: the refresh loop's and the unknown-kid
+	// refetches' (never a request's context).
+	life       context.Context
 	minRefetch time.Duration
 	now        func() time.Time
+	unknownKid singleflight.Group
 
-	mu        sync.Mutex // serialises fetches; guards lastFetch and fetches
-	lastFetch time.Time
-	fetches   int
+	mu sync.Mutex // never held across an HTTP call
+	// lastKidFetchEnd is when the last unknown-kid fetch ended (zero: none
+	// yet); start-up and background fetches do not set it.
+	lastKidFetchEnd time.Time
+	// installed is the start sequence of the fetch whose set is installed:
+	// an older fetch finishing later never replaces a newer set.
+	installed uint64
+	gens      uint64 // generations handed out
+
+	fetchSeq atomic.Uint64 // fetches started
+	fetches  atomic.Int64  // fetches done (tests)
 
 	// log receives refresh failures (URL sets only); url is the set's URL
 	// as logged: without credentials or query.
@@ -70,26 +81,22 @@ type JWKS struct {
 	stopped chan struct{}
 }
 
-// keySet is an immutable, parsed key set.
-type keySet struct {
-	byKID map[string][]verifyKey
-	all   []verifyKey
-}
+// current returns the key set in use.
+func (j *JWKS) current() *keySet { return j.set.Load() }
 
-// verifyKey is one public key with the algorithms it may verify.
-type verifyKey struct {
-	kid  string
-	algs []jwa.SignatureAlgorithm
-	key  any // *rsa.PublicKey, *ecdsa.PublicKey or ed25519.PublicKey
-}
-
-func (k verifyKey) allows(alg jwa.SignatureAlgorithm) bool {
-	for _, a := range k.algs {
-		if a == alg {
-			return true
-		}
+// install makes ks the key set in use, with a new generation, unless a
+// fetch started after the one (seq) that produced ks already installed its
+// set.
+func (j *JWKS) install(seq uint64, ks *keySet) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if seq < j.installed {
+		return
 	}
-	return false
+	j.installed = seq
+	j.gens++
+	ks.gen = j.gens
+	j.set.Store(ks)
 }
 
 // LoadJWKSFile reads a JWKS (a JSON Web Key Set, or a single JWK) from the
@@ -114,17 +121,23 @@ func LoadJWKSFile(path string) (*JWKS, error) {
 		return nil, fmt.Errorf("jwks file %s: %w", path, err)
 	}
 	j := &JWKS{now: time.Now}
-	j.set.Store(ks)
+	j.install(0, ks)
 	return j, nil
 }
 
 // NewJWKSFromURL fetches the JWKS at url with client (nil means a client
 // with a 10 second timeout), keeps it cached and refreshes it in the
 // background every 10 minutes until ctx is done. A token naming a key id
-// that the set does not hold triggers a refetch, at most one every 30
-// seconds. A failed refresh keeps the keys already held and is logged at
-// Warn to the logger of WithJWKSLogger (the URL without credentials or
-// query; never key material).
+// that the set does not hold triggers a refetch (see jwksrefresh.go): one
+// at a time, at most one every 30 seconds counted from the end of the last
+// such refetch; start-up and background fetches do not count. A failed
+// refresh keeps the keys already held and is logged at Warn to the logger
+// of WithJWKSLogger (the URL without credentials or query; never key
+// material).
+//
+// The URL must be https://, or plain http:// to a loopback host; other
+// plain http:// URLs need WithJWKSAllowHTTP (else the error wraps
+// ErrJWKSInsecureURL). Redirects are followed only within the URL's origin.
 //
 // It returns an error naming the URL (without credentials or query) if the
 // first fetch fails, the answer is not a 200 with a valid JWKS, or the set
@@ -153,18 +166,28 @@ func WithJWKSRefreshInterval(d time.Duration) JWKSOption {
 	return func(t *jwksTuning) { t.refresh = d }
 }
 
+// WithJWKSAllowHTTP, when allow is true, accepts a plain http:// JWKS URL
+// to any host (by default only to a loopback host).
+func WithJWKSAllowHTTP(allow bool) JWKSOption {
+	return func(t *jwksTuning) { t.allowHTTP = allow }
+}
+
 // jwksTuning overrides the URL JWKS timings (zero values mean defaults).
 type jwksTuning struct {
 	refresh    time.Duration
 	minRefetch time.Duration
 	now        func() time.Time
 	log        *slog.Logger
+	allowHTTP  bool
 }
 
 func newJWKSFromURL(ctx context.Context, rawURL string, client *http.Client, t jwksTuning) (*JWKS, error) {
-	if client == nil {
-		client = &http.Client{Timeout: 10 * time.Second}
+	shown := RedactURL(rawURL)
+	origin, err := checkJWKSURL(rawURL, shown, t.allowHTTP)
+	if err != nil {
+		return nil, err
 	}
+	client = sameOriginClient(client, origin)
 	if t.refresh <= 0 {
 		t.refresh = defaultJWKSRefresh
 	}
@@ -177,9 +200,9 @@ func newJWKSFromURL(ctx context.Context, rawURL string, client *http.Client, t j
 	if t.log == nil {
 		t.log = slog.New(slog.DiscardHandler)
 	}
-	shown := RedactURL(rawURL)
 	j := &JWKS{
 		fetch:      func(ctx context.Context) (*keySet, error) { return fetchKeySet(ctx, client, rawURL, shown) },
+		life:       ctx,
 		minRefetch: t.minRefetch,
 		now:        t.now,
 		stopped:    make(chan struct{}),
@@ -191,263 +214,4 @@ func newJWKSFromURL(ctx context.Context, rawURL string, client *http.Client, t j
 	}
 	go j.refreshLoop(ctx, t.refresh)
 	return j, nil
-}
-
-// RedactURL returns raw fit for a log line or an error message: without
-// its user information (a user alone, such as a token, as well as
-// user:password), with a query replaced by "redacted", and without a
-// fragment. A raw that does not parse as a URL is scrubbed the same way
-// by hand (everything between "://" and the last "@" of the authority is
-// dropped, and everything after "?" or "#"), so that no credential it
-// carries is shown either. The program's URLs reach logs only through it.
-func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Opaque != "" {
-		return scrubURL(raw)
-	}
-	u.User = nil
-	if u.RawQuery != "" || u.ForceQuery {
-		u.RawQuery = "redacted"
-	}
-	u.ForceQuery = false
-	u.Fragment, u.RawFragment = "", ""
-	return u.String()
-}
-
-// scrubURL is RedactURL for a raw that does not parse as a URL.
-func scrubURL(raw string) string {
-	s, query := raw, false
-	if i := strings.IndexAny(s, "?#"); i >= 0 {
-		query = s[i] == '?'
-		s = s[:i]
-	}
-	rest, scheme := s, ""
-	if i := strings.Index(s, "://"); i >= 0 {
-		scheme, rest = s[:i+3], s[i+3:]
-	}
-	auth, path := rest, ""
-	if i := strings.IndexByte(rest, '/'); i >= 0 {
-		auth, path = rest[:i], rest[i:]
-	}
-	if i := strings.LastIndexByte(auth, '@'); i >= 0 {
-		auth = auth[i+1:]
-	}
-	s = scheme + auth + path
-	if query {
-		s += "?redacted"
-	}
-	return s
-}
-
-func (j *JWKS) refreshLoop(ctx context.Context, every time.Duration) {
-	defer close(j.stopped)
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			// A failure keeps the current keys; the next tick tries again.
-			if err := j.refresh(ctx); err != nil && ctx.Err() == nil {
-				j.logFailure(ctx, "background", err)
-			}
-		}
-	}
-}
-
-// refresh fetches the key set now and installs it on success.
-func (j *JWKS) refresh(ctx context.Context) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.fetchLocked(ctx)
-}
-
-func (j *JWKS) fetchLocked(ctx context.Context) error {
-	j.lastFetch = j.now()
-	j.fetches++
-	ks, err := j.fetch(ctx)
-	if err != nil {
-		return err
-	}
-	j.set.Store(ks)
-	return nil
-}
-
-// candidates returns the keys that may verify a token signed with alg and
-// naming kid ("" when the token names none). On an unknown kid a URL key
-// set is refetched, unless it was fetched less than minRefetch ago.
-func (j *JWKS) candidates(ctx context.Context, kid string, alg jwa.SignatureAlgorithm) []verifyKey {
-	ks := j.set.Load()
-	if kid == "" {
-		return filterAlg(ks.all, alg)
-	}
-	if keys, ok := ks.byKID[kid]; ok || j.fetch == nil {
-		return filterAlg(keys, alg)
-	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	// Another request may have refetched while this one waited.
-	if keys, ok := j.set.Load().byKID[kid]; ok {
-		return filterAlg(keys, alg)
-	}
-	if j.now().Sub(j.lastFetch) < j.minRefetch {
-		return nil
-	}
-	if err := j.fetchLocked(ctx); err != nil {
-		if ctx.Err() == nil {
-			j.logFailure(ctx, "unknown kid", err)
-		}
-		return nil
-	}
-	return filterAlg(j.set.Load().byKID[kid], alg)
-}
-
-// logFailure logs a failed refresh of a URL key set. err comes from
-// fetchKeySet: it names the redacted URL and never holds key material.
-func (j *JWKS) logFailure(ctx context.Context, trigger string, err error) {
-	j.log.LogAttrs(ctx, slog.LevelWarn, "JWKS refresh failed; keeping the keys held",
-		slog.String("url", j.url), slog.String("trigger", trigger), slog.String("error", err.Error()))
-}
-
-func filterAlg(keys []verifyKey, alg jwa.SignatureAlgorithm) []verifyKey {
-	var out []verifyKey
-	for _, k := range keys {
-		if k.allows(alg) {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// fetchKeySet fetches and parses the JWKS at rawURL. Its errors name the
-// URL as shown (redacted) and hold no part of the document.
-func fetchKeySet(ctx context.Context, client *http.Client, rawURL, shown string) (*keySet, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
-	if err != nil {
-		return nil, fmt.Errorf("jwks url %q: invalid URL", shown)
-	}
-	req.Header.Set("Accept", "application/jwk-set+json, application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		// A *url.Error repeats the URL, query included: keep its cause.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, fmt.Errorf("jwks url %q: %w", shown, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("jwks url %q: unexpected status %s", shown, resp.Status)
-	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxJWKSBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("jwks url %q: reading the answer: %w", shown, err)
-	}
-	if len(b) > maxJWKSBytes {
-		return nil, fmt.Errorf("jwks url %q: larger than %d bytes", shown, maxJWKSBytes)
-	}
-	ks, err := parseKeySet(b)
-	if errors.Is(err, ErrNoUsableKeys) {
-		return nil, fmt.Errorf("jwks url %q: %w", shown, err)
-	}
-	if err != nil {
-		// The parser's detail may quote the document; say only what failed.
-		return nil, fmt.Errorf("jwks url %q: invalid JWKS document", shown)
-	}
-	return ks, nil
-}
-
-// The accepted signature algorithms (docs/api.md).
-var (
-	rsaAlgs = []jwa.SignatureAlgorithm{jwa.RS256(), jwa.RS384(), jwa.RS512(), jwa.PS256()}
-)
-
-// parseKeySet parses a JWKS document and keeps its usable verification keys.
-func parseKeySet(b []byte) (*keySet, error) {
-	set, err := jwk.Parse(b)
-	if err != nil {
-		return nil, fmt.Errorf("invalid JWKS: %w", err)
-	}
-	ks := &keySet{byKID: map[string][]verifyKey{}}
-	for i := 0; i < set.Len(); i++ {
-		k, _ := set.Key(i)
-		vk, ok := usableKey(k)
-		if !ok {
-			continue
-		}
-		ks.all = append(ks.all, vk)
-		if vk.kid != "" {
-			ks.byKID[vk.kid] = append(ks.byKID[vk.kid], vk)
-		}
-	}
-	if len(ks.all) == 0 {
-		return nil, ErrNoUsableKeys
-	}
-	return ks, nil
-}
-
-// usableKey derives the algorithms k may verify from its type and curve,
-// narrowed by its own alg, and reports false if k cannot verify any
-// accepted algorithm.
-func usableKey(k jwk.Key) (verifyKey, bool) {
-	if use, ok := k.KeyUsage(); ok && use != "sig" {
-		return verifyKey{}, false
-	}
-	if ops, ok := k.KeyOps(); ok {
-		verify := false
-		for _, op := range ops {
-			if op == jwk.KeyOpVerify {
-				verify = true
-			}
-		}
-		if !verify {
-			return verifyKey{}, false
-		}
-	}
-	pub, err := k.PublicKey()
-	if err != nil {
-		return verifyKey{}, false
-	}
-	var raw any
-	if err := jwk.Export(pub, &raw); err != nil {
-		return verifyKey{}, false
-	}
-	var algs []jwa.SignatureAlgorithm
-	switch key := raw.(type) {
-	case *rsa.PublicKey:
-		if key.N.BitLen() < minRSABits {
-			return verifyKey{}, false
-		}
-		algs = rsaAlgs
-	case *ecdsa.PublicKey:
-		switch key.Curve.Params().Name {
-		case "P-256":
-			algs = []jwa.SignatureAlgorithm{jwa.ES256()}
-		case "P-384":
-			algs = []jwa.SignatureAlgorithm{jwa.ES384()}
-		default:
-			return verifyKey{}, false
-		}
-	case ed25519.PublicKey:
-		algs = []jwa.SignatureAlgorithm{jwa.EdDSA()}
-	default:
-		return verifyKey{}, false
-	}
-	if a, ok := k.Algorithm(); ok {
-		// The key's own alg narrows the algorithms to that one, if allowed.
-		var narrowed []jwa.SignatureAlgorithm
-		for _, cand := range algs {
-			if cand.String() == a.String() {
-				narrowed = append(narrowed, cand)
-			}
-		}
-		if len(narrowed) == 0 {
-			return verifyKey{}, false
-		}
-		algs = narrowed
-	}
-	kid, _ := k.KeyID()
-	return verifyKey{kid: kid, algs: algs, key: raw}, true
 }

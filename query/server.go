@@ -54,6 +54,9 @@ type Config struct {
 	Logger      *slog.Logger          // access log; nil = discard
 	Registerer  prometheus.Registerer // HTTP metrics registered here; nil = none
 	Now         func() time.Time      // nil = time.Now
+	// TokenCacheSize is how many verified tokens are remembered (see
+	// tokencache.go; lookup_token_cache_* metrics); 0 = no cache.
+	TokenCacheSize int
 	// Ready reports whether the read model has caught up and may answer;
 	// while it returns false both operations answer 503 (after the
 	// authentication, scope and parameter checks). nil = always ready.
@@ -100,6 +103,10 @@ func NewServer(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	cm, err := newCacheMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
 	ready := cfg.Ready
 	if ready == nil {
 		ready = func() bool { return true }
@@ -107,7 +114,7 @@ func NewServer(cfg Config) (*Server, error) {
 	s := &Server{
 		reader:   cfg.Reader,
 		ready:    ready,
-		verifier: newTokenVerifier(cfg.Keys, cfg.Issuer, cfg.Audience, cfg.TenantClaim, now),
+		verifier: newTokenVerifier(cfg.Keys, cfg.Issuer, cfg.Audience, cfg.TenantClaim, now, newTokenCache(cfg.TokenCacheSize, cm)),
 		log:      log,
 		metrics:  m,
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -27,6 +28,8 @@ type config struct {
 	Issuer            string
 	Audience          string
 	TenantClaim       string
+	TokenCacheSize    int
+	JWKSAllowHTTP     bool
 	LogFormat         string
 	LogLevel          string
 	ShutdownTimeout   time.Duration
@@ -74,6 +77,24 @@ var settings = []setting{
 		str(func(c *config) *string { return &c.Audience })},
 	{"tenant-claim", "LOOKUP_TENANT_CLAIM", "", "token claim listing the caller's business ids; enables tenancy checks",
 		str(func(c *config) *string { return &c.TenantClaim })},
+	{"token-cache-size", "LOOKUP_TOKEN_CACHE_SIZE", "10000", "verified tokens remembered, so a token presented again is not verified afresh (0: off)",
+		func(c *config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return fmt.Errorf("token cache size %q: want a whole number, 0 or more", v)
+			}
+			c.TokenCacheSize = n
+			return nil
+		}},
+	{"jwks-allow-http", "LOOKUP_JWKS_ALLOW_HTTP", "false", "allow a plain http:// JWKS URL to a host that is not loopback",
+		func(c *config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("jwks allow http %q: want true or false", v)
+			}
+			c.JWKSAllowHTTP = b
+			return nil
+		}},
 	{"log-format", "LOOKUP_LOG_FORMAT", "json", "log format: json or text",
 		func(c *config, v string) error {
 			if v != "json" && v != "text" {

@@ -23,7 +23,7 @@ import (
 var errNoJWKS = errors.New("no JWKS configured: set LOOKUP_JWKS_URL or LOOKUP_JWKS_FILE (--jwks-url, --jwks-file)")
 
 var serveSettings = []string{"http-addr", "admin-addr", "nats-url", "stream", "data-dir",
-	"encryption-key-file", "jwks-url", "jwks-file", "issuer", "audience", "tenant-claim",
+	"encryption-key-file", "jwks-url", "jwks-file", "jwks-allow-http", "issuer", "audience", "tenant-claim", "token-cache-size",
 	"log-format", "log-level", "shutdown-timeout", "shutdown-delay", "admin-token-file"}
 
 func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -94,8 +94,12 @@ func loadKeys(ctx context.Context, cfg config, logger *slog.Logger) (*query.JWKS
 		}
 		return k, nil
 	default:
-		opts := append([]query.JWKSOption{query.WithJWKSLogger(logger.With("component", "jwks"))}, jwksOptionsForTest...)
+		opts := append([]query.JWKSOption{query.WithJWKSLogger(logger.With("component", "jwks")),
+			query.WithJWKSAllowHTTP(cfg.JWKSAllowHTTP)}, jwksOptionsForTest...)
 		k, err := query.NewJWKSFromURL(ctx, cfg.JWKSURL, &http.Client{Timeout: 10 * time.Second}, opts...)
+		if errors.Is(err, query.ErrJWKSInsecureURL) {
+			return nil, fmt.Errorf("JWKS URL: %w (set LOOKUP_JWKS_ALLOW_HTTP=true to allow it)", err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("JWKS URL: %w", err)
 		}
@@ -170,13 +174,14 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 
 	reg := newRegistry(proj)
 	api, err := query.NewServer(query.Config{
-		Reader:      store,
-		Keys:        keys,
-		Issuer:      cfg.Issuer,
-		Audience:    cfg.Audience,
-		TenantClaim: cfg.TenantClaim,
-		Logger:      logger.With("component", "api"),
-		Registerer:  reg,
+		Reader:         store,
+		Keys:           keys,
+		Issuer:         cfg.Issuer,
+		Audience:       cfg.Audience,
+		TenantClaim:    cfg.TenantClaim,
+		TokenCacheSize: cfg.TokenCacheSize,
+		Logger:         logger.With("component", "api"),
+		Registerer:     reg,
 		// Until the read model has caught up, the API answers 503 rather
 		// than a false 404; once caught up it stays ready, as /readyz.
 		Ready: func() bool { return isClosed(proj.CaughtUp()) },

@@ -1,0 +1,336 @@
+package query
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v3/jwa"
+)
+
+// gatedJWKS is a JWKS endpoint that can hold its answers until released,
+// to observe what happens while a fetch is in flight.
+type gatedJWKS struct {
+	*jwksServer
+	mu      sync.Mutex
+	gate    chan struct{} // nil: answer at once
+	entered chan struct{} // receives one value per held fetch
+}
+
+func newGatedJWKS(t *testing.T, doc []byte) *gatedJWKS {
+	t.Helper()
+	g := &gatedJWKS{jwksServer: newJWKSServer(t, doc), entered: make(chan struct{}, 100)}
+	inner := g.Config.Handler
+	g.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.mu.Lock()
+		gate := g.gate
+		g.mu.Unlock()
+		if gate != nil {
+			g.entered <- struct{}{}
+			<-gate
+		}
+		inner.ServeHTTP(w, r)
+	})
+	return g
+}
+
+// hold makes fetches wait until the returned release is called.
+func (g *gatedJWKS) hold(t *testing.T) (release func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	gate := make(chan struct{})
+	g.gate = gate
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			g.mu.Lock()
+			g.gate = nil
+			g.mu.Unlock()
+			close(gate)
+		})
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// within fails the test if ch does not deliver within a generous bound
+// (it bounds a failure only).
+func within[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: timed out", what)
+	}
+	var zero T
+	return zero
+}
+
+func candidatesAsync(keys *JWKS, ctx context.Context, kid string) <-chan int {
+	out := make(chan int, 1)
+	go func() { out <- len(keys.candidates(ctx, kid, jwa.RS256())) }()
+	return out
+}
+
+// TestJWKSNewKeyAfterBackgroundRefresh: a background refresh moments
+// before does not delay a key the IdP added since: its first token
+// triggers a refetch.
+func TestJWKSNewKeyAfterBackgroundRefresh(t *testing.T) {
+	testKeys(t)
+	js := newJWKSServer(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
+	clock := &fakeClock{now: testNow} // stands still: every fetch is "moments before"
+	keys, err := newJWKSFromURL(t.Context(), js.URL, js.Client(), jwksTuning{refresh: 5 * time.Millisecond, minRefetch: time.Minute, now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFor(t, 30*time.Second, 5*time.Millisecond, func() error {
+		if n := js.fetches.Load(); n < 3 {
+			return fmt.Errorf("%d fetches, want background refreshes", n)
+		}
+		return nil
+	})
+	js.set(jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256"), publicJWK(t, rsaKey2, "k2", "RS256")), http.StatusOK)
+	if n := len(keys.candidates(context.Background(), "k2", jwa.RS256())); n != 1 {
+		t.Errorf("k2 candidates = %d right after a background refresh, want 1", n)
+	}
+}
+
+// TestJWKSUnknownKidFetchSingleFlight: one fetch serves every caller
+// waiting on an unknown kid; it runs on the set's context, so a caller
+// that goes away neither fails it nor waits for it; known kids are
+// answered while it is in flight (no lock across the HTTP call).
+func TestJWKSUnknownKidFetchSingleFlight(t *testing.T) {
+	testKeys(t)
+	js := newGatedJWKS(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
+	keys, err := newJWKSFromURL(t.Context(), js.URL, js.Client(), jwksTuning{refresh: time.Hour, minRefetch: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js.set(jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256"), publicJWK(t, rsaKey2, "k2", "RS256")), http.StatusOK)
+	release := js.hold(t)
+
+	ctx, goAway := context.WithCancel(context.Background())
+	first := candidatesAsync(keys, ctx, "k2")
+	within(t, js.entered, "the unknown-kid fetch")
+	var others []<-chan int
+	for i := 0; i < 10; i++ {
+		others = append(others, candidatesAsync(keys, context.Background(), "k2"))
+	}
+	if n := within(t, candidatesAsync(keys, context.Background(), "k1"), "a known kid during the fetch"); n != 1 {
+		t.Errorf("k1 candidates during the fetch = %d, want 1", n)
+	}
+	goAway()
+	if n := within(t, first, "the caller that went away"); n != 0 {
+		t.Errorf("candidates of the caller that went away = %d, want 0", n)
+	}
+	release()
+	for i, ch := range others {
+		if n := within(t, ch, "a waiting caller"); n != 1 {
+			t.Errorf("caller %d: k2 candidates = %d, want 1", i, n)
+		}
+	}
+	if n := js.fetches.Load(); n != 2 {
+		t.Errorf("fetches = %d, want 2 (start-up and one refetch)", n)
+	}
+}
+
+// TestJWKSCoolDownFromFetchEnd: the cool-down counts from the end of the
+// last unknown-kid fetch, not its start.
+func TestJWKSCoolDownFromFetchEnd(t *testing.T) {
+	testKeys(t)
+	js := newGatedJWKS(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
+	clock := &fakeClock{now: testNow}
+	keys, err := newJWKSFromURL(t.Context(), js.URL, js.Client(), jwksTuning{refresh: time.Hour, minRefetch: time.Minute, now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := js.hold(t)
+	done := candidatesAsync(keys, context.Background(), "x1")
+	within(t, js.entered, "the unknown-kid fetch")
+	clock.Advance(2 * time.Minute) // a slow fetch
+	release()
+	within(t, done, "the unknown-kid fetch")
+	if n := js.fetches.Load(); n != 2 {
+		t.Fatalf("fetches = %d, want 2", n)
+	}
+	clock.Advance(30 * time.Second)
+	keys.candidates(context.Background(), "x2", jwa.RS256())
+	if n := js.fetches.Load(); n != 2 {
+		t.Errorf("fetches = %d 30s after the last fetch ended, want 2 (cooling down)", n)
+	}
+	clock.Advance(31 * time.Second)
+	keys.candidates(context.Background(), "x3", jwa.RS256())
+	if n := js.fetches.Load(); n != 3 {
+		t.Errorf("fetches = %d past the cool-down, want 3", n)
+	}
+}
+
+// TestKeyWithoutKidVerifiesTokenWithKid: a JWKS key without a kid is a
+// candidate for a token that names one.
+func TestKeyWithoutKidVerifiesTokenWithKid(t *testing.T) {
+	testKeys(t)
+	bare := publicJWK(t, rsaKey, "", "RS256")
+	delete(bare, "kid")
+	keys, err := LoadJWKSFile(writeFile(t, jwksJSON(t, bare, publicJWK(t, rsaKey2, "k2", "RS256"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewServer(Config{Reader: fixtureReader(), Keys: keys, Now: func() time.Time { return testNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		kid  string
+		key  any
+		want int
+	}{
+		{"kid unknown to the set, kid-less key", "idp-key-7", rsaKey, 200},
+		{"kid of another key, kid-less key", "k2", rsaKey, 200},
+		{"kid unknown, signed by no key of the set", "idp-key-7", mustRSA(t), 401},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tok := signToken(t, map[string]any{"alg": "RS256", "kid": tc.kid}, goodClaims("read:persons"), "RS256", tc.key)
+			if code, _ := getPerson(t, s, tok); code != tc.want {
+				t.Errorf("status %d, want %d", code, tc.want)
+			}
+		})
+	}
+}
+
+// TestJWKSURLMustBeHTTPS: plain http:// only to loopback or when allowed;
+// https:// always.
+func TestJWKSURLMustBeHTTPS(t *testing.T) {
+	testKeys(t)
+	doc := jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256"))
+	plain := newJWKSServer(t, doc)
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(doc) }))
+	t.Cleanup(tlsSrv.Close)
+	// toPlain reaches the plain test server whatever host a URL names.
+	toPlain := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, plain.Listener.Addr().String())
+	}}}
+	tests := []struct {
+		name      string
+		url       string
+		client    *http.Client
+		allow     bool
+		insecure  bool // the error wraps ErrJWKSInsecureURL
+		wantError bool
+	}{
+		{name: "http to another host", url: "http://idp.example/jwks.json", client: toPlain, insecure: true, wantError: true},
+		{name: "http to another host, allowed", url: "http://idp.example/jwks.json", client: toPlain, allow: true},
+		{name: "http to loopback", url: plain.URL + "/jwks.json", client: plain.Client()},
+		{name: "http to localhost", url: strings.Replace(plain.URL, "127.0.0.1", "localhost", 1), client: plain.Client()},
+		{name: "https", url: tlsSrv.URL, client: tlsSrv.Client()},
+		{name: "another scheme", url: "ftp://idp.example/jwks.json", client: toPlain, insecure: true, wantError: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := newJWKSFromURL(t.Context(), tc.url, tc.client, jwksTuning{allowHTTP: tc.allow})
+			if (err != nil) != tc.wantError {
+				t.Fatalf("error = %v, want error %v", err, tc.wantError)
+			}
+			if got := errors.Is(err, ErrJWKSInsecureURL); got != tc.insecure {
+				t.Errorf("errors.Is(%v, ErrJWKSInsecureURL) = %v, want %v", err, got, tc.insecure)
+			}
+		})
+	}
+}
+
+// TestJWKSRedirectsSameOriginOnly: a redirect within the URL's origin is
+// followed; one to another origin (another port here) is refused.
+func TestJWKSRedirectsSameOriginOnly(t *testing.T) {
+	testKeys(t)
+	doc := jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256"))
+	other := newJWKSServer(t, doc)
+	var idp *httptest.Server
+	idp = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/moved":
+			http.Redirect(w, r, idp.URL+"/jwks.json", http.StatusFound)
+		case "/elsewhere":
+			http.Redirect(w, r, other.URL+"/jwks.json", http.StatusFound)
+		default:
+			w.Write(doc)
+		}
+	}))
+	t.Cleanup(idp.Close)
+	if _, err := NewJWKSFromURL(t.Context(), idp.URL+"/moved", nil); err != nil {
+		t.Errorf("same-origin redirect: %v", err)
+	}
+	_, err := NewJWKSFromURL(t.Context(), idp.URL+"/elsewhere", nil)
+	if err == nil || !strings.Contains(err.Error(), errOtherOrigin.Error()) {
+		t.Errorf("redirect to another origin: error %v, want %q", err, errOtherOrigin)
+	}
+	if n := other.fetches.Load(); n != 0 {
+		t.Errorf("the other origin was fetched %d times", n)
+	}
+}
+
+// TestCancelledVerificationIsNotRefused: a request whose context ends
+// while its token waits for a JWKS fetch is not answered 401: verify
+// returns the context's error and the access log records 499.
+func TestCancelledVerificationIsNotRefused(t *testing.T) {
+	testKeys(t)
+	js := newGatedJWKS(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
+	keys, err := newJWKSFromURL(t.Context(), js.URL, js.Client(), jwksTuning{refresh: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf syncBuffer
+	s, err := NewServer(Config{Reader: fixtureReader(), Keys: keys, Now: func() time.Time { return testNow },
+		Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js.hold(t)
+	tok := signToken(t, map[string]any{"alg": "RS256", "kid": "new"}, goodClaims("read:persons"), "RS256", rsaKey)
+	ctx, goAway := context.WithCancel(context.Background())
+	req := newRequest(http.MethodGet, "/api/v1/persons/"+consumerA, tok).WithContext(ctx)
+	rec := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.ServeHTTP(rec, req)
+	}()
+	within(t, js.entered, "the unknown-kid fetch")
+	goAway()
+	within(t, done, "the request")
+	if rec.Code == http.StatusUnauthorized || rec.Header().Get("WWW-Authenticate") != "" || rec.Body.Len() != 0 {
+		t.Errorf("answered %d %q %s to a gone client, want nothing", rec.Code, rec.Header().Get("WWW-Authenticate"), rec.Body)
+	}
+	var line map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(buf.String())), &line); err != nil {
+		t.Fatalf("log %q: %v", buf.String(), err)
+	}
+	if line["status"] != float64(499) || line["client_gone"] != true {
+		t.Errorf("log line %v, want status 499 and client_gone", line)
+	}
+	if _, err := s.verifier.verify(ctx, tok); !errors.Is(err, context.Canceled) {
+		t.Errorf("verify with a cancelled context: %v, want context.Canceled", err)
+	}
+}
+
+func mustRSA(t *testing.T) *rsa.PrivateKey {
+	t.Helper()
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
