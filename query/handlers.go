@@ -1,72 +1,19 @@
 package query
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/lookup/persons/events"
 )
 
-// personJSON is the Person resource (openapi.yaml: Person).
-type personJSON struct {
-	PersonID   string            `json:"person_id"`
-	BusinessID string            `json:"business_id"`
-	FirstName  string            `json:"first_name"`
-	MiddleName string            `json:"middle_name,omitempty"`
-	LastName   string            `json:"last_name"`
-	Type       events.PersonType `json:"type"`
-}
-
-// signersJSON is the GetAuthorizedSignersResponse (openapi.yaml: GetAuthorizedSignersResponse).
-type signersJSON struct {
-	Items []signerJSON `json:"items"`
-}
-
-// signerJSON is one AuthorizedSigner (openapi.yaml: AuthorizedSigner).
-type signerJSON struct {
-	FirstName             string               `json:"first_name"`
-	MiddleName            string               `json:"middle_name,omitempty"`
-	LastName              string               `json:"last_name"`
-	HIPAAAuthorized       bool                 `json:"hipaa_authorized"`
-	AccountAccess         events.AccountAccess `json:"account_access"`
-	Status                events.SignerStatus  `json:"status"`
-	Type                  events.SignerType    `json:"type"`
-	Address               *addressJSON         `json:"address,omitempty"`
-	Phone                 *phoneJSON           `json:"phone,omitempty"`
-	ProtectedPersonalData *protectedJSON       `json:"protected_personal_data,omitempty"`
-}
-
-type addressJSON struct {
-	Line1   string `json:"line1"`
-	Line2   string `json:"line2,omitempty"`
-	City    string `json:"city"`
-	State   string `json:"state"`
-	ZipCode string `json:"zip_code"`
-	Country string `json:"country"`
-}
-
-type phoneJSON struct {
-	CountryCode string `json:"country_code"`
-	AreaCode    string `json:"area_code"`
-	Number      string `json:"number"`
-	Extension   string `json:"extension,omitempty"`
-}
-
-// protectedJSON is protected_personal_data: {} when nothing is known.
-type protectedJSON struct {
-	SSN         string `json:"social_security_number,omitempty"`
-	DateOfBirth string `json:"date_of_birth,omitempty"`
-}
-
 // handlePerson answers Get Person. ready gates the read model.
 func handlePerson(reader Reader, ready func() bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, bad := parseQuery(r.URL.RawQuery)
+		_, bad, _ := parseQuery(r.URL.RawQuery)
 		id, reason := personID(r)
 		if reason != "" {
 			bad = append(bad, invalidParam{Name: "person_id", Reason: reason})
@@ -92,14 +39,7 @@ func handlePerson(reader Reader, ready func() bool) http.Handler {
 			writeProblem(w, r, probForbidden, "The person belongs to a business outside the token's tenancy.", nil)
 			return
 		}
-		writeJSON(w, r, http.StatusOK, personJSON{
-			PersonID:   p.ID,
-			BusinessID: p.BusinessID,
-			FirstName:  p.FirstName,
-			MiddleName: p.MiddleName,
-			LastName:   p.LastName,
-			Type:       p.Type,
-		})
+		writeBody(w, r, http.StatusOK, hdrJSON, personJSON(p))
 	})
 }
 
@@ -155,7 +95,7 @@ func handleSigners(reader Reader, ready func() bool) http.Handler {
 			writeProblem(w, r, probNotFound, "No authorized signers were found for this consumer_id.", nil)
 			return
 		}
-		writeJSON(w, r, http.StatusOK, signersResponse(signers, q))
+		writeBody(w, r, http.StatusOK, hdrJSON, signersJSON(signers, q))
 	})
 }
 
@@ -167,74 +107,6 @@ const retryAfterSeconds = "5"
 func notReady(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Retry-After", retryAfterSeconds)
 	writeProblem(w, r, probNotReady, "The read model has not caught up with the event stream yet; retry later.", nil)
-}
-
-// signersResponse orders signers by last_name, first_name, then signer id
-// (byte-wise) and shapes them for the answer.
-func signersResponse(signers []events.Signer, q signersQuery) signersJSON {
-	sorted := make([]*events.Signer, len(signers))
-	for i := range signers {
-		sorted[i] = &signers[i]
-	}
-	sort.Slice(sorted, func(i, j int) bool {
-		a, b := sorted[i], sorted[j]
-		if a.LastName != b.LastName {
-			return a.LastName < b.LastName
-		}
-		if a.FirstName != b.FirstName {
-			return a.FirstName < b.FirstName
-		}
-		return a.SignerID < b.SignerID
-	})
-	out := signersJSON{Items: make([]signerJSON, len(sorted))}
-	for i, s := range sorted {
-		item := signerJSON{
-			FirstName:       s.FirstName,
-			MiddleName:      s.MiddleName,
-			LastName:        s.LastName,
-			HIPAAAuthorized: s.HIPAAAuthorized,
-			AccountAccess:   s.AccountAccess,
-			Status:          s.Status,
-			Type:            s.Type,
-		}
-		if a := s.Address; a != nil {
-			item.Address = &addressJSON{Line1: a.Line1, Line2: a.Line2, City: a.City, State: a.State, ZipCode: a.ZipCode, Country: a.Country}
-		}
-		if p := s.Phone; p != nil {
-			item.Phone = &phoneJSON{CountryCode: p.CountryCode, AreaCode: p.AreaCode, Number: p.Number, Extension: p.Extension}
-		}
-		if q.expand {
-			item.ProtectedPersonalData = &protectedJSON{
-				SSN:         shapeSSN(s.SSN, q.ssnMode),
-				DateOfBirth: s.DateOfBirth,
-			}
-		}
-		out.Items[i] = item
-	}
-	return out
-}
-
-// shapeSSN renders a stored SSN (nine digits) per ssn_mode: LAST4 "6789",
-// MASKED "***-**-6789", FULL "123-45-6789", NONE "". A stored value that is
-// not nine digits is left out rather than shown.
-func shapeSSN(ssn, mode string) string {
-	if len(ssn) != 9 {
-		return ""
-	}
-	for i := 0; i < 9; i++ {
-		if ssn[i] < '0' || ssn[i] > '9' {
-			return ""
-		}
-	}
-	switch mode {
-	case ssnLast4:
-		return ssn[5:]
-	case ssnMasked:
-		return "***-**-" + ssn[5:]
-	case ssnFull:
-		return ssn[:3] + "-" + ssn[3:5] + "-" + ssn[5:]
-	}
-	return ""
 }
 
 // tenantAllows reports whether the request's principal may see a resource
@@ -252,19 +124,10 @@ func tenantAllows(r *http.Request, businessID string) bool {
 }
 
 // internalError answers 500 without revealing err; the access log records
-// the status and err. When err is the cancellation of a request whose
-// client went away, nothing is answered (nobody reads it) and the access
-// log records 499 at Info.
+// the status and err.
 func internalError(w http.ResponseWriter, r *http.Request, err error) {
-	info := infoFrom(r.Context())
-	if info != nil {
+	if info := infoFrom(r.Context()); info != nil {
 		info.err = err
-	}
-	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
-		if info != nil {
-			info.clientGone = true
-		}
-		return
 	}
 	writeProblem(w, r, probInternal, "The server failed to answer the request.", nil)
 }

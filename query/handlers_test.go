@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -426,6 +427,9 @@ func checkCommonHeaders(t *testing.T, resp *http.Response) {
 	if got := resp.Header.Get("X-Request-Id"); got == "" {
 		t.Errorf("X-Request-Id missing")
 	}
+	if got := resp.Header.Get("X-Content-Type-Options"); got != "nosniff" {
+		t.Errorf("X-Content-Type-Options = %q, want nosniff", got)
+	}
 }
 
 // TestPersonIDUndecodable: a raw path whose escapes do not decode is a 400
@@ -444,5 +448,33 @@ func TestPersonIDUndecodable(t *testing.T) {
 	want := []invalidParam{{"person_id", reasonEscape}}
 	if !reflect.DeepEqual(p.InvalidParams, want) {
 		t.Errorf("invalid_params = %+v, want %+v", p.InvalidParams, want)
+	}
+}
+
+// TestEveryInvalidParameterListed: a 400 lists every invalid parameter,
+// however many, so that the one the caller got wrong first (here
+// consumer_id, which sorts after the 30 unknown "a" parameters) is never
+// cut from the list.
+func TestEveryInvalidParameterListed(t *testing.T) {
+	s := newTestServer(t, fixtureReader(), "")
+	query := "consumer_id=nope"
+	var want []invalidParam
+	for i := 0; i < 30; i++ {
+		name := fmt.Sprintf("a%02d", i)
+		query += "&" + name + "=1"
+		want = append(want, invalidParam{name, reasonUnknown})
+	}
+	want = append(want, invalidParam{"consumer_id", reasonUUID})
+	for _, target := range []string{"/api/v1/authorized-signers?" + query, "/api/v1/persons/nope?" + query} {
+		t.Run(target[:20], func(t *testing.T) {
+			req := newRequest(http.MethodGet, target, rsaToken(t, goodClaims("read:persons")))
+			rec := serve(t, s, req)
+			w := want
+			if strings.HasPrefix(target, "/api/v1/persons/") {
+				// consumer_id is unknown there, and person_id is invalid.
+				w = append(append([]invalidParam(nil), want[:30]...), invalidParam{"consumer_id", reasonUnknown}, invalidParam{"person_id", reasonUUID})
+			}
+			checkProblem(t, rec, req, rec.Body.Bytes(), wantProblem{kind: probInvalidParams, params: w})
+		})
 	}
 }

@@ -282,9 +282,13 @@ func TestJWKSRedirectsSameOriginOnly(t *testing.T) {
 	}
 }
 
-// TestCancelledVerificationIsNotRefused: a request whose context ends
-// while its token waits for a JWKS fetch is not answered 401: verify
-// returns the context's error and the access log records 499.
+// TestCancelledVerificationIsNotRefused: a request whose client context
+// ends while its token waits for a JWKS fetch (net/http cancels it when a
+// client half-closes its side) is neither refused as a bad token nor
+// answered as an empty success: the handlers run detached from the
+// client's cancellation, so once the fetch brings the new key the request
+// gets its full answer, and the access log marks it client_gone. The
+// verifier itself still honours a cancelled context.
 func TestCancelledVerificationIsNotRefused(t *testing.T) {
 	testKeys(t)
 	js := newGatedJWKS(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
@@ -298,7 +302,10 @@ func TestCancelledVerificationIsNotRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	js.hold(t)
+	release := js.hold(t)
+	js.mu.Lock()
+	js.doc = jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256"), publicJWK(t, rsaKey, "new", "RS256"))
+	js.mu.Unlock()
 	tok := signToken(t, map[string]any{"alg": "RS256", "kid": "new"}, goodClaims("read:persons"), "RS256", rsaKey)
 	ctx, goAway := context.WithCancel(context.Background())
 	req := newRequest(http.MethodGet, "/api/v1/persons/"+consumerA, tok).WithContext(ctx)
@@ -310,19 +317,20 @@ func TestCancelledVerificationIsNotRefused(t *testing.T) {
 	}()
 	within(t, js.entered, "the unknown-kid fetch")
 	goAway()
+	release()
 	within(t, done, "the request")
-	if rec.Code == http.StatusUnauthorized || rec.Header().Get("WWW-Authenticate") != "" || rec.Body.Len() != 0 {
-		t.Errorf("answered %d %q %s to a gone client, want nothing", rec.Code, rec.Header().Get("WWW-Authenticate"), rec.Body)
+	if rec.Code != http.StatusOK || rec.Body.Len() == 0 || rec.Header().Get("Content-Type") == "" {
+		t.Errorf("answered %d %q %s to a half-closed client, want 200 with a body", rec.Code, rec.Header().Get("WWW-Authenticate"), rec.Body)
 	}
 	var line map[string]any
 	if err := json.Unmarshal([]byte(strings.TrimSpace(buf.String())), &line); err != nil {
 		t.Fatalf("log %q: %v", buf.String(), err)
 	}
-	if line["status"] != float64(499) || line["client_gone"] != true {
-		t.Errorf("log line %v, want status 499 and client_gone", line)
+	if line["status"] != float64(200) || line["client_gone"] != true {
+		t.Errorf("log line %v, want status 200 and client_gone", line)
 	}
-	if _, err := s.verifier.verify(ctx, tok); !errors.Is(err, context.Canceled) {
-		t.Errorf("verify with a cancelled context: %v, want context.Canceled", err)
+	if _, err := s.verifier.verify(ctx, tok); err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("verify with a cancelled context: %v, want success or context.Canceled", err)
 	}
 }
 

@@ -16,6 +16,6 @@ func OpenAPI() []byte { return append([]byte(nil), openAPIDoc...) }
 // handleOpenAPI serves the OpenAPI document, unauthenticated.
 func handleOpenAPI() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeBody(w, r, http.StatusOK, "application/yaml", openAPIDoc)
+		writeBody(w, r, http.StatusOK, hdrYAML, openAPIDoc)
 	})
 }

@@ -1,10 +1,8 @@
 package query
 
 import (
-	"net/http"
 	"net/url"
-	"sort"
-	"strconv"
+	"slices"
 	"strings"
 )
 
@@ -30,9 +28,6 @@ const (
 	reasonNeedsExp = "requires expand=PROTECTED_PERSONAL_DATA"
 	reasonQuery    = "the query string is malformed"
 )
-
-// maxInvalidParams bounds the invalid_params list of one answer.
-const maxInvalidParams = 20
 
 // isCanonicalUUID reports whether s is a UUID written 8-4-4-4-12 in
 // hexadecimal digits of any case.
@@ -64,13 +59,16 @@ type signersQuery struct {
 }
 
 // parseQuery parses raw and reports parameters not in known and repeated
-// ones. A malformed query string yields a single "query" entry.
-func parseQuery(raw string, known ...string) (url.Values, []invalidParam) {
+// ones. A malformed query string yields a single "query" entry and ok
+// false.
+func parseQuery(raw string, known ...string) (vals url.Values, bad []invalidParam, ok bool) {
+	if raw == "" {
+		return nil, nil, true
+	}
 	vals, err := url.ParseQuery(raw)
 	if err != nil {
-		return nil, []invalidParam{{Name: "query", Reason: reasonQuery}}
+		return nil, []invalidParam{{Name: "query", Reason: reasonQuery}}, false
 	}
-	var bad []invalidParam
 	for name, vs := range vals {
 		isKnown := false
 		for _, k := range known {
@@ -86,15 +84,15 @@ func parseQuery(raw string, known ...string) (url.Values, []invalidParam) {
 			bad = append(bad, invalidParam{Name: name, Reason: reasonRepeated})
 		}
 	}
-	return vals, bad
+	return vals, bad, true
 }
 
 // parseSignersQuery validates the query of Get Authorized Signers and
 // returns every invalid parameter with its reason.
 func parseSignersQuery(raw string) (signersQuery, []invalidParam) {
 	var q signersQuery
-	vals, bad := parseQuery(raw, "consumer_id", "expand", "ssn_mode")
-	if vals == nil {
+	vals, bad, ok := parseQuery(raw, "consumer_id", "expand", "ssn_mode")
+	if !ok {
 		return q, bad
 	}
 	single := func(name string) (string, bool) {
@@ -142,88 +140,15 @@ func firstOr(vs []string) string {
 }
 
 // sortParams orders invalid parameters by name and reason, so answers are
-// deterministic, and bounds their number.
+// deterministic. Every one is kept: the list is bounded by the size of
+// the request line, and cutting it could drop the very parameter the
+// caller got wrong first.
 func sortParams(ps []invalidParam) []invalidParam {
-	sort.Slice(ps, func(i, j int) bool {
-		if ps[i].Name != ps[j].Name {
-			return ps[i].Name < ps[j].Name
+	slices.SortFunc(ps, func(a, b invalidParam) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
 		}
-		return ps[i].Reason < ps[j].Reason
+		return strings.Compare(a.Reason, b.Reason)
 	})
-	if len(ps) > maxInvalidParams {
-		ps = ps[:maxInvalidParams]
-	}
 	return ps
-}
-
-// acceptsJSON reports whether the Accept headers h admit application/json:
-// true when there is no Accept header, otherwise when the most specific
-// media range matching application/json (application/json, application/*
-// or */*) has a q-value above zero. Ranges that do not parse are ignored.
-func acceptsJSON(h http.Header) bool {
-	vals := h.Values("Accept")
-	if len(vals) == 0 {
-		return true
-	}
-	bestSpec, bestQ := -1, 0.0
-	for _, v := range vals {
-		for _, rng := range strings.Split(v, ",") {
-			rng = strings.TrimSpace(rng)
-			if rng == "" {
-				continue
-			}
-			mt, params, _ := strings.Cut(rng, ";")
-			mt = strings.ToLower(strings.TrimSpace(mt))
-			var spec int
-			switch mt {
-			case "application/json":
-				spec = 2
-			case "application/*":
-				spec = 1
-			case "*/*":
-				spec = 0
-			default:
-				continue
-			}
-			q, ok := qValue(params)
-			if !ok {
-				continue
-			}
-			if spec > bestSpec {
-				bestSpec, bestQ = spec, q
-			} else if spec == bestSpec && q > bestQ {
-				bestQ = q
-			}
-		}
-	}
-	return bestSpec >= 0 && bestQ > 0
-}
-
-// qValue reads the q parameter of a media range's parameters (1 when
-// absent); ok is false when q is not a number between 0 and 1.
-func qValue(params string) (q float64, ok bool) {
-	q = 1
-	for _, p := range strings.Split(params, ";") {
-		k, v, found := strings.Cut(strings.TrimSpace(p), "=")
-		if !found || !strings.EqualFold(strings.TrimSpace(k), "q") {
-			continue
-		}
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || !(f >= 0 && f <= 1) {
-			return 0, false
-		}
-		q = f
-	}
-	return q, true
-}
-
-// requireJSON answers 406 when the request's Accept excludes JSON.
-func requireJSON(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !acceptsJSON(r.Header) {
-			writeProblem(w, r, probNotAcceptable, "This operation answers application/json only.", nil)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }

@@ -1,7 +1,6 @@
 package query
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 )
@@ -57,54 +56,40 @@ type invalidParam struct {
 	Reason string `json:"reason"`
 }
 
-// problem is an RFC 9457 problem details body.
-type problem struct {
-	Type          string         `json:"type"`
-	Title         string         `json:"title"`
-	Status        int            `json:"status"`
-	Detail        string         `json:"detail"`
-	Instance      string         `json:"instance"`
-	InvalidParams []invalidParam `json:"invalid_params,omitempty"`
-}
-
-// writeProblem writes a problem of kind k with detail for request r. Any
-// headers (WWW-Authenticate, Allow) must be set before the call.
+// writeProblem writes a problem of kind k with detail for request r: an
+// RFC 9457 problem details body (members type, title, status, detail,
+// instance and, for a 400, invalid_params). Any headers (WWW-Authenticate,
+// Allow) must be set before the call.
 func writeProblem(w http.ResponseWriter, r *http.Request, k problemKind, detail string, params []invalidParam) {
 	pk := problemKinds[k]
-	body, err := json.Marshal(problem{
-		Type:          k.typeURI(),
-		Title:         pk.title,
-		Status:        pk.status,
-		Detail:        detail,
-		Instance:      r.URL.EscapedPath(),
-		InvalidParams: params,
-	})
-	if err != nil {
-		// Unreachable: the body holds only strings and ints.
-		body = []byte(`{}`)
+	instance := r.URL.EscapedPath()
+	n := 128 + len(pk.title) + len(detail) + len(instance)
+	for _, p := range params {
+		n += 32 + len(p.Name) + len(p.Reason)
 	}
-	writeBody(w, r, pk.status, "application/problem+json", append(body, '\n'))
-}
-
-// writeJSON writes v as a JSON body with status.
-func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		writeProblem(w, r, probInternal, "The server could not encode the response.", nil)
-		return
+	b := make([]byte, 0, n)
+	b = append(b, `{"type":"`...)
+	b = append(b, problemBase...)
+	b = append(b, pk.slug...)
+	b = append(b, '"')
+	b = appendJSONField(b, false, "title", pk.title)
+	b = append(b, `,"status":`...)
+	b = strconv.AppendInt(b, int64(pk.status), 10)
+	b = appendJSONField(b, false, "detail", detail)
+	b = appendJSONField(b, false, "instance", instance)
+	if len(params) > 0 {
+		b = append(b, `,"invalid_params":[`...)
+		for i, p := range params {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '{')
+			b = appendJSONField(b, true, "name", p.Name)
+			b = appendJSONField(b, false, "reason", p.Reason)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
 	}
-	// The newline ends the body as a terminal (curl) expects.
-	writeBody(w, r, status, "application/json", append(body, '\n'))
-}
-
-// writeBody writes body with its Content-Type and Content-Length; for HEAD
-// only the headers are written.
-func writeBody(w http.ResponseWriter, r *http.Request, status int, contentType string, body []byte) {
-	h := w.Header()
-	h.Set("Content-Type", contentType)
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(body)
-	}
+	b = append(b, '}', '\n')
+	writeBody(w, r, pk.status, hdrProblemJSON, b)
 }

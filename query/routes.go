@@ -10,13 +10,20 @@ import (
 // HEAD only.
 const allowedMethods = "GET, HEAD"
 
+// authMiddleware builds the authentication middleware of an operation;
+// needsSSN, when not nil, says whether a request needs scope
+// read:persons:ssn (Server.authenticate).
+type authMiddleware func(needsSSN func(*http.Request) bool) func(http.Handler) http.Handler
+
 // routes is the one place every route of the API is declared, and with it
-// the order of checks (see the package doc): routing (404, 405), then per
-// operation authenticate (401, 403), checkRequestID (400), requireJSON
-// (406), and the handler (400 parameters, 503 not ready, the resource).
-func (s *Server) routes() chi.Router {
+// the order of checks (see the package doc): observe (headers, access log,
+// metrics, panics), OPTIONS * (answered for the whole server), routing
+// (404, 405), then per operation authenticate (401, 403), checkRequestID
+// (400), requireJSON (406), and the handler (400 parameters, 503 not
+// ready, the resource).
+func (s *Server) routes(authenticate authMiddleware) chi.Router {
 	r := chi.NewRouter()
-	r.Use(s.observe)
+	r.Use(s.observe, answerServerOptions)
 	r.NotFound(handleRouteNotFound())
 	r.MethodNotAllowed(handleMethodNotAllowed(r))
 
@@ -25,13 +32,13 @@ func (s *Server) routes() chi.Router {
 	r.Method(http.MethodHead, "/openapi.yaml", openapi)
 
 	r.Group(func(r chi.Router) {
-		r.Use(s.authenticate(asksFullSSN), checkRequestID, requireJSON)
+		r.Use(authenticate(asksFullSSN), checkRequestID, requireJSON)
 		signers := handleSigners(s.reader, s.ready)
 		r.Method(http.MethodGet, "/api/v1/authorized-signers", signers)
 		r.Method(http.MethodHead, "/api/v1/authorized-signers", signers)
 	})
 	r.Group(func(r chi.Router) {
-		r.Use(s.authenticate(nil), checkRequestID, requireJSON)
+		r.Use(authenticate(nil), checkRequestID, requireJSON)
 		person := handlePerson(s.reader, s.ready)
 		r.Method(http.MethodGet, "/api/v1/persons/{person_id}", person)
 		r.Method(http.MethodHead, "/api/v1/persons/{person_id}", person)
@@ -66,7 +73,32 @@ func handleMethodNotAllowed(routes chi.Routes) http.HandlerFunc {
 		if info := infoFrom(r.Context()); info != nil {
 			info.route = pattern
 		}
-		w.Header().Set("Allow", allowedMethods)
+		w.Header()["Allow"] = hdrAllow
 		writeProblem(w, r, probMethodNotAllowed, "This path answers GET and HEAD only.", nil)
 	}
+}
+
+// serverOptionsRoute is the route label of OPTIONS *.
+const serverOptionsRoute = "*"
+
+// answerServerOptions answers OPTIONS * (RFC 9110 section 9.3.7: a request
+// about the server rather than a resource) with 200, the methods every
+// route answers in Allow, no content, and the headers of every answer.
+// net/http answers it itself unless the http.Server sets
+// DisableGeneralOptionsHandler, as lookupd's do. Any other method on *
+// finds no route (404).
+func answerServerOptions(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodOptions || r.RequestURI != "*" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if info := infoFrom(r.Context()); info != nil {
+			info.route = serverOptionsRoute
+		}
+		h := w.Header()
+		h["Allow"] = hdrAllow
+		h["Content-Length"] = hdrZero
+		w.WriteHeader(http.StatusOK)
+	})
 }
