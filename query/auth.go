@@ -67,6 +67,7 @@ const (
 // principal is what a verified token says about its bearer.
 type principal struct {
 	subject string
+	client  string // azp, else client_id: recorded by the audit ledger
 	scopes  []string
 	// tenants are the lower-cased business ids of the tenancy claim;
 	// tenancy says whether the claim is there and well-formed.
@@ -191,6 +192,7 @@ func (v *tokenVerifier) verify(ctx context.Context, raw string) (*principal, err
 	}
 	p := &principal{}
 	p.subject, _ = tok.Subject()
+	p.client = clientClaim(tok.Get)
 	p.scopes = append(p.scopes, scopeClaim(tok)...)
 	p.scopes = append(p.scopes, scpClaim(tok)...)
 	if v.tenantClaim != "" {

@@ -63,10 +63,13 @@ type protectedJSON struct {
 	DateOfBirth string `json:"date_of_birth,omitempty"`
 }
 
-// handlePerson answers Get Person. ready gates the read model.
-func handlePerson(reader Reader, ready func() bool) http.Handler {
+// handlePerson answers Get Person. ready gates the read model. Get Person
+// discloses no protected data: audit only validates Lookup-Purpose.
+func handlePerson(reader Reader, ready func() bool, audit auditing) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, bad := parseQuery(r.URL.RawQuery)
+		_, badPurpose := audit.purpose(r, false) // audit
+		bad = append(bad, badPurpose...)
 		id, reason := personID(r)
 		if reason != "" {
 			bad = append(bad, invalidParam{Name: "person_id", Reason: reason})
@@ -124,12 +127,16 @@ func personID(r *http.Request) (id, reason string) {
 
 // handleSigners answers Get Authorized Signers. ready gates the read
 // model. The scope needed by ssn_mode=FULL is checked before, by
-// authenticate.
-func handleSigners(reader Reader, ready func() bool) http.Handler {
+// authenticate. audit records the protected data disclosed.
+func handleSigners(reader Reader, ready func() bool, audit auditing) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q, bad := parseSignersQuery(r.URL.RawQuery)
+		purpose, badPurpose := audit.purpose(r, q.expand) // audit
+		if len(badPurpose) > 0 {
+			bad = sortParams(append(bad, badPurpose...))
+		}
 		if len(bad) > 0 {
-			writeProblem(w, r, probInvalidParams, "The request has invalid query parameters.", bad)
+			writeProblem(w, r, probInvalidParams, "The request has invalid parameters.", bad)
 			return
 		}
 		if !ready() {
@@ -155,7 +162,11 @@ func handleSigners(reader Reader, ready func() bool) http.Handler {
 			writeProblem(w, r, probNotFound, "No authorized signers were found for this consumer_id.", nil)
 			return
 		}
-		writeJSON(w, r, http.StatusOK, signersResponse(signers, q))
+		body := signersResponse(signers, q)
+		if !audit.disclose(w, r, opGetAuthorizedSigners, purpose, signerDisclosures(signers, q)) {
+			return
+		}
+		writeJSON(w, r, http.StatusOK, body)
 	})
 }
 
