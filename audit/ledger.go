@@ -1,0 +1,347 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lookup/persons/query"
+)
+
+// Mode says what a Ledger guarantees.
+type Mode string
+
+// The modes of a Ledger.
+const (
+	// Required: Disclose returns only once JetStream has acknowledged every
+	// record of the disclosure, and an error otherwise (the API then
+	// answers 503 and discloses nothing).
+	Required Mode = "required"
+	// BestEffort: Disclose queues the records and returns at once; records
+	// that cannot be stored are counted and logged.
+	BestEffort Mode = "best-effort"
+	// Off: nothing is recorded (development only).
+	Off Mode = "off"
+)
+
+// ParseMode returns the Mode named s.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case Required, BestEffort, Off:
+		return m, nil
+	}
+	return "", fmt.Errorf("audit mode %q: want required, best-effort or off", s)
+}
+
+// Config configures a Ledger.
+type Config struct {
+	Mode    Mode   // "" = Required
+	Stream  string // "" = DefaultStream
+	Replica string // this replica's name, recorded in each record
+	// Position returns the read model's position; nil = 0.
+	Position   func() uint64
+	Logger     *slog.Logger          // nil = discard
+	Registerer prometheus.Registerer // metrics; nil = none
+	Now        func() time.Time      // nil = time.Now
+	// AckTimeout bounds the wait for one record's acknowledgement;
+	// 0 = 5s.
+	AckTimeout time.Duration
+	// QueueSize bounds the disclosures waiting to be published; 0 = 4096.
+	QueueSize int
+}
+
+// ErrClosed is returned by Disclose once the Ledger is closed.
+var ErrClosed = errors.New("audit: ledger closed")
+
+// errQueueFull is returned (required) or counted (best-effort) when the
+// queue of disclosures is full.
+var errQueueFull = errors.New("audit: queue full")
+
+// Ledger records disclosures in the audit stream (see the package doc). It
+// implements query.Auditor and is safe for concurrent use.
+type Ledger struct {
+	cfg     Config
+	js      jetstream.JetStream
+	log     *slog.Logger
+	metrics *metrics
+
+	queue   chan *pending
+	acks    chan *inflight
+	closing chan struct{}
+	done    chan struct{} // closed when the acker has finished
+	once    sync.Once
+
+	// ensured is set once the audit stream is known to exist; a stream
+	// deleted later is not re-created (the records then fail).
+	ensured atomic.Bool
+	// broken is set by the acker when a record of the chain could not be
+	// stored: the publisher then starts a new chain.
+	broken atomic.Bool
+}
+
+var _ query.Auditor = (*Ledger)(nil)
+
+// pending is one disclosure on its way: its records and where its outcome
+// goes (buffered, so that nobody waits for a best-effort caller).
+type pending struct {
+	recs []Record
+	done chan error
+}
+
+// inflight is one disclosure published, with its acknowledgements to wait
+// for.
+type inflight struct {
+	p     *pending
+	msgs  []*nats.Msg
+	futs  []jetstream.PubAckFuture
+	errPu error // a record could not even be published
+}
+
+// New returns a Ledger publishing through nc, and starts it; Close stops
+// it. With Mode Off it records nothing and needs no connection.
+func New(nc *nats.Conn, cfg Config) (*Ledger, error) {
+	if cfg.Mode == "" {
+		cfg.Mode = Required
+	}
+	if _, err := ParseMode(string(cfg.Mode)); err != nil {
+		return nil, err
+	}
+	if cfg.Stream == "" {
+		cfg.Stream = DefaultStream
+	}
+	if cfg.Position == nil {
+		cfg.Position = func() uint64 { return 0 }
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.AckTimeout <= 0 {
+		cfg.AckTimeout = 5 * time.Second
+	}
+	if cfg.QueueSize <= 0 {
+		cfg.QueueSize = 4096
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	l := &Ledger{cfg: cfg, log: cfg.Logger, metrics: m,
+		queue: make(chan *pending, cfg.QueueSize), acks: make(chan *inflight, cfg.QueueSize),
+		closing: make(chan struct{}), done: make(chan struct{})}
+	if cfg.Mode == Off {
+		close(l.done)
+		return l, nil
+	}
+	if l.js, err = jetstream.New(nc, jetstream.WithPublishAsyncTimeout(cfg.AckTimeout)); err != nil {
+		return nil, fmt.Errorf("audit: jetstream: %w", err)
+	}
+	go l.publish()
+	go l.acknowledge()
+	return l, nil
+}
+
+// Mode returns the Ledger's mode.
+func (l *Ledger) Mode() Mode { return l.cfg.Mode }
+
+// Disclose records d: one record per disclosed person. In Required mode
+// it returns once all are stored, or the error that kept one from being
+// stored (or ctx's); in BestEffort mode it returns nil at once.
+func (l *Ledger) Disclose(ctx context.Context, d query.Disclosure) error {
+	if l.cfg.Mode == Off || len(d.Persons) == 0 {
+		return nil
+	}
+	p := &pending{recs: l.records(d), done: make(chan error, 1)}
+	select {
+	case <-l.closing:
+		return ErrClosed
+	default:
+	}
+	select {
+	case l.queue <- p:
+	case <-l.closing:
+		return ErrClosed
+	default:
+		if l.cfg.Mode == BestEffort {
+			l.failed(len(p.recs), errQueueFull)
+			return nil
+		}
+		select {
+		case l.queue <- p:
+		case <-l.closing:
+			return ErrClosed
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if l.cfg.Mode == BestEffort {
+		return nil
+	}
+	select {
+	case err := <-p.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// records returns the records of d, without their chain fields.
+func (l *Ledger) records(d query.Disclosure) []Record {
+	now := l.cfg.Now().UTC()
+	pos := l.cfg.Position()
+	recs := make([]Record, len(d.Persons))
+	for i, p := range d.Persons {
+		recs[i] = Record{Time: now, RequestID: d.RequestID, Subject: d.Subject, Client: d.Client,
+			Tenants: d.Tenants, Operation: d.Operation, PersonID: p.ID, SSNMode: p.SSNMode,
+			DOBDisclosed: p.DOB, Purpose: d.Purpose, Persons: len(d.Persons), Replica: l.cfg.Replica,
+			ReadModelSeq: pos}
+	}
+	return recs
+}
+
+// Close stops accepting disclosures, waits (until ctx is done) for those
+// queued to be stored, and returns.
+func (l *Ledger) Close(ctx context.Context) error {
+	l.once.Do(func() { close(l.closing) })
+	select {
+	case <-l.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("audit: records still unacknowledged at close: %w", ctx.Err())
+	}
+}
+
+// chain is the state of the Ledger's hash chain; only publish touches it.
+type chain struct {
+	id   string
+	seq  uint64
+	prev string
+}
+
+func newChain() chain { return chain{id: uuid.NewString()} }
+
+// publish is the one goroutine that chains records and publishes them,
+// asynchronously: concurrent disclosures share the round trips to
+// JetStream, and acknowledge waits for their acknowledgements in order.
+func (l *Ledger) publish() {
+	defer close(l.acks)
+	c := newChain()
+	for {
+		var p *pending
+		select {
+		case p = <-l.queue:
+		case <-l.closing:
+			for {
+				select {
+				case p = <-l.queue:
+					l.acks <- l.publishOne(&c, p)
+				default:
+					return
+				}
+			}
+		}
+		l.acks <- l.publishOne(&c, p)
+	}
+}
+
+// publishOne chains and publishes the records of p.
+func (l *Ledger) publishOne(c *chain, p *pending) *inflight {
+	f := &inflight{p: p}
+	if !l.ensured.Load() {
+		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.AckTimeout)
+		err := EnsureStream(ctx, l.js, l.cfg.Stream)
+		cancel()
+		if err != nil {
+			f.errPu = err
+			return f
+		}
+		l.ensured.Store(true)
+	}
+	if l.broken.Swap(false) {
+		*c = newChain()
+	}
+	for i := range p.recs {
+		r := &p.recs[i]
+		c.seq++
+		r.Chain, r.Seq, r.Prev = c.id, c.seq, c.prev
+		data, err := json.Marshal(r)
+		if err != nil { // unreachable: strings, numbers and a time
+			f.errPu = err
+			return f
+		}
+		c.prev = hashOf(data)
+		msg := &nats.Msg{Subject: Subject(r.PersonID), Data: data, Header: nats.Header{}}
+		msg.Header.Set(jetstream.MsgIDHeader, msgID(c.id, c.seq))
+		msg.Header.Set(jetstream.ExpectedStreamHeader, l.cfg.Stream)
+		fut, err := l.js.PublishMsgAsync(msg)
+		if err != nil {
+			l.broken.Store(true)
+			f.errPu = err
+			return f
+		}
+		f.msgs, f.futs = append(f.msgs, msg), append(f.futs, fut)
+	}
+	return f
+}
+
+// acknowledge waits for the acknowledgements of each disclosure published,
+// in order, and reports its outcome. A record not acknowledged is
+// published again once, synchronously (its message id makes that
+// idempotent); if that fails too, the chain is broken and the publisher
+// starts a new one.
+func (l *Ledger) acknowledge() {
+	defer close(l.done)
+	for f := range l.acks {
+		err := f.errPu
+		for i, fut := range f.futs {
+			if e := l.await(fut, f.msgs[i]); e != nil && err == nil {
+				err = e
+			}
+		}
+		if err != nil {
+			l.broken.Store(true)
+			l.failed(len(f.p.recs), err)
+		} else {
+			l.metrics.records.WithLabelValues("stored").Add(float64(len(f.p.recs)))
+		}
+		f.p.done <- err
+	}
+}
+
+// await waits for one record's acknowledgement, retrying it once.
+func (l *Ledger) await(fut jetstream.PubAckFuture, msg *nats.Msg) error {
+	var err error
+	select {
+	case <-fut.Ok():
+		return nil
+	case err = <-fut.Err():
+	}
+	if errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) {
+		return err // no stream takes the subject: a retry would fail too
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.AckTimeout)
+	defer cancel()
+	if _, rerr := l.js.PublishMsg(ctx, msg); rerr != nil {
+		return rerr
+	}
+	return nil
+}
+
+// failed counts and logs records that could not be stored.
+func (l *Ledger) failed(n int, err error) {
+	l.metrics.records.WithLabelValues("failed").Add(float64(n))
+	l.log.Error("audit records not stored", "records", n, "mode", string(l.cfg.Mode), "err", err)
+}
