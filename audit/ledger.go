@@ -151,7 +151,30 @@ func New(nc *nats.Conn, cfg Config) (*Ledger, error) {
 	}
 	go l.publish()
 	go l.acknowledge()
+	go l.ensureStream()
 	return l, nil
+}
+
+// ensureStream creates the audit stream at start if it is missing, as the
+// projector does the DLQ, retrying while NATS is unreachable (until the
+// Ledger is closed). The publisher also ensures it before its first
+// record.
+func (l *Ledger) ensureStream() {
+	for delay := 250 * time.Millisecond; !l.ensured.Load(); delay = min(2*delay, 8*time.Second) {
+		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.AckTimeout)
+		err := EnsureStream(ctx, l.js, l.cfg.Stream)
+		cancel()
+		if err == nil {
+			l.ensured.Store(true)
+			return
+		}
+		l.log.Debug("audit stream not ensured yet; retrying", "err", err)
+		select {
+		case <-l.closing:
+			return
+		case <-time.After(delay):
+		}
+	}
 }
 
 // Mode returns the Ledger's mode.

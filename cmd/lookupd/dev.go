@@ -39,7 +39,7 @@ read model and the dev key survive restarts, and "lookupd token --key
 <data-dir>/dev-key.pem" mints more tokens. Logs are text unless
 LOOKUP_LOG_FORMAT or --log-format say otherwise.`,
 		getenv, "http-addr", "admin-addr", "stream", "encryption-key-file", "issuer", "audience",
-		"tenant-claim", "log-format", "log-level", "shutdown-timeout")
+		"tenant-claim", "log-format", "log-level", "shutdown-timeout", "audit", "require-purpose")
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ var commands = []struct {
 	{"serve", "projector and query API over one read model, plus the admin listener", cmdServe},
 	{"project", "projector alone: build or rebuild a read model (--until-caught-up)", cmdProject},
 	{"dev", "everything on this machine, zero set-up: NATS, demo data, dev key; prints a token and curl commands", cmdDev},
+	{"audit", "accounting of disclosures of a person (--person), or check the audit ledger (audit verify)", cmdAudit},
 	{"token", "mint a token with the dev key (development only)", cmdToken},
 	{"version", "print the version", cmdVersion},
 }
