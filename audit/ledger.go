@@ -2,7 +2,6 @@ package audit
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
@@ -77,17 +75,13 @@ type Ledger struct {
 	metrics *metrics
 
 	queue   chan *pending
-	acks    chan *inflight
 	closing chan struct{}
-	done    chan struct{} // closed when the acker has finished
+	done    chan struct{} // closed when the publisher has finished
 	once    sync.Once
 
 	// ensured is set once the audit stream is known to exist; a stream
 	// deleted later is not re-created (the records then fail).
 	ensured atomic.Bool
-	// broken is set by the acker when a record of the chain could not be
-	// stored: the publisher then starts a new chain.
-	broken atomic.Bool
 }
 
 var _ query.Auditor = (*Ledger)(nil)
@@ -97,15 +91,6 @@ var _ query.Auditor = (*Ledger)(nil)
 type pending struct {
 	recs []Record
 	done chan error
-}
-
-// inflight is one disclosure published, with its acknowledgements to wait
-// for.
-type inflight struct {
-	p     *pending
-	msgs  []*nats.Msg
-	futs  []jetstream.PubAckFuture
-	errPu error // a record could not even be published
 }
 
 // New returns a Ledger publishing through nc, and starts it; Close stops
@@ -140,7 +125,7 @@ func New(nc *nats.Conn, cfg Config) (*Ledger, error) {
 		return nil, err
 	}
 	l := &Ledger{cfg: cfg, log: cfg.Logger, metrics: m,
-		queue: make(chan *pending, cfg.QueueSize), acks: make(chan *inflight, cfg.QueueSize),
+		queue:   make(chan *pending, cfg.QueueSize),
 		closing: make(chan struct{}), done: make(chan struct{})}
 	if cfg.Mode == Off {
 		close(l.done)
@@ -150,7 +135,6 @@ func New(nc *nats.Conn, cfg Config) (*Ledger, error) {
 		return nil, fmt.Errorf("audit: jetstream: %w", err)
 	}
 	go l.publish()
-	go l.acknowledge()
 	go l.ensureStream()
 	return l, nil
 }
@@ -161,11 +145,8 @@ func New(nc *nats.Conn, cfg Config) (*Ledger, error) {
 // record.
 func (l *Ledger) ensureStream() {
 	for delay := 250 * time.Millisecond; !l.ensured.Load(); delay = min(2*delay, 8*time.Second) {
-		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.AckTimeout)
-		err := EnsureStream(ctx, l.js, l.cfg.Stream)
-		cancel()
+		err := l.ensure()
 		if err == nil {
-			l.ensured.Store(true)
 			return
 		}
 		l.log.Debug("audit stream not ensured yet; retrying", "err", err)
@@ -245,122 +226,6 @@ func (l *Ledger) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("audit: records still unacknowledged at close: %w", ctx.Err())
 	}
-}
-
-// chain is the state of the Ledger's hash chain; only publish touches it.
-type chain struct {
-	id   string
-	seq  uint64
-	prev string
-}
-
-func newChain() chain { return chain{id: uuid.NewString()} }
-
-// publish is the one goroutine that chains records and publishes them,
-// asynchronously: concurrent disclosures share the round trips to
-// JetStream, and acknowledge waits for their acknowledgements in order.
-func (l *Ledger) publish() {
-	defer close(l.acks)
-	c := newChain()
-	for {
-		var p *pending
-		select {
-		case p = <-l.queue:
-		case <-l.closing:
-			for {
-				select {
-				case p = <-l.queue:
-					l.acks <- l.publishOne(&c, p)
-				default:
-					return
-				}
-			}
-		}
-		l.acks <- l.publishOne(&c, p)
-	}
-}
-
-// publishOne chains and publishes the records of p.
-func (l *Ledger) publishOne(c *chain, p *pending) *inflight {
-	f := &inflight{p: p}
-	if !l.ensured.Load() {
-		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.AckTimeout)
-		err := EnsureStream(ctx, l.js, l.cfg.Stream)
-		cancel()
-		if err != nil {
-			f.errPu = err
-			return f
-		}
-		l.ensured.Store(true)
-	}
-	if l.broken.Swap(false) {
-		*c = newChain()
-	}
-	for i := range p.recs {
-		r := &p.recs[i]
-		c.seq++
-		r.Chain, r.Seq, r.Prev = c.id, c.seq, c.prev
-		data, err := json.Marshal(r)
-		if err != nil { // unreachable: strings, numbers and a time
-			f.errPu = err
-			return f
-		}
-		c.prev = hashOf(data)
-		msg := &nats.Msg{Subject: Subject(r.PersonID), Data: data, Header: nats.Header{}}
-		msg.Header.Set(jetstream.MsgIDHeader, msgID(c.id, c.seq))
-		msg.Header.Set(jetstream.ExpectedStreamHeader, l.cfg.Stream)
-		fut, err := l.js.PublishMsgAsync(msg)
-		if err != nil {
-			l.broken.Store(true)
-			f.errPu = err
-			return f
-		}
-		f.msgs, f.futs = append(f.msgs, msg), append(f.futs, fut)
-	}
-	return f
-}
-
-// acknowledge waits for the acknowledgements of each disclosure published,
-// in order, and reports its outcome. A record not acknowledged is
-// published again once, synchronously (its message id makes that
-// idempotent); if that fails too, the chain is broken and the publisher
-// starts a new one.
-func (l *Ledger) acknowledge() {
-	defer close(l.done)
-	for f := range l.acks {
-		err := f.errPu
-		for i, fut := range f.futs {
-			if e := l.await(fut, f.msgs[i]); e != nil && err == nil {
-				err = e
-			}
-		}
-		if err != nil {
-			l.broken.Store(true)
-			l.failed(len(f.p.recs), err)
-		} else {
-			l.metrics.records.WithLabelValues("stored").Add(float64(len(f.p.recs)))
-		}
-		f.p.done <- err
-	}
-}
-
-// await waits for one record's acknowledgement, retrying it once.
-func (l *Ledger) await(fut jetstream.PubAckFuture, msg *nats.Msg) error {
-	var err error
-	select {
-	case <-fut.Ok():
-		return nil
-	case err = <-fut.Err():
-	}
-	if errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) {
-		return err // no stream takes the subject: a retry would fail too
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.AckTimeout)
-	defer cancel()
-	if _, rerr := l.js.PublishMsg(ctx, msg); rerr != nil {
-		return rerr
-	}
-	return nil
 }
 
 // failed counts and logs records that could not be stored.
