@@ -12,20 +12,19 @@ import (
 // whose time is within [since, until] (a zero time bounds nothing),
 // newest first.
 func Accounting(ctx context.Context, js jetstream.JetStream, stream, personID string, since, until time.Time) ([]Record, error) {
-	msgs, err := readAll(ctx, js, stream, Subject(personID))
+	var out []Record
+	err := readAll(ctx, js, stream, Subject(personID), func(_ uint64, data []byte) error {
+		r, err := decodeRecord(data)
+		if err != nil {
+			return err
+		}
+		if (since.IsZero() || !r.Time.Before(since)) && (until.IsZero() || !r.Time.After(until)) {
+			out = append(out, r)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	out := make([]Record, 0, len(msgs))
-	for _, m := range msgs {
-		r, err := decodeRecord(m.data)
-		if err != nil {
-			return nil, err
-		}
-		if (!since.IsZero() && r.Time.Before(since)) || (!until.IsZero() && r.Time.After(until)) {
-			continue
-		}
-		out = append(out, r)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.After(out[j].Time) })
 	return out, nil

@@ -169,27 +169,12 @@ func (l *Ledger) Disclose(ctx context.Context, d query.Disclosure) error {
 		return nil
 	}
 	p := &pending{recs: l.records(d), done: make(chan error, 1)}
-	select {
-	case <-l.closing:
-		return ErrClosed
-	default:
-	}
-	select {
-	case l.queue <- p:
-	case <-l.closing:
-		return ErrClosed
-	default:
+	if err := l.enqueue(ctx, p); err != nil {
 		if l.cfg.Mode == BestEffort {
-			l.failed(len(p.recs), errQueueFull)
+			l.failed(len(p.recs), err)
 			return nil
 		}
-		select {
-		case l.queue <- p:
-		case <-l.closing:
-			return ErrClosed
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return err
 	}
 	if l.cfg.Mode == BestEffort {
 		return nil
@@ -197,6 +182,41 @@ func (l *Ledger) Disclose(ctx context.Context, d query.Disclosure) error {
 	select {
 	case err := <-p.done:
 		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-l.done: // closed: p was stored, or queued too late
+		select {
+		case err := <-p.done:
+			return err
+		default:
+			return ErrClosed
+		}
+	}
+}
+
+// enqueue queues p for the publisher. A full queue is an error at once in
+// best-effort mode; in required mode enqueue waits for room (or ctx).
+func (l *Ledger) enqueue(ctx context.Context, p *pending) error {
+	select {
+	case <-l.closing:
+		return ErrClosed
+	default:
+	}
+	select {
+	case l.queue <- p:
+		return nil
+	case <-l.closing:
+		return ErrClosed
+	default:
+	}
+	if l.cfg.Mode == BestEffort {
+		return errQueueFull
+	}
+	select {
+	case l.queue <- p:
+		return nil
+	case <-l.closing:
+		return ErrClosed
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -28,11 +28,17 @@ type Chain struct {
 	Problems int
 }
 
-// link is one record of a chain as Verify sees it.
+// link is one record of a chain as Verify keeps it (not the whole record:
+// a ledger holds years of them).
 type link struct {
-	rec       Record
-	hash      string
-	streamSeq uint64
+	seq, streamSeq uint64
+	prev, hash     string
+}
+
+// chainOf is what Verify gathers of one chain.
+type chainOf struct {
+	replica string
+	links   []link
 }
 
 // Verify reads every record of the audit stream and checks it: each chain
@@ -48,24 +54,36 @@ func Verify(ctx context.Context, js jetstream.JetStream, stream string) (Report,
 		return rep, fmt.Errorf("audit stream %q: %w", stream, err)
 	}
 	state := s.CachedInfo().State
-	msgs, err := readAll(ctx, js, stream, "")
+	chains := map[string]*chainOf{}
+	next := state.FirstSeq // the next stream sequence expected
+	err = readAll(ctx, js, stream, "", func(streamSeq uint64, data []byte) error {
+		rep.Records++
+		if streamSeq > next {
+			rep.Problems = append(rep.Problems, deleted(next, streamSeq-1))
+		}
+		next = streamSeq + 1
+		r, err := decodeRecord(data)
+		if err != nil || r.Chain == "" || r.Seq == 0 {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("stream sequence %d: not an audit record", streamSeq))
+			return nil
+		}
+		c := chains[r.Chain]
+		if c == nil {
+			c = &chainOf{replica: r.Replica}
+			chains[r.Chain] = c
+		}
+		c.links = append(c.links, link{seq: r.Seq, streamSeq: streamSeq, prev: r.Prev, hash: hashOf(data)})
+		return nil
+	})
 	if err != nil {
 		return rep, err
 	}
-	rep.Records = len(msgs)
-	rep.Problems = append(rep.Problems, deletedSeqs(msgs, state.FirstSeq, state.LastSeq)...)
-	chains := map[string][]link{}
-	for _, m := range msgs {
-		r, err := decodeRecord(m.data)
-		if err != nil || r.Chain == "" || r.Seq == 0 {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("stream sequence %d: not an audit record", m.streamSeq))
-			continue
-		}
-		chains[r.Chain] = append(chains[r.Chain], link{rec: r, hash: hashOf(m.data), streamSeq: m.streamSeq})
+	if state.LastSeq >= next && state.LastSeq > 0 {
+		rep.Problems = append(rep.Problems, deleted(next, state.LastSeq))
 	}
-	for id, links := range chains {
-		c, problems := checkChain(id, links)
-		rep.Chains = append(rep.Chains, c)
+	for id, c := range chains {
+		ch, problems := checkChain(id, c.replica, c.links)
+		rep.Chains = append(rep.Chains, ch)
 		rep.Problems = append(rep.Problems, problems...)
 	}
 	sort.Slice(rep.Chains, func(i, j int) bool {
@@ -77,35 +95,19 @@ func Verify(ctx context.Context, js jetstream.JetStream, stream string) (Report,
 	return rep, nil
 }
 
-// deletedSeqs reports the stream sequences between first and last that
-// msgs (in stream order) lack: records deleted from the stream.
-func deletedSeqs(msgs []stored, first, last uint64) []string {
-	var out []string
-	next := first
-	report := func(from, to uint64) {
-		if from == to {
-			out = append(out, fmt.Sprintf("stream sequence %d: deleted", from))
-		} else {
-			out = append(out, fmt.Sprintf("stream sequences %d-%d: deleted", from, to))
-		}
+// deleted describes the stream sequences from-to, missing from the
+// stream: deleted records.
+func deleted(from, to uint64) string {
+	if from == to {
+		return fmt.Sprintf("stream sequence %d: deleted", from)
 	}
-	for _, m := range msgs {
-		if m.streamSeq > next {
-			report(next, m.streamSeq-1)
-		}
-		next = m.streamSeq + 1
-	}
-	if last >= next && last > 0 {
-		report(next, last)
-	}
-	return out
+	return fmt.Sprintf("stream sequences %d-%d: deleted", from, to)
 }
 
 // checkChain checks the links of one chain (in any order).
-func checkChain(id string, links []link) (Chain, []string) {
-	sort.SliceStable(links, func(i, j int) bool { return links[i].rec.Seq < links[j].rec.Seq })
-	c := Chain{ID: id, Replica: links[0].rec.Replica, First: links[0].rec.Seq,
-		Last: links[len(links)-1].rec.Seq, Records: len(links)}
+func checkChain(id, replica string, links []link) (Chain, []string) {
+	sort.SliceStable(links, func(i, j int) bool { return links[i].seq < links[j].seq })
+	c := Chain{ID: id, Replica: replica, First: links[0].seq, Last: links[len(links)-1].seq, Records: len(links)}
 	var problems []string
 	add := func(format string, args ...any) {
 		problems = append(problems, fmt.Sprintf("chain %s (replica %s): ", id, c.Replica)+fmt.Sprintf(format, args...))
@@ -117,26 +119,26 @@ func checkChain(id string, links []link) (Chain, []string) {
 	for i := range links {
 		cur := &links[i]
 		if i == 0 {
-			if cur.rec.Seq == 1 && cur.rec.Prev != "" {
+			if cur.seq == 1 && cur.prev != "" {
 				add("record 1 (stream sequence %d) altered: it names a predecessor", cur.streamSeq)
 			}
 			continue
 		}
 		prev := &links[i-1]
 		switch {
-		case cur.rec.Seq == prev.rec.Seq:
+		case cur.seq == prev.seq:
 			if cur.hash != prev.hash {
-				add("record %d held twice with different contents (stream sequences %d, %d)", cur.rec.Seq, prev.streamSeq, cur.streamSeq)
+				add("record %d held twice with different contents (stream sequences %d, %d)", cur.seq, prev.streamSeq, cur.streamSeq)
 			}
-		case cur.rec.Seq > prev.rec.Seq+1:
-			if cur.rec.Seq == prev.rec.Seq+2 {
-				add("record %d missing", prev.rec.Seq+1)
+		case cur.seq > prev.seq+1:
+			if cur.seq == prev.seq+2 {
+				add("record %d missing", prev.seq+1)
 			} else {
-				add("records %d-%d missing", prev.rec.Seq+1, cur.rec.Seq-1)
+				add("records %d-%d missing", prev.seq+1, cur.seq-1)
 			}
-		case cur.rec.Prev != prev.hash:
+		case cur.prev != prev.hash:
 			add("record %d (stream sequence %d) altered, or record %d (stream sequence %d) is not its predecessor: hashes differ",
-				prev.rec.Seq, prev.streamSeq, cur.rec.Seq, cur.streamSeq)
+				prev.seq, prev.streamSeq, cur.seq, cur.streamSeq)
 		}
 	}
 	return c, problems
