@@ -80,8 +80,11 @@ type Ledger struct {
 	once    sync.Once
 
 	// ensured is set once the audit stream is known to exist; a stream
-	// deleted later is not re-created (the records then fail).
+	// deleted later is not re-created (the records then fail). batched
+	// says whether it allows fast batch publishing (see fastBatches).
 	ensured atomic.Bool
+	batched atomic.Bool
+	batches *fastBatches
 }
 
 var _ query.Auditor = (*Ledger)(nil)
@@ -131,8 +134,11 @@ func New(nc *nats.Conn, cfg Config) (*Ledger, error) {
 		close(l.done)
 		return l, nil
 	}
-	if l.js, err = jetstream.New(nc, jetstream.WithPublishAsyncTimeout(cfg.AckTimeout)); err != nil {
+	if l.js, err = jetstream.New(nc); err != nil {
 		return nil, fmt.Errorf("audit: jetstream: %w", err)
+	}
+	if l.batches, err = newFastBatches(nc); err != nil {
+		return nil, err
 	}
 	go l.publish()
 	go l.ensureStream()

@@ -33,6 +33,7 @@ func newChain() chain { return chain{id: uuid.NewString()} }
 // failure never looks like a gap to Verify.
 func (l *Ledger) publish() {
 	defer close(l.done)
+	defer l.batches.close()
 	c := newChain()
 	for {
 		batch := l.collect()
@@ -84,10 +85,11 @@ func (l *Ledger) collect() []*pending {
 	return batch
 }
 
-// store chains the records of batch and stores them, published
-// asynchronously. (JetStream's atomic batches would need one
-// acknowledgement only, but a one-replica file stream stages each batch in
-// a file store of its own, synced: slower than the acknowledgements.)
+// store chains the records of batch and stores them: as one fast batch
+// when the stream allows it (one acknowledgement for all), else each
+// published asynchronously. (JetStream's atomic batches would need one
+// acknowledgement too, but a one-replica file stream stages each of them
+// in a file store of its own, synced: slower than the acknowledgements.)
 func (l *Ledger) store(c *chain, batch []*pending) error {
 	if !l.ensured.Load() {
 		if err := l.ensure(); err != nil {
@@ -113,6 +115,9 @@ func (l *Ledger) store(c *chain, batch []*pending) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.AckTimeout)
 	defer cancel()
+	if l.batches != nil && l.batched.Load() {
+		return l.batches.store(ctx, msgs)
+	}
 	return l.storeEach(ctx, msgs)
 }
 
@@ -150,13 +155,19 @@ func (l *Ledger) storeEach(ctx context.Context, msgs []*nats.Msg) error {
 	return nil
 }
 
-// ensure creates the audit stream if it is missing.
+// ensure creates the audit stream if it is missing, and notes whether it
+// allows fast batch publishing.
 func (l *Ledger) ensure() error {
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.AckTimeout)
 	defer cancel()
 	if err := EnsureStream(ctx, l.js, l.cfg.Stream); err != nil {
 		return err
 	}
+	s, err := l.js.Stream(ctx, l.cfg.Stream)
+	if err != nil {
+		return fmt.Errorf("audit stream %q: %w", l.cfg.Stream, err)
+	}
+	l.batched.Store(s.CachedInfo().Config.AllowBatchPublish)
 	l.ensured.Store(true)
 	return nil
 }

@@ -35,6 +35,9 @@ func StreamConfig(name string) jetstream.StreamConfig {
 		Duplicates:        2 * time.Minute,
 		AllowDirect:       true,
 		Compression:       jetstream.S2Compression,
+		// A Ledger stores the records of concurrent requests as one fast
+		// batch, with one acknowledgement.
+		AllowBatchPublish: true,
 	}
 }
 
