@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -56,6 +57,7 @@ type batchReply struct {
 func (fb *fastBatches) store(ctx context.Context, msgs []*nats.Msg) error {
 	id := strings.ReplaceAll(uuid.NewString(), "-", "")
 	prefix := fb.inbox + "." + id + "."
+	flow := strconv.Itoa(fastBatchFlow) + ".fail."
 	for i, m := range msgs {
 		op := 1 // append
 		switch {
@@ -64,7 +66,7 @@ func (fb *fastBatches) store(ctx context.Context, msgs []*nats.Msg) error {
 		case i == 0:
 			op = 0 // start
 		}
-		m.Reply = fmt.Sprintf("%s%d.fail.%d.%d.$FI", prefix, fastBatchFlow, i+1, op)
+		m.Reply = prefix + flow + strconv.Itoa(i+1) + "." + strconv.Itoa(op) + ".$FI"
 		if err := fb.nc.PublishMsg(m); err != nil {
 			return fmt.Errorf("audit: publish: %w", err)
 		}

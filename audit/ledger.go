@@ -52,7 +52,7 @@ type Config struct {
 	Logger     *slog.Logger          // nil = discard
 	Registerer prometheus.Registerer // metrics; nil = none
 	Now        func() time.Time      // nil = time.Now
-	// AckTimeout bounds the wait for one record's acknowledgement;
+	// AckTimeout bounds the wait for the acknowledgement of a batch;
 	// 0 = 5s.
 	AckTimeout time.Duration
 	// QueueSize bounds the disclosures waiting to be published; 0 = 4096.

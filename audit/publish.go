@@ -2,7 +2,6 @@ package audit
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -102,14 +101,10 @@ func (l *Ledger) store(c *chain, batch []*pending) error {
 			r := &p.recs[i]
 			c.seq++
 			r.Chain, r.Seq, r.Prev = c.id, c.seq, c.prev
-			data, err := json.Marshal(r)
-			if err != nil { // unreachable: strings, numbers and a time
-				return err
-			}
+			data := appendRecord(make([]byte, 0, 512), r)
 			c.prev = hashOf(data)
-			msg := nats.NewMsg(Subject(r.PersonID))
-			msg.Data = data
-			msg.Header.Set(jetstream.MsgIDHeader, msgID(c.id, c.seq))
+			msg := &nats.Msg{Subject: Subject(r.PersonID), Data: data,
+				Header: nats.Header{jetstream.MsgIDHeader: []string{msgID(c.id, c.seq)}}}
 			msgs = append(msgs, msg)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -63,7 +64,7 @@ func Subject(personID string) string { return SubjectPrefix + personID }
 
 // msgID returns the Nats-Msg-Id of a record: unique per chain and seq, so
 // that a retried publish is stored once.
-func msgID(chain string, seq uint64) string { return fmt.Sprintf("%s-%d", chain, seq) }
+func msgID(chain string, seq uint64) string { return chain + "-" + strconv.FormatUint(seq, 10) }
 
 // hashOf returns the hex SHA-256 of a record's bytes, as the next record
 // of its chain holds in Prev.
