@@ -205,7 +205,7 @@ func chunk(b *testing.B, h http.Handler, tok string, n, workers int) (wall, cpu 
 }
 
 // BenchmarkProtectedGETRatio alternates chunks of protected GETs with the
-// ledger off and required (64 concurrent callers, 640 requests a chunk),
+// ledger off and required (256 concurrent callers, 1,024 requests a chunk),
 // so that both see the same machine load, and reports the throughput of
 // required relative to off (required/off; the target is >= 0.7), the same
 // from the CPU time the process used (cpu-required/off: what a replica
@@ -216,7 +216,7 @@ func BenchmarkProtectedGETRatio(b *testing.B) {
 	nc := benchNATS(b)
 	keys, tok := benchKeys(b)
 	handlers := map[Mode]http.Handler{Off: benchAPI(b, nc, keys, Off), Required: benchAPI(b, nc, keys, Required)}
-	const n, workers = 640, 64
+	const n, workers = 1024, 256
 	wall, cpu := map[Mode]time.Duration{}, map[Mode]time.Duration{}
 	rounds := 0
 	for b.Loop() {
