@@ -74,6 +74,7 @@ type Ledger struct {
 	log     *slog.Logger
 	metrics *metrics
 
+	nc      *nats.Conn
 	queue   chan *pending
 	closing chan struct{}
 	done    chan struct{} // closed when the publisher has finished
@@ -127,7 +128,7 @@ func New(nc *nats.Conn, cfg Config) (*Ledger, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Ledger{cfg: cfg, log: cfg.Logger, metrics: m,
+	l := &Ledger{cfg: cfg, log: cfg.Logger, metrics: m, nc: nc,
 		queue:   make(chan *pending, cfg.QueueSize),
 		closing: make(chan struct{}), done: make(chan struct{})}
 	if cfg.Mode == Off {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
@@ -213,5 +215,36 @@ func TestLedgerRequiredFailsWhenTheStreamRefusesARecord(t *testing.T) {
 				t.Fatal("Disclose beyond the limit = nil, want an error")
 			}
 		})
+	}
+}
+
+func TestLedgerRequiredFailsAtOnceWithoutNATS(t *testing.T) {
+	dir := t.TempDir()
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats not ready")
+	}
+	nc, err := nats.Connect(ns.ClientURL(), nats.MaxReconnects(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	l := newLedger(t, nc, Config{AckTimeout: 10 * time.Second})
+	if err := l.Disclose(context.Background(), disclosure("req-1", personA)); err != nil {
+		t.Fatalf("Disclose: %v", err)
+	}
+	ns.Shutdown()
+	ns.WaitForShutdown()
+	waitFor(t, "the connection to drop", func() bool { return !nc.IsConnected() })
+	start := time.Now()
+	if err := l.Disclose(context.Background(), disclosure("req-2", personA)); err == nil {
+		t.Fatal("Disclose without NATS = nil, want an error")
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Disclose without NATS took %v, want an error at once", d)
 	}
 }

@@ -10,6 +10,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// errNotConnected fails the records of a batch while NATS is unreachable.
+var errNotConnected = errors.New("audit: NATS not connected")
+
 // maxBatch bounds the records published as one batch.
 const maxBatch = 256
 
@@ -90,6 +93,11 @@ func (l *Ledger) collect() []*pending {
 // acknowledgement too, but a one-replica file stream stages each of them
 // in a file store of its own, synced: slower than the acknowledgements.)
 func (l *Ledger) store(c *chain, batch []*pending) error {
+	// Disconnected, a publish would wait in the reconnect buffer and be
+	// stored after the caller was refused: fail at once instead.
+	if !l.nc.IsConnected() {
+		return errNotConnected
+	}
 	if !l.ensured.Load() {
 		if err := l.ensure(); err != nil {
 			return err
