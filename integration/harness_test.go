@@ -22,6 +22,11 @@
 //   - TestRollingUpdate: three replicas behind a balancer that follows
 //     /readyz, replaced one by one under load: 0 failed requests with
 //     LOOKUP_SHUTDOWN_DELAY (the run without it is the baseline).
+//   - TestAuditLedger: 1,000 protected reads from four callers give one
+//     audit record per read and disclosed person (none for the others);
+//     lookupd audit --person (jsonl, fhir) and audit verify (a deleted and
+//     an altered record); no SSN or birth date in the stream's files; 503
+//     for protected reads without the audit stream, 200 for plain ones.
 //
 // Independent tests run in parallel, each on its own docker network.
 // Environment: LOOKUPD_IMAGE, NATS_IMAGE, NATSCLI_IMAGE (as in the Makefile);

@@ -46,6 +46,8 @@ type tokenClaims struct {
 	hasIss  bool
 	aud     []string
 	sub     string
+	client  string   // azp, else client_id (read leniently: for the audit ledger)
+	azp     bool     // client came from azp
 	scope   []string // from "scope"
 	scp     []string // from "scp"
 	tenants []string
@@ -95,7 +97,7 @@ func readClaims(payload []byte, tenantClaim string) (tokenClaims, error) {
 
 func wantedClaim(name, tenantClaim string) bool {
 	switch name {
-	case "exp", "nbf", "iat", "iss", "sub", "aud", "jti", "scope", "scp":
+	case "exp", "nbf", "iat", "iss", "sub", "aud", "jti", "scope", "scp", "azp", "client_id":
 		return true
 	}
 	return tenantClaim != "" && name == tenantClaim
@@ -130,6 +132,14 @@ func (c *tokenClaims) take(name string, raw jsontext.Value, tenantClaim string) 
 		c.scope = scopeClaim(raw)
 	case "scp":
 		c.scp = scpClaim(raw)
+	case "azp":
+		if v, verr := stringClaim(raw); verr == nil && v != "" {
+			c.client, c.azp = v, true
+		}
+	case "client_id":
+		if v, verr := stringClaim(raw); verr == nil && v != "" && !c.azp {
+			c.client = v
+		}
 	}
 	return err
 }

@@ -10,10 +10,13 @@ import (
 	"github.com/lookup/persons/events"
 )
 
-// handlePerson answers Get Person. ready gates the read model.
-func handlePerson(reader Reader, ready func() bool) http.Handler {
+// handlePerson answers Get Person. ready gates the read model. Get Person
+// discloses no protected data: audit only validates Lookup-Purpose.
+func handlePerson(reader Reader, ready func() bool, audit auditing) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, bad, _ := parseQuery(r.URL.RawQuery)
+		_, badPurpose := audit.purpose(r, false)
+		bad = append(bad, badPurpose...)
 		id, reason := personID(r)
 		if reason != "" {
 			bad = append(bad, invalidParam{Name: "person_id", Reason: reason})
@@ -64,10 +67,17 @@ func personID(r *http.Request) (id, reason string) {
 
 // handleSigners answers Get Authorized Signers. ready gates the read
 // model. The scope needed by ssn_mode=FULL is checked before, by
-// authenticate.
-func handleSigners(reader Reader, ready func() bool) http.Handler {
+// authenticate. audit records the protected data disclosed before the
+// answer is sent.
+func handleSigners(reader Reader, ready func() bool, audit auditing) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q, bad := parseSignersQuery(r.URL.RawQuery)
+		purpose, badPurpose := audit.purpose(r, q.expand)
+		if len(badPurpose) > 0 {
+			bad = sortParams(append(bad, badPurpose...))
+			writeProblem(w, r, probInvalidParams, "The request has invalid parameters.", bad)
+			return
+		}
 		if len(bad) > 0 {
 			writeProblem(w, r, probInvalidParams, "The request has invalid query parameters.", bad)
 			return
@@ -93,6 +103,9 @@ func handleSigners(reader Reader, ready func() bool) http.Handler {
 		}
 		if len(signers) == 0 {
 			writeProblem(w, r, probNotFound, "No authorized signers were found for this consumer_id.", nil)
+			return
+		}
+		if !audit.disclose(w, r, opGetAuthorizedSigners, purpose, signerDisclosures(signers, q)) {
 			return
 		}
 		writeBody(w, r, http.StatusOK, hdrJSON, signersJSON(signers, q))

@@ -9,6 +9,7 @@ import (
 // immutable once made: a cached one is shared by concurrent requests.
 type principal struct {
 	subject string
+	client  string // azp, else client_id: recorded by the audit ledger
 	scopes  []string
 	// tenants are the lower-cased business ids of the tenancy claim;
 	// tenancy says whether the claim is there and well-formed.
@@ -40,7 +41,7 @@ func (p *principal) mayAccess(businessID string) bool {
 
 // size approximates the bytes the principal holds, for the cache bound.
 func (p *principal) size() int {
-	n := 96 + len(p.subject)
+	n := 112 + len(p.subject) + len(p.client)
 	for _, s := range p.scopes {
 		n += 16 + len(s)
 	}

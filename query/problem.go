@@ -24,6 +24,7 @@ const (
 	probNotAcceptable
 	probInternal
 	probNotReady
+	probAuditUnavailable
 )
 
 // problemKinds is the one table of problem kinds: the stable type URI
@@ -44,6 +45,7 @@ var problemKinds = [...]struct {
 	probNotAcceptable:     {"not-acceptable", "Not acceptable", http.StatusNotAcceptable},
 	probInternal:          {"internal-error", "Internal server error", http.StatusInternalServerError},
 	probNotReady:          {"not-ready", "Service not ready", http.StatusServiceUnavailable},
+	probAuditUnavailable:  {"audit-unavailable", "Audit ledger unavailable", http.StatusServiceUnavailable},
 }
 
 // typeURI returns the stable type URI of k.

@@ -57,6 +57,11 @@ type Config struct {
 	// while it returns false both operations answer 503 (after the
 	// authentication, scope and parameter checks). nil = always ready.
 	Ready func() bool
+	// Auditor records every answer that discloses protected data before
+	// it is sent (see Auditor); nil = none recorded. RequirePurpose makes
+	// the Lookup-Purpose header required on requests for protected data.
+	Auditor        Auditor
+	RequirePurpose bool
 }
 
 // Errors of NewServer.
@@ -73,6 +78,7 @@ type Server struct {
 	log      *slog.Logger
 	metrics  *httpMetrics
 	router   chi.Router
+	audit    auditing
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -113,6 +119,7 @@ func NewServer(cfg Config) (*Server, error) {
 		verifier: newTokenVerifier(cfg.Keys, cfg.Issuer, cfg.Audience, cfg.TenantClaim, now, newTokenCache(cfg.TokenCacheSize, cm)),
 		log:      log,
 		metrics:  m,
+		audit:    auditing{auditor: cfg.Auditor, requirePurpose: cfg.RequirePurpose},
 	}
 	s.router = s.routes(s.authenticate)
 	return s, nil

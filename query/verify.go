@@ -145,7 +145,7 @@ func (v *tokenVerifier) verifyFresh(ctx context.Context, raw string) (verified, 
 	if v.audience != "" && !slices.Contains(c.aud, v.audience) {
 		return verified{}, errTokenAudience
 	}
-	p := &principal{subject: c.sub, scopes: append(c.scope, c.scp...)}
+	p := &principal{subject: c.sub, client: c.client, scopes: append(c.scope, c.scp...)}
 	if v.tenantClaim != "" {
 		p.tenancyOn = true
 		p.tenants, p.tenancy = c.tenants, c.tenancy

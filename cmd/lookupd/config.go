@@ -35,6 +35,10 @@ type config struct {
 	ShutdownTimeout   time.Duration
 	ShutdownDelay     time.Duration
 	AdminTokenFile    string
+	Audit             string // audit.Mode
+	AuditStream       string
+	RequirePurpose    bool
+	ReplicaID         string
 }
 
 // setting is one configuration value: its flag, its environment variable,
@@ -132,6 +136,27 @@ var settings = []setting{
 		}},
 	{"admin-token-file", "LOOKUP_ADMIN_TOKEN_FILE", "", "file holding the bearer token of the state-changing admin endpoints (none: they are off)",
 		str(func(c *config) *string { return &c.AdminTokenFile })},
+	{"audit", "LOOKUP_AUDIT", "required", "audit ledger of disclosures of protected data: required (no disclosure unless recorded), best-effort or off",
+		func(c *config, v string) error {
+			if v != "required" && v != "best-effort" && v != "off" {
+				return fmt.Errorf("audit %q: want required, best-effort or off", v)
+			}
+			c.Audit = v
+			return nil
+		}},
+	{"audit-stream", "LOOKUP_AUDIT_STREAM", "PERSONS_AUDIT", "JetStream stream of the audit ledger (created when missing)",
+		str(func(c *config) *string { return &c.AuditStream })},
+	{"require-purpose", "LOOKUP_REQUIRE_PURPOSE", "false", "require the Lookup-Purpose header on requests for protected data",
+		func(c *config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("require purpose %q: want true or false", v)
+			}
+			c.RequirePurpose = b
+			return nil
+		}},
+	{"replica-id", "LOOKUP_REPLICA_ID", "", "name of this replica in audit records (none: the host name)",
+		str(func(c *config) *string { return &c.ReplicaID })},
 }
 
 // settingsFor returns the settings named by flag, in the order of the

@@ -20,7 +20,8 @@ func TestSettingPrecedence(t *testing.T) {
 		{
 			name: "defaults",
 			want: config{HTTPAddr: ":8080", AdminAddr: ":9090", NATSURL: "nats://127.0.0.1:4222", Stream: "PERSONS",
-				DataDir: "./data", LogFormat: "json", LogLevel: "info", ShutdownTimeout: 10 * time.Second, TokenCacheSize: 10000},
+				DataDir: "./data", LogFormat: "json", LogLevel: "info", ShutdownTimeout: 10 * time.Second, TokenCacheSize: 10000,
+				Audit: "required", AuditStream: "PERSONS_AUDIT"},
 		},
 		{
 			name: "environment over defaults",
@@ -30,7 +31,8 @@ func TestSettingPrecedence(t *testing.T) {
 				"LOOKUP_LOG_FORMAT": "text", "LOOKUP_LOG_LEVEL": "debug", "LOOKUP_SHUTDOWN_TIMEOUT": "3s"},
 			want: config{HTTPAddr: ":1", AdminAddr: ":2", NATSURL: "nats://n:1", Stream: "S", DataDir: "/d",
 				EncryptionKeyFile: "/k", JWKSURL: "http://j", JWKSFile: "/j", Issuer: "iss", Audience: "aud", TenantClaim: "tc",
-				LogFormat: "text", LogLevel: "debug", ShutdownTimeout: 3 * time.Second, TokenCacheSize: 10000},
+				LogFormat: "text", LogLevel: "debug", ShutdownTimeout: 3 * time.Second, TokenCacheSize: 10000,
+				Audit: "required", AuditStream: "PERSONS_AUDIT"},
 		},
 		{
 			name: "flags over environment",
@@ -41,13 +43,15 @@ func TestSettingPrecedence(t *testing.T) {
 				"--log-level", "warn"},
 			want: config{HTTPAddr: ":7", AdminAddr: ":8", NATSURL: "nats://x:2", Stream: "T", DataDir: "/e",
 				EncryptionKeyFile: "/l", JWKSURL: "http://k", JWKSFile: "/m", Issuer: "i2", Audience: "a2", TenantClaim: "t2",
-				LogFormat: "json", LogLevel: "warn", ShutdownTimeout: time.Minute, TokenCacheSize: 10000},
+				LogFormat: "json", LogLevel: "warn", ShutdownTimeout: time.Minute, TokenCacheSize: 10000,
+				Audit: "required", AuditStream: "PERSONS_AUDIT"},
 		},
 		{
 			name: "empty variable counts as unset",
 			env:  map[string]string{"LOOKUP_STREAM": ""},
 			want: config{HTTPAddr: ":8080", AdminAddr: ":9090", NATSURL: "nats://127.0.0.1:4222", Stream: "PERSONS",
-				DataDir: "./data", LogFormat: "json", LogLevel: "info", ShutdownTimeout: 10 * time.Second, TokenCacheSize: 10000},
+				DataDir: "./data", LogFormat: "json", LogLevel: "info", ShutdownTimeout: 10 * time.Second, TokenCacheSize: 10000,
+				Audit: "required", AuditStream: "PERSONS_AUDIT"},
 		},
 	}
 	for _, tt := range tests {

@@ -24,7 +24,8 @@ var errNoJWKS = errors.New("no JWKS configured: set LOOKUP_JWKS_URL or LOOKUP_JW
 
 var serveSettings = []string{"http-addr", "admin-addr", "nats-url", "stream", "data-dir",
 	"encryption-key-file", "jwks-url", "jwks-file", "jwks-allow-http", "issuer", "audience", "tenant-claim", "token-cache-size",
-	"log-format", "log-level", "shutdown-timeout", "shutdown-delay", "admin-token-file"}
+	"log-format", "log-level", "shutdown-timeout", "shutdown-delay", "admin-token-file",
+	"audit", "audit-stream", "require-purpose", "replica-id"}
 
 func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c, err := newCommand("serve", "", `
@@ -173,6 +174,11 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	defer nc.Close()
 
 	reg := newRegistry(proj)
+	ledger, err := newLedger(cfg, nc, proj, reg, logger)
+	if err != nil {
+		return err
+	}
+	defer closeLedger(ledger, logger)
 	api, err := query.NewServer(query.Config{
 		Reader:         store,
 		Keys:           keys,
@@ -184,7 +190,9 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 		Registerer:     reg,
 		// Until the read model has caught up, the API answers 503 rather
 		// than a false 404; once caught up it stays ready, as /readyz.
-		Ready: func() bool { return isClosed(proj.CaughtUp()) },
+		Ready:          func() bool { return isClosed(proj.CaughtUp()) },
+		Auditor:        ledger,
+		RequirePurpose: cfg.RequirePurpose,
 	})
 	if err != nil {
 		return fmt.Errorf("API: %w", err)
@@ -239,6 +247,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 		return errors.Join(errs...)
 	})
 	err = g.Wait()
+	closeLedger(ledger, logger) // its last records need the connection
 	nc.Close()
 	waitInflight(&inflight, time.Minute, logger)
 	if err == nil {

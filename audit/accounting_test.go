@@ -1,0 +1,119 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+func TestAccountingNewestFirstWithinBounds(t *testing.T) {
+	nc, js, _ := runNATS(t)
+	base := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	now := base
+	l := newLedger(t, nc, Config{Now: func() time.Time { return now }})
+	for i, id := range []string{"r0", "r1", "r2", "r3"} {
+		now = base.Add(time.Duration(i) * time.Hour)
+		if err := l.Disclose(context.Background(), disclosure(id, personA)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Disclose(context.Background(), disclosure("other", personB)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name         string
+		since, until time.Time
+		want         []string
+	}{
+		{"all", time.Time{}, time.Time{}, []string{"r3", "r2", "r1", "r0"}},
+		{"since", base.Add(2 * time.Hour), time.Time{}, []string{"r3", "r2"}},
+		{"until", time.Time{}, base.Add(time.Hour), []string{"r1", "r0"}},
+		{"both", base.Add(time.Hour), base.Add(2 * time.Hour), []string{"r2", "r1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			recs, err := Accounting(context.Background(), js, DefaultStream, personA, tc.since, tc.until)
+			if err != nil {
+				t.Fatalf("Accounting: %v", err)
+			}
+			var got []string
+			for _, r := range recs {
+				got = append(got, r.RequestID)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("request ids = %v, want %v", got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Fatalf("request ids = %v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+func TestFHIRBundleIsBALPPatientRead(t *testing.T) {
+	rec := Record{Time: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC), RequestID: "req-1", Subject: "user-1",
+		Client: "app-1", Operation: "getAuthorizedSigners", PersonID: personA, SSNMode: "FULL",
+		DOBDisclosed: true, Purpose: "TREAT", Persons: 1, Replica: "r1", Chain: "c", Seq: 7}
+	raw, err := json.Marshal(FHIRBundle([]Record{rec}, rec.Time))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b struct {
+		ResourceType string
+		Type         string
+		Entry        []struct {
+			Resource struct {
+				ResourceType string
+				ID           string
+				Meta         struct{ Profile []string }
+				Action       string
+				Recorded     string
+				Type         struct{ Code string }
+				Subtype      []struct{ Code string }
+				Agent        []struct {
+					Who       struct{ Identifier struct{ Value string } }
+					Requestor *bool
+				}
+				Source         struct{ Observer struct{ Display string } }
+				PurposeOfEvent []struct{ Text string }
+				Entity         []struct {
+					What struct{ Reference string }
+					Role struct{ Code string }
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(raw, &b); err != nil {
+		t.Fatal(err)
+	}
+	if b.ResourceType != "Bundle" || b.Type != "searchset" || len(b.Entry) != 1 {
+		t.Fatalf("bundle = %s", raw)
+	}
+	ev := b.Entry[0].Resource
+	checks := []struct {
+		what      string
+		got, want any
+	}{
+		{"resourceType", ev.ResourceType, "AuditEvent"},
+		{"id", ev.ID, "c-7"},
+		{"profile", ev.Meta.Profile[0], balpPatientRead},
+		{"action", ev.Action, "R"},
+		{"recorded", ev.Recorded, "2026-01-01T12:00:00Z"},
+		{"type", ev.Type.Code, "rest"},
+		{"subtype", ev.Subtype[0].Code, "read"},
+		{"client", ev.Agent[1].Who.Identifier.Value, "app-1"},
+		{"user", ev.Agent[2].Who.Identifier.Value, "user-1"},
+		{"user is requestor", *ev.Agent[2].Requestor, true},
+		{"observer", ev.Source.Observer.Display, "lookupd r1"},
+		{"purpose", ev.PurposeOfEvent[0].Text, "TREAT"},
+		{"patient", ev.Entity[0].What.Reference, "Patient/" + personA},
+		{"patient role", ev.Entity[0].Role.Code, "1"},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.what, c.got, c.want)
+		}
+	}
+}

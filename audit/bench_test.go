@@ -1,0 +1,238 @@
+package audit
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v3/jwa"
+	"github.com/lestrrat-go/jwx/v3/jwk"
+	"github.com/lestrrat-go/jwx/v3/jwt"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/query"
+)
+
+// benchReader serves one consumer with five signers, each with an SSN and
+// a date of birth.
+type benchReader struct{}
+
+const benchConsumer = "aaaaaaaa-0000-4000-8000-000000000001"
+
+func (benchReader) Person(context.Context, string) (events.Person, error) {
+	return events.Person{}, events.ErrNotFound
+}
+
+func (benchReader) Signers(context.Context, string) (events.Person, []events.Signer, error) {
+	signers := make([]events.Signer, 5)
+	for i := range signers {
+		signers[i] = events.Signer{SignerID: fmt.Sprintf("00000000-0000-4000-8000-00000000000%d", i), ConsumerID: benchConsumer,
+			FirstName: "A", LastName: fmt.Sprint("B", i), AccountAccess: events.AccountAccessPHI, Status: events.SignerStatusActive,
+			Type: events.SignerTypeGuardian, SSN: "123456789", DateOfBirth: "1980-01-02"}
+	}
+	return events.Person{ID: benchConsumer, BusinessID: benchConsumer}, signers, nil
+}
+
+// benchKeys returns the JWKS of a fresh ES256 key and a token it verifies.
+func benchKeys(b *testing.B) (*query.JWKS, string) {
+	b.Helper()
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		b.Fatal(err)
+	}
+	key, err := jwk.Import(priv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_ = key.Set(jwk.KeyIDKey, "k1")
+	_ = key.Set(jwk.AlgorithmKey, jwa.ES256())
+	pub, err := jwk.PublicKeyOf(key)
+	if err != nil {
+		b.Fatal(err)
+	}
+	set := jwk.NewSet()
+	_ = set.AddKey(pub)
+	raw, err := json.Marshal(set)
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "jwks.json")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	keys, err := query.LoadJWKSFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tok, err := jwt.NewBuilder().Subject("bench").Expiration(time.Now().Add(time.Hour)).
+		Claim("scope", "read:persons").Claim("azp", "bench-app").Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	signed, err := jwt.Sign(tok, jwt.WithKey(jwa.ES256(), key))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return keys, string(signed)
+}
+
+// benchNATS starts an in-process NATS server with JetStream (file
+// storage) and returns a connection to it; or connects to the server at
+// $AUDIT_BENCH_NATS_URL (another process, as in a deployment: then its
+// CPU time does not count as the replica's).
+func benchNATS(b *testing.B) *nats.Conn {
+	b.Helper()
+	if url := os.Getenv("AUDIT_BENCH_NATS_URL"); url != "" {
+		nc, err := nats.Connect(url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(nc.Close)
+		return nc
+	}
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: b.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ns.Start()
+	b.Cleanup(ns.Shutdown)
+	if !ns.ReadyForConnections(10 * time.Second) {
+		b.Fatal("nats not ready")
+	}
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(nc.Close)
+	return nc
+}
+
+// benchAPI returns the API with a ledger in mode on nc.
+func benchAPI(b *testing.B, nc *nats.Conn, keys *query.JWKS, mode Mode) http.Handler {
+	b.Helper()
+	l, err := New(nc, Config{Mode: mode, Replica: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = l.Close(context.Background()) })
+	s, err := query.NewServer(query.Config{Reader: benchReader{}, Keys: keys, Auditor: l, Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+const benchTarget = "/api/v1/authorized-signers?consumer_id=" + benchConsumer + "&expand=PROTECTED_PERSONAL_DATA"
+
+// BenchmarkProtectedGET is GET authorized-signers with
+// expand=PROTECTED_PERSONAL_DATA (five signers, so five records per
+// answer) from concurrent callers, handled in process, with the ledger
+// off and required (in-process JetStream, file storage, sharing the CPUs).
+// Compare the two in one run: the target is required >= 0.7x of off.
+func BenchmarkProtectedGET(b *testing.B) {
+	nc := benchNATS(b)
+	keys, tok := benchKeys(b)
+	for _, mode := range []Mode{Off, Required} {
+		b.Run(string(mode), func(b *testing.B) {
+			s := benchAPI(b, nc, keys, mode)
+			b.SetParallelism(32) // 32 callers per CPU
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					req := httptest.NewRequest(http.MethodGet, benchTarget, nil)
+					req.Header.Set("Authorization", "Bearer "+tok)
+					req.Header.Set("Lookup-Purpose", "TREAT")
+					rec := httptest.NewRecorder()
+					s.ServeHTTP(rec, req)
+					if rec.Code != http.StatusOK {
+						b.Errorf("status %d: %s", rec.Code, rec.Body)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// cpuTime returns the CPU time the process has used (user and system).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// chunk answers n protected GETs with h from workers concurrent callers
+// and returns how long that took, and the CPU time the process used.
+func chunk(b *testing.B, h http.Handler, tok string, n, workers int) (wall, cpu time.Duration) {
+	start, cpu0 := time.Now(), cpuTime()
+	defer func() { wall, cpu = time.Since(start), cpuTime()-cpu0 }()
+	var wg sync.WaitGroup
+	per := n / workers
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range per {
+				req := httptest.NewRequest(http.MethodGet, benchTarget, nil)
+				req.Header.Set("Authorization", "Bearer "+tok)
+				req.Header.Set("Lookup-Purpose", "TREAT")
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					b.Errorf("status %d: %s", rec.Code, rec.Body)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return 0, 0 // set by the deferred function
+}
+
+// BenchmarkProtectedGETRatio alternates chunks of protected GETs with the
+// ledger off and required (256 concurrent callers, 1,024 requests a chunk),
+// so that both see the same machine load, and reports the throughput of
+// required relative to off (required/off; the target is >= 0.7), the same
+// from the CPU time the process used (cpu-required/off: what a replica
+// can serve when its CPUs are the limit, whatever else the machine runs;
+// the in-process NATS server's CPU counts against required), and the time
+// per request of each.
+func BenchmarkProtectedGETRatio(b *testing.B) {
+	nc := benchNATS(b)
+	keys, tok := benchKeys(b)
+	handlers := map[Mode]http.Handler{Off: benchAPI(b, nc, keys, Off), Required: benchAPI(b, nc, keys, Required)}
+	const n, workers = 1024, 256
+	wall, cpu := map[Mode]time.Duration{}, map[Mode]time.Duration{}
+	rounds := 0
+	for b.Loop() {
+		order := []Mode{Off, Required}
+		if rounds%2 == 1 {
+			order = []Mode{Required, Off}
+		}
+		for _, m := range order {
+			w, c := chunk(b, handlers[m], tok, n, workers)
+			wall[m] += w
+			cpu[m] += c
+		}
+		rounds++
+	}
+	b.ReportMetric(float64(wall[Off])/float64(wall[Required]), "required/off")
+	b.ReportMetric(float64(cpu[Off])/float64(cpu[Required]), "cpu-required/off")
+	b.ReportMetric(float64(wall[Off].Nanoseconds())/float64(rounds*n), "off-ns/req")
+	b.ReportMetric(float64(wall[Required].Nanoseconds())/float64(rounds*n), "required-ns/req")
+}

@@ -1,0 +1,98 @@
+package audit
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lookup/persons/query"
+)
+
+// runNATS starts an in-process NATS server with JetStream on a random
+// port, storing in a temporary directory; it returns a connection to it
+// and the server's store directory.
+func runNATS(t *testing.T) (*nats.Conn, jetstream.JetStream, string) {
+	t.Helper()
+	dir := t.TempDir()
+	ns, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true,
+	})
+	if err != nil {
+		t.Fatalf("nats server: %v", err)
+	}
+	ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server not ready")
+	}
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatalf("nats connect: %v", err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatalf("jetstream: %v", err)
+	}
+	return nc, js, dir
+}
+
+// newLedger returns a started Ledger on nc, closed when the test ends.
+func newLedger(t *testing.T, nc *nats.Conn, cfg Config) *Ledger {
+	t.Helper()
+	if cfg.Replica == "" {
+		cfg.Replica = "r1"
+	}
+	if cfg.AckTimeout == 0 {
+		cfg.AckTimeout = 2 * time.Second
+	}
+	l, err := New(nc, cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = l.Close(ctx)
+	})
+	return l
+}
+
+// disclosure returns a disclosure of persons ids by request id.
+func disclosure(id string, persons ...string) query.Disclosure {
+	d := query.Disclosure{RequestID: id, Subject: "user-1", Client: "app-1", Operation: "getAuthorizedSigners", Purpose: "TREAT"}
+	for _, p := range persons {
+		d.Persons = append(d.Persons, query.DisclosedPerson{ID: p, SSNMode: "LAST4", DOB: true})
+	}
+	return d
+}
+
+// streamMsgs returns the messages count of the audit stream.
+func streamMsgs(t *testing.T, js jetstream.JetStream) uint64 {
+	t.Helper()
+	s, err := js.Stream(context.Background(), DefaultStream)
+	if err != nil {
+		t.Fatalf("audit stream: %v", err)
+	}
+	info, err := s.Info(context.Background())
+	if err != nil {
+		t.Fatalf("audit stream info: %v", err)
+	}
+	return info.State.Msgs
+}
+
+// waitFor polls cond until it holds or 10s have passed.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

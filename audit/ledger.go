@@ -1,0 +1,262 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lookup/persons/query"
+)
+
+// Mode says what a Ledger guarantees.
+type Mode string
+
+// The modes of a Ledger.
+const (
+	// Required: Disclose returns only once JetStream has acknowledged every
+	// record of the disclosure, and an error otherwise (the API then
+	// answers 503 and discloses nothing).
+	Required Mode = "required"
+	// BestEffort: Disclose queues the records and returns at once; records
+	// that cannot be stored are counted and logged.
+	BestEffort Mode = "best-effort"
+	// Off: nothing is recorded (development only).
+	Off Mode = "off"
+)
+
+// ParseMode returns the Mode named s.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case Required, BestEffort, Off:
+		return m, nil
+	}
+	return "", fmt.Errorf("audit mode %q: want required, best-effort or off", s)
+}
+
+// Config configures a Ledger.
+type Config struct {
+	Mode    Mode   // "" = Required
+	Stream  string // "" = DefaultStream
+	Replica string // this replica's name, recorded in each record
+	// Position returns the read model's position; nil = 0.
+	Position   func() uint64
+	Logger     *slog.Logger          // nil = discard
+	Registerer prometheus.Registerer // metrics; nil = none
+	Now        func() time.Time      // nil = time.Now
+	// AckTimeout bounds the wait for the acknowledgement of a batch;
+	// 0 = 5s.
+	AckTimeout time.Duration
+	// QueueSize bounds the disclosures waiting to be published; 0 = 4096.
+	QueueSize int
+}
+
+// ErrClosed is returned by Disclose once the Ledger is closed.
+var ErrClosed = errors.New("audit: ledger closed")
+
+// errQueueFull is returned (required) or counted (best-effort) when the
+// queue of disclosures is full.
+var errQueueFull = errors.New("audit: queue full")
+
+// Ledger records disclosures in the audit stream (see the package doc). It
+// implements query.Auditor and is safe for concurrent use.
+type Ledger struct {
+	cfg     Config
+	js      jetstream.JetStream
+	log     *slog.Logger
+	metrics *metrics
+
+	nc      *nats.Conn
+	queue   chan *pending
+	closing chan struct{}
+	done    chan struct{} // closed when the publisher has finished
+	once    sync.Once
+
+	// ensured is set once the audit stream is known to exist; a stream
+	// deleted later is not re-created (the records then fail). batched
+	// says whether it allows fast batch publishing (see fastBatches).
+	ensured atomic.Bool
+	batched atomic.Bool
+	batches *fastBatches
+}
+
+var _ query.Auditor = (*Ledger)(nil)
+
+// pending is one disclosure on its way: its records and where its outcome
+// goes (buffered, so that nobody waits for a best-effort caller).
+type pending struct {
+	recs []Record
+	done chan error
+}
+
+// New returns a Ledger publishing through nc, and starts it; Close stops
+// it. With Mode Off it records nothing and needs no connection.
+func New(nc *nats.Conn, cfg Config) (*Ledger, error) {
+	if cfg.Mode == "" {
+		cfg.Mode = Required
+	}
+	if _, err := ParseMode(string(cfg.Mode)); err != nil {
+		return nil, err
+	}
+	if cfg.Stream == "" {
+		cfg.Stream = DefaultStream
+	}
+	if cfg.Position == nil {
+		cfg.Position = func() uint64 { return 0 }
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.AckTimeout <= 0 {
+		cfg.AckTimeout = 5 * time.Second
+	}
+	if cfg.QueueSize <= 0 {
+		cfg.QueueSize = 4096
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	l := &Ledger{cfg: cfg, log: cfg.Logger, metrics: m, nc: nc,
+		queue:   make(chan *pending, cfg.QueueSize),
+		closing: make(chan struct{}), done: make(chan struct{})}
+	if cfg.Mode == Off {
+		close(l.done)
+		return l, nil
+	}
+	if l.js, err = jetstream.New(nc); err != nil {
+		return nil, fmt.Errorf("audit: jetstream: %w", err)
+	}
+	if l.batches, err = newFastBatches(nc); err != nil {
+		return nil, err
+	}
+	go l.publish()
+	go l.ensureStream()
+	return l, nil
+}
+
+// ensureStream creates the audit stream at start if it is missing, as the
+// projector does the DLQ, retrying while NATS is unreachable (until the
+// Ledger is closed). The publisher also ensures it before its first
+// record.
+func (l *Ledger) ensureStream() {
+	for delay := 250 * time.Millisecond; !l.ensured.Load(); delay = min(2*delay, 8*time.Second) {
+		err := l.ensure()
+		if err == nil {
+			return
+		}
+		l.log.Debug("audit stream not ensured yet; retrying", "err", err)
+		select {
+		case <-l.closing:
+			return
+		case <-time.After(delay):
+		}
+	}
+}
+
+// Mode returns the Ledger's mode.
+func (l *Ledger) Mode() Mode { return l.cfg.Mode }
+
+// Disclose records d: one record per disclosed person. In Required mode
+// it returns once all are stored, or the error that kept one from being
+// stored (or ctx's); in BestEffort mode it returns nil at once.
+func (l *Ledger) Disclose(ctx context.Context, d query.Disclosure) error {
+	if l.cfg.Mode == Off || len(d.Persons) == 0 {
+		return nil
+	}
+	p := &pending{recs: l.records(d), done: make(chan error, 1)}
+	if err := l.enqueue(ctx, p); err != nil {
+		if l.cfg.Mode == BestEffort {
+			l.failed(len(p.recs), err)
+			return nil
+		}
+		return err
+	}
+	if l.cfg.Mode == BestEffort {
+		return nil
+	}
+	select {
+	case err := <-p.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-l.done: // closed: p was stored, or queued too late
+		select {
+		case err := <-p.done:
+			return err
+		default:
+			return ErrClosed
+		}
+	}
+}
+
+// enqueue queues p for the publisher. A full queue is an error at once in
+// best-effort mode; in required mode enqueue waits for room (or ctx).
+func (l *Ledger) enqueue(ctx context.Context, p *pending) error {
+	select {
+	case <-l.closing:
+		return ErrClosed
+	default:
+	}
+	select {
+	case l.queue <- p:
+		return nil
+	case <-l.closing:
+		return ErrClosed
+	default:
+	}
+	if l.cfg.Mode == BestEffort {
+		return errQueueFull
+	}
+	select {
+	case l.queue <- p:
+		return nil
+	case <-l.closing:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// records returns the records of d, without their chain fields.
+func (l *Ledger) records(d query.Disclosure) []Record {
+	now := l.cfg.Now().UTC()
+	pos := l.cfg.Position()
+	recs := make([]Record, len(d.Persons))
+	for i, p := range d.Persons {
+		recs[i] = Record{Time: now, RequestID: d.RequestID, Subject: d.Subject, Client: d.Client,
+			Tenants: d.Tenants, Operation: d.Operation, PersonID: p.ID, SSNMode: p.SSNMode,
+			DOBDisclosed: p.DOB, Purpose: d.Purpose, Persons: len(d.Persons), Replica: l.cfg.Replica,
+			ReadModelSeq: pos}
+	}
+	return recs
+}
+
+// Close stops accepting disclosures, waits (until ctx is done) for those
+// queued to be stored, and returns.
+func (l *Ledger) Close(ctx context.Context) error {
+	l.once.Do(func() { close(l.closing) })
+	select {
+	case <-l.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("audit: records still unacknowledged at close: %w", ctx.Err())
+	}
+}
+
+// failed counts and logs records that could not be stored.
+func (l *Ledger) failed(n int, err error) {
+	l.metrics.records.WithLabelValues("failed").Add(float64(n))
+	l.log.Error("audit records not stored", "records", n, "mode", string(l.cfg.Mode), "err", err)
+}

@@ -1,0 +1,250 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+const (
+	personA = "11111111-1111-4111-8111-111111111111"
+	personB = "22222222-2222-4222-8222-222222222222"
+)
+
+func TestLedgerRequiredStoresOneRecordPerPersonBeforeReturning(t *testing.T) {
+	nc, js, _ := runNATS(t)
+	l := newLedger(t, nc, Config{Position: func() uint64 { return 42 }})
+	ctx := context.Background()
+	if err := l.Disclose(ctx, disclosure("req-1", personA, personB)); err != nil {
+		t.Fatalf("Disclose: %v", err)
+	}
+	// Required: the records are stored when Disclose returns.
+	if got := streamMsgs(t, js); got != 2 {
+		t.Fatalf("stream holds %d records, want 2", got)
+	}
+	recs, err := Accounting(ctx, js, DefaultStream, personB, time.Time{}, time.Time{})
+	if err != nil {
+		t.Fatalf("Accounting: %v", err)
+	}
+	if len(recs) != 1 {
+		t.Fatalf("person B has %d records, want 1", len(recs))
+	}
+	r := recs[0]
+	want := Record{RequestID: "req-1", Subject: "user-1", Client: "app-1", Operation: "getAuthorizedSigners",
+		PersonID: personB, SSNMode: "LAST4", DOBDisclosed: true, Purpose: "TREAT", Persons: 2, Replica: "r1",
+		ReadModelSeq: 42, Chain: r.Chain, Seq: 2, Prev: r.Prev, Time: r.Time}
+	if fmt.Sprint(r) != fmt.Sprint(want) {
+		t.Errorf("record = %+v\nwant     %+v", r, want)
+	}
+	if r.Prev == "" || r.Chain == "" {
+		t.Errorf("record not chained: chain %q prev %q", r.Chain, r.Prev)
+	}
+}
+
+func TestLedgerConcurrentDisclosuresFormOneIntactChain(t *testing.T) {
+	nc, js, _ := runNATS(t)
+	l := newLedger(t, nc, Config{})
+	const n = 200
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- l.Disclose(context.Background(), disclosure(fmt.Sprintf("req-%d", i), personA))
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("Disclose: %v", err)
+		}
+	}
+	rep, err := Verify(context.Background(), js, DefaultStream)
+	if err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	if !rep.OK() || rep.Records != n || len(rep.Chains) != 1 || rep.Chains[0].Last != n {
+		t.Fatalf("Verify = %+v, want %d records in one intact chain", rep, n)
+	}
+}
+
+func TestLedgerRequiredFailsWithoutTheStream(t *testing.T) {
+	nc, js, _ := runNATS(t)
+	l := newLedger(t, nc, Config{AckTimeout: 500 * time.Millisecond})
+	ctx := context.Background()
+	if err := l.Disclose(ctx, disclosure("req-1", personA)); err != nil {
+		t.Fatalf("Disclose with the stream: %v", err)
+	}
+	if err := js.DeleteStream(ctx, DefaultStream); err != nil {
+		t.Fatalf("delete stream: %v", err)
+	}
+	for i := 0; i < 3; i++ {
+		if err := l.Disclose(ctx, disclosure("req-x", personA)); err == nil {
+			t.Fatal("Disclose without the stream = nil, want an error")
+		}
+	}
+	// The ledger does not re-create a stream deleted under it.
+	if _, err := js.Stream(ctx, DefaultStream); err == nil {
+		t.Error("the audit stream was re-created")
+	}
+}
+
+func TestLedgerBestEffortCountsFailures(t *testing.T) {
+	nc, js, _ := runNATS(t)
+	reg := prometheus.NewRegistry()
+	l := newLedger(t, nc, Config{Mode: BestEffort, Registerer: reg, AckTimeout: 500 * time.Millisecond})
+	ctx := context.Background()
+	if err := l.Disclose(ctx, disclosure("req-1", personA)); err != nil {
+		t.Fatalf("Disclose: %v", err)
+	}
+	waitFor(t, "the record stored", func() bool { return testutil.ToFloat64(l.metrics.records.WithLabelValues("stored")) == 1 })
+	if err := js.DeleteStream(ctx, DefaultStream); err != nil {
+		t.Fatalf("delete stream: %v", err)
+	}
+	if err := l.Disclose(ctx, disclosure("req-2", personA, personB)); err != nil {
+		t.Fatalf("best-effort Disclose = %v, want nil", err)
+	}
+	waitFor(t, "the failures counted", func() bool { return testutil.ToFloat64(l.metrics.records.WithLabelValues("failed")) == 2 })
+}
+
+func TestLedgerOffRecordsNothing(t *testing.T) {
+	l, err := New(nil, Config{Mode: Off})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	if err := l.Disclose(context.Background(), disclosure("req-1", personA)); err != nil {
+		t.Errorf("Disclose = %v, want nil", err)
+	}
+	if err := l.Close(context.Background()); err != nil {
+		t.Errorf("Close = %v", err)
+	}
+}
+
+func TestLedgerClosedRefuses(t *testing.T) {
+	nc, _, _ := runNATS(t)
+	l := newLedger(t, nc, Config{})
+	if err := l.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := l.Disclose(context.Background(), disclosure("req-1", personA)); !errors.Is(err, ErrClosed) {
+		t.Errorf("Disclose after Close = %v, want ErrClosed", err)
+	}
+}
+
+func TestParseMode(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    Mode
+		wantErr bool
+	}{{"required", Required, false}, {"best-effort", BestEffort, false}, {"off", Off, false}, {"on", "", true}} {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := ParseMode(tc.in)
+			if got != tc.want || (err != nil) != tc.wantErr {
+				t.Errorf("ParseMode(%q) = %q, %v; want %q, error %v", tc.in, got, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestLedgerStoresWithAndWithoutBatchPublishing(t *testing.T) {
+	for _, batched := range []bool{true, false} {
+		t.Run(fmt.Sprint("allow_batched=", batched), func(t *testing.T) {
+			nc, js, _ := runNATS(t)
+			cfg := StreamConfig(DefaultStream)
+			cfg.AllowBatchPublish = batched
+			if _, err := js.CreateStream(context.Background(), cfg); err != nil {
+				t.Fatal(err)
+			}
+			l := newLedger(t, nc, Config{})
+			const n = 50
+			var wg sync.WaitGroup
+			errs := make(chan error, n)
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs <- l.Disclose(context.Background(), disclosure(fmt.Sprint("req-", i), personA, personB))
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Fatalf("Disclose: %v", err)
+				}
+			}
+			if l.batched.Load() != batched {
+				t.Errorf("ledger batched = %v, want %v", l.batched.Load(), batched)
+			}
+			rep, err := Verify(context.Background(), js, DefaultStream)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.OK() || rep.Records != 2*n {
+				t.Errorf("Verify = %+v, want %d records, no problem", rep, 2*n)
+			}
+		})
+	}
+}
+
+func TestLedgerRequiredFailsWhenTheStreamRefusesARecord(t *testing.T) {
+	for _, batched := range []bool{true, false} {
+		t.Run(fmt.Sprint("allow_batched=", batched), func(t *testing.T) {
+			nc, js, _ := runNATS(t)
+			cfg := StreamConfig(DefaultStream)
+			cfg.AllowBatchPublish = batched
+			cfg.MaxMsgs = 3 // discard new: the fourth record is refused
+			if _, err := js.CreateStream(context.Background(), cfg); err != nil {
+				t.Fatal(err)
+			}
+			l := newLedger(t, nc, Config{AckTimeout: time.Second})
+			if err := l.Disclose(context.Background(), disclosure("req-1", personA, personB)); err != nil {
+				t.Fatalf("Disclose within the limit: %v", err)
+			}
+			if err := l.Disclose(context.Background(), disclosure("req-2", personA, personB)); err == nil {
+				t.Fatal("Disclose beyond the limit = nil, want an error")
+			}
+		})
+	}
+}
+
+func TestLedgerRequiredFailsAtOnceWithoutNATS(t *testing.T) {
+	dir := t.TempDir()
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats not ready")
+	}
+	nc, err := nats.Connect(ns.ClientURL(), nats.MaxReconnects(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	l := newLedger(t, nc, Config{AckTimeout: 10 * time.Second})
+	if err := l.Disclose(context.Background(), disclosure("req-1", personA)); err != nil {
+		t.Fatalf("Disclose: %v", err)
+	}
+	ns.Shutdown()
+	ns.WaitForShutdown()
+	waitFor(t, "the connection to drop", func() bool { return !nc.IsConnected() })
+	start := time.Now()
+	if err := l.Disclose(context.Background(), disclosure("req-2", personA)); err == nil {
+		t.Fatal("Disclose without NATS = nil, want an error")
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Disclose without NATS took %v, want an error at once", d)
+	}
+}

@@ -1,0 +1,68 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// TestStreamConfigMatchesDeployFiles keeps the stream a Ledger creates
+// when it is missing and deploy/streams/persons_audit*.json in step,
+// replicas aside.
+func TestStreamConfigMatchesDeployFiles(t *testing.T) {
+	for _, tc := range []struct {
+		file     string
+		replicas int
+	}{{"persons_audit.json", 1}, {"persons_audit.r3.json", 3}} {
+		t.Run(tc.file, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join("..", "deploy", "streams", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var file jetstream.StreamConfig
+			if err := json.Unmarshal(raw, &file); err != nil {
+				t.Fatalf("%s: %v", tc.file, err)
+			}
+			if file.Replicas != tc.replicas {
+				t.Errorf("num_replicas = %d, want %d", file.Replicas, tc.replicas)
+			}
+			code := StreamConfig(file.Name)
+			code.Replicas = file.Replicas
+			a, _ := json.Marshal(file)
+			b, _ := json.Marshal(code)
+			if !bytes.Equal(a, b) {
+				t.Errorf("StreamConfig and %s differ:\nfile: %s\ncode: %s", tc.file, a, b)
+			}
+		})
+	}
+}
+
+func TestEnsureStreamCreatesOnceAndKeepsAnExistingOne(t *testing.T) {
+	_, js, _ := runNATS(t)
+	ctx := context.Background()
+	if err := EnsureStream(ctx, js, "A"); err != nil {
+		t.Fatalf("EnsureStream: %v", err)
+	}
+	s, err := js.Stream(ctx, "A")
+	if err != nil {
+		t.Fatalf("stream not created: %v", err)
+	}
+	if got := s.CachedInfo().Config.Subjects; len(got) != 1 || got[0] != "audit.persons.*" {
+		t.Errorf("subjects = %v", got)
+	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "B", Subjects: []string{"other.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := EnsureStream(ctx, js, "B"); err != nil {
+		t.Fatalf("EnsureStream on an existing stream: %v", err)
+	}
+	s, _ = js.Stream(ctx, "B")
+	if got := s.CachedInfo().Config.Subjects; got[0] != "other.>" {
+		t.Errorf("existing stream changed: subjects %v", got)
+	}
+}

@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lookup/persons/audit"
+	"github.com/lookup/persons/projector"
+)
+
+// newLedger returns the audit ledger of serve, publishing through nc, with
+// the projector's position as the read model position.
+func newLedger(cfg config, nc *nats.Conn, proj *projector.Projector, reg prometheus.Registerer, logger *slog.Logger) (*audit.Ledger, error) {
+	replica := cfg.ReplicaID
+	if replica == "" {
+		replica, _ = os.Hostname()
+	}
+	mode := audit.Mode(cfg.Audit)
+	if mode == "" {
+		mode = audit.Required
+	}
+	l, err := audit.New(nc, audit.Config{
+		Mode:       mode,
+		Stream:     cfg.AuditStream,
+		Replica:    replica,
+		Position:   func() uint64 { return proj.Progress().AppliedSeq },
+		Logger:     logger.With("component", "audit"),
+		Registerer: reg,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("audit ledger: %w", err)
+	}
+	logger.Info("audit ledger", "mode", string(mode), "audit_stream", cfg.AuditStream, "replica", replica,
+		"require_purpose", cfg.RequirePurpose)
+	return l, nil
+}
+
+// closeLedger waits a little for the records still in flight.
+func closeLedger(l *audit.Ledger, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := l.Close(ctx); err != nil {
+		logger.Error("audit ledger", "err", err)
+	}
+}
+
+func cmdAudit(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "verify" {
+		return cmdAuditVerify(ctx, args[1:], getenv, stdout, stderr)
+	}
+	c, err := newCommand("audit", "", `
+Prints the accounting of disclosures of one person: every answer of the API
+that disclosed the person's SSN (whole or in part) or date of birth, newest
+first, with when, to whom (token sub and client), why (Lookup-Purpose), and
+which fields. --format jsonl prints one audit record per line; fhir prints a
+FHIR R4 Bundle of AuditEvent resources (IHE BALP patient-read pattern).
+--since and --until take an RFC 3339 time or a date (YYYY-MM-DD, UTC).
+
+"lookupd audit verify" checks every replica's chain of records instead and
+reports gaps and altered records (exit status 1 when it finds any).`,
+		getenv, "nats-url", "audit-stream")
+	if err != nil {
+		return err
+	}
+	person := c.fs.String("person", "", "id of the person (or signer) whose disclosures are listed (required)")
+	since := c.fs.String("since", "", "list disclosures at or after this time")
+	until := c.fs.String("until", "", "list disclosures at or before this time")
+	format := c.fs.String("format", "jsonl", "output: jsonl or fhir")
+	c.extra = []string{"person", "since", "until", "format"}
+	if err := c.parse(args, stdout, stderr); err != nil {
+		return err
+	}
+	q, err := parseAccountingQuery(*person, *since, *until, *format)
+	if err != nil {
+		c.usage(stderr)
+		return &usageError{err}
+	}
+	js, closeNC, err := auditJetStream(c.cfg.NATSURL)
+	if err != nil {
+		return err
+	}
+	defer closeNC()
+	recs, err := audit.Accounting(ctx, js, c.cfg.AuditStream, q.person, q.since, q.until)
+	if err != nil {
+		return err
+	}
+	return writeAccounting(stdout, recs, q.format)
+}
+
+// accountingQuery is the validated command line of "lookupd audit".
+type accountingQuery struct {
+	person       string
+	since, until time.Time
+	format       string
+}
+
+func parseAccountingQuery(person, since, until, format string) (accountingQuery, error) {
+	q := accountingQuery{person: strings.ToLower(person), format: format}
+	if person == "" {
+		return q, errors.New("--person is required")
+	}
+	if !isUUID(q.person) {
+		return q, fmt.Errorf("--person %q: want a UUID", person)
+	}
+	if format != "jsonl" && format != "fhir" {
+		return q, fmt.Errorf("--format %q: want jsonl or fhir", format)
+	}
+	var err error
+	if q.since, err = parseAuditTime("--since", since); err != nil {
+		return q, err
+	}
+	if q.until, err = parseAuditTime("--until", until); err != nil {
+		return q, err
+	}
+	return q, nil
+}
+
+// parseAuditTime parses an RFC 3339 time or a date ("" = zero).
+func parseAuditTime(flag, v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t, nil
+	}
+	if t, err := time.Parse(time.DateOnly, v); err == nil {
+		if flag == "--until" {
+			return t.Add(24*time.Hour - time.Nanosecond), nil // the whole day
+		}
+		return t, nil
+	}
+	return time.Time{}, fmt.Errorf("%s %q: want an RFC 3339 time or a date YYYY-MM-DD", flag, v)
+}
+
+// isUUID reports whether s is a lower-case UUID written 8-4-4-4-12.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if c != '-' {
+				return false
+			}
+		} else if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// writeAccounting prints recs in format.
+func writeAccounting(w io.Writer, recs []audit.Record, format string) error {
+	bw := bufio.NewWriter(w)
+	if format == "fhir" {
+		enc := json.NewEncoder(bw)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(audit.FHIRBundle(recs, time.Now())); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	enc := json.NewEncoder(bw)
+	for _, r := range recs {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+func cmdAuditVerify(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	c, err := newCommand("audit verify", "", `
+Reads every record of the audit stream and checks each replica's chain: it
+must run from record 1 without a gap, each record must hold the hash of its
+predecessor, and no message may be missing between the stream's first and
+last sequence. Prints one line per chain and one per problem found; exits
+with status 1 when it finds any.`,
+		getenv, "nats-url", "audit-stream")
+	if err != nil {
+		return err
+	}
+	if err := c.parse(args, stdout, stderr); err != nil {
+		return err
+	}
+	js, closeNC, err := auditJetStream(c.cfg.NATSURL)
+	if err != nil {
+		return err
+	}
+	defer closeNC()
+	rep, err := audit.Verify(ctx, js, c.cfg.AuditStream)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%d records in %d chains\n", rep.Records, len(rep.Chains))
+	for _, ch := range rep.Chains {
+		fmt.Fprintf(stdout, "chain %s replica %s: records %d-%d (%d held), %d problems\n",
+			ch.ID, ch.Replica, ch.First, ch.Last, ch.Records, ch.Problems)
+	}
+	for _, p := range rep.Problems {
+		fmt.Fprintf(stdout, "PROBLEM %s\n", p)
+	}
+	if !rep.OK() {
+		return fmt.Errorf("audit verify: %d problems", len(rep.Problems))
+	}
+	fmt.Fprintln(stdout, "OK")
+	return nil
+}
+
+// auditJetStream connects to urls for a one-off command: it fails at once
+// when NATS is unreachable.
+func auditJetStream(urls string) (jetstream.JetStream, func(), error) {
+	nc, err := nats.Connect(urls, nats.Name("lookupd audit"), nats.Timeout(10*time.Second))
+	if err != nil {
+		return nil, nil, fmt.Errorf("nats %s: %w", redactURLs(urls), err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("jetstream: %w", err)
+	}
+	return js, nc.Close, nil
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lookup/persons/audit"
+	"github.com/lookup/persons/events"
+)
+
+// getWith sends a GET with a bearer token and extra headers.
+func getWithHeaders(url, tok string, headers map[string]string) (int, []byte, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+func TestServeAuditsDisclosures(t *testing.T) {
+	ns := runNATS(t)
+	js := jetStream(t, ns)
+	createStream(t, js, "PERSONS")
+	demo, err := newDemoData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	consumer := events.Consumer{ConsumerID: demoID("a-consumer", 0), BusinessID: demo.Businesses[0], FirstName: "Ada", LastName: "Lovelace"}
+	withBoth := demoSigner(consumer.ConsumerID, 0)
+	withBoth.SSN, withBoth.DateOfBirth = "123456789", "1980-01-02"
+	withNone := demoSigner(consumer.ConsumerID, 1)
+	withNone.SSN, withNone.DateOfBirth = "", ""
+	publish(t, js, consumer, withBoth, withNone)
+
+	environ := serveEnv(t, ns, t.TempDir())
+	environ["LOOKUP_REPLICA_ID"] = "replica-a"
+	p := start(t, environ, "serve")
+	addrs := p.addrs(t)
+	waitReady(t, addrs["admin"])
+	tok := token(t, tokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "alice", Scope: "read:persons read:persons:ssn"})
+	base := "http://" + addrs["api"] + "/api/v1/authorized-signers?consumer_id=" + consumer.ConsumerID
+	for i, q := range []string{"&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL", "", "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=NONE"} {
+		code, body, err := getWithHeaders(base+q, tok, map[string]string{"Lookup-Purpose": "TREAT", "X-Request-Id": fmt.Sprintf("req-%d", i)})
+		if err != nil || code != http.StatusOK {
+			t.Fatalf("GET %s = %d %s, %v", q, code, body, err)
+		}
+	}
+	nats := map[string]string{"LOOKUP_NATS_URL": ns.ClientURL()}
+
+	// The accounting of the signer with protected data: two disclosures,
+	// newest first; none for the signer without.
+	var out, errOut syncBuffer
+	if err := run(context.Background(), []string{"audit", "--person", withBoth.SignerID}, env(nats), &out, &errOut); err != nil {
+		t.Fatalf("audit --person: %v\n%s", err, errOut.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("audit --person printed %d lines, want 2:\n%s", len(lines), out.String())
+	}
+	var recs []audit.Record
+	for _, l := range lines {
+		var r audit.Record
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		recs = append(recs, r)
+	}
+	if recs[0].RequestID != "req-2" || recs[0].SSNMode != "" || !recs[0].DOBDisclosed ||
+		recs[1].RequestID != "req-0" || recs[1].SSNMode != "FULL" || recs[1].Subject != "alice" ||
+		recs[1].Purpose != "TREAT" || recs[1].Replica != "replica-a" || recs[1].ReadModelSeq != 3 {
+		t.Errorf("records = %+v", recs)
+	}
+	if s := out.String(); strings.Contains(s, "123") || strings.Contains(s, "1980") {
+		t.Errorf("accounting holds protected data: %s", s)
+	}
+	out = syncBuffer{}
+	if err := run(context.Background(), []string{"audit", "--person", withNone.SignerID, "--format", "fhir"}, env(nats), &out, &errOut); err != nil {
+		t.Fatalf("audit --format fhir: %v", err)
+	}
+	var b audit.Bundle
+	if err := json.Unmarshal([]byte(out.String()), &b); err != nil || b.ResourceType != "Bundle" || b.Total != 0 {
+		t.Errorf("fhir accounting of a signer never disclosed = %s (%v), want an empty Bundle", out.String(), err)
+	}
+
+	out = syncBuffer{}
+	if err := run(context.Background(), []string{"audit", "verify"}, env(nats), &out, &errOut); err != nil {
+		t.Fatalf("audit verify: %v\n%s", err, out.String())
+	}
+	if !strings.HasPrefix(out.String(), "2 records in 1 chains") {
+		t.Errorf("audit verify printed %q", out.String())
+	}
+
+	// Without the audit stream, protected answers are 503 and plain ones
+	// still 200.
+	if err := js.DeleteStream(context.Background(), audit.DefaultStream); err != nil {
+		t.Fatal(err)
+	}
+	code, body, _ := getWithHeaders(base+"&expand=PROTECTED_PERSONAL_DATA", tok, nil)
+	if code != http.StatusServiceUnavailable || !strings.Contains(string(body), "audit-unavailable") || strings.Contains(string(body), "6789") {
+		t.Errorf("protected GET without the audit stream = %d %s, want 503 audit-unavailable", code, body)
+	}
+	if code, body, _ := getWithHeaders(base, tok, nil); code != http.StatusOK {
+		t.Errorf("plain GET without the audit stream = %d %s, want 200", code, body)
+	}
+}
+
+func TestAuditCommandLineErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"no person", []string{"audit"}},
+		{"bad person", []string{"audit", "--person", "x"}},
+		{"bad format", []string{"audit", "--person", "aaaaaaaa-0000-4000-8000-000000000001", "--format", "xml"}},
+		{"bad since", []string{"audit", "--person", "aaaaaaaa-0000-4000-8000-000000000001", "--since", "yesterday"}},
+		{"stray argument", []string{"audit", "verify", "now"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut syncBuffer
+			err := run(context.Background(), tc.args, env(nil), &out, &errOut)
+			if !errors.Is(err, errUsage) {
+				t.Errorf("run(%q) = %v, want a usage error", tc.args, err)
+			}
+		})
+	}
+}
+
+func TestParseAuditTime(t *testing.T) {
+	day := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		flag, in string
+		want     time.Time
+	}{
+		{"--since", "2026-11-01", day},
+		{"--until", "2026-11-01", day.Add(24*time.Hour - time.Nanosecond)},
+		{"--since", "2026-11-01T10:00:00Z", day.Add(10 * time.Hour)},
+		{"--since", "", time.Time{}},
+	} {
+		t.Run(tc.flag+" "+tc.in, func(t *testing.T) {
+			got, err := parseAuditTime(tc.flag, tc.in)
+			if err != nil || !got.Equal(tc.want) {
+				t.Errorf("parseAuditTime(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+			}
+		})
+	}
+}
