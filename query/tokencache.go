@@ -112,6 +112,9 @@ type tokenHasher struct {
 	sum []byte
 }
 
+// wipe overwrites the partial-block buffer of a SHA-256 state.
+var wipe [sha256.BlockSize - 1]byte
+
 // hashers recycles the states of hashToken, so that it allocates nothing.
 var hashers = sync.Pool{New: func() any {
 	return &tokenHasher{h: sha256.New(), buf: make([]byte, 0, 2<<10), sum: make([]byte, 0, sha256.Size)}
@@ -126,6 +129,9 @@ func hashToken(raw string) [32]byte {
 	th.h.Write(th.buf)
 	clear(th.buf)
 	th.sum = th.h.Sum(th.sum[:0])
+	// The state keeps the token's last partial block: overwrite it.
+	th.h.Reset()
+	th.h.Write(wipe[:])
 	var sum [32]byte
 	copy(sum[:], th.sum)
 	if cap(th.buf) <= maxTokenBytes {
