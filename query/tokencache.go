@@ -3,7 +3,6 @@ package query
 import (
 	"crypto/sha256"
 	"hash"
-	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,17 +105,38 @@ func (c *tokenCache) add(sum [32]byte, v verified, now time.Time) {
 	}
 }
 
-// hashers recycles the SHA-256 states of hashToken.
-var hashers = sync.Pool{New: func() any { return sha256.New() }}
+// tokenHasher is a reusable SHA-256 state with its buffers.
+type tokenHasher struct {
+	h   hash.Hash
+	buf []byte // a copy of the token (hash.Hash takes bytes)
+	sum []byte
+}
 
-// hashToken returns the SHA-256 of raw without copying it.
+// wipe overwrites the partial-block buffer of a SHA-256 state.
+var wipe [sha256.BlockSize - 1]byte
+
+// hashers recycles the states of hashToken, so that it allocates nothing.
+var hashers = sync.Pool{New: func() any {
+	return &tokenHasher{h: sha256.New(), buf: make([]byte, 0, 2<<10), sum: make([]byte, 0, sha256.Size)}
+}}
+
+// hashToken returns the SHA-256 of raw. The copy of raw it makes is wiped
+// before it returns: no token outlives its request in memory.
 func hashToken(raw string) [32]byte {
-	h := hashers.Get().(hash.Hash)
-	h.Reset()
-	_, _ = io.WriteString(h, raw)
+	th := hashers.Get().(*tokenHasher)
+	th.h.Reset()
+	th.buf = append(th.buf[:0], raw...)
+	th.h.Write(th.buf)
+	clear(th.buf)
+	th.sum = th.h.Sum(th.sum[:0])
+	// The state keeps the token's last partial block: overwrite it.
+	th.h.Reset()
+	th.h.Write(wipe[:])
 	var sum [32]byte
-	h.Sum(sum[:0])
-	hashers.Put(h)
+	copy(sum[:], th.sum)
+	if cap(th.buf) <= maxTokenBytes {
+		hashers.Put(th)
+	}
 	return sum
 }
 

@@ -258,3 +258,25 @@ func TestTokenCacheConcurrent(t *testing.T) {
 		t.Errorf("k1 token after k1 left: %v, want %v", err, errTokenKey)
 	}
 }
+
+// TestTokenCacheHitAllocatesNothing: a cache hit costs no allocation (the
+// hash state is pooled, the key is an array, the principal shared).
+func TestTokenCacheHitAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	s := cachedServer(t, testJWKS(t), &fakeClock{now: testNow}, 10, "")
+	tok := rsaToken(t, goodClaims("read:persons"))
+	ctx := context.Background()
+	if _, err := s.verifier.verify(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := s.verifier.verify(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("allocations per cached verification = %v, want 0", allocs)
+	}
+}

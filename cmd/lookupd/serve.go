@@ -180,19 +180,19 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	}
 	defer closeLedger(ledger, logger)
 	api, err := query.NewServer(query.Config{
-		Reader:         store,
-		Keys:           keys,
-		Issuer:         cfg.Issuer,
-		Audience:       cfg.Audience,
-		TenantClaim:    cfg.TenantClaim,
-		TokenCacheSize: cfg.TokenCacheSize,
-		Logger:         logger.With("component", "api"),
-		Registerer:     reg,
+		Reader:      store,
+		Keys:        keys,
+		Issuer:      cfg.Issuer,
+		Audience:    cfg.Audience,
+		TenantClaim: cfg.TenantClaim,
+		Logger:      logger.With("component", "api"),
+		Registerer:  reg,
 		// Until the read model has caught up, the API answers 503 rather
 		// than a false 404; once caught up it stays ready, as /readyz.
 		Ready:          func() bool { return isClosed(proj.CaughtUp()) },
 		Auditor:        ledger,
 		RequirePurpose: cfg.RequirePurpose,
+		TokenCacheSize: cfg.TokenCacheSize,
 	})
 	if err != nil {
 		return fmt.Errorf("API: %w", err)
