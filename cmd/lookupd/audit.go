@@ -79,6 +79,7 @@ reports gaps and altered records (exit status 1 when it finds any).`,
 	until := c.fs.String("until", "", "list disclosures at or before this time")
 	format := c.fs.String("format", "jsonl", "output: jsonl or fhir")
 	c.extra = []string{"person", "since", "until", "format"}
+	c.setUsage("audit-stream", "JetStream stream of the audit ledger")
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
 	}
@@ -193,6 +194,7 @@ with status 1 when it finds any.`,
 	if err != nil {
 		return err
 	}
+	c.setUsage("audit-stream", "JetStream stream of the audit ledger")
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
 	}
