@@ -123,7 +123,7 @@ type benchWriter struct {
 	n      int
 }
 
-func (w *benchWriter) Header() http.Header { return w.h }
+func (w *benchWriter) Header() http.Header  { return w.h }
 func (w *benchWriter) WriteHeader(code int) { w.status = code }
 func (w *benchWriter) Write(b []byte) (int, error) {
 	w.n += len(b)
