@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -30,6 +31,7 @@ type config struct {
 	LogFormat         string
 	LogLevel          string
 	ShutdownTimeout   time.Duration
+	PProf             bool // net/http/pprof on the admin listener
 }
 
 // setting is one configuration value: its flag, its environment variable,
@@ -96,6 +98,15 @@ var settings = []setting{
 				return fmt.Errorf("shutdown timeout %q: want a positive duration such as 10s", v)
 			}
 			c.ShutdownTimeout = d
+			return nil
+		}},
+	{"pprof", "LOOKUP_PPROF", "false", "serve net/http/pprof under /debug/pprof/ on the admin listener: true or false",
+		func(c *config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("pprof %q: want true or false", v)
+			}
+			c.PProf = b
 			return nil
 		}},
 }

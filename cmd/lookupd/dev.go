@@ -39,7 +39,7 @@ read model and the dev key survive restarts, and "lookupd token --key
 <data-dir>/dev-key.pem" mints more tokens. Logs are text unless
 LOOKUP_LOG_FORMAT or --log-format say otherwise.`,
 		getenv, "http-addr", "admin-addr", "stream", "encryption-key-file", "issuer", "audience",
-		"tenant-claim", "log-format", "log-level", "shutdown-timeout")
+		"tenant-claim", "log-format", "log-level", "shutdown-timeout", "pprof")
 	if err != nil {
 		return err
 	}
@@ -120,6 +120,7 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 	if err != nil {
 		return err
 	}
+	warnLooseKeyFiles(logger, secretFile("dev signing key (--data-dir)", keyPath))
 	jwks, err := publicJWKS(key)
 	if err != nil {
 		return err
