@@ -17,8 +17,10 @@ type keyFile struct {
 	secret  bool
 }
 
-func secretFile(setting, path string) keyFile { return keyFile{setting: setting, path: path, secret: true} }
-func trustFile(setting, path string) keyFile  { return keyFile{setting: setting, path: path} }
+func secretFile(setting, path string) keyFile {
+	return keyFile{setting: setting, path: path, secret: true}
+}
+func trustFile(setting, path string) keyFile { return keyFile{setting: setting, path: path} }
 
 // warnLooseKeyFiles logs a warning for each configured file that its
 // group or others may read or write (a secret) or write (a trust anchor).
