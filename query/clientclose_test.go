@@ -99,3 +99,27 @@ func halfClosedGet(t *testing.T, addr, target, token string) (*http.Response, st
 	}
 	return resp, string(b)
 }
+
+// TestRequestContextIgnoresTheClient: the handlers' context keeps the
+// client context's values but neither its cancellation, nor its cause,
+// nor its deadline; it carries the request's info.
+func TestRequestContextIgnoresTheClient(t *testing.T) {
+	type key struct{}
+	client, cancel := context.WithDeadline(context.WithValue(context.Background(), key{}, "v"), time.Now().Add(time.Hour))
+	ctx := &requestContext{parent: client}
+	cancel()
+	if ctx.Err() != nil || ctx.Done() != nil || context.Cause(ctx) != nil {
+		t.Errorf("Err %v, Done %v, Cause %v; want none after the client's cancellation", ctx.Err(), ctx.Done(), context.Cause(ctx))
+	}
+	if _, ok := ctx.Deadline(); ok {
+		t.Error("the client's deadline is kept")
+	}
+	if ctx.Value(key{}) != "v" || infoFrom(ctx) != &ctx.info {
+		t.Errorf("values lost: %v, %p", ctx.Value(key{}), infoFrom(ctx))
+	}
+	child, stop := context.WithCancel(ctx)
+	defer stop()
+	if child.Err() != nil || context.Cause(child) != nil {
+		t.Errorf("a child is cancelled with the client: %v, %v", child.Err(), context.Cause(child))
+	}
+}

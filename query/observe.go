@@ -45,19 +45,33 @@ func (i *requestInfo) captureStatus(next httpsnoop.WriteHeaderFunc) httpsnoop.Wr
 
 type requestInfoKey struct{}
 
-// requestContext is the context the handlers run on: the client's
-// request context without its cancellation (see observe), carrying the
-// request's requestInfo, in one allocation.
+// requestContext is the context the handlers run on: the values of the
+// client's request context without its cancellation or deadline (see
+// observe), and the request's requestInfo, in one allocation. It is
+// context.WithoutCancel's contract written out, because the standard one
+// allocates on every Value call that passes through it.
 type requestContext struct {
-	context.Context
-	info requestInfo
+	parent context.Context
+	info   requestInfo
 }
 
+var _ context.Context = (*requestContext)(nil)
+
+func (*requestContext) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (*requestContext) Done() <-chan struct{}       { return nil }
+func (*requestContext) Err() error                  { return nil }
+
 func (c *requestContext) Value(key any) any {
-	if key == (requestInfoKey{}) {
+	switch key.(type) {
+	case requestInfoKey:
 		return &c.info
+	case *int:
+		// The context package finds a context's cancellation (for
+		// context.Cause) under a key of type *int; this context has none.
+		// No other key has that type (keys are unexported named types).
+		return nil
 	}
-	return c.Context.Value(key)
+	return c.parent.Value(key)
 }
 
 func infoFrom(ctx context.Context) *requestInfo {
@@ -83,7 +97,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		client := r.Context()
-		ctx := &requestContext{Context: context.WithoutCancel(client)}
+		ctx := &requestContext{parent: client}
 		info := &ctx.info
 		resolveRequestID(info, r.Header)
 		h := w.Header()

@@ -58,49 +58,96 @@ type signersQuery struct {
 	ssnMode    string // one of the ssn* values; LAST4 when expand is given without it
 }
 
-// parseQuery parses raw and reports parameters not in known and repeated
-// ones. A malformed query string yields a single "query" entry and ok
-// false.
-func parseQuery(raw string, known ...string) (vals url.Values, bad []invalidParam, ok bool) {
-	if raw == "" {
-		return nil, nil, true
+// maxKnownParams is the most known parameters parseQuery tells apart.
+const maxKnownParams = 4
+
+// queryParams are the known parameters of a query string: the first
+// value of each and how many times each was given, in the order of known.
+type queryParams struct {
+	known []string
+	first [maxKnownParams]string
+	count [maxKnownParams]int
+}
+
+// get returns the first value of the known parameter name and how many
+// times it was given.
+func (q *queryParams) get(name string) (first string, n int) {
+	for i, k := range q.known {
+		if k == name {
+			return q.first[i], q.count[i]
+		}
 	}
-	vals, err := url.ParseQuery(raw)
-	if err != nil {
-		return nil, []invalidParam{{Name: "query", Reason: reasonQuery}}, false
+	return "", 0
+}
+
+func (q *queryParams) add(name, value string) bool {
+	for i, k := range q.known {
+		if k == name {
+			if q.count[i] == 0 {
+				q.first[i] = value
+			}
+			q.count[i]++
+			return true
+		}
 	}
-	for name, vs := range vals {
-		isKnown := false
-		for _, k := range known {
-			if name == k {
-				isKnown = true
-				break
+	return false
+}
+
+// parseQuery parses raw as url.ParseQuery does and reports parameters not
+// in known (at most maxKnownParams) and known ones given more than once.
+// A malformed query string yields a single "query" entry and ok false. A
+// query without escapes ('%', '+'), semicolons or many parameters, as
+// callers send, is read in place; any other through url.ParseQuery.
+func parseQuery(raw string, known ...string) (params queryParams, bad []invalidParam, ok bool) {
+	params.known = known
+	if strings.ContainsAny(raw, "%+;") || strings.Count(raw, "&") >= 16 {
+		vals, err := url.ParseQuery(raw)
+		if err != nil {
+			return params, []invalidParam{{Name: "query", Reason: reasonQuery}}, false
+		}
+		for name, vs := range vals {
+			for _, v := range vs {
+				if !params.add(name, v) {
+					bad = append(bad, invalidParam{Name: name, Reason: reasonUnknown})
+					break
+				}
 			}
 		}
-		switch {
-		case !isKnown:
-			bad = append(bad, invalidParam{Name: name, Reason: reasonUnknown})
-		case len(vs) > 1:
+	} else {
+		for rest := raw; rest != ""; {
+			var pair string
+			pair, rest, _ = strings.Cut(rest, "&")
+			if pair == "" {
+				continue
+			}
+			name, value, _ := strings.Cut(pair, "=")
+			if !params.add(name, value) && !slices.Contains(bad, invalidParam{Name: name, Reason: reasonUnknown}) {
+				bad = append(bad, invalidParam{Name: name, Reason: reasonUnknown})
+			}
+		}
+	}
+	for i, name := range known {
+		if params.count[i] > 1 {
 			bad = append(bad, invalidParam{Name: name, Reason: reasonRepeated})
 		}
 	}
-	return vals, bad, true
+	return params, bad, true
 }
 
 // parseSignersQuery validates the query of Get Authorized Signers and
 // returns every invalid parameter with its reason.
 func parseSignersQuery(raw string) (signersQuery, []invalidParam) {
 	var q signersQuery
-	vals, bad, ok := parseQuery(raw, "consumer_id", "expand", "ssn_mode")
+	params, bad, ok := parseQuery(raw, "consumer_id", "expand", "ssn_mode")
 	if !ok {
 		return q, bad
 	}
 	single := func(name string) (string, bool) {
-		vs := vals[name]
-		return firstOr(vs), len(vs) == 1
+		v, n := params.get(name)
+		return v, n == 1
 	}
 	if id, ok := single("consumer_id"); !ok {
-		if len(vals["consumer_id"]) == 0 {
+		if _, n := params.get("consumer_id"); n == 0 {
 			bad = append(bad, invalidParam{Name: "consumer_id", Reason: reasonRequired})
 		}
 	} else if !isCanonicalUUID(id) {
@@ -122,7 +169,7 @@ func parseSignersQuery(raw string) (signersQuery, []invalidParam) {
 		default:
 			bad = append(bad, invalidParam{Name: "ssn_mode", Reason: reasonSSNMode})
 		}
-		if _, given := vals["expand"]; !given {
+		if _, n := params.get("expand"); n == 0 {
 			bad = append(bad, invalidParam{Name: "ssn_mode", Reason: reasonNeedsExp})
 		}
 	}
@@ -130,13 +177,6 @@ func parseSignersQuery(raw string) (signersQuery, []invalidParam) {
 		q.ssnMode = ssnLast4
 	}
 	return q, sortParams(bad)
-}
-
-func firstOr(vs []string) string {
-	if len(vs) == 0 {
-		return ""
-	}
-	return vs[0]
 }
 
 // sortParams orders invalid parameters by name and reason, so answers are

@@ -13,6 +13,12 @@
 // parameters: X-Request-Id (400), Accept (406), query and path parameters
 // (400); then readiness (503 until the read model has caught up) and
 // finally the resource (404, or 403 for another tenant's).
+//
+// Where things are: routes.go declares every route and middleware;
+// observe.go, accesslog.go and metrics.go wrap each request; auth.go and
+// jwks.go check tokens; requestid.go, accept.go and params.go check the
+// rest of the request; handlers.go answers the operations, resources.go
+// and problem.go write the answers (by hand, as encoding/json would).
 package query
 
 import (

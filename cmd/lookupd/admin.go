@@ -45,12 +45,15 @@ func (r *readiness) ready() bool {
 
 // newAdminHandler returns the handler of the admin listener:
 //
-//	GET /livez    200 while the process runs
-//	GET /readyz   200 once caught up (see readiness), else 503; JSON body with the progress
-//	GET /metrics  Prometheus exposition of reg
+//	GET /livez          200 while the process runs
+//	GET /readyz         200 once caught up (see readiness), else 503; JSON body with the progress
+//	GET /metrics        Prometheus exposition of reg
+//	GET /debug/pprof/   net/http/pprof, only when pprof is true (LOOKUP_PPROF)
 //
-// plus the extra handlers (e.g. the dev JWKS), by path.
-func newAdminHandler(r *readiness, reg *prometheus.Registry, extra map[string]http.Handler) http.Handler {
+// plus the extra handlers (e.g. the dev JWKS), by path. Every answer
+// carries X-Content-Type-Options: nosniff, and OPTIONS * is answered as
+// the API answers it.
+func newAdminHandler(r *readiness, reg *prometheus.Registry, extra map[string]http.Handler, pprof bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -79,7 +82,26 @@ func newAdminHandler(r *readiness, reg *prometheus.Registry, extra map[string]ht
 	for path, h := range extra {
 		mux.Handle("GET "+path, h)
 	}
-	return mux
+	if pprof {
+		handlePProf(mux)
+	}
+	return adminHeaders(mux)
+}
+
+// adminHeaders sets X-Content-Type-Options: nosniff on every answer of h,
+// and answers OPTIONS * (about the server; http.ServeMux would answer 400)
+// with 200 and the methods the admin listener answers.
+func adminHeaders(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if r.Method == http.MethodOptions && r.RequestURI == "*" {
+			w.Header().Set("Allow", "GET, HEAD")
+			w.Header().Set("Content-Length", "0")
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // projectorCollector exports the projector's progress. It takes one

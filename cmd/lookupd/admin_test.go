@@ -56,7 +56,7 @@ func TestReadyz(t *testing.T) {
 			}
 			r := &readiness{src: src}
 			r.draining.Store(tt.draining)
-			h := newAdminHandler(r, prometheus.NewRegistry(), nil)
+			h := newAdminHandler(r, prometheus.NewRegistry(), nil, false)
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
 			if rec.Code != tt.want {

@@ -39,6 +39,7 @@ type config struct {
 	AuditStream       string
 	RequirePurpose    bool
 	ReplicaID         string
+	PProf             bool // net/http/pprof on the admin listener
 }
 
 // setting is one configuration value: its flag, its environment variable,
@@ -157,6 +158,15 @@ var settings = []setting{
 		}},
 	{"replica-id", "LOOKUP_REPLICA_ID", "", "name of this replica in audit records (none: the host name)",
 		str(func(c *config) *string { return &c.ReplicaID })},
+	{"pprof", "LOOKUP_PPROF", "false", "serve net/http/pprof under /debug/pprof/ on the admin listener: true or false",
+		func(c *config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("pprof %q: want true or false", v)
+			}
+			c.PProf = b
+			return nil
+		}},
 }
 
 // settingsFor returns the settings named by flag, in the order of the

@@ -41,7 +41,7 @@ Without it the dev key is the per-user one, ~/.cache/lookupd/dev-key.pem
 uses the same key by default (with the same --data-dir, if any). Logs are
 text unless LOOKUP_LOG_FORMAT or --log-format say otherwise.`,
 		getenv, "http-addr", "admin-addr", "stream", "encryption-key-file", "issuer", "audience",
-		"tenant-claim", "token-cache-size", "log-format", "log-level", "shutdown-timeout", "audit", "require-purpose")
+		"tenant-claim", "token-cache-size", "log-format", "log-level", "shutdown-timeout", "audit", "require-purpose", "pprof")
 	if err != nil {
 		return err
 	}
@@ -122,6 +122,7 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 	if err != nil {
 		return err
 	}
+	warnLooseKeyFiles(logger, secretFile("dev signing key (--data-dir)", keyPath))
 	jwks, err := publicJWKS(key)
 	if err != nil {
 		return err

@@ -25,7 +25,7 @@ var errNoJWKS = errors.New("no JWKS configured: set LOOKUP_JWKS_URL or LOOKUP_JW
 var serveSettings = []string{"http-addr", "admin-addr", "nats-url", "stream", "data-dir",
 	"encryption-key-file", "jwks-url", "jwks-file", "jwks-allow-http", "issuer", "audience", "tenant-claim", "token-cache-size",
 	"log-format", "log-level", "shutdown-timeout", "shutdown-delay", "admin-token-file",
-	"audit", "audit-stream", "require-purpose", "replica-id"}
+	"audit", "audit-stream", "require-purpose", "replica-id", "pprof"}
 
 func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c, err := newCommand("serve", "", `
@@ -89,6 +89,7 @@ func loadKeys(ctx context.Context, cfg config, logger *slog.Logger) (*query.JWKS
 	case cfg.JWKSURL != "" && cfg.JWKSFile != "":
 		return nil, errors.New("both LOOKUP_JWKS_URL and LOOKUP_JWKS_FILE are set: configure one JWKS source")
 	case cfg.JWKSFile != "":
+		warnLooseKeyFiles(logger, trustFile("LOOKUP_JWKS_FILE", cfg.JWKSFile))
 		k, err := query.LoadJWKSFile(cfg.JWKSFile)
 		if err != nil {
 			return nil, fmt.Errorf("JWKS file: %w", err)
@@ -113,6 +114,7 @@ func loadKeys(ctx context.Context, cfg config, logger *slog.Logger) (*query.JWKS
 func openStore(cfg config, logger *slog.Logger) (*projector.Store, error) {
 	var key []byte
 	if cfg.EncryptionKeyFile != "" {
+		warnLooseKeyFiles(logger, secretFile("LOOKUP_ENCRYPTION_KEY_FILE", cfg.EncryptionKeyFile))
 		k, err := projector.ReadKeyFile(cfg.EncryptionKeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("encryption key file: %w", err)
@@ -211,7 +213,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 		apiHandler = wrapAPIForTest(apiHandler)
 	}
 	apiSrv := newHTTPServer(apiHandler, logger)
-	adminSrv := newHTTPServer(withAdminActions(newAdminHandler(ready, reg, opts.adminExtra), adminGuard, opts.adminActions), logger)
+	adminSrv := newHTTPServer(withAdminActions(newAdminHandler(ready, reg, opts.adminExtra, cfg.PProf), adminGuard, opts.adminActions), logger)
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return runProjector(gctx, proj, logger) })
@@ -300,15 +302,18 @@ func serveHTTP(srv *http.Server, ln net.Listener, name string, logger *slog.Logg
 	return nil
 }
 
+// newHTTPServer returns a server for h. OPTIONS * reaches h (net/http's
+// built-in answer would lack the headers of every answer).
 func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		Handler:                      h,
+		DisableGeneralOptionsHandler: true,
+		ReadHeaderTimeout:            10 * time.Second,
+		ReadTimeout:                  30 * time.Second,
+		WriteTimeout:                 30 * time.Second,
+		IdleTimeout:                  120 * time.Second,
+		MaxHeaderBytes:               64 << 10,
+		ErrorLog:                     slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 }
 
