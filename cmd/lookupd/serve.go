@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -24,7 +25,7 @@ var errNoJWKS = errors.New("no JWKS configured: set LOOKUP_JWKS_URL or LOOKUP_JW
 
 var serveSettings = []string{"http-addr", "admin-addr", "nats-url", "stream", "data-dir",
 	"encryption-key-file", "jwks-url", "jwks-file", "issuer", "audience", "tenant-claim",
-	"log-format", "log-level", "shutdown-timeout"}
+	"log-format", "log-level", "shutdown-timeout", "memory-budget"}
 
 func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c, err := newCommand("serve", "", `
@@ -108,7 +109,14 @@ func openStore(cfg config, logger *slog.Logger) (*projector.Store, error) {
 		}
 		key = k
 	}
-	s, err := projector.Open(cfg.DataDir, projector.StoreOptions{EncryptionKey: key, Logger: logger.With("component", "store")})
+	if cfg.MemoryBudget > 0 {
+		// The store takes about 5/8 of the budget; the Go heap is kept within
+		// the whole of it by a soft limit (the garbage collector works harder
+		// as it nears it).
+		debug.SetMemoryLimit(cfg.MemoryBudget)
+	}
+	s, err := projector.Open(cfg.DataDir, projector.StoreOptions{EncryptionKey: key, MemoryBudget: cfg.MemoryBudget,
+		Logger: logger.With("component", "store")})
 	if err != nil {
 		return nil, fmt.Errorf("read model: %w", err)
 	}
