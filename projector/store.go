@@ -87,11 +87,13 @@ type StoreOptions struct {
 	// Logger receives Badger's warnings and errors (its informational
 	// messages at debug level). nil: discard.
 	Logger *slog.Logger
-	// MemoryBudget, when non-zero, is the memory in bytes that Badger is
-	// sized for, at least MinMemoryBudget: its memtables, block and index
-	// caches, value log files and compactors take about 5/8 of it (see
-	// withMemoryBudget), leaving the rest to the Go heap. 0: Badger's
-	// defaults, which let it use several hundred MiB under load.
+	// MemoryBudget, when non-zero, is the memory in bytes (resident set)
+	// that the process holding the store aims to stay within, at least
+	// MinMemoryBudget: Badger's memtables, block and index caches, value log
+	// files and compactors are sized to a share of it (see
+	// withMemoryBudget). The caller should keep the Go heap within 3/4 of
+	// it (debug.SetMemoryLimit). 0: Badger's defaults, which let it grow to
+	// several hundred MiB under load.
 	MemoryBudget int64
 
 	// indexCacheSize overrides the index cache size used with encryption.

@@ -110,10 +110,11 @@ func openStore(cfg config, logger *slog.Logger) (*projector.Store, error) {
 		key = k
 	}
 	if cfg.MemoryBudget > 0 {
-		// The store takes about 5/8 of the budget; the Go heap is kept within
-		// the whole of it by a soft limit (the garbage collector works harder
-		// as it nears it).
-		debug.SetMemoryLimit(cfg.MemoryBudget)
+		// The Go heap (Badger's memtables and caches included) is kept within
+		// 3/4 of the budget by a soft limit: the garbage collector works
+		// harder as it nears it. The last 1/4 is for the pages of the store's
+		// memory-mapped files (see projector.StoreOptions.MemoryBudget).
+		debug.SetMemoryLimit(cfg.MemoryBudget / 4 * 3)
 	}
 	s, err := projector.Open(cfg.DataDir, projector.StoreOptions{EncryptionKey: key, MemoryBudget: cfg.MemoryBudget,
 		Logger: logger.With("component", "store")})
