@@ -87,6 +87,14 @@ type StoreOptions struct {
 	// Logger receives Badger's warnings and errors (its informational
 	// messages at debug level). nil: discard.
 	Logger *slog.Logger
+	// MemoryBudget, when non-zero, is the memory in bytes (resident set)
+	// that the process holding the store aims to stay within, at least
+	// MinMemoryBudget: Badger's memtables, block and index caches, value log
+	// files and compactors are sized to a share of it (see
+	// withMemoryBudget). The caller should keep the Go heap within 3/4 of
+	// it (debug.SetMemoryLimit). 0: Badger's defaults, which let it grow to
+	// several hundred MiB under load.
+	MemoryBudget int64
 
 	// indexCacheSize overrides the index cache size used with encryption.
 	indexCacheSize int64
@@ -136,12 +144,21 @@ func Open(dir string, opts StoreOptions) (*Store, error) {
 		WithDetectConflicts(false). // a single writer: the projector
 		WithNumVersionsToKeep(1).
 		WithMetricsEnabled(false)
+	if opts.MemoryBudget != 0 {
+		var err error
+		if bopts, err = withMemoryBudget(bopts, opts.MemoryBudget); err != nil {
+			return nil, fmt.Errorf("open store %s: %w", dir, err)
+		}
+	}
 	if opts.memTableSize > 0 {
 		bopts = bopts.WithMemTableSize(opts.memTableSize).WithValueThreshold(1 << 10)
 	}
 	if opts.EncryptionKey != nil {
 		size := opts.indexCacheSize
-		if size == 0 {
+		switch {
+		case size == 0 && opts.MemoryBudget != 0:
+			size = bopts.IndexCacheSize
+		case size == 0:
 			size = 64 << 20
 		}
 		bopts = bopts.WithEncryptionKey(opts.EncryptionKey).WithIndexCacheSize(size)

@@ -11,6 +11,10 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/dustin/go-humanize"
+
+	"github.com/lookup/persons/projector"
 )
 
 // config is the configuration of every command. Each setting comes from a
@@ -39,7 +43,8 @@ type config struct {
 	AuditStream       string
 	RequirePurpose    bool
 	ReplicaID         string
-	PProf             bool // net/http/pprof on the admin listener
+	PProf             bool  // net/http/pprof on the admin listener
+	MemoryBudget      int64 // bytes; 0: no budget
 }
 
 // setting is one configuration value: its flag, its environment variable,
@@ -115,6 +120,20 @@ var settings = []setting{
 				return fmt.Errorf("log level %q: want debug, info, warn or error", v)
 			}
 			c.LogLevel = v
+			return nil
+		}},
+	{"memory-budget", "LOOKUP_MEMORY_BUDGET", "192MiB", "memory the process is sized for: Badger's memtables, caches and value log, and Go's soft memory limit (0: Badger's defaults, no limit)",
+		func(c *config, v string) error {
+			n, err := humanize.ParseBytes(v)
+			switch {
+			case err != nil:
+				return fmt.Errorf("memory budget %q: want a size such as 192MiB or 1GiB", v)
+			case n != 0 && n < projector.MinMemoryBudget:
+				return fmt.Errorf("memory budget %q: want 0 or at least 32MiB", v)
+			case n > 1<<50:
+				return fmt.Errorf("memory budget %q: too large", v)
+			}
+			c.MemoryBudget = int64(n)
 			return nil
 		}},
 	{"shutdown-timeout", "LOOKUP_SHUTDOWN_TIMEOUT", "10s", "how long a shutdown waits for in-flight requests",

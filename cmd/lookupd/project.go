@@ -20,7 +20,7 @@ SIGINT). With --until-caught-up it exits 0 as soon as the read model has
 reached the end of the stream as it stood at start-up: use it to build or
 rebuild a read model before "lookupd serve" opens it. Progress shows as a
 bar when stderr is a terminal, else as a log line every --progress-interval.`,
-		getenv, "nats-url", "stream", "data-dir", "encryption-key-file", "log-format", "log-level")
+		getenv, "nats-url", "stream", "data-dir", "encryption-key-file", "log-format", "log-level", "memory-budget")
 	if err != nil {
 		return err
 	}

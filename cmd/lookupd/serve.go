@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -25,7 +26,7 @@ var errNoJWKS = errors.New("no JWKS configured: set LOOKUP_JWKS_URL or LOOKUP_JW
 var serveSettings = []string{"http-addr", "admin-addr", "nats-url", "stream", "data-dir",
 	"encryption-key-file", "jwks-url", "jwks-file", "jwks-allow-http", "issuer", "audience", "tenant-claim", "token-cache-size",
 	"log-format", "log-level", "shutdown-timeout", "shutdown-delay", "admin-token-file",
-	"audit", "audit-stream", "require-purpose", "replica-id", "pprof"}
+	"audit", "audit-stream", "require-purpose", "replica-id", "pprof", "memory-budget"}
 
 func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c, err := newCommand("serve", "", `
@@ -121,7 +122,15 @@ func openStore(cfg config, logger *slog.Logger) (*projector.Store, error) {
 		}
 		key = k
 	}
-	s, err := projector.Open(cfg.DataDir, projector.StoreOptions{EncryptionKey: key, Logger: logger.With("component", "store")})
+	if cfg.MemoryBudget > 0 {
+		// The Go heap (Badger's memtables and caches included) is kept within
+		// 3/4 of the budget by a soft limit: the garbage collector works
+		// harder as it nears it. The last 1/4 is for the pages of the store's
+		// memory-mapped files (see projector.StoreOptions.MemoryBudget).
+		debug.SetMemoryLimit(cfg.MemoryBudget / 4 * 3)
+	}
+	s, err := projector.Open(cfg.DataDir, projector.StoreOptions{EncryptionKey: key, MemoryBudget: cfg.MemoryBudget,
+		Logger: logger.With("component", "store")})
 	if err != nil {
 		return nil, fmt.Errorf("read model: %w", err)
 	}

@@ -1,0 +1,53 @@
+package projector
+
+import (
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// MinMemoryBudget is the smallest StoreOptions.MemoryBudget Open accepts.
+const MinMemoryBudget = 32 << 20
+
+// withMemoryBudget sizes Badger's memory to budget bytes (see
+// StoreOptions.MemoryBudget):
+//
+//   - memtables: two of budget/16 each (Badger's default is up to five of
+//     64 MiB, which is what made the process grow by hundreds of MiB under
+//     a steady write load), each with its write-ahead log file of the same
+//     size mapped in memory. A memtable also bounds a transaction, which
+//     applyBatch splits when it is too big;
+//   - block cache (decompressed blocks of the tables): budget/8;
+//   - index cache (table indexes and Bloom filters, which Badger otherwise
+//     keeps in memory for every table): budget/16;
+//   - value log files of budget/4 (capped at Badger's 1 GiB default; the
+//     values of this store are small and live in the tables, the value log
+//     holds little), mapped in memory as Badger writes them;
+//   - two compactors instead of four, each building tables in memory;
+//   - values above 1 MiB (or a smaller share of a small memtable) in the
+//     value log rather than the tables, where no value of this store goes.
+//
+// That is about 5/16 of the budget on the Go heap and 1/8 in mapped files.
+// The caller keeps the Go heap within 3/4 of the budget (a soft limit, see
+// cmd/lookupd), which leaves the projector's version cache and pipeline and
+// the API's requests about 7/16; the last 1/4 is for the pages of the
+// memory-mapped table files that reads touch.
+func withMemoryBudget(o badger.Options, budget int64) (badger.Options, error) {
+	if budget < MinMemoryBudget {
+		return o, fmt.Errorf("memory budget %d bytes is below the minimum of %d", budget, MinMemoryBudget)
+	}
+	vlog := min(budget/4, o.ValueLogFileSize)
+	// Badger wants a value to fit in a transaction, at most 15% of a
+	// memtable; the values of this store are far smaller than either.
+	threshold := min(o.ValueThreshold, budget/16*15/100/2)
+	return o.
+		WithValueThreshold(threshold).
+		WithMemTableSize(budget / 16).
+		WithNumMemtables(2).
+		WithNumLevelZeroTables(2).
+		WithNumLevelZeroTablesStall(8).
+		WithBlockCacheSize(budget / 8).
+		WithIndexCacheSize(budget / 16).
+		WithValueLogFileSize(vlog).
+		WithNumCompactors(2), nil
+}
