@@ -18,8 +18,11 @@ const MinMemoryBudget = 32 << 20
 //     size mapped in memory. A memtable also bounds a transaction, which
 //     applyBatch splits when it is too big;
 //   - block cache (decompressed blocks of the tables): budget/8;
-//   - index cache (table indexes and Bloom filters, which Badger otherwise
-//     keeps in memory for every table): budget/16;
+//   - no index cache: table indexes and Bloom filters stay in memory for
+//     every table (a few MiB for millions of entities). A cache that
+//     evicted them made every version check of a new entity, a lookup of a
+//     missing key, read and decode them again: an encrypted store, which
+//     needs the cache, gets budget/16;
 //   - value log files of budget/4 (capped at Badger's 1 GiB default; the
 //     values of this store are small and live in the tables, the value log
 //     holds little), mapped in memory as Badger writes them;
@@ -27,7 +30,7 @@ const MinMemoryBudget = 32 << 20
 //   - values above 1 MiB (or a smaller share of a small memtable) in the
 //     value log rather than the tables, where no value of this store goes.
 //
-// That is about 5/16 of the budget on the Go heap and 1/8 in mapped files.
+// That is about 1/4 of the budget on the Go heap and 1/8 in mapped files.
 // The caller keeps the Go heap within 3/4 of the budget (a soft limit, see
 // cmd/lookupd), which leaves the projector's version cache and pipeline and
 // the API's requests about 7/16; the last 1/4 is for the pages of the
@@ -47,7 +50,6 @@ func withMemoryBudget(o badger.Options, budget int64) (badger.Options, error) {
 		WithNumLevelZeroTables(2).
 		WithNumLevelZeroTablesStall(8).
 		WithBlockCacheSize(budget / 8).
-		WithIndexCacheSize(budget / 16).
 		WithValueLogFileSize(vlog).
 		WithNumCompactors(2), nil
 }

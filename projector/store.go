@@ -157,7 +157,7 @@ func Open(dir string, opts StoreOptions) (*Store, error) {
 		size := opts.indexCacheSize
 		switch {
 		case size == 0 && opts.MemoryBudget != 0:
-			size = bopts.IndexCacheSize
+			size = opts.MemoryBudget / 16
 		case size == 0:
 			size = 64 << 20
 		}

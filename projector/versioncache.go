@@ -1,7 +1,7 @@
 package projector
 
 // versionCacheMax bounds the number of entity versions kept in memory.
-const versionCacheMax = 1 << 18
+const versionCacheMax = 1 << 16
 
 // versionCache keeps the last version of recently seen entities, so that
 // most version checks need no Badger lookup. It is used by the single
