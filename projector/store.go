@@ -117,6 +117,8 @@ type Store struct {
 
 	// versions caches entity versions for the writer (see versionCache).
 	versions versionCache
+	// emptinessChecked: checkEmpty has run (writer only).
+	emptinessChecked bool
 
 	// applyFault, when set (tests), is called before each write transaction;
 	// an error it returns fails the transaction as a store failure would.
