@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
 )
 
 // MinMemoryBudget is the smallest StoreOptions.MemoryBudget Open accepts.
@@ -27,6 +28,10 @@ const MinMemoryBudget = 32 << 20
 //     values of this store are small and live in the tables, the value log
 //     holds little), mapped in memory as Badger writes them;
 //   - two compactors instead of four, each building tables in memory;
+//   - no compression of the tables: Snappy's buffers were most of the heap
+//     while compactions ran (over 200 MiB in a rebuild), and the records are
+//     short. The tables are larger on disk and in the page cache; their
+//     mapped pages are reclaimable, the heap is not;
 //   - values above 1 MiB (or a smaller share of a small memtable) in the
 //     value log rather than the tables, where no value of this store goes.
 //
@@ -51,5 +56,6 @@ func withMemoryBudget(o badger.Options, budget int64) (badger.Options, error) {
 		WithNumLevelZeroTablesStall(8).
 		WithBlockCacheSize(budget / 8).
 		WithValueLogFileSize(vlog).
-		WithNumCompactors(2), nil
+		WithNumCompactors(2).
+		WithCompression(options.None), nil
 }
