@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/ristretto/v2/z"
 	"github.com/lookup/persons/events"
 )
 
@@ -86,6 +87,11 @@ func (s *Store) writeTxn(items []item) (int, batchStats, error) {
 			return 0, batchStats{}, err
 		}
 	}
+	if !s.emptinessChecked {
+		if err := s.checkEmpty(); err != nil {
+			return 0, batchStats{}, err
+		}
+	}
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
 	s.versions.begin()
@@ -121,6 +127,31 @@ func (s *Store) writeTxn(items []item) (int, batchStats, error) {
 	return len(items), st, nil
 }
 
+// checkEmpty starts the version cache's filter of written keys (see
+// versionCache.written) if the store holds no entity yet.
+func (s *Store) checkEmpty() error {
+	empty := true
+	err := s.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			if it.Item().Key()[0] != tagMeta {
+				empty = false
+				return nil
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("look for entities: %w", err)
+	}
+	s.emptinessChecked = true
+	if empty {
+		s.versions.written = z.NewBloomFilter(writtenFilterSize, 0.01)
+	}
+	return nil
+}
+
 func encodeCheckpoint(seq uint64, t time.Time) []byte {
 	v := make([]byte, 16)
 	binary.BigEndian.PutUint64(v, seq)
@@ -150,7 +181,7 @@ func applyOne(txn *badger.Txn, vc *versionCache, it *item, st *batchStats) error
 		return fmt.Errorf("event %s: unknown data %T", ev.Type, ev.Data)
 	}
 	seen, ok := vc.get(key)
-	if !ok {
+	if !ok && vc.mayExist(key) {
 		var err error
 		if seen, err = versionAt(txn, key); err != nil {
 			return err
@@ -177,6 +208,7 @@ func applyOne(txn *badger.Txn, vc *versionCache, it *item, st *batchStats) error
 	case events.BusinessContactDeleted, events.SignerDeleted:
 		val = appendHeader(nil, ev.EntityVersion, true)
 	}
+	vc.wrote(key) // before the write: the filter must hold every key that may be in the store
 	if err := txn.Set(key, val); err != nil {
 		return err
 	}

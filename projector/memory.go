@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
 )
 
 // MinMemoryBudget is the smallest StoreOptions.MemoryBudget Open accepts.
@@ -17,21 +18,29 @@ const MinMemoryBudget = 32 << 20
 //     a steady write load), each with its write-ahead log file of the same
 //     size mapped in memory. A memtable also bounds a transaction, which
 //     applyBatch splits when it is too big;
-//   - block cache (decompressed blocks of the tables): budget/8;
-//   - index cache (table indexes and Bloom filters, which Badger otherwise
-//     keeps in memory for every table): budget/16;
+//   - block cache (decrypted blocks of an encrypted store's tables; Badger
+//     uses it only for compressed or encrypted tables): budget/8;
+//   - no index cache: table indexes and Bloom filters stay in memory for
+//     every table (a few MiB for millions of entities). A cache that
+//     evicted them made every version check of a new entity, a lookup of a
+//     missing key, read and decode them again: an encrypted store, which
+//     needs the cache, gets budget/16;
 //   - value log files of budget/4 (capped at Badger's 1 GiB default; the
 //     values of this store are small and live in the tables, the value log
 //     holds little), mapped in memory as Badger writes them;
 //   - two compactors instead of four, each building tables in memory;
+//   - no compression of the tables: Snappy's buffers were most of the heap
+//     while compactions ran (over 200 MiB in a rebuild), and the records are
+//     short. The tables are larger on disk and in the page cache; their
+//     mapped pages are reclaimable, the heap is not;
 //   - values above 1 MiB (or a smaller share of a small memtable) in the
 //     value log rather than the tables, where no value of this store goes.
 //
-// That is about 5/16 of the budget on the Go heap and 1/8 in mapped files.
-// The caller keeps the Go heap within 3/4 of the budget (a soft limit, see
-// cmd/lookupd), which leaves the projector's version cache and pipeline and
-// the API's requests about 7/16; the last 1/4 is for the pages of the
-// memory-mapped table files that reads touch.
+// That is at most 1/4 of the budget on the Go heap (1/8 unencrypted) and
+// 1/8 in mapped files. The caller keeps the Go heap within 3/4 of the
+// budget (a soft limit, see cmd/lookupd), which leaves the projector's
+// version cache and pipeline and the API's requests at least 1/2; the last
+// 1/4 is for the pages of the memory-mapped table files that reads touch.
 func withMemoryBudget(o badger.Options, budget int64) (badger.Options, error) {
 	if budget < MinMemoryBudget {
 		return o, fmt.Errorf("memory budget %d bytes is below the minimum of %d", budget, MinMemoryBudget)
@@ -47,7 +56,7 @@ func withMemoryBudget(o badger.Options, budget int64) (badger.Options, error) {
 		WithNumLevelZeroTables(2).
 		WithNumLevelZeroTablesStall(8).
 		WithBlockCacheSize(budget / 8).
-		WithIndexCacheSize(budget / 16).
 		WithValueLogFileSize(vlog).
-		WithNumCompactors(2), nil
+		WithNumCompactors(2).
+		WithCompression(options.None), nil
 }

@@ -16,9 +16,6 @@ func TestWithMemoryBudget(t *testing.T) {
 	if mem > budget {
 		t.Errorf("memtables, caches and value log take %d bytes, more than the budget %d", mem, budget)
 	}
-	if o.IndexCacheSize == 0 {
-		t.Error("index cache not sized: Badger would keep every table index in memory")
-	}
 	if _, err := withMemoryBudget(badger.DefaultOptions(t.TempDir()), MinMemoryBudget-1); err == nil {
 		t.Error("budget below the minimum accepted")
 	}

@@ -117,6 +117,8 @@ type Store struct {
 
 	// versions caches entity versions for the writer (see versionCache).
 	versions versionCache
+	// emptinessChecked: checkEmpty has run (writer only).
+	emptinessChecked bool
 
 	// applyFault, when set (tests), is called before each write transaction;
 	// an error it returns fails the transaction as a store failure would.
@@ -157,7 +159,7 @@ func Open(dir string, opts StoreOptions) (*Store, error) {
 		size := opts.indexCacheSize
 		switch {
 		case size == 0 && opts.MemoryBudget != 0:
-			size = bopts.IndexCacheSize
+			size = opts.MemoryBudget / 16
 		case size == 0:
 			size = 64 << 20
 		}

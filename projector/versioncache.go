@@ -1,7 +1,9 @@
 package projector
 
+import "github.com/dgraph-io/ristretto/v2/z"
+
 // versionCacheMax bounds the number of entity versions kept in memory.
-const versionCacheMax = 1 << 18
+const versionCacheMax = 1 << 16
 
 // versionCache keeps the last version of recently seen entities, so that
 // most version checks need no Badger lookup. It is used by the single
@@ -15,6 +17,31 @@ const versionCacheMax = 1 << 18
 // the maps hold no pointers and the garbage collector need not scan them.
 type versionCache struct {
 	committed, pending map[versionKey]uint64
+	// written, when non-nil, holds (as a Bloom filter: no false negatives)
+	// every entity key written since the store was found empty: a key it
+	// does not hold is in no version of the store, and its version is 0
+	// without a Badger lookup. A rebuild checks the version of every new
+	// entity, and a lookup of a missing key searches every level of the
+	// store. It is never emptied: a key of a failed transaction may stay in
+	// it, which costs at most a lookup.
+	written *z.Bloom
+}
+
+// writtenFilterSize is the number of keys the written filter is sized for
+// (4.8 MB at a 1% false positive rate); past that it answers "maybe" more
+// often, which costs lookups only.
+const writtenFilterSize = 4_000_000
+
+// mayExist reports whether key may be in the store (see written).
+func (c *versionCache) mayExist(key []byte) bool {
+	return c.written == nil || c.written.Has(z.MemHash(key))
+}
+
+// wrote records that key was written (see written).
+func (c *versionCache) wrote(key []byte) {
+	if c.written != nil {
+		c.written.Add(z.MemHash(key))
+	}
 }
 
 // versionKeyMax is the length of the longest entity key: a signer's, the
