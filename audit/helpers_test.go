@@ -5,40 +5,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
+	"github.com/lookup/persons/internal/natstest"
+
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/query"
 )
 
-// runNATS starts an in-process NATS server with JetStream on a random
-// port, storing in a temporary directory; it returns a connection to it
-// and the server's store directory.
-func runNATS(t *testing.T) (*nats.Conn, jetstream.JetStream, string) {
+// runNATS starts an in-process NATS server with JetStream (see
+// internal/natstest) and returns a connection to it.
+func runNATS(t *testing.T) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	dir := t.TempDir()
-	ns, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true,
-	})
-	if err != nil {
-		t.Fatalf("nats server: %v", err)
-	}
-	ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready")
-	}
-	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		t.Fatalf("nats connect: %v", err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatalf("jetstream: %v", err)
-	}
-	return nc, js, dir
+	return natstest.Connect(t, natstest.Run(t, nil).ClientURL())
 }
 
 // newLedger returns a started Ledger on nc, closed when the test ends.

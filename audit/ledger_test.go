@@ -20,7 +20,7 @@ const (
 )
 
 func TestLedgerRequiredStoresOneRecordPerPersonBeforeReturning(t *testing.T) {
-	nc, js, _ := runNATS(t)
+	nc, js := runNATS(t)
 	l := newLedger(t, nc, Config{Position: func() uint64 { return 42 }})
 	ctx := context.Background()
 	if err := l.Disclose(ctx, disclosure("req-1", personA, personB)); err != nil {
@@ -50,7 +50,7 @@ func TestLedgerRequiredStoresOneRecordPerPersonBeforeReturning(t *testing.T) {
 }
 
 func TestLedgerConcurrentDisclosuresFormOneIntactChain(t *testing.T) {
-	nc, js, _ := runNATS(t)
+	nc, js := runNATS(t)
 	l := newLedger(t, nc, Config{})
 	const n = 200
 	var wg sync.WaitGroup
@@ -79,7 +79,7 @@ func TestLedgerConcurrentDisclosuresFormOneIntactChain(t *testing.T) {
 }
 
 func TestLedgerRequiredFailsWithoutTheStream(t *testing.T) {
-	nc, js, _ := runNATS(t)
+	nc, js := runNATS(t)
 	l := newLedger(t, nc, Config{AckTimeout: 500 * time.Millisecond})
 	ctx := context.Background()
 	if err := l.Disclose(ctx, disclosure("req-1", personA)); err != nil {
@@ -100,7 +100,7 @@ func TestLedgerRequiredFailsWithoutTheStream(t *testing.T) {
 }
 
 func TestLedgerBestEffortCountsFailures(t *testing.T) {
-	nc, js, _ := runNATS(t)
+	nc, js := runNATS(t)
 	reg := prometheus.NewRegistry()
 	l := newLedger(t, nc, Config{Mode: BestEffort, Registerer: reg, AckTimeout: 500 * time.Millisecond})
 	ctx := context.Background()
@@ -131,7 +131,7 @@ func TestLedgerOffRecordsNothing(t *testing.T) {
 }
 
 func TestLedgerClosedRefuses(t *testing.T) {
-	nc, _, _ := runNATS(t)
+	nc, _ := runNATS(t)
 	l := newLedger(t, nc, Config{})
 	if err := l.Close(context.Background()); err != nil {
 		t.Fatalf("Close: %v", err)
@@ -159,7 +159,7 @@ func TestParseMode(t *testing.T) {
 func TestLedgerStoresWithAndWithoutBatchPublishing(t *testing.T) {
 	for _, batched := range []bool{true, false} {
 		t.Run(fmt.Sprint("allow_batched=", batched), func(t *testing.T) {
-			nc, js, _ := runNATS(t)
+			nc, js := runNATS(t)
 			cfg := StreamConfig(DefaultStream)
 			cfg.AllowBatchPublish = batched
 			if _, err := js.CreateStream(context.Background(), cfg); err != nil {
@@ -200,7 +200,7 @@ func TestLedgerStoresWithAndWithoutBatchPublishing(t *testing.T) {
 func TestLedgerRequiredFailsWhenTheStreamRefusesARecord(t *testing.T) {
 	for _, batched := range []bool{true, false} {
 		t.Run(fmt.Sprint("allow_batched=", batched), func(t *testing.T) {
-			nc, js, _ := runNATS(t)
+			nc, js := runNATS(t)
 			cfg := StreamConfig(DefaultStream)
 			cfg.AllowBatchPublish = batched
 			cfg.MaxMsgs = 3 // discard new: the fourth record is refused

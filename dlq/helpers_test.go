@@ -2,6 +2,7 @@ package dlq
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"testing"
 	"time"
@@ -113,7 +114,9 @@ func (e *env) project(t *testing.T) {
 		t.Fatal("projector not caught up after 30s")
 	}
 	cancel()
-	<-done
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("projector stopped: %v", err)
+	}
 }
 
 // deadLetterByHand stores in the DLQ what the projector would have stored

@@ -356,7 +356,7 @@ func publishRetrying(ctx context.Context, pub *events.Publisher, evs []events.Ev
 				break
 			}
 			if ctx.Err() != nil {
-				return last, fmt.Errorf("publish event %d of %d (%s): %w (last error %v)", i+1, len(evs), ev.Type, ctx.Err(), err)
+				return last, fmt.Errorf("publish event %d of %d (%s): %w (last error %w)", i+1, len(evs), ev.Type, ctx.Err(), err)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -392,7 +392,7 @@ type lookupdConfig struct {
 func startLookupd(ctx context.Context, t *testing.T, cfg lookupdConfig) *lookupd {
 	t.Helper()
 	// Registered first, so it runs after the containers are gone.
-	t.Cleanup(func() { exec.Command("docker", "volume", "rm", "-f", cfg.volume).Run() })
+	t.Cleanup(func() { _ = exec.Command("docker", "volume", "rm", "-f", cfg.volume).Run() })
 	l := &lookupd{owner: t, cfg: cfg}
 	l.run(ctx, t)
 	return l
@@ -538,7 +538,7 @@ func expectStatus(url string, want int) error {
 	if err != nil {
 		return err
 	}
-	io.Copy(io.Discard, resp.Body)
+	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != want {
 		return fmt.Errorf("GET %s: got %d, want %d", url, resp.StatusCode, want)

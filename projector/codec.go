@@ -62,12 +62,13 @@ func (r *reader) nextString() string {
 		return ""
 	}
 	n, k := binary.Uvarint(r.b)
-	if k <= 0 || uint64(len(r.b)-k) < n {
+	if k <= 0 || n > uint64(len(r.b)-k) { //nolint:gosec // len(r.b) >= k > 0 here
 		r.err = errCorrupt
 		return ""
 	}
-	s := string(r.b[k : k+int(n)])
-	r.b = r.b[k+int(n):]
+	end := k + int(n) //nolint:gosec // n <= len(r.b)-k, checked above
+	s := string(r.b[k:end])
+	r.b = r.b[end:]
 	return s
 }
 

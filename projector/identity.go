@@ -45,7 +45,7 @@ func (s *Store) streamIdentity() (id streamIdentity, ok bool, err error) {
 			if len(v) < 8 {
 				return fmt.Errorf("corrupt stream identity: %d bytes", len(v))
 			}
-			id = streamIdentity{name: string(v[8:]), created: time.Unix(0, int64(binary.BigEndian.Uint64(v))).UTC()}
+			id = streamIdentity{name: string(v[8:]), created: time.Unix(0, int64(binary.BigEndian.Uint64(v))).UTC()} //nolint:gosec // written from a time.Time's UnixNano
 			ok = true
 			return nil
 		})

@@ -132,7 +132,7 @@ func (s *Store) checkpoint() (uint64, time.Time, error) {
 				return fmt.Errorf("corrupt checkpoint: %d bytes", len(v))
 			}
 			seq = binary.BigEndian.Uint64(v)
-			if n := int64(binary.BigEndian.Uint64(v[8:])); n != 0 {
+			if n := int64(binary.BigEndian.Uint64(v[8:])); n != 0 { //nolint:gosec // written from a time.Time's UnixNano
 				ts = time.Unix(0, n).UTC()
 			}
 			return nil

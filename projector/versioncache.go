@@ -60,7 +60,7 @@ func keyOf(key []byte) (k versionKey, ok bool) {
 	if len(key) > versionKeyMax {
 		return k, false
 	}
-	k.n = uint8(copy(k.b[:], key))
+	k.n = uint8(copy(k.b[:], key)) //nolint:gosec // len(key) <= versionKeyMax < 256, checked above
 	return k, true
 }
 

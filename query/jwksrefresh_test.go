@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lookup/persons/internal/wait"
+
 	"github.com/lestrrat-go/jwx/v3/jwa"
 )
 
@@ -95,7 +97,7 @@ func TestJWKSNewKeyAfterBackgroundRefresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFor(t, 30*time.Second, 5*time.Millisecond, func() error {
+	wait.For(t, 30*time.Second, func() error {
 		if n := js.fetches.Load(); n < 3 {
 			return fmt.Errorf("%d fetches, want background refreshes", n)
 		}
@@ -217,7 +219,7 @@ func TestJWKSURLMustBeHTTPS(t *testing.T) {
 	testKeys(t)
 	doc := jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256"))
 	plain := newJWKSServer(t, doc)
-	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(doc) }))
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(doc) }))
 	t.Cleanup(tlsSrv.Close)
 	// toPlain reaches the plain test server whatever host a URL names.
 	toPlain := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
@@ -266,7 +268,7 @@ func TestJWKSRedirectsSameOriginOnly(t *testing.T) {
 		case "/elsewhere":
 			http.Redirect(w, r, other.URL+"/jwks.json", http.StatusFound)
 		default:
-			w.Write(doc)
+			_, _ = w.Write(doc)
 		}
 	}))
 	t.Cleanup(idp.Close)

@@ -318,7 +318,9 @@ func TestOverRealServer(t *testing.T) {
 				return resp, body
 			}
 			get, getBody := do(http.MethodGet)
+			defer get.Body.Close() // closed by do already
 			head, headBody := do(http.MethodHead)
+			defer head.Body.Close()
 			if len(headBody) != 0 {
 				t.Errorf("HEAD body = %q, want none", headBody)
 			}

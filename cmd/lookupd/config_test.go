@@ -58,7 +58,7 @@ func TestSettingPrecedence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := newCommand("serve", "", "help", env(tt.env), serveSettings...)
+			c, err := newCommand("serve", "help", env(tt.env), serveSettings...)
 			if err != nil {
 				t.Fatalf("newCommand: %v", err)
 			}
@@ -249,7 +249,7 @@ func TestSetDefault(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := newCommand("dev", "", "", env(tt.environ), "log-format")
+			c, err := newCommand("dev", "", env(tt.environ), "log-format")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -73,7 +73,7 @@ func TestDLQCommands(t *testing.T) {
 			switch {
 			case tt.wantErr == nil && err != nil:
 				t.Fatalf("lookupd %v: %v\n%s", tt.args, err, out)
-			case tt.wantErr == errUsage && !errors.Is(err, errUsage):
+			case errors.Is(tt.wantErr, errUsage) && !errors.Is(err, errUsage):
 				t.Fatalf("lookupd %v = %v, want a usage error", tt.args, err)
 			case tt.wantErr != nil && err == nil:
 				t.Fatalf("lookupd %v succeeded, want an error\n%s", tt.args, out)

@@ -22,22 +22,19 @@ import (
 	"github.com/lookup/persons/projector"
 )
 
-// publish publishes events through events.Publisher and returns the last
-// stream sequence.
-func publish(t *testing.T, js jetstream.JetStream, data ...any) uint64 {
+// publish publishes events through events.Publisher.
+func publish(t *testing.T, js jetstream.JetStream, data ...any) {
 	t.Helper()
 	p := events.NewPublisher(js)
-	var seq uint64
 	for _, d := range data {
 		ev, err := events.NewEvent("urn:test", 1, d)
 		if err != nil {
 			t.Fatalf("new event: %v", err)
 		}
-		if seq, err = p.Publish(context.Background(), ev); err != nil {
+		if _, err := p.Publish(context.Background(), ev); err != nil {
 			t.Fatalf("publish %T: %v", d, err)
 		}
 	}
-	return seq
 }
 
 const (
@@ -150,7 +147,7 @@ func TestServe(t *testing.T) {
 		checkFor(t, 20*time.Second, 20*time.Millisecond, func() error {
 			code, body, err := get(api+"/api/v1/persons/"+late.ConsumerID, tok)
 			if err != nil || code != http.StatusOK {
-				return fmt.Errorf("GET late consumer: %d %s %v", code, body, err)
+				return fmt.Errorf("GET late consumer: %d %s %w", code, body, err)
 			}
 			return nil
 		})
@@ -159,7 +156,7 @@ func TestServe(t *testing.T) {
 		checkFor(t, 10*time.Second, 20*time.Millisecond, func() error {
 			code, body, err := get(admin+"/metrics", "")
 			if err != nil || code != http.StatusOK {
-				return fmt.Errorf("GET /metrics: %d %v", code, err)
+				return fmt.Errorf("GET /metrics: %d %w", code, err)
 			}
 			m := string(body)
 			for _, want := range []string{
@@ -185,7 +182,7 @@ func TestServe(t *testing.T) {
 		checkFor(t, 20*time.Second, 20*time.Millisecond, func() error {
 			code, body, err := get(api+"/api/v1/persons/"+lone.ConsumerID, tok)
 			if err != nil || code != http.StatusOK {
-				return fmt.Errorf("GET lone consumer: %d %s %v", code, body, err)
+				return fmt.Errorf("GET lone consumer: %d %s %w", code, body, err)
 			}
 			return nil
 		})
@@ -279,7 +276,7 @@ func TestServe(t *testing.T) {
 	checkFor(t, 10*time.Second, 5*time.Millisecond, func() error {
 		code, body, err := get(admin+"/readyz", "")
 		if err != nil || code != http.StatusServiceUnavailable || !strings.Contains(string(body), `"draining":true`) {
-			return fmt.Errorf("readyz while draining: %d %s %v", code, body, err)
+			return fmt.Errorf("readyz while draining: %d %s %w", code, body, err)
 		}
 		return nil
 	})
