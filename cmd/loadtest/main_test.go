@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/loadtest"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -82,5 +82,29 @@ func TestWriteReport(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+func TestWriteAuditRatio(t *testing.T) {
+	tests := []struct {
+		name   string
+		closed []loadtest.Result
+		want   string
+	}{
+		{"both measured", []loadtest.Result{
+			{Scenario: "bare", Rate: 100},
+			{Scenario: "lookupd GET signers (5) with expand, one token", Rate: 1000},
+			{Scenario: AuditedScenario, Rate: 750},
+		}, "at 0.75x of the same GET with auditing off (750 vs 1,000 req/s)"},
+		{"no audited run", []loadtest.Result{{Scenario: "lookupd GET signers (5) with expand, one token", Rate: 1000}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			writeAuditRatio(&b, tt.closed)
+			if got := b.String(); (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+				t.Errorf("got %q, want it to hold %q", got, tt.want)
+			}
+		})
 	}
 }

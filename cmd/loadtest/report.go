@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/loadtest"
 )
 
 // machine describes where and when the figures were measured.
@@ -61,11 +61,31 @@ func writeReport(w io.Writer, o options, tool loadtest.ClosedLoop, m machine, cl
 	fmt.Fprintf(w, "Closed loop (%s, %v a scenario after a %v warm-up%s; ratios to the bare server of this run):\n\n",
 		tool.Name(), o.duration, o.warmup, rounds)
 	loadtest.WriteClosedLoop(w, closed, closed[0].Scenario)
+	writeAuditRatio(w, closed)
 	if len(open) > 0 {
 		fmt.Fprintf(w, "\nOpen loop (vegeta at a fixed %s req/s, %v a scenario, at most %d requests in flight; latency of the successful requests):\n\n",
 			loadtest.Thousands(float64(o.rate)), o.openDuration, o.openWorkers)
 		loadtest.WriteOpenLoop(w, open)
 	}
+}
+
+// writeAuditRatio writes what the audit ledger costs: the audited GET
+// signers against the same GET with auditing off, in this run.
+func writeAuditRatio(w io.Writer, closed []loadtest.Result) {
+	var off, on *loadtest.Result
+	for i := range closed {
+		switch r := &closed[i]; {
+		case r.Scenario == AuditedScenario:
+			on = r
+		case strings.HasPrefix(r.Scenario, "lookupd GET signers"):
+			off = r
+		}
+	}
+	if off == nil || on == nil || off.Rate == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nAudit ledger: GET signers with expand with `LOOKUP_AUDIT=required` at %.2fx of the same GET with auditing off (%s vs %s req/s).\n",
+		on.Rate/off.Rate, loadtest.Thousands(on.Rate), loadtest.Thousands(off.Rate))
 }
 
 func orUnknown(s string) string {

@@ -12,14 +12,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/loadtest"
 )
 
 // scopes are the scopes of the minted tokens: expand needs the second.
 const scopes = "read:persons read:persons:ssn"
 
 // scenarioCount is how many scenarios prepare returns.
-const scenarioCount = 4
+const scenarioCount = 5
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	o, err := parseFlags(args, stderr)
@@ -44,7 +44,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	m := readMachine(ctx, bin)
 	fmt.Fprintln(stderr, "starting lookupd dev ...")
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	dev, err := loadtest.StartDev(sctx, bin, filepath.Join(dir, "dev"))
+	// The read path is measured without the audit ledger; a second dev
+	// server with LOOKUP_AUDIT=required measures what the ledger costs.
+	dev, err := loadtest.StartDev(sctx, bin, filepath.Join(dir, "dev"), "--audit", "off")
 	cancel()
 	if err != nil {
 		return err
@@ -59,6 +61,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		return err
 	}
 	defer bare.Close()
+	audited, err := startAudited(ctx, o, bin, filepath.Join(dir, "audited"), stderr)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = audited.dev.Stop() }()
+	scenarios = append(scenarios, audited.scenario)
 	closed, err := measureClosed(ctx, o, tool, scenarios, stderr)
 	if err != nil {
 		return err
@@ -143,6 +151,44 @@ func prepare(ctx context.Context, o options, bin string, dev *loadtest.Dev, prog
 		{Name: fmt.Sprintf("lookupd GET signers (%d) with expand, one token", loadtest.Signers), URL: dev.API + fx.SignersPath(), Tokens: one},
 	}, nil
 }
+
+// auditedDev is a second "lookupd dev", with LOOKUP_AUDIT=required, and
+// its protected-data scenario.
+type auditedDev struct {
+	dev      *loadtest.Dev
+	scenario loadtest.Scenario
+}
+
+// startAudited starts lookupd dev with the audit ledger required, gives it
+// the fixture and a token, and returns it with the scenario "GET signers
+// with expand" against it.
+func startAudited(ctx context.Context, o options, bin, dataDir string, progress io.Writer) (auditedDev, error) {
+	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	dev, err := loadtest.StartDev(sctx, bin, dataDir, "--audit", "required")
+	if err != nil {
+		return auditedDev{}, err
+	}
+	a := auditedDev{dev: dev}
+	toks, err := loadtest.MintTokens(ctx, bin, dev.KeyPath, scopes, tokenTTL(o), 1)
+	if err == nil {
+		fx := loadtest.NewFixture()
+		if err = fx.Publish(ctx, dev.NATS); err == nil {
+			err = fx.WaitProjected(&http.Client{Timeout: 5 * time.Second}, dev.API, toks[0], time.Minute)
+		}
+		a.scenario = loadtest.Scenario{Name: AuditedScenario, URL: dev.API + fx.SignersPath(), Tokens: toks}
+	}
+	if err != nil {
+		_ = dev.Stop()
+		return auditedDev{}, fmt.Errorf("audited lookupd dev: %w", err)
+	}
+	fmt.Fprintln(progress, "audited lookupd dev ready (LOOKUP_AUDIT=required)")
+	return a, nil
+}
+
+// AuditedScenario names the scenario of the dev server with the audit
+// ledger required; the report sets it against the same GET without it.
+var AuditedScenario = fmt.Sprintf("lookupd GET signers (%d) with expand, one token, LOOKUP_AUDIT=required", loadtest.Signers)
 
 // tokenTTL returns a token lifetime that outlasts the whole run: the time
 // the measurements take (wrk rounds up to whole seconds) plus an hour.

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/loadtest"
 )
 
-// TestLoadtestParsesDevBanner keeps "make loadtest" (internal/loadtest),
+// TestLoadtestParsesDevBanner keeps "make loadtest" (loadtest),
 // which reads the banner of "lookupd dev" for its addresses and key, in
 // step with the banner.
 func TestLoadtestParsesDevBanner(t *testing.T) {

@@ -38,13 +38,14 @@ type Banner struct {
 }
 
 // StartDev starts bin as "lookupd dev" storing in dataDir, with both
-// listeners on free loopback ports, and returns once its banner says it is
-// ready (or ctx ends). Variables LOOKUP_* of this process are not passed
-// on, so the dev server has its defaults (no issuer, audience or tenancy).
-func StartDev(ctx context.Context, bin, dataDir string) (*Dev, error) {
-	cmd := exec.Command(bin, "dev", //nolint:gosec // G204: bin is the lookupd binary the operator named
-		"--data-dir", dataDir,
-		"--http-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0")
+// listeners on free loopback ports and the flags extra, and returns once
+// its banner says it is ready (or ctx ends). Variables LOOKUP_* of this
+// process are not passed on, so the dev server has its defaults but for
+// extra.
+func StartDev(ctx context.Context, bin, dataDir string, extra ...string) (*Dev, error) {
+	args := append([]string{"dev", "--data-dir", dataDir,
+		"--http-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"}, extra...)
+	cmd := exec.Command(bin, args...) //nolint:gosec // G204: bin is the lookupd binary the operator named
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "LOOKUP_") {
 			cmd.Env = append(cmd.Env, kv)
