@@ -11,7 +11,8 @@
 #                            the cluster routes use it too), tls.key, ca.crt
 #   lookupd/ admin/ publisher/
 #                            NATS clients: tls.crt, tls.key (client cert,
-#                            CN = user), ca.crt, password (clear, 48 hex)
+#                            CN = user), ca.crt, password (clear, 48 hex);
+#                            admin/nats.env: NATS_PASSWORD for the nats CLI
 #   nats.env                 for nats-server: NATS_<USER>_PASSWORD_HASH
 #                            (bcrypt) and JS_KEY (JetStream encryption key)
 #   lookupd-store/key        32 random bytes: LOOKUP_ENCRYPTION_KEY_FILE
@@ -87,6 +88,10 @@ for user in admin lookupd publisher; do
 		env_new=1
 	fi
 done
+# The nats CLI of the compose stream jobs takes the password from NATS_PASSWORD.
+if [ ! -f admin/nats.env ]; then
+	echo "NATS_PASSWORD=$(cat admin/password)" > admin/nats.env
+fi
 
 if [ -n "$env_new" ] || [ ! -f nats.env ]; then
 	js_key=$(grep '^JS_KEY=' nats.env 2>/dev/null | cut -d= -f2 || true)
