@@ -223,12 +223,12 @@ func connectSecure(t *testing.T, urls []string, tlsCfg *tls.Config, user, pw str
 	return nc, ae, nil
 }
 
-// copyStore copies the JetStream store of a nats-server container to a new
-// temp dir and returns all its files' bytes, failing when there are none.
-func copyStore(t *testing.T, c testcontainers.Container) []byte {
+// copyStore copies the JetStream store of the nats-server container id to a
+// new temp dir and returns all its files' bytes, failing when there are none.
+func copyStore(t *testing.T, id string) []byte {
 	t.Helper()
 	dir := t.TempDir()
-	if out, err := exec.Command("docker", "cp", c.GetContainerID()+":/data/jetstream", dir).CombinedOutput(); err != nil {
+	if out, err := exec.Command("docker", "cp", id+":/data/jetstream", dir).CombinedOutput(); err != nil {
 		t.Fatalf("docker cp: %v: %s", err, out)
 	}
 	var all []byte

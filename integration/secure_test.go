@@ -186,13 +186,13 @@ func checkPublisherDenied(ctx context.Context, t *testing.T, nc *nats.Conn, ae a
 func checkStoreEncrypted(ctx context.Context, t *testing.T, evs []events.Event, ctrs []testcontainers.Container) {
 	_, plain, js := singleNATS(ctx, t)
 	publishAll(ctx, t, js, evs)
-	baseline := copyStore(t, plain.ctr)
+	baseline := copyStore(t, plain.ctr.GetContainerID())
 	if !bytes.Contains(baseline, []byte("1791-12-26")) ||
 		!(bytes.Contains(baseline, []byte("123-45-6789")) || bytes.Contains(baseline, []byte("123456789"))) {
 		t.Fatal("baseline: the unencrypted store does not hold the SSN and date of birth; the check would prove nothing")
 	}
 	for i, c := range ctrs {
-		all := copyStore(t, c)
+		all := copyStore(t, c.GetContainerID())
 		for _, secret := range secretsOfFixture {
 			if bytes.Contains(all, []byte(secret)) {
 				t.Errorf("node %d: store files (%d bytes) hold %q in plaintext", i, len(all), secret)
