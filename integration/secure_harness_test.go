@@ -180,9 +180,10 @@ func startSecureCluster(ctx context.Context, t *testing.T, s *secrets, n int) ([
 // the permission violations the server reports.
 type asyncErrors chan error
 
-// waitPermissionViolation waits until the server reported a permission
-// violation for subject.
-func (ae asyncErrors) waitPermissionViolation(subject string, timeout time.Duration) error {
+// waitPermissionViolation waits up to 5s until the server reported a
+// permission violation for subject.
+func (ae asyncErrors) waitPermissionViolation(subject string) error {
+	const timeout = 5 * time.Second
 	deadline := time.After(timeout)
 	var seen []string
 	for {

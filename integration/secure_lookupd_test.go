@@ -84,7 +84,7 @@ func checkLookupdUser(ctx context.Context, t *testing.T, s *secrets, urls []stri
 		if _, err := nc.SubscribeSync("_INBOX.>"); err != nil {
 			t.Fatal(err)
 		}
-		if err := ae.waitPermissionViolation("_INBOX.>", 5*time.Second); err != nil {
+		if err := ae.waitPermissionViolation("_INBOX.>"); err != nil {
 			t.Error(err)
 		}
 	})

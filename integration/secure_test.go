@@ -121,7 +121,7 @@ func denied(t *testing.T, nc *nats.Conn, ae asyncErrors, subject string, data []
 	if err := nc.Flush(); err != nil {
 		t.Fatalf("flush: %v", err)
 	}
-	if err := ae.waitPermissionViolation(subject, 5*time.Second); err != nil {
+	if err := ae.waitPermissionViolation(subject); err != nil {
 		t.Error(err)
 	}
 }
@@ -154,7 +154,7 @@ func checkPublisherDenied(ctx context.Context, t *testing.T, nc *nats.Conn, ae a
 		if _, err := nc.SubscribeSync("persons.>"); err != nil {
 			t.Fatal(err)
 		}
-		if err := ae.waitPermissionViolation("persons.>", 5*time.Second); err != nil {
+		if err := ae.waitPermissionViolation("persons.>"); err != nil {
 			t.Error(err)
 		}
 	})
@@ -162,7 +162,7 @@ func checkPublisherDenied(ctx context.Context, t *testing.T, nc *nats.Conn, ae a
 		if _, err := nc.SubscribeSync(lookupdInboxPrefix + ".>"); err != nil {
 			t.Fatal(err)
 		}
-		if err := ae.waitPermissionViolation(lookupdInboxPrefix+".>", 5*time.Second); err != nil {
+		if err := ae.waitPermissionViolation(lookupdInboxPrefix + ".>"); err != nil {
 			t.Error(err)
 		}
 	})
@@ -187,8 +187,8 @@ func checkStoreEncrypted(ctx context.Context, t *testing.T, evs []events.Event, 
 	_, plain, js := singleNATS(ctx, t)
 	publishAll(ctx, t, js, evs)
 	baseline := copyStore(t, plain.ctr.GetContainerID())
-	if !bytes.Contains(baseline, []byte("1791-12-26")) ||
-		!(bytes.Contains(baseline, []byte("123-45-6789")) || bytes.Contains(baseline, []byte("123456789"))) {
+	hasSSN := bytes.Contains(baseline, []byte("123-45-6789")) || bytes.Contains(baseline, []byte("123456789"))
+	if !hasSSN || !bytes.Contains(baseline, []byte("1791-12-26")) {
 		t.Fatal("baseline: the unencrypted store does not hold the SSN and date of birth; the check would prove nothing")
 	}
 	for i, c := range ctrs {
