@@ -109,8 +109,9 @@ func (s *secrets) tlsConfig(t *testing.T, user string) *tls.Config {
 
 // startSecureCluster starts n nodes (nats-0.nats ...) of deploy/k8s/nats/nats.conf
 // with deploy/nats/auth.conf, the server certificate and nats.env of s,
-// and returns them with their client URLs (tls://host:port).
-func startSecureCluster(ctx context.Context, t *testing.T, s *secrets, n int) ([]testcontainers.Container, []string) {
+// and returns their network, the containers and their client URLs
+// (tls://host:port).
+func startSecureCluster(ctx context.Context, t *testing.T, s *secrets, n int) (string, []testcontainers.Container, []string) {
 	t.Helper()
 	nw := newNetwork(ctx, t)
 	files := []testcontainers.ContainerFile{
@@ -173,7 +174,7 @@ func startSecureCluster(ctx context.Context, t *testing.T, s *secrets, n int) ([
 			}
 		}
 	})
-	return ctrs, urls
+	return nw, ctrs, urls
 }
 
 // asyncErrors collects the asynchronous errors of a connection, such as
@@ -224,12 +225,20 @@ func connectSecure(t *testing.T, urls []string, tlsCfg *tls.Config, user, pw str
 	return nc, ae, nil
 }
 
-// copyStore copies the JetStream store of the nats-server container id to a
-// new temp dir and returns all its files' bytes, failing when there are none.
+// copyStore returns the bytes of the JetStream store of the nats-server
+// container id, failing when there are none.
 func copyStore(t *testing.T, id string) []byte {
 	t.Helper()
+	return copyFiles(t, id, "/data/jetstream")
+}
+
+// copyFiles copies the directory dir of container id to a new temp dir and
+// returns all its files' bytes, failing when there are none (a grep of
+// nothing would prove nothing).
+func copyFiles(t *testing.T, id, src string) []byte {
+	t.Helper()
 	dir := t.TempDir()
-	if out, err := exec.Command("docker", "cp", id+":/data/jetstream", dir).CombinedOutput(); err != nil {
+	if out, err := exec.Command("docker", "cp", id+":"+src, dir).CombinedOutput(); err != nil {
 		t.Fatalf("docker cp: %v: %s", err, out)
 	}
 	var all []byte
@@ -245,7 +254,7 @@ func copyStore(t *testing.T, id string) []byte {
 		t.Fatal(err)
 	}
 	if len(all) == 0 {
-		t.Fatal("the JetStream store has no files: a grep of them would prove nothing")
+		t.Fatalf("%s of the container has no files: a grep of them would prove nothing", src)
 	}
 	return all
 }

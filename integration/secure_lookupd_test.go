@@ -3,12 +3,17 @@
 package integration
 
 import (
+	"bytes"
 	"context"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/testcontainers/testcontainers-go"
 )
 
 // checkLookupdUser connects as the lookupd user of deploy/nats/auth.conf (its
@@ -88,4 +93,57 @@ func checkLookupdUser(ctx context.Context, t *testing.T, s *secrets, urls []stri
 			t.Error(err)
 		}
 	})
+}
+
+// lookupdHasNATSAuth tells whether the lookupd image has the NATS client
+// settings of issue 12 item 1 (LOOKUP_NATS_PASSWORD_FILE and the TLS files).
+func lookupdHasNATSAuth(t *testing.T) bool {
+	t.Helper()
+	out, _ := exec.Command("docker", "run", "--rm", lookupdImage, "serve", "--help").CombinedOutput()
+	return strings.Contains(string(out), "LOOKUP_NATS_PASSWORD_FILE")
+}
+
+// checkLookupdSecure starts `lookupd serve` on the secure cluster as the
+// NATS user lookupd over mutual TLS with its read model encrypted: it
+// projects every event and answers the API; its read model's files hold
+// no SSN or date of birth.
+func checkLookupdSecure(ctx context.Context, t *testing.T, s *secrets, nw string, f *fixture, last uint64) {
+	if !lookupdHasNATSAuth(t) {
+		t.Skip("the lookupd image has no NATS client settings (LOOKUP_NATS_PASSWORD_FILE) yet")
+	}
+	var files []testcontainers.ContainerFile
+	for _, name := range []string{"password", "ca.crt", "tls.crt", "tls.key"} {
+		files = append(files, testcontainers.ContainerFile{
+			HostFilePath: s.file("lookupd", name), ContainerFilePath: "/etc/lookupd/nats/" + name, FileMode: 0o444,
+		})
+	}
+	files = append(files, testcontainers.ContainerFile{
+		HostFilePath: s.file("lookupd-store", "key"), ContainerFilePath: "/etc/lookupd/store/key", FileMode: 0o444,
+	})
+	is := newIssuer(t)
+	ld := startLookupd(ctx, t, lookupdConfig{
+		network: nw,
+		natsURL: "tls://nats-0.nats:4222,tls://nats-1.nats:4222,tls://nats-2.nats:4222",
+		volume:  "lookup-secure-" + uuid.NewString()[:8],
+		jwks:    is.jwks,
+		files:   files,
+		env: map[string]string{
+			"LOOKUP_NATS_USER":           "lookupd",
+			"LOOKUP_NATS_PASSWORD_FILE":  "/etc/lookupd/nats/password",
+			"LOOKUP_NATS_CA_FILE":        "/etc/lookupd/nats/ca.crt",
+			"LOOKUP_NATS_CERT_FILE":      "/etc/lookupd/nats/tls.crt",
+			"LOOKUP_NATS_KEY_FILE":       "/etc/lookupd/nats/tls.key",
+			"LOOKUP_ENCRYPTION_KEY_FILE": "/etc/lookupd/store/key",
+		},
+	})
+	ld.waitReady(t)
+	ld.waitApplied(t, last, 60*time.Second)
+	checkAPI(t, ld.api, is, f)
+
+	all := copyFiles(t, ld.ctr.GetContainerID(), "/data")
+	for _, secret := range secretsOfFixture {
+		if bytes.Contains(all, []byte(secret)) {
+			t.Errorf("read model files (%d bytes) hold %q in plaintext", len(all), secret)
+		}
+	}
 }

@@ -28,7 +28,7 @@ func TestSecureNATS(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := genSecrets(t)
-	ctrs, urls := startSecureCluster(ctx, t, s, 3)
+	nw, ctrs, urls := startSecureCluster(ctx, t, s, 3)
 
 	admin, _, err := connectSecure(t, urls, s.tlsConfig(t, "admin"), "admin", s.password(t, "admin"),
 		nats.CustomInboxPrefix(adminInboxPrefix), nats.RetryOnFailedConnect(true))
@@ -63,6 +63,9 @@ func TestSecureNATS(t *testing.T) {
 	})
 	t.Run("no SSN or date of birth in the store files", func(t *testing.T) {
 		checkStoreEncrypted(ctx, t, f.events, ctrs)
+	})
+	t.Run("lookupd with its credentials over TLS projects and serves", func(t *testing.T) {
+		checkLookupdSecure(ctx, t, s, nw, f, last)
 	})
 }
 
