@@ -11,6 +11,7 @@
 #                     prints Markdown. Flags with LOADTEST_ARGS, e.g. LOADTEST_ARGS='--duration 10s'
 #   make lint         golangci-lint (pinned, built into bin/) with .golangci.yml
 #   make ci           what CI runs: .ci/run (lint, test, integration)
+#   make compose-up   the secure compose set-up (secrets by deploy/gen-secrets.sh); make images first
 
 GO      ?= go
 BIN     ?= bin
@@ -95,6 +96,21 @@ image-natscli:
 	cp $(BIN)/nats deploy/image/passwd deploy/image/group $(CTX)/natscli/
 	cp deploy/streams/*.json $(CTX)/natscli/streams/
 	docker build -q -f deploy/natscli.Dockerfile -t $(NATSCLI_IMAGE) $(CTX)/natscli
+
+# The secure compose set-up (deploy/README.md): secrets made once by
+# deploy/gen-secrets.sh (kept when they exist), a dev signing key and its
+# JWKS, then compose.yaml with the secure.yaml overlay. Run `make images` first.
+COMPOSE ?= $(shell docker compose version >/dev/null 2>&1 && echo docker compose || echo docker-compose)
+COMPOSE_FILES := -f deploy/compose/compose.yaml -f deploy/compose/secure.yaml
+.PHONY: compose-up compose-down
+compose-up: build
+	deploy/gen-secrets.sh
+	@mkdir -p deploy/compose/dev
+	@test -f deploy/compose/dev/jwks.json || $(BIN)/lookupd token --key deploy/compose/dev/dev-key.pem --create --print-jwks > deploy/compose/dev/jwks.json
+	$(COMPOSE) $(COMPOSE_FILES) up -d
+
+compose-down:
+	$(COMPOSE) $(COMPOSE_FILES) down
 
 integration: images
 	TESTCONTAINERS_RYUK_DISABLED=true $(GO) test -tags integration -count=1 -timeout 15m -v ./integration/...

@@ -167,7 +167,7 @@ func TestNATSRestart(t *testing.T) {
 	}
 }
 
-// TestNATSCluster runs a three-node NATS cluster (deploy/k8s/nats/nats.conf)
+// TestNATSCluster runs a three-node NATS cluster (testdata/nats-open-cluster.conf)
 // with the streams replicated three times (deploy/streams/*.r3.json). While
 // events flow it stops the node lookupd is connected to, checks that
 // projection goes on, starts it again, then stops the PERSONS stream leader:
@@ -183,7 +183,7 @@ func TestNATSCluster(t *testing.T) {
 		name := fmt.Sprintf("nats-%d", i)
 		nodes[i] = startNATS(ctx, t, nw, name+".nats", []string{"--config", "/etc/nats/nats.conf"},
 			map[string]string{"SERVER_NAME": name},
-			[]testcontainers.ContainerFile{{HostFilePath: "../deploy/k8s/nats/nats.conf", ContainerFilePath: "/etc/nats/nats.conf", FileMode: 0o644}})
+			[]testcontainers.ContainerFile{{HostFilePath: "testdata/nats-open-cluster.conf", ContainerFilePath: "/etc/nats/nats.conf", FileMode: 0o644}})
 		byName[name] = nodes[i]
 		urls = append(urls, nodes[i].url)
 		inner = append(inner, "nats://"+name+".nats:4222")

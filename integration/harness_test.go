@@ -385,7 +385,8 @@ type lookupdConfig struct {
 	natsURL string // as seen from the container network
 	volume  string // named docker volume for /data, removed at the end of the test
 	jwks    []byte
-	env     map[string]string // extra environment
+	env     map[string]string              // extra environment
+	files   []testcontainers.ContainerFile // extra files
 }
 
 // startLookupd starts `lookupd serve` and waits until /livez answers.
@@ -411,9 +412,9 @@ func (l *lookupd) run(ctx context.Context, t *testing.T) {
 			"LOOKUP_ISSUER":    testIssuer,
 			"LOOKUP_AUDIENCE":  testAudience,
 		},
-		Files: []testcontainers.ContainerFile{{
+		Files: append([]testcontainers.ContainerFile{{
 			Reader: bytes.NewReader(cfg.jwks), ContainerFilePath: "/etc/lookupd-jwks.json", FileMode: 0o644,
-		}},
+		}}, cfg.files...),
 		Mounts:       testcontainers.ContainerMounts{testcontainers.VolumeMount(cfg.volume, "/data")},
 		ExposedPorts: []string{"8080/tcp", "9090/tcp"},
 		Networks:     []string{cfg.network},
