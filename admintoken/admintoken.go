@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -54,7 +55,7 @@ func New(token []byte, logger *slog.Logger) (*Guard, error) {
 // Load returns the guard of the token in the file path (see New); the
 // error names the file, never its content.
 func Load(path string, logger *slog.Logger) (*Guard, error) {
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(filepath.Clean(path))
 	if err != nil {
 		return nil, fmt.Errorf("admin token file: %w", err)
 	}

@@ -29,7 +29,7 @@ func jsonFault(err error, prefix string) *InvalidEventError {
 	switch {
 	case errors.As(err, &ie): // from an UnmarshalJSONFrom method below
 		return ie
-	case errors.As(err, &se) && se.Err == jsontext.ErrDuplicateName:
+	case errors.As(err, &se) && errors.Is(se.Err, jsontext.ErrDuplicateName):
 		return &InvalidEventError{Field: fieldPath(prefix, se.JSONPointer), Reason: "appears more than once"}
 	case errors.As(err, &me) && me.JSONPointer == "" && prefix == "":
 		return &InvalidEventError{Reason: "body is a JSON " + kindName(me.JSONKind) + ", not an object"}
