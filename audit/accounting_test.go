@@ -8,7 +8,7 @@ import (
 )
 
 func TestAccountingNewestFirstWithinBounds(t *testing.T) {
-	nc, js, _ := runNATS(t)
+	nc, js := runNATS(t)
 	base := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	now := base
 	l := newLedger(t, nc, Config{Now: func() time.Time { return now }})

@@ -2,43 +2,23 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/wait"
 	"github.com/lookup/persons/query"
 )
 
 // runNATS starts an in-process NATS server with JetStream on a random
-// port, storing in a temporary directory; it returns a connection to it
-// and the server's store directory.
-func runNATS(t *testing.T) (*nats.Conn, jetstream.JetStream, string) {
+// port and returns a connection to it.
+func runNATS(t *testing.T) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	dir := t.TempDir()
-	ns, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true,
-	})
-	if err != nil {
-		t.Fatalf("nats server: %v", err)
-	}
-	ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready")
-	}
-	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		t.Fatalf("nats connect: %v", err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatalf("jetstream: %v", err)
-	}
-	return nc, js, dir
+	return natstest.Start(t)
 }
 
 // newLedger returns a started Ledger on nc, closed when the test ends.
@@ -88,11 +68,10 @@ func streamMsgs(t *testing.T, js jetstream.JetStream) uint64 {
 // waitFor polls cond until it holds or 10s have passed.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+	wait.For(t, 10*time.Second, func() error {
+		if !cond() {
+			return errors.New("still waiting for " + what)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }

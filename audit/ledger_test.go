@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/lookup/persons/internal/natstest"
 )
 
 const (
@@ -20,7 +21,7 @@ const (
 )
 
 func TestLedgerRequiredStoresOneRecordPerPersonBeforeReturning(t *testing.T) {
-	nc, js, _ := runNATS(t)
+	nc, js := runNATS(t)
 	l := newLedger(t, nc, Config{Position: func() uint64 { return 42 }})
 	ctx := context.Background()
 	if err := l.Disclose(ctx, disclosure("req-1", personA, personB)); err != nil {
@@ -50,7 +51,7 @@ func TestLedgerRequiredStoresOneRecordPerPersonBeforeReturning(t *testing.T) {
 }
 
 func TestLedgerConcurrentDisclosuresFormOneIntactChain(t *testing.T) {
-	nc, js, _ := runNATS(t)
+	nc, js := runNATS(t)
 	l := newLedger(t, nc, Config{})
 	const n = 200
 	var wg sync.WaitGroup
@@ -79,7 +80,7 @@ func TestLedgerConcurrentDisclosuresFormOneIntactChain(t *testing.T) {
 }
 
 func TestLedgerRequiredFailsWithoutTheStream(t *testing.T) {
-	nc, js, _ := runNATS(t)
+	nc, js := runNATS(t)
 	l := newLedger(t, nc, Config{AckTimeout: 500 * time.Millisecond})
 	ctx := context.Background()
 	if err := l.Disclose(ctx, disclosure("req-1", personA)); err != nil {
@@ -100,7 +101,7 @@ func TestLedgerRequiredFailsWithoutTheStream(t *testing.T) {
 }
 
 func TestLedgerBestEffortCountsFailures(t *testing.T) {
-	nc, js, _ := runNATS(t)
+	nc, js := runNATS(t)
 	reg := prometheus.NewRegistry()
 	l := newLedger(t, nc, Config{Mode: BestEffort, Registerer: reg, AckTimeout: 500 * time.Millisecond})
 	ctx := context.Background()
@@ -131,7 +132,7 @@ func TestLedgerOffRecordsNothing(t *testing.T) {
 }
 
 func TestLedgerClosedRefuses(t *testing.T) {
-	nc, _, _ := runNATS(t)
+	nc, _ := runNATS(t)
 	l := newLedger(t, nc, Config{})
 	if err := l.Close(context.Background()); err != nil {
 		t.Fatalf("Close: %v", err)
@@ -159,7 +160,7 @@ func TestParseMode(t *testing.T) {
 func TestLedgerStoresWithAndWithoutBatchPublishing(t *testing.T) {
 	for _, batched := range []bool{true, false} {
 		t.Run(fmt.Sprint("allow_batched=", batched), func(t *testing.T) {
-			nc, js, _ := runNATS(t)
+			nc, js := runNATS(t)
 			cfg := StreamConfig(DefaultStream)
 			cfg.AllowBatchPublish = batched
 			if _, err := js.CreateStream(context.Background(), cfg); err != nil {
@@ -200,7 +201,7 @@ func TestLedgerStoresWithAndWithoutBatchPublishing(t *testing.T) {
 func TestLedgerRequiredFailsWhenTheStreamRefusesARecord(t *testing.T) {
 	for _, batched := range []bool{true, false} {
 		t.Run(fmt.Sprint("allow_batched=", batched), func(t *testing.T) {
-			nc, js, _ := runNATS(t)
+			nc, js := runNATS(t)
 			cfg := StreamConfig(DefaultStream)
 			cfg.AllowBatchPublish = batched
 			cfg.MaxMsgs = 3 // discard new: the fourth record is refused
@@ -219,20 +220,8 @@ func TestLedgerRequiredFailsWhenTheStreamRefusesARecord(t *testing.T) {
 }
 
 func TestLedgerRequiredFailsAtOnceWithoutNATS(t *testing.T) {
-	dir := t.TempDir()
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats not ready")
-	}
-	nc, err := nats.Connect(ns.ClientURL(), nats.MaxReconnects(-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	ns := natstest.Run(t, nil)
+	nc, _ := natstest.Connect(t, ns.ClientURL(), nats.MaxReconnects(-1))
 	l := newLedger(t, nc, Config{AckTimeout: 10 * time.Second})
 	if err := l.Disclose(context.Background(), disclosure("req-1", personA)); err != nil {
 		t.Fatalf("Disclose: %v", err)

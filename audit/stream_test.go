@@ -43,7 +43,7 @@ func TestStreamConfigMatchesDeployFiles(t *testing.T) {
 }
 
 func TestEnsureStreamCreatesOnceAndKeepsAnExistingOne(t *testing.T) {
-	_, js, _ := runNATS(t)
+	_, js := runNATS(t)
 	ctx := context.Background()
 	if err := EnsureStream(ctx, js, "A"); err != nil {
 		t.Fatalf("EnsureStream: %v", err)

@@ -52,7 +52,7 @@ func TestVerify(t *testing.T) {
 		}, []string{"stream sequence 2: deleted", "record 2 (stream sequence 6) altered"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			nc, js, _ := runNATS(t)
+			nc, js := runNATS(t)
 			fill(t, newLedger(t, nc, Config{}), 5)
 			s, err := js.Stream(ctx, DefaultStream)
 			if err != nil {
@@ -76,7 +76,7 @@ func TestVerify(t *testing.T) {
 }
 
 func TestVerifyChainsPerLedger(t *testing.T) {
-	nc, js, _ := runNATS(t)
+	nc, js := runNATS(t)
 	fill(t, newLedger(t, nc, Config{Replica: "a"}), 3)
 	fill(t, newLedger(t, nc, Config{Replica: "b"}), 2)
 	rep, err := Verify(context.Background(), js, DefaultStream)
