@@ -2,6 +2,7 @@ package query
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"math"
 	"strconv"
@@ -89,7 +90,7 @@ func readClaims(payload []byte, tenantClaim string) (tokenClaims, error) {
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != jsontext.KindEndObject {
 		return c, errTokenSignature
 	}
-	if _, err := dec.ReadToken(); err != io.EOF {
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return c, errTokenSignature
 	}
 	return c, nil

@@ -98,7 +98,7 @@ func TestTokenTimesCheck(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := tc.times.check(now); err != tc.want {
+			if err := tc.times.check(now); !errors.Is(err, tc.want) {
 				t.Errorf("check = %v, want %v", err, tc.want)
 			}
 		})

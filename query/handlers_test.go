@@ -204,6 +204,7 @@ func checkProblem(t *testing.T, rec interface {
 	t.Helper()
 	pk := problemKinds[want.kind]
 	resp := rec.Result()
+	defer resp.Body.Close()
 	if resp.StatusCode != pk.status {
 		t.Fatalf("status = %d, want %d; body %s", resp.StatusCode, pk.status, body)
 	}

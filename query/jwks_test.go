@@ -23,23 +23,10 @@ import (
 
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
-)
 
-// checkFor polls cond until it returns nil or timeout passes.
-func checkFor(t *testing.T, timeout, every time.Duration, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met after %v: %v", timeout, err)
-		}
-		time.Sleep(every)
-	}
-}
+	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/wait"
+)
 
 // fakeClock is a settable clock.
 type fakeClock struct {
@@ -217,7 +204,7 @@ func newJWKSServer(t *testing.T, doc []byte) *jwksServer {
 		js.mu.Unlock()
 		w.Header().Set("Content-Type", "application/jwk-set+json")
 		w.WriteHeader(status)
-		w.Write(doc)
+		_, _ = w.Write(doc)
 	}))
 	t.Cleanup(js.Close)
 	return js
@@ -366,7 +353,7 @@ func TestJWKSFromURLRefreshesInBackground(t *testing.T) {
 	// The issuer replaces k1 by k2; the background refresh picks it up
 	// without any token asking.
 	js.set(jwksJSON(t, publicJWK(t, rsaKey2, "k2", "RS256")), 200)
-	checkFor(t, 30*time.Second, 5*time.Millisecond, func() error {
+	wait.For(t, 30*time.Second, func() error {
 		if _, ok := keys.set.Load().byKID["k2"]; !ok {
 			return errors.New("k2 not loaded yet")
 		}
@@ -390,7 +377,7 @@ func TestJWKSRefreshFailuresLogged(t *testing.T) {
 	testKeys(t)
 	doc := jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256"))
 	js := newJWKSServer(t, doc)
-	var buf syncBuffer
+	var buf logtest.Buffer
 	log := slog.New(slog.NewJSONHandler(&buf, nil))
 	secretURL := strings.Replace(js.URL, "http://", "http://svc:hunter2@", 1) + "/keys?api_key=s3cr3t"
 	clock := &fakeClock{now: testNow}
@@ -404,7 +391,7 @@ func TestJWKSRefreshFailuresLogged(t *testing.T) {
 		t.Fatalf("logged while the JWKS answered: %s", out)
 	}
 	js.set([]byte(`{"keys":[{"kty":"RSA","n":"not-key-material-but-close"}]}`), http.StatusOK)
-	checkFor(t, 30*time.Second, 5*time.Millisecond, func() error {
+	wait.For(t, 30*time.Second, func() error {
 		if !strings.Contains(buf.String(), `"trigger":"background"`) {
 			return errors.New("no background refresh failure logged yet")
 		}
@@ -479,7 +466,7 @@ func TestWithJWKSRefreshInterval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFor(t, 30*time.Second, 5*time.Millisecond, func() error {
+	wait.For(t, 30*time.Second, func() error {
 		if n := js.fetches.Load(); n < 3 {
 			return fmt.Errorf("%d fetches, want background refreshes", n)
 		}

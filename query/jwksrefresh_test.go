@@ -17,6 +17,9 @@ import (
 	"time"
 
 	"github.com/lestrrat-go/jwx/v3/jwa"
+
+	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/wait"
 )
 
 // gatedJWKS is a JWKS endpoint that can hold its answers until released,
@@ -95,7 +98,7 @@ func TestJWKSNewKeyAfterBackgroundRefresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFor(t, 30*time.Second, 5*time.Millisecond, func() error {
+	wait.For(t, 30*time.Second, func() error {
 		if n := js.fetches.Load(); n < 3 {
 			return fmt.Errorf("%d fetches, want background refreshes", n)
 		}
@@ -217,7 +220,7 @@ func TestJWKSURLMustBeHTTPS(t *testing.T) {
 	testKeys(t)
 	doc := jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256"))
 	plain := newJWKSServer(t, doc)
-	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(doc) }))
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(doc) }))
 	t.Cleanup(tlsSrv.Close)
 	// toPlain reaches the plain test server whatever host a URL names.
 	toPlain := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
@@ -266,7 +269,7 @@ func TestJWKSRedirectsSameOriginOnly(t *testing.T) {
 		case "/elsewhere":
 			http.Redirect(w, r, other.URL+"/jwks.json", http.StatusFound)
 		default:
-			w.Write(doc)
+			_, _ = w.Write(doc)
 		}
 	}))
 	t.Cleanup(idp.Close)
@@ -296,7 +299,7 @@ func TestCancelledVerificationIsNotRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf syncBuffer
+	var buf logtest.Buffer
 	s, err := NewServer(Config{Reader: fixtureReader(), Keys: keys, Now: func() time.Time { return testNow },
 		Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
 	if err != nil {

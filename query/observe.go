@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -107,7 +108,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		w = httpsnoop.Wrap(w, httpsnoop.Hooks{WriteHeader: info.captureStatus})
 		defer func() {
 			if v := recover(); v != nil {
-				if v == http.ErrAbortHandler {
+				if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
 					panic(v)
 				}
 				// The panic value may hold request data; log only the stack.

@@ -125,7 +125,7 @@ func TestValidatorCatchesDrift(t *testing.T) {
 			}
 			rec.Header().Set("X-Request-Id", "r1")
 			rec.WriteHeader(tc.status)
-			rec.WriteString(tc.body)
+			_, _ = rec.WriteString(tc.body)
 			if ok, _ := v.ValidateHttpResponse(req, rec.Result()); ok {
 				t.Errorf("validator accepted a response that breaks openapi.yaml: %s", tc.body)
 			}
