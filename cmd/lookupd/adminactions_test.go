@@ -10,23 +10,25 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lookup/persons/internal/logtest"
 )
 
 // startServe runs serve with the settings of environ and opts, in the
 // background, until the test ends.
 func startServe(t *testing.T, environ map[string]string, opts serveOptions) *program {
 	t.Helper()
-	c, err := newCommand("serve", "", "", env(environ), serveSettings...)
+	c, err := newCommand("serve", "", env(environ), serveSettings...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &program{stdout: &syncBuffer{}, stderr: &syncBuffer{}, cancel: cancel, done: make(chan error, 1)}
+	p := &program{stdout: &logtest.Buffer{}, stderr: &logtest.Buffer{}, cancel: cancel, done: make(chan error, 1)}
 	go func() { p.done <- serve(ctx, c.cfg, newLogger(c.cfg, p.stderr), opts) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case <-p.done:
+		case <-p.done: //nolint:errcheck // the test asserts on the outcome it cares about; here the program only has to stop
 		case <-time.After(30 * time.Second):
 			t.Errorf("serve did not stop within 30s")
 		}

@@ -60,7 +60,7 @@ func cmdAudit(ctx context.Context, args []string, getenv func(string) string, st
 	if len(args) > 0 && args[0] == "verify" {
 		return cmdAuditVerify(ctx, args[1:], getenv, stdout, stderr)
 	}
-	c, err := newCommand("audit", "", `
+	c, err := newCommand("audit", `
 Prints the accounting of disclosures of one person: every answer of the API
 that disclosed the person's SSN (whole or in part) or date of birth, newest
 first, with when, to whom (token sub and client), why (Lookup-Purpose), and
@@ -156,7 +156,7 @@ func isUUID(s string) bool {
 			if c != '-' {
 				return false
 			}
-		} else if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+		} else if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
 			return false
 		}
 	}
@@ -184,7 +184,7 @@ func writeAccounting(w io.Writer, recs []audit.Record, format string) error {
 }
 
 func cmdAuditVerify(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand("audit verify", "", `
+	c, err := newCommand("audit verify", `
 Reads every record of the audit stream and checks each replica's chain: it
 must run from record 1 without a gap, each record must hold the hash of its
 predecessor, and no message may be missing between the stream's first and

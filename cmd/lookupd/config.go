@@ -221,7 +221,6 @@ func (e *usageError) Unwrap() error        { return e.err }
 // command is one sub-command of lookupd with its flag set.
 type command struct {
 	name     string
-	synopsis string // one line for the list of commands
 	help     string // paragraph for the command's --help
 	settings []setting
 	fs       *flag.FlagSet
@@ -239,8 +238,8 @@ type command struct {
 
 // newCommand returns a command whose flag set holds its settings, with
 // defaults taken from the environment (through getenv) when set.
-func newCommand(name, synopsis, help string, getenv func(string) string, flags ...string) (*command, error) {
-	c := &command{name: name, synopsis: synopsis, help: help, settings: settingsFor(flags...),
+func newCommand(name, help string, getenv func(string) string, flags ...string) (*command, error) {
+	c := &command{name: name, help: help, settings: settingsFor(flags...),
 		defaults: map[string]string{}, getenv: getenv}
 	c.fs = flag.NewFlagSet("lookupd "+name, flag.ContinueOnError)
 	c.fs.SetOutput(io.Discard)

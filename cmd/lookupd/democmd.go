@@ -16,7 +16,7 @@ import (
 )
 
 func cmdDemo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand("demo", "", `
+	c, err := newCommand("demo", `
 Publishes the demo data set of "lookupd dev" (three businesses, twenty
 consumers, business contacts, signers of every status, type and access
 level, some history) to the stream on any NATS server, through the real

@@ -25,7 +25,7 @@ import (
 const devScopes = "read:persons read:persons:ssn"
 
 func cmdDev(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand("dev", "", `
+	c, err := newCommand("dev", `
 Runs everything on this machine with no set-up: an in-process NATS
 JetStream server with the stream created, a demo data set published through
 the real event contract, a fresh RSA dev key served as a JWKS on the admin
@@ -128,7 +128,7 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 		return err
 	}
 	jwksPath := filepath.Join(dataDir, devJWKSFile)
-	if err := os.WriteFile(jwksPath, jwks, 0o644); err != nil {
+	if err := os.WriteFile(jwksPath, jwks, 0o600); err != nil {
 		return fmt.Errorf("dev JWKS: %w", err)
 	}
 	keys, err := query.LoadJWKSFile(jwksPath)

@@ -59,7 +59,7 @@ Run "lookupd dlq <sub-command> --help" for its flags.
 // newDLQCommand returns the command "dlq name" with its --dlq-stream flag,
 // quiet (warnings only) and with text logs unless told otherwise.
 func newDLQCommand(name, help string, getenv func(string) string) (*command, *string, error) {
-	c, err := newCommand("dlq "+name, "", help, getenv, dlqSettings...)
+	c, err := newCommand("dlq "+name, help, getenv, dlqSettings...)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/lookup/persons/internal/logtest"
 )
 
 // TestDLQCommands dead-letters an event with "lookupd project", lists it
@@ -33,7 +35,7 @@ func TestDLQCommands(t *testing.T) {
 	}
 	runCmd := func(args ...string) (string, error) {
 		t.Helper()
-		var out, errOut syncBuffer
+		var out, errOut logtest.Buffer
 		err := run(context.Background(), args, env(environ), &out, &errOut)
 		if strings.Contains(out.String()+errOut.String(), secret) {
 			t.Errorf("lookupd %v printed the body's personal data", args)
@@ -73,7 +75,7 @@ func TestDLQCommands(t *testing.T) {
 			switch {
 			case tt.wantErr == nil && err != nil:
 				t.Fatalf("lookupd %v: %v\n%s", tt.args, err, out)
-			case tt.wantErr == errUsage && !errors.Is(err, errUsage):
+			case errors.Is(tt.wantErr, errUsage) && !errors.Is(err, errUsage):
 				t.Fatalf("lookupd %v = %v, want a usage error", tt.args, err)
 			case tt.wantErr != nil && err == nil:
 				t.Fatalf("lookupd %v succeeded, want an error\n%s", tt.args, out)

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lookup/persons/internal/logtest"
 )
 
 // TestMain lets the tests run the real main in a child process: the test
@@ -23,8 +25,9 @@ func TestMain(m *testing.M) {
 }
 
 // lookupdCmd returns a command running main with args and the LOOKUP_
-// variables of environ (and nothing else of ours).
-func lookupdCmd(t *testing.T, environ map[string]string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
+// variables of environ (and nothing else of ours), and the buffer its
+// standard error goes to.
+func lookupdCmd(t *testing.T, environ map[string]string, args ...string) (*exec.Cmd, *logtest.Buffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = []string{"LOOKUPD_TEST_MAIN=1"}
@@ -36,9 +39,9 @@ func lookupdCmd(t *testing.T, environ map[string]string, args ...string) (*exec.
 	for k, v := range environ {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	var out, errOut syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	return cmd, &out, &errOut
+	var errOut logtest.Buffer
+	cmd.Stderr = &errOut
+	return cmd, &errOut
 }
 
 func TestMainExitStatus(t *testing.T) {
@@ -54,7 +57,7 @@ func TestMainExitStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cmd, _, errOut := lookupdCmd(t, map[string]string{"LOOKUP_DATA_DIR": t.TempDir()}, tt.args...)
+			cmd, errOut := lookupdCmd(t, map[string]string{"LOOKUP_DATA_DIR": t.TempDir()}, tt.args...)
 			err := cmd.Run()
 			got := 0
 			var ee *exec.ExitError
@@ -77,7 +80,7 @@ func TestMainSIGTERM(t *testing.T) {
 	js := jetStream(t, ns)
 	createStream(t, js, "PERSONS")
 	dir := filepath.Join(t.TempDir(), "data")
-	cmd, _, errOut := lookupdCmd(t, serveEnv(t, ns, dir), "serve")
+	cmd, errOut := lookupdCmd(t, serveEnv(t, ns, dir), "serve")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -38,18 +38,18 @@ func TestPProfSetting(t *testing.T) {
 			}
 		}
 	}
-	c, err := newCommand("serve", "", "help", env(nil), serveSettings...)
+	c, err := newCommand("serve", "help", env(nil), serveSettings...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.cfg.PProf {
 		t.Error("pprof is on by default")
 	}
-	c, err = newCommand("serve", "", "help", env(map[string]string{"LOOKUP_PPROF": "true"}), serveSettings...)
+	c, err = newCommand("serve", "help", env(map[string]string{"LOOKUP_PPROF": "true"}), serveSettings...)
 	if err != nil || !c.cfg.PProf {
 		t.Errorf("LOOKUP_PPROF=true: pprof %v, err %v", c != nil && c.cfg.PProf, err)
 	}
-	if _, err := newCommand("serve", "", "help", env(map[string]string{"LOOKUP_PPROF": "yes please"}), serveSettings...); err == nil {
+	if _, err := newCommand("serve", "help", env(map[string]string{"LOOKUP_PPROF": "yes please"}), serveSettings...); err == nil {
 		t.Error("LOOKUP_PPROF=yes please accepted")
 	}
 }

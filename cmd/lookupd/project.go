@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 )
 
 func cmdProject(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand("project", "", `
+	c, err := newCommand("project", `
 Runs the projector alone: it applies the events of the stream to the read
 model in --data-dir, resuming from its checkpoint, until stopped (SIGTERM or
 SIGINT). With --until-caught-up it exits 0 as soon as the read model has
@@ -123,12 +124,12 @@ func reportProgress(ctx context.Context, src progressSource, logger *slog.Logger
 		var total int64 = -1
 		update := func() {
 			p := src.Progress()
-			if p.TargetSeq > 0 && int64(p.TargetSeq) != total {
-				total = int64(p.TargetSeq)
+			if target := clampInt64(p.TargetSeq); target > 0 && target != total {
+				total = target
 				bar.ChangeMax64(total)
 			}
 			if total > 0 {
-				_ = bar.Set64(int64(min(p.AppliedSeq, uint64(total))))
+				_ = bar.Set64(min(clampInt64(p.AppliedSeq), total))
 			}
 		}
 		for {
@@ -163,4 +164,12 @@ func reportProgress(ctx context.Context, src progressSource, logger *slog.Logger
 				"dead_lettered", p.DeadLettered, "connected", p.Connected, "caught_up", p.CaughtUp)
 		}
 	}
+}
+
+// clampInt64 returns u as an int64, math.MaxInt64 if it does not fit.
+func clampInt64(u uint64) int64 {
+	if u > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(u)
 }

@@ -29,7 +29,7 @@ var serveSettings = []string{"http-addr", "admin-addr", "nats-url", "stream", "d
 	"audit", "audit-stream", "require-purpose", "replica-id", "pprof", "memory-budget"}
 
 func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand("serve", "", `
+	c, err := newCommand("serve", `
 Runs the projector and the query API over one read model, plus the admin
 listener (/livez, /readyz, /metrics). The projector applies the events of
 the stream to the read model in --data-dir, resuming from its checkpoint;

@@ -19,25 +19,25 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/wait"
 	"github.com/lookup/persons/projector"
 )
 
-// publish publishes events through events.Publisher and returns the last
-// stream sequence.
-func publish(t *testing.T, js jetstream.JetStream, data ...any) uint64 {
+// publish publishes events through events.Publisher.
+func publish(t *testing.T, js jetstream.JetStream, data ...any) {
 	t.Helper()
 	p := events.NewPublisher(js)
-	var seq uint64
 	for _, d := range data {
 		ev, err := events.NewEvent("urn:test", 1, d)
 		if err != nil {
 			t.Fatalf("new event: %v", err)
 		}
-		if seq, err = p.Publish(context.Background(), ev); err != nil {
+		if _, err := p.Publish(context.Background(), ev); err != nil {
 			t.Fatalf("publish %T: %v", d, err)
 		}
 	}
-	return seq
 }
 
 const (
@@ -147,19 +147,19 @@ func TestServe(t *testing.T) {
 	t.Run("live projection", func(t *testing.T) {
 		late := events.Consumer{ConsumerID: demoID("t-consumer", 1), BusinessID: demo.Businesses[2], FirstName: "Alan", LastName: "Turing"}
 		publish(t, js, late)
-		checkFor(t, 20*time.Second, 20*time.Millisecond, func() error {
+		wait.For(t, 20*time.Second, func() error {
 			code, body, err := get(api+"/api/v1/persons/"+late.ConsumerID, tok)
 			if err != nil || code != http.StatusOK {
-				return fmt.Errorf("GET late consumer: %d %s %v", code, body, err)
+				return fmt.Errorf("GET late consumer: %d %s %w", code, body, err)
 			}
 			return nil
 		})
 	})
 	t.Run("metrics", func(t *testing.T) {
-		checkFor(t, 10*time.Second, 20*time.Millisecond, func() error {
+		wait.For(t, 10*time.Second, func() error {
 			code, body, err := get(admin+"/metrics", "")
 			if err != nil || code != http.StatusOK {
-				return fmt.Errorf("GET /metrics: %d %v", code, err)
+				return fmt.Errorf("GET /metrics: %d %w", code, err)
 			}
 			m := string(body)
 			for _, want := range []string{
@@ -182,10 +182,10 @@ func TestServe(t *testing.T) {
 		// consumer and no signers), the API answers 404.
 		lone := events.Consumer{ConsumerID: demoID("t-consumer", 2), BusinessID: demo.Businesses[0], FirstName: "Lone", LastName: "Consumer"}
 		publish(t, js, lone)
-		checkFor(t, 20*time.Second, 20*time.Millisecond, func() error {
+		wait.For(t, 20*time.Second, func() error {
 			code, body, err := get(api+"/api/v1/persons/"+lone.ConsumerID, tok)
 			if err != nil || code != http.StatusOK {
-				return fmt.Errorf("GET lone consumer: %d %s %v", code, body, err)
+				return fmt.Errorf("GET lone consumer: %d %s %w", code, body, err)
 			}
 			return nil
 		})
@@ -265,7 +265,7 @@ func TestServe(t *testing.T) {
 			}
 		}()
 	}
-	checkFor(t, 20*time.Second, 5*time.Millisecond, func() error {
+	wait.For(t, 20*time.Second, func() error {
 		if n := oks.Load(); n < 40 {
 			return fmt.Errorf("%d requests done", n)
 		}
@@ -276,10 +276,10 @@ func TestServe(t *testing.T) {
 
 	// The admin listener reports draining while the API waits for the held
 	// requests; then they complete.
-	checkFor(t, 10*time.Second, 5*time.Millisecond, func() error {
+	wait.For(t, 10*time.Second, func() error {
 		code, body, err := get(admin+"/readyz", "")
 		if err != nil || code != http.StatusServiceUnavailable || !strings.Contains(string(body), `"draining":true`) {
-			return fmt.Errorf("readyz while draining: %d %s %v", code, body, err)
+			return fmt.Errorf("readyz while draining: %d %s %w", code, body, err)
 		}
 		return nil
 	})
@@ -366,7 +366,7 @@ func TestServeStartupErrors(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			var out, errOut syncBuffer
+			var out, errOut logtest.Buffer
 			err := run(ctx, []string{"serve"}, env(environ), &out, &errOut)
 			if err == nil || ctx.Err() != nil {
 				t.Fatalf("run = %v (ctx %v), want a start-up error", err, ctx.Err())
@@ -405,7 +405,7 @@ func TestServeWithoutNATS(t *testing.T) {
 	p := start(t, environ, "serve")
 	addrs := p.addrs(t)
 	admin := "http://" + addrs["admin"]
-	checkFor(t, 20*time.Second, 20*time.Millisecond, func() error {
+	wait.For(t, 20*time.Second, func() error {
 		if !strings.Contains(p.stderr.String(), "nats unreachable") {
 			return errors.New("no log line about NATS being unreachable")
 		}
@@ -448,15 +448,9 @@ func TestServeWithoutNATS(t *testing.T) {
 	checkNotReady()
 
 	// NATS comes up on that port, with the stream.
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats not ready")
-	}
+	opts := natstest.Options(t.TempDir())
+	opts.Port = port
+	ns := natstest.Run(t, opts)
 	js := jetStream(t, ns)
 	createStream(t, js, "PERSONS")
 	publish(t, js, events.Consumer{ConsumerID: consumerID, BusinessID: demoID("business", 0), FirstName: "A", LastName: "B"})

@@ -20,7 +20,7 @@ import (
 const defaultTenantClaim = "business_ids"
 
 func cmdToken(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand("token", "", `
+	c, err := newCommand("token", `
 Mints a token signed with the dev key of "lookupd dev", and prints it on
 stdout. For development only: a real deployment verifies tokens of its own
 identity provider (LOOKUP_JWKS_URL).
