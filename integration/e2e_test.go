@@ -25,21 +25,20 @@ const testSource = "urn:lookup:integration"
 // signers (one later deleted), a business contact, a consumer deleted after
 // it was created, a deleted business contact, and a consumer with no signers.
 type fixture struct {
-	business                 string
-	consumer                 string // has signers full and bare
-	signerFull, signerBare   string
-	signerGone               string // deleted
-	contact                  string
-	contactGone              string // deleted
-	consumerGone             string // deleted
-	consumerAlone            string // no signers
-	events                   []events.Event
-	upserts, deletes, signer int
+	business               string
+	consumer               string // has signers full and bare
+	signerFull, signerBare string
+	signerGone             string // deleted
+	contact                string
+	contactGone            string // deleted
+	consumerGone           string // deleted
+	consumerAlone          string // no signers
+	events                 []events.Event
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	id := func() string { return uuid.NewString() }
+	id := uuid.NewString
 	f := &fixture{
 		business: id(), consumer: id(), signerFull: id(), signerBare: id(), signerGone: id(),
 		contact: id(), contactGone: id(), consumerGone: id(), consumerAlone: id(),

@@ -67,6 +67,7 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/lookup/persons/events"
+	poll "github.com/lookup/persons/internal/wait"
 )
 
 // Images, named as in the Makefile (LOOKUPD_IMAGE, NATS_IMAGE, NATSCLI_IMAGE).
@@ -150,20 +151,12 @@ func imageIDs() string {
 	return strings.Join(ids, "\n")
 }
 
-// eventually polls cond every 100ms until it returns nil or timeout passes,
-// then fails the test with cond's last error.
+// eventually polls cond (internal/wait) until it returns nil or timeout
+// passes, then fails the test with cond's last error.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %v: %v", what, timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := poll.Until(timeout, cond); err != nil {
+		t.Fatalf("%s: not reached within %v: %v", what, timeout, err)
 	}
 }
 
@@ -356,7 +349,7 @@ func publishRetrying(ctx context.Context, pub *events.Publisher, evs []events.Ev
 				break
 			}
 			if ctx.Err() != nil {
-				return last, fmt.Errorf("publish event %d of %d (%s): %w (last error %v)", i+1, len(evs), ev.Type, ctx.Err(), err)
+				return last, fmt.Errorf("publish event %d of %d (%s): %w (last error %w)", i+1, len(evs), ev.Type, ctx.Err(), err)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -392,7 +385,7 @@ type lookupdConfig struct {
 func startLookupd(ctx context.Context, t *testing.T, cfg lookupdConfig) *lookupd {
 	t.Helper()
 	// Registered first, so it runs after the containers are gone.
-	t.Cleanup(func() { exec.Command("docker", "volume", "rm", "-f", cfg.volume).Run() })
+	t.Cleanup(func() { _ = exec.Command("docker", "volume", "rm", "-f", cfg.volume).Run() })
 	l := &lookupd{owner: t, cfg: cfg}
 	l.run(ctx, t)
 	return l
@@ -538,7 +531,7 @@ func expectStatus(url string, want int) error {
 	if err != nil {
 		return err
 	}
-	io.Copy(io.Discard, resp.Body)
+	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != want {
 		return fmt.Errorf("GET %s: got %d, want %d", url, resp.StatusCode, want)

@@ -57,7 +57,7 @@ func TestImages(t *testing.T) {
 			t.Fatalf("docker create: %v", err)
 		}
 		cid := strings.TrimSpace(string(id))
-		defer exec.Command("docker", "rm", "-f", "-v", cid).Run()
+		defer func() { _ = exec.Command("docker", "rm", "-f", "-v", cid).Run() }()
 		out, err := exec.Command("docker", "cp", cid+":/etc/ssl/certs/ca-certificates.crt", "-").Output()
 		if err != nil {
 			t.Fatalf("docker cp ca-certificates.crt: %v", err)
