@@ -62,12 +62,17 @@ func (r *reader) nextString() string {
 		return ""
 	}
 	n, k := binary.Uvarint(r.b)
-	if k <= 0 || uint64(len(r.b)-k) < n {
+	if k <= 0 {
 		r.err = errCorrupt
 		return ""
 	}
-	s := string(r.b[k : k+int(n)])
-	r.b = r.b[k+int(n):]
+	rest := r.b[k:]
+	if n > uint64(len(rest)) {
+		r.err = errCorrupt
+		return ""
+	}
+	s := string(rest[:n])
+	r.b = rest[n:]
 	return s
 }
 

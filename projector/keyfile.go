@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 )
 
 // ReadKeyFile reads an AES key file. The file holds either the hex (32, 48
@@ -16,7 +17,7 @@ import (
 // else is an error wrapping ErrEncryptionKey; the error never contains the
 // file's content.
 func ReadKeyFile(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(filepath.Clean(path))
 	if err != nil {
 		return nil, fmt.Errorf("read key file: %w", err)
 	}
