@@ -19,11 +19,11 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jwt"
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/natstest"
 	"github.com/lookup/persons/query"
 )
 
@@ -104,20 +104,7 @@ func benchNATS(b *testing.B) *nats.Conn {
 		b.Cleanup(nc.Close)
 		return nc
 	}
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: b.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ns.Start()
-	b.Cleanup(ns.Shutdown)
-	if !ns.ReadyForConnections(10 * time.Second) {
-		b.Fatal("nats not ready")
-	}
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(nc.Close)
+	nc, _ := natstest.Start(b)
 	return nc
 }
 

@@ -2,22 +2,23 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
-
-	"github.com/lookup/persons/internal/natstest"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/wait"
 	"github.com/lookup/persons/query"
 )
 
-// runNATS starts an in-process NATS server with JetStream (see
-// internal/natstest) and returns a connection to it.
+// runNATS starts an in-process NATS server with JetStream on a random
+// port and returns a connection to it.
 func runNATS(t *testing.T) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	return natstest.Connect(t, natstest.Run(t, nil).ClientURL())
+	return natstest.Start(t)
 }
 
 // newLedger returns a started Ledger on nc, closed when the test ends.
@@ -67,11 +68,10 @@ func streamMsgs(t *testing.T, js jetstream.JetStream) uint64 {
 // waitFor polls cond until it holds or 10s have passed.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+	wait.For(t, 10*time.Second, func() error {
+		if !cond() {
+			return errors.New("still waiting for " + what)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }

@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/lookup/persons/internal/natstest"
 )
 
 const (
@@ -219,20 +220,8 @@ func TestLedgerRequiredFailsWhenTheStreamRefusesARecord(t *testing.T) {
 }
 
 func TestLedgerRequiredFailsAtOnceWithoutNATS(t *testing.T) {
-	dir := t.TempDir()
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats not ready")
-	}
-	nc, err := nats.Connect(ns.ClientURL(), nats.MaxReconnects(-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	ns := natstest.Run(t, nil)
+	nc, _ := natstest.Connect(t, ns.ClientURL(), nats.MaxReconnects(-1))
 	l := newLedger(t, nc, Config{AckTimeout: 10 * time.Second})
 	if err := l.Disclose(context.Background(), disclosure("req-1", personA)); err != nil {
 		t.Fatalf("Disclose: %v", err)

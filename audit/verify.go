@@ -65,7 +65,7 @@ func Verify(ctx context.Context, js jetstream.JetStream, stream string) (Report,
 		r, err := decodeRecord(data)
 		if err != nil || r.Chain == "" || r.Seq == 0 {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("stream sequence %d: not an audit record", streamSeq))
-			return nil //nolint:nilerr // reported as a problem; verification goes on
+			return nil //nolint:nilerr // an undecodable record is reported as a problem; the walk goes on
 		}
 		c := chains[r.Chain]
 		if c == nil {

@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/natstest"
 	"github.com/lookup/persons/projector"
 )
 
@@ -27,26 +27,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	ns, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-	})
-	if err != nil {
-		t.Fatalf("nats server: %v", err)
-	}
-	ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready")
-	}
-	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		t.Fatalf("nats connect: %v", err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, js := natstest.Start(t)
 	ctx := context.Background()
 	source, err := js.CreateStream(ctx, jetstream.StreamConfig{
 		Name: "PERSONS", Subjects: []string{events.SubjectRoot + ".>"}, Duplicates: 10 * time.Minute,
@@ -115,7 +96,7 @@ func (e *env) project(t *testing.T) {
 	}
 	cancel()
 	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-		t.Errorf("projector stopped: %v", err)
+		t.Errorf("projector: %v", err)
 	}
 }
 

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lookup/persons/internal/natstest"
 )
 
 // runJetStream starts an in-process nats-server with JetStream on a random
@@ -18,31 +18,8 @@ import (
 // ends.
 func runJetStream(t *testing.T) (jetstream.JetStream, jetstream.Stream) {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatalf("nats-server: %v", err)
-	}
-	s.Start()
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatalf("jetstream: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "PERSONS", Subjects: []string{"persons.>"}, Storage: jetstream.FileStorage})
-	if err != nil {
-		t.Fatalf("create stream: %v", err)
-	}
-	return js, st
+	_, js := natstest.Start(t)
+	return js, natstest.PersonsStream(t, js)
 }
 
 func streamMsgs(t *testing.T, st jetstream.Stream) uint64 {

@@ -67,6 +67,7 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/lookup/persons/events"
+	poll "github.com/lookup/persons/internal/wait"
 )
 
 // Images, named as in the Makefile (LOOKUPD_IMAGE, NATS_IMAGE, NATSCLI_IMAGE).
@@ -150,20 +151,12 @@ func imageIDs() string {
 	return strings.Join(ids, "\n")
 }
 
-// eventually polls cond every 100ms until it returns nil or timeout passes,
-// then fails the test with cond's last error.
+// eventually polls cond (internal/wait) until it returns nil or timeout
+// passes, then fails the test with cond's last error.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %v: %v", what, timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := poll.Until(timeout, cond); err != nil {
+		t.Fatalf("%s: not reached within %v: %v", what, timeout, err)
 	}
 }
 

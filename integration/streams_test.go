@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/lookup/persons/internal/natstest"
 	"github.com/lookup/persons/projector"
 )
 
@@ -45,25 +45,7 @@ func loadStreamConfig(t *testing.T, name string) jetstream.StreamConfig {
 // port and returns a JetStream context connected to it.
 func runJetStream(t *testing.T) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatalf("new server: %v", err)
-	}
-	go s.Start()
-	t.Cleanup(s.Shutdown)
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatalf("jetstream: %v", err)
-	}
-	return nc, js
+	return natstest.Start(t)
 }
 
 func TestStreamFilesDecodeAndCreate(t *testing.T) {

@@ -62,13 +62,17 @@ func (r *reader) nextString() string {
 		return ""
 	}
 	n, k := binary.Uvarint(r.b)
-	if k <= 0 || n > uint64(len(r.b)-k) { //nolint:gosec // len(r.b) >= k > 0 here
+	if k <= 0 {
 		r.err = errCorrupt
 		return ""
 	}
-	end := k + int(n) //nolint:gosec // n <= len(r.b)-k, checked above
-	s := string(r.b[k:end])
-	r.b = r.b[end:]
+	rest := r.b[k:]
+	if n > uint64(len(rest)) {
+		r.err = errCorrupt
+		return ""
+	}
+	s := string(rest[:n])
+	r.b = rest[n:]
 	return s
 }
 

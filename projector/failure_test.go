@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/wait"
 )
 
 // logBuffer is a concurrency-safe log sink.
@@ -96,7 +97,7 @@ func TestDeadLetterBeforeCheckpoint(t *testing.T) {
 	var logs logBuffer
 	p := New(js, s, Config{BatchSize: 1, Logger: logs.logger()})
 	runProjector(t, p)
-	checkFor(t, 20*time.Second, func() error {
+	wait.For(t, 20*time.Second, func() error {
 		if n := strings.Count(logs.String(), "dead-letter publish failed"); n < 3 {
 			return fmt.Errorf("%d failed dead-letter publishes logged", n)
 		}
@@ -200,7 +201,7 @@ func TestDeadLetterOncePerEvent(t *testing.T) {
 	}
 	for replica := range 3 {
 		start := time.Now()
-		checkFor(t, 5*time.Second, func() error { // let the duplicate window pass
+		wait.For(t, 5*time.Second, func() error { // let the duplicate window pass
 			if time.Since(start) < 2*window {
 				return errors.New("duplicate window not over")
 			}

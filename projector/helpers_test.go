@@ -15,66 +15,29 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/wait"
 )
 
 // startServer runs an in-process nats-server with JetStream storing in
 // storeDir, on port (-1: random).
 func startServer(t testing.TB, storeDir string, port int) *server.Server {
 	t.Helper()
-	opts := &server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: storeDir, NoLog: true, NoSigs: true}
-	srv, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatalf("nats server: %v", err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready")
-	}
-	t.Cleanup(srv.Shutdown)
-	return srv
+	opts := natstest.Options(storeDir)
+	opts.Port = port
+	return natstest.Run(t, opts)
 }
 
 // connect returns a JetStream context on url that reconnects forever.
 func connect(t testing.TB, url string) jetstream.JetStream {
 	t.Helper()
-	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, js := natstest.Connect(t, url, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
 	return js
 }
 
 func createStream(t testing.TB, js jetstream.JetStream) {
 	t.Helper()
-	_, err := js.CreateStream(context.Background(), jetstream.StreamConfig{
-		Name: "PERSONS", Subjects: []string{"persons.>"}, Storage: jetstream.FileStorage,
-	})
-	if err != nil {
-		t.Fatalf("create stream: %v", err)
-	}
-}
-
-// checkFor polls cond until it returns nil or timeout passes.
-func checkFor(t testing.TB, timeout time.Duration, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	wait := time.Millisecond
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met after %v: %v", timeout, err)
-		}
-		time.Sleep(wait)
-		wait = min(2*wait, 50*time.Millisecond)
-	}
+	natstest.PersonsStream(t, js)
 }
 
 // wireMsg is one message to publish.
@@ -370,7 +333,7 @@ func runProjector(t testing.TB, p *Projector) (stop func() error) {
 // waitApplied waits until the projector's checkpoint reaches seq.
 func waitApplied(t testing.TB, p *Projector, seq uint64, timeout time.Duration) {
 	t.Helper()
-	checkFor(t, timeout, func() error {
+	wait.For(t, timeout, func() error {
 		if got := p.Progress().AppliedSeq; got < seq {
 			return fmt.Errorf("applied seq %d, want %d", got, seq)
 		}

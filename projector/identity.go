@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -45,7 +46,11 @@ func (s *Store) streamIdentity() (id streamIdentity, ok bool, err error) {
 			if len(v) < 8 {
 				return fmt.Errorf("corrupt stream identity: %d bytes", len(v))
 			}
-			id = streamIdentity{name: string(v[8:]), created: time.Unix(0, int64(binary.BigEndian.Uint64(v))).UTC()} //nolint:gosec // written from a time.Time's UnixNano
+			created := binary.BigEndian.Uint64(v)
+			if created > math.MaxInt64 {
+				return fmt.Errorf("corrupt stream identity: creation time out of range")
+			}
+			id = streamIdentity{name: string(v[8:]), created: time.Unix(0, int64(created)).UTC()}
 			ok = true
 			return nil
 		})

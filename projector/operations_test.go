@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/wait"
 )
 
 // projectAll runs a projector over PERSONS into s until it has applied seq,
@@ -243,7 +244,7 @@ func TestDLQCreatedWithLimits(t *testing.T) {
 	runProjector(t, p)
 	<-p.CaughtUp()
 	var info *jetstream.StreamInfo
-	checkFor(t, 10*time.Second, func() error {
+	wait.For(t, 10*time.Second, func() error {
 		dlq, err := js.Stream(context.Background(), "PERSONS_DLQ")
 		if err != nil {
 			return err

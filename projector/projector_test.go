@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/wait"
 )
 
 // setup starts a server with the PERSONS stream and returns its JetStream.
@@ -286,7 +287,7 @@ func TestBrokerRestart(t *testing.T) {
 
 	srv.Shutdown()
 	srv.WaitForShutdown()
-	checkFor(t, 10*time.Second, func() error {
+	wait.For(t, 10*time.Second, func() error {
 		if p.Progress().Connected {
 			return errors.New("projector still reports connected")
 		}
@@ -298,7 +299,7 @@ func TestBrokerRestart(t *testing.T) {
 		t.Fatalf("port %q: %v", port, err)
 	}
 	startServer(t, natsDir, pn)
-	checkFor(t, 20*time.Second, func() error {
+	wait.For(t, 20*time.Second, func() error {
 		if !p.Progress().Connected {
 			return errors.New("projector not reconnected")
 		}

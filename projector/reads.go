@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -132,8 +133,12 @@ func (s *Store) checkpoint() (uint64, time.Time, error) {
 				return fmt.Errorf("corrupt checkpoint: %d bytes", len(v))
 			}
 			seq = binary.BigEndian.Uint64(v)
-			if n := int64(binary.BigEndian.Uint64(v[8:])); n != 0 { //nolint:gosec // written from a time.Time's UnixNano
-				ts = time.Unix(0, n).UTC()
+			n := binary.BigEndian.Uint64(v[8:])
+			if n > math.MaxInt64 {
+				return fmt.Errorf("corrupt checkpoint: time out of range")
+			}
+			if n != 0 {
+				ts = time.Unix(0, int64(n)).UTC()
 			}
 			return nil
 		})

@@ -190,7 +190,7 @@ func Open(dir string, opts StoreOptions) (*Store, error) {
 // the sanity text "Hello Badger", stored as is when the store is not
 // encrypted and encrypted with the key otherwise.
 func storeEncrypted(dir string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, badger.KeyRegistryFileName))
+	b, err := os.ReadFile(filepath.Join(dir, badger.KeyRegistryFileName)) //nolint:gosec // G703: dir is the operator-configured store directory
 	if err != nil || len(b) < 16+len(badgerSanityText) {
 		return true
 	}

@@ -57,10 +57,12 @@ type versionKey struct {
 // keyOf returns key as a versionKey, ok false if it is too long to be one
 // (no entity key is).
 func keyOf(key []byte) (k versionKey, ok bool) {
-	if len(key) > versionKeyMax {
+	n := len(key)
+	if n > versionKeyMax {
 		return k, false
 	}
-	k.n = uint8(copy(k.b[:], key)) //nolint:gosec // len(key) <= versionKeyMax < 256, checked above
+	copy(k.b[:], key)
+	k.n = uint8(n)
 	return k, true
 }
 

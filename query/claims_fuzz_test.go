@@ -30,7 +30,7 @@ func jwxJudge(payload []byte) (subject string, err error) {
 		return "", err
 	}
 	for _, name := range [...]string{"exp", "nbf", "iat"} {
-		if v, ok := claims[name]; ok && (len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9'))) {
+		if v, ok := claims[name]; ok && (len(v) == 0 || v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
 			return "", errors.New("time claim not a number")
 		}
 	}

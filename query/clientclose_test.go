@@ -59,7 +59,7 @@ func TestHalfClosedClientIsAnswered(t *testing.T) {
 		t.Run(target, func(t *testing.T) {
 			want := serve(t, newTestServer(t, fixtureReader(), ""), newRequest(http.MethodGet, target, token))
 			resp, body := halfClosedGet(t, srv.Listener.Addr().String(), target, token)
-			defer resp.Body.Close() // read to the end by halfClosedGet
+			defer resp.Body.Close()
 			if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
 				t.Fatalf("answer %s, Content-Type %q, body %q; want 200 application/json", resp.Status, resp.Header.Get("Content-Type"), body)
 			}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,7 +105,7 @@ func (j *JWKS) install(seq uint64, ks *keySet) {
 // or unreadable, is not a valid JWKS, or holds no usable verification key
 // (then the error wraps ErrNoUsableKeys).
 func LoadJWKSFile(path string) (*JWKS, error) {
-	f, err := os.Open(path)
+	f, err := os.Open(filepath.Clean(path))
 	if err != nil {
 		return nil, fmt.Errorf("jwks file: %w", err)
 	}

@@ -21,10 +21,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/wait"
-
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
+
+	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/wait"
 )
 
 // fakeClock is a settable clock.
@@ -376,7 +377,7 @@ func TestJWKSRefreshFailuresLogged(t *testing.T) {
 	testKeys(t)
 	doc := jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256"))
 	js := newJWKSServer(t, doc)
-	var buf syncBuffer
+	var buf logtest.Buffer
 	log := slog.New(slog.NewJSONHandler(&buf, nil))
 	secretURL := strings.Replace(js.URL, "http://", "http://svc:hunter2@", 1) + "/keys?api_key=s3cr3t"
 	clock := &fakeClock{now: testNow}

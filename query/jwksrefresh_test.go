@@ -16,9 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/wait"
-
 	"github.com/lestrrat-go/jwx/v3/jwa"
+
+	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/wait"
 )
 
 // gatedJWKS is a JWKS endpoint that can hold its answers until released,
@@ -298,7 +299,7 @@ func TestCancelledVerificationIsNotRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf syncBuffer
+	var buf logtest.Buffer
 	s, err := NewServer(Config{Reader: fixtureReader(), Keys: keys, Now: func() time.Time { return testNow },
 		Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
 	if err != nil {

@@ -1,42 +1,23 @@
 package query
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/logtest"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestAccessLog(t *testing.T) {
-	var buf syncBuffer
+	var buf logtest.Buffer
 	s, err := NewServer(Config{
 		Reader:   fixtureReader(),
 		Keys:     testJWKS(t),
@@ -128,7 +109,7 @@ func TestAccessLog(t *testing.T) {
 }
 
 func TestPanicLogHoldsNoPanicValue(t *testing.T) {
-	var buf syncBuffer
+	var buf logtest.Buffer
 	s, err := NewServer(Config{Reader: fixtureReader(), Keys: testJWKS(t), Logger: slog.New(slog.NewTextHandler(&buf, nil)),
 		Now: func() time.Time { return testNow }})
 	if err != nil {
@@ -209,7 +190,7 @@ func TestMetrics(t *testing.T) {
 // without the client's cancellation. The access log records the status
 // written, at Info, with client_gone and without an error.
 func TestClientGone(t *testing.T) {
-	var buf syncBuffer
+	var buf logtest.Buffer
 	reg := prometheus.NewRegistry()
 	// goAway is the client's cancellation, called while the read model
 	// is being read; the read model answers unless its context is done.

@@ -39,6 +39,6 @@ func writeBody(w http.ResponseWriter, r *http.Request, status int, contentType [
 	}
 	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
-		_, _ = w.Write(body) //nolint:gosec // JSON encoded by us, served as application/json with nosniff
+		_, _ = w.Write(body) //nolint:gosec // G705: body is JSON we encoded, served with its own Content-Type
 	}
 }

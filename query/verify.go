@@ -41,21 +41,21 @@ const (
 	errTokenMalformed    tokenError = "the token is not a compact JWS"
 	errTokenTooLarge     tokenError = "the token is too large"
 	errTokenAlg          tokenError = "the token algorithm is not accepted"
-	errTokenKey          tokenError = "no key verifies the token" //nolint:gosec // an error message, not a credential
+	errTokenKey          tokenError = "no key verifies the token" //nolint:gosec // G101: an error message, not a credential
 	errTokenSignature    tokenError = "the token signature or claims are invalid"
-	errTokenExpired      tokenError = "the token is expired" //nolint:gosec // an error message, not a credential
+	errTokenExpired      tokenError = "the token is expired" //nolint:gosec // G101: an error message, not a credential
 	errTokenNotYetValid  tokenError = "the token is not valid yet"
 	errTokenIssuedFuture tokenError = "the token was issued in the future"
 	errTokenIssuer       tokenError = "the token issuer is not accepted"
 	errTokenAudience     tokenError = "the token audience is not accepted"
 	errTokenMissingExp   tokenError = "the token has no exp claim"
 	errTokenCrit         tokenError = "the token names critical header extensions"
-	errTokenTimeClaim    tokenError = "the token exp, nbf or iat claim is not a number" //nolint:gosec // an error message, not a credential
+	errTokenTimeClaim    tokenError = "the token exp, nbf or iat claim is not a number" //nolint:gosec // G101: an error message, not a credential
 	// errTokenHeaders and errTokenEmpty are answered with
 	// error="invalid_request" (RFC 6750 section 3.1: a malformed request,
 	// not a bad token).
-	errTokenHeaders tokenError = "more than one Authorization header" //nolint:gosec // an error message, not a credential
-	errTokenEmpty   tokenError = "the bearer token is empty"
+	errTokenHeaders tokenError = "more than one Authorization header" //nolint:gosec // G101: an error message, not a credential
+	errTokenEmpty   tokenError = "the bearer token is empty"          //nolint:gosec // G101: an error message, not a credential
 )
 
 // tokenVerifier verifies bearer tokens.

@@ -14,6 +14,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/wait"
 	"github.com/lookup/persons/projector"
 )
 
@@ -166,14 +168,14 @@ func TestReportProgress(t *testing.T) {
 		return projector.Progress{AppliedSeq: a, TargetSeq: 1000, StreamLastSeq: 1000, Applied: a, Connected: true}
 	}}
 	t.Run("log lines when not a terminal", func(t *testing.T) {
-		var logs syncBuffer
+		var logs logtest.Buffer
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
 			reportProgress(ctx, src, slog.New(slog.NewJSONHandler(&logs, nil)), projectOptions{interval: 5 * time.Millisecond})
 			close(done)
 		}()
-		checkFor(t, 10*time.Second, 5*time.Millisecond, func() error {
+		wait.For(t, 10*time.Second, func() error {
 			if n := strings.Count(logs.String(), `"msg":"projecting"`); n < 2 {
 				return fmt.Errorf("%d progress lines", n)
 			}
@@ -188,14 +190,14 @@ func TestReportProgress(t *testing.T) {
 		}
 	})
 	t.Run("bar on a terminal", func(t *testing.T) {
-		var bar, logs syncBuffer
+		var bar, logs logtest.Buffer
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
 			reportProgress(ctx, src, slog.New(slog.NewJSONHandler(&logs, nil)), projectOptions{bar: true, barOut: &bar, interval: time.Hour})
 			close(done)
 		}()
-		checkFor(t, 10*time.Second, 5*time.Millisecond, func() error {
+		wait.For(t, 10*time.Second, func() error {
 			if !strings.Contains(bar.String(), "/1000") {
 				return fmt.Errorf("bar output %q", bar.String())
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lookup/persons/audit"
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/logtest"
 )
 
 // getWith sends a GET with a bearer token and extra headers.
@@ -66,7 +67,7 @@ func TestServeAuditsDisclosures(t *testing.T) {
 
 	// The accounting of the signer with protected data: two disclosures,
 	// newest first; none for the signer without.
-	var out, errOut syncBuffer
+	var out, errOut logtest.Buffer
 	if err := run(context.Background(), []string{"audit", "--person", withBoth.SignerID}, env(nats), &out, &errOut); err != nil {
 		t.Fatalf("audit --person: %v\n%s", err, errOut.String())
 	}
@@ -90,7 +91,7 @@ func TestServeAuditsDisclosures(t *testing.T) {
 	if s := out.String(); strings.Contains(s, "123") || strings.Contains(s, "1980") {
 		t.Errorf("accounting holds protected data: %s", s)
 	}
-	out = syncBuffer{}
+	out = logtest.Buffer{}
 	if err := run(context.Background(), []string{"audit", "--person", withNone.SignerID, "--format", "fhir"}, env(nats), &out, &errOut); err != nil {
 		t.Fatalf("audit --format fhir: %v", err)
 	}
@@ -99,7 +100,7 @@ func TestServeAuditsDisclosures(t *testing.T) {
 		t.Errorf("fhir accounting of a signer never disclosed = %s (%v), want an empty Bundle", out.String(), err)
 	}
 
-	out = syncBuffer{}
+	out = logtest.Buffer{}
 	if err := run(context.Background(), []string{"audit", "verify"}, env(nats), &out, &errOut); err != nil {
 		t.Fatalf("audit verify: %v\n%s", err, out.String())
 	}
@@ -133,7 +134,7 @@ func TestAuditCommandLineErrors(t *testing.T) {
 		{"stray argument", []string{"audit", "verify", "now"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var out, errOut syncBuffer
+			var out, errOut logtest.Buffer
 			err := run(context.Background(), tc.args, env(nil), &out, &errOut)
 			if !errors.Is(err, errUsage) {
 				t.Errorf("run(%q) = %v, want a usage error", tc.args, err)

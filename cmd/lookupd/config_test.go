@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lookup/persons/internal/logtest"
 )
 
 func TestSettingPrecedence(t *testing.T) {
@@ -62,7 +64,7 @@ func TestSettingPrecedence(t *testing.T) {
 			if err != nil {
 				t.Fatalf("newCommand: %v", err)
 			}
-			var out, errOut syncBuffer
+			var out, errOut logtest.Buffer
 			if err := c.parse(tt.args, &out, &errOut); err != nil {
 				t.Fatalf("parse: %v", err)
 			}
@@ -96,7 +98,7 @@ func TestHelpListsFlagsAndEnvironment(t *testing.T) {
 	for _, tt := range tests {
 		for _, form := range []string{"--help", "-h"} {
 			t.Run(tt.cmd+" "+form, func(t *testing.T) {
-				var out, errOut syncBuffer
+				var out, errOut logtest.Buffer
 				if err := run(context.Background(), []string{tt.cmd, form}, env(nil), &out, &errOut); err != nil {
 					t.Fatalf("run: %v", err)
 				}
@@ -120,7 +122,7 @@ func TestHelpListsFlagsAndEnvironment(t *testing.T) {
 func TestTopLevelHelp(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			var out, errOut syncBuffer
+			var out, errOut logtest.Buffer
 			if err := run(context.Background(), args, env(nil), &out, &errOut); err != nil {
 				t.Fatalf("run: %v", err)
 			}
@@ -155,7 +157,7 @@ func TestUsageErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var out, errOut syncBuffer
+			var out, errOut logtest.Buffer
 			err := run(context.Background(), tt.args, env(tt.env), &out, &errOut)
 			if !errors.Is(err, errUsage) {
 				t.Fatalf("err = %v, want a usage error", err)
@@ -171,7 +173,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
-	var out, errOut syncBuffer
+	var out, errOut logtest.Buffer
 	if err := run(context.Background(), []string{"version"}, env(nil), &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +196,7 @@ func TestExitCode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var out, errOut syncBuffer
+			var out, errOut logtest.Buffer
 			err := run(context.Background(), tt.args, env(nil), &out, &errOut)
 			if got := exitCode(err); got != tt.want {
 				t.Errorf("exit code = %d (err %v), want %d", got, err, tt.want)
@@ -216,7 +218,7 @@ func TestHelpDefaults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.cmd+" "+tt.env, func(t *testing.T) {
-			var out, errOut syncBuffer
+			var out, errOut logtest.Buffer
 			if err := run(context.Background(), []string{tt.cmd, "--help"}, env(nil), &out, &errOut); err != nil {
 				t.Fatalf("run: %v", err)
 			}

@@ -16,6 +16,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/wait"
 )
 
 var (
@@ -38,7 +40,7 @@ func moreTokens(t *testing.T, banner string) string {
 	if !strings.HasPrefix(strings.Join(words, " "), prefix) {
 		t.Fatalf("More tokens command %q does not start with %q", m[1], prefix)
 	}
-	var out, errOut syncBuffer
+	var out, errOut logtest.Buffer
 	if err := run(context.Background(), words[3:], env(nil), &out, &errOut); err != nil {
 		t.Fatalf("%s: %v\n%s", m[1], err, errOut.String())
 	}
@@ -115,7 +117,7 @@ func TestDev(t *testing.T) {
 		"LOOKUP_LOG_FORMAT": "json",
 	}, "dev")
 	var out string
-	checkFor(t, 60*time.Second, 20*time.Millisecond, func() error {
+	wait.For(t, 60*time.Second, func() error {
 		out = p.stdout.String()
 		if !strings.Contains(out, "Stop with Ctrl-C.") {
 			select {
@@ -212,7 +214,7 @@ func TestDevDataDirSurvives(t *testing.T) {
 	var tokens []string
 	for i := range 2 {
 		p := start(t, environ, "dev", "--data-dir", dir)
-		checkFor(t, 60*time.Second, 20*time.Millisecond, func() error {
+		wait.For(t, 60*time.Second, func() error {
 			if !strings.Contains(p.stdout.String(), "Stop with Ctrl-C.") {
 				return fmt.Errorf("run %d: no banner yet; stderr:\n%s", i, p.stderr)
 			}

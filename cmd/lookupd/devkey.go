@@ -71,7 +71,7 @@ func loadOrCreateDevKey(path string) (*rsa.PrivateKey, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("dev key: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(filepath.Clean(path), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("dev key: %w", err)
 	}
@@ -88,7 +88,7 @@ func loadOrCreateDevKey(path string) (*rsa.PrivateKey, error) {
 // loadDevKey reads an RSA private key from a PEM file (PKCS#8 or PKCS#1).
 // The error wraps fs.ErrNotExist when there is no such file.
 func loadDevKey(path string) (*rsa.PrivateKey, error) {
-	b, err := os.ReadFile(path)
+	b, err := os.ReadFile(filepath.Clean(path))
 	if err != nil {
 		return nil, fmt.Errorf("dev key: %w", err)
 	}

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/wait"
 )
 
 func TestDevKeyPath(t *testing.T) {
@@ -52,13 +55,13 @@ func TestTokenDefaultsToDevKey(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := start(t, map[string]string{"HOME": home, "LOOKUP_HTTP_ADDR": "127.0.0.1:0", "LOOKUP_ADMIN_ADDR": "127.0.0.1:0"}, tt.devArgs...)
-			checkFor(t, 60*time.Second, 20*time.Millisecond, func() error {
+			wait.For(t, 60*time.Second, func() error {
 				if !strings.Contains(p.stdout.String(), "Stop with Ctrl-C.") {
 					return fmt.Errorf("no banner yet; stderr:\n%s", p.stderr)
 				}
 				return nil
 			})
-			var out, errOut syncBuffer
+			var out, errOut logtest.Buffer
 			if err := run(context.Background(), tt.tokenArgs, env(tt.tokenEnv), &out, &errOut); err != nil {
 				t.Fatalf("token: %v (stderr %q)", err, errOut.String())
 			}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/lookup/persons/internal/logtest"
 )
 
 // TestDLQCommands dead-letters an event with "lookupd project", lists it
@@ -33,7 +35,7 @@ func TestDLQCommands(t *testing.T) {
 	}
 	runCmd := func(args ...string) (string, error) {
 		t.Helper()
-		var out, errOut syncBuffer
+		var out, errOut logtest.Buffer
 		err := run(context.Background(), args, env(environ), &out, &errOut)
 		if strings.Contains(out.String()+errOut.String(), secret) {
 			t.Errorf("lookupd %v printed the body's personal data", args)

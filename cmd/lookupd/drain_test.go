@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/wait"
 )
 
 // TestServeShutdownDelay checks a rolling update's view of a replica that
@@ -34,7 +36,7 @@ func TestServeShutdownDelay(t *testing.T) {
 	environ["LOOKUP_SHUTDOWN_DELAY"] = delay.String()
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	p := &program{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1)}
+	p := &program{stdout: &logtest.Buffer{}, stderr: &logtest.Buffer{}, done: make(chan error, 1)}
 	go func() { p.done <- run(ctx, []string{"serve"}, env(environ), p.stdout, p.stderr) }()
 	addrs := p.addrs(t)
 	waitReady(t, addrs["admin"])
@@ -60,7 +62,7 @@ func TestServeShutdownDelay(t *testing.T) {
 
 	sigterm := time.Now()
 	cancel(&signalCause{sig: syscall.SIGTERM})
-	checkFor(t, delay, 10*time.Millisecond, func() error {
+	wait.For(t, delay, func() error {
 		code, err := getFresh("http://"+addrs["admin"]+"/readyz", "")
 		if err != nil {
 			return err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -18,45 +17,12 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/wait"
 )
-
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of a running
-// program and the reads of a test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// checkFor polls f until it returns nil or the timeout passes, then fails
-// the test with f's last error.
-func checkFor(t *testing.T, timeout, every time.Duration, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %v", timeout, err)
-		}
-		time.Sleep(every)
-	}
-}
 
 // env returns a getenv over m.
 func env(m map[string]string) func(string) string {
@@ -67,32 +33,13 @@ func env(m map[string]string) func(string) string {
 // storing in a temporary directory, stopped when the test ends.
 func runNATS(t *testing.T) *server.Server {
 	t.Helper()
-	ns, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-	})
-	if err != nil {
-		t.Fatalf("nats server: %v", err)
-	}
-	ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready")
-	}
-	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-	return ns
+	return natstest.Run(t, nil)
 }
 
 // jetStream connects to ns and returns its JetStream context.
 func jetStream(t *testing.T, ns *server.Server) jetstream.JetStream {
 	t.Helper()
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		t.Fatalf("nats connect: %v", err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatalf("jetstream: %v", err)
-	}
+	_, js := natstest.Connect(t, ns.ClientURL())
 	return js
 }
 
@@ -148,7 +95,7 @@ func token(t *testing.T, req tokenRequest) string {
 
 // program is one run of the whole program, started by start.
 type program struct {
-	stdout, stderr *syncBuffer
+	stdout, stderr *logtest.Buffer
 	cancel         context.CancelFunc
 	done           chan error
 }
@@ -158,13 +105,12 @@ type program struct {
 func start(t *testing.T, environ map[string]string, args ...string) *program {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &program{stdout: &syncBuffer{}, stderr: &syncBuffer{}, cancel: cancel, done: make(chan error, 1)}
+	p := &program{stdout: &logtest.Buffer{}, stderr: &logtest.Buffer{}, cancel: cancel, done: make(chan error, 1)}
 	go func() { p.done <- run(ctx, args, env(environ), p.stdout, p.stderr) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case err := <-p.done:
-			_ = err // the test asserts on its own; only the stop matters here
+		case <-p.done: //nolint:errcheck // the test asserts on the outcome it cares about; here the program only has to stop
 		case <-time.After(30 * time.Second):
 			t.Errorf("program did not stop within 30s")
 		}
@@ -190,7 +136,7 @@ func (p *program) wait(t *testing.T, timeout time.Duration) error {
 func (p *program) addrs(t *testing.T) map[string]string {
 	t.Helper()
 	var got map[string]string
-	checkFor(t, 20*time.Second, 10*time.Millisecond, func() error {
+	wait.For(t, 20*time.Second, func() error {
 		got = map[string]string{}
 		sc := bufio.NewScanner(strings.NewReader(p.stderr.String()))
 		for sc.Scan() {
@@ -239,7 +185,7 @@ func get(url, tok string) (int, []byte, error) {
 // waitReady polls /readyz on the admin address until it answers 200.
 func waitReady(t *testing.T, admin string) {
 	t.Helper()
-	checkFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+	wait.For(t, 30*time.Second, func() error {
 		code, body, err := get("http://"+admin+"/readyz", "")
 		if err != nil {
 			return err

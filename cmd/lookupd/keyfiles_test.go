@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lookup/persons/internal/logtest"
 )
 
 // TestWarnLooseKeyFiles: a secret that the group or others may read or
@@ -43,7 +45,7 @@ func TestWarnLooseKeyFiles(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var buf syncBuffer
+			var buf logtest.Buffer
 			warnLooseKeyFiles(slog.New(slog.NewTextHandler(&buf, nil)), tc.f)
 			got := buf.String()
 			if warned := strings.Contains(got, "level=WARN"); warned != tc.warn {
@@ -70,7 +72,7 @@ func TestStartUpWarnsOfLooseKeyFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var buf syncBuffer
+	var buf logtest.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, nil))
 	if _, err := loadKeys(context.Background(), config{JWKSFile: jwks}, logger); err == nil {
 		t.Error("loadKeys accepted a file that holds no JWKS")

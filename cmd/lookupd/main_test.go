@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lookup/persons/internal/logtest"
 )
 
 // TestMain lets the tests run the real main in a child process: the test
@@ -23,9 +25,9 @@ func TestMain(m *testing.M) {
 }
 
 // lookupdCmd returns a command running main with args and the LOOKUP_
-// variables of environ (and nothing else of ours), and its standard error
-// (standard output is discarded).
-func lookupdCmd(t *testing.T, environ map[string]string, args ...string) (*exec.Cmd, *syncBuffer) {
+// variables of environ (and nothing else of ours), and the buffer its
+// standard error goes to.
+func lookupdCmd(t *testing.T, environ map[string]string, args ...string) (*exec.Cmd, *logtest.Buffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = []string{"LOOKUPD_TEST_MAIN=1"}
@@ -37,7 +39,7 @@ func lookupdCmd(t *testing.T, environ map[string]string, args ...string) (*exec.
 	for k, v := range environ {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	var errOut syncBuffer
+	var errOut logtest.Buffer
 	cmd.Stderr = &errOut
 	return cmd, &errOut
 }

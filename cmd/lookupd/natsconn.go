@@ -81,7 +81,7 @@ func connectNATS(urls string, logger *slog.Logger) (*nats.Conn, error) {
 // in step.
 func reconnectDelay(attempts int) time.Duration {
 	d := 250 * time.Millisecond << min(max(attempts-1, 0), 5)
-	return d + time.Duration(rand.Int64N(int64(d/5)+1)) //nolint:gosec // jitter, not a secret
+	return d + time.Duration(rand.Int64N(int64(d/5)+1)) //nolint:gosec // G404: retry jitter needs no cryptographic randomness
 }
 
 // redactURLs returns urls (comma-separated) fit for logs and errors, each

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/wait"
 	"github.com/lookup/persons/projector"
 	"github.com/lookup/persons/query"
 )
@@ -64,7 +66,7 @@ func TestServeJWKSURL(t *testing.T) {
 	// A failing refresh is logged at Warn, without credentials; the keys
 	// held keep verifying.
 	down.Store(true)
-	checkFor(t, 10*time.Second, 20*time.Millisecond, func() error {
+	wait.For(t, 10*time.Second, func() error {
 		if !strings.Contains(p.stderr.String(), "JWKS refresh failed") {
 			return errors.New("no JWKS refresh failure logged yet")
 		}
@@ -137,7 +139,7 @@ func TestEncryptionAtRest(t *testing.T) {
 	s.Close()
 	environ := serveEnv(t, ns, dir)
 	environ["LOOKUP_ENCRYPTION_KEY_FILE"] = other
-	var out, errOut syncBuffer
+	var out, errOut logtest.Buffer
 	err = run(context.Background(), []string{"serve"}, env(environ), &out, &errOut)
 	if !errors.Is(err, projector.ErrEncryptionKey) {
 		t.Errorf("serve with the wrong key: %v, want ErrEncryptionKey", err)
@@ -153,7 +155,7 @@ func TestDevTenancy(t *testing.T) {
 		"LOOKUP_HTTP_ADDR": "127.0.0.1:0", "LOOKUP_ADMIN_ADDR": "127.0.0.1:0",
 		"LOOKUP_TENANT_CLAIM": "business_ids", "LOOKUP_ISSUER": "https://dev.example", "LOOKUP_AUDIENCE": "lookup",
 	}, "dev")
-	checkFor(t, 60*time.Second, 20*time.Millisecond, func() error {
+	wait.For(t, 60*time.Second, func() error {
 		if !strings.Contains(p.stdout.String(), "Stop with Ctrl-C.") {
 			return fmt.Errorf("no banner yet; stderr:\n%s", p.stderr)
 		}

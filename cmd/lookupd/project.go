@@ -124,12 +124,12 @@ func reportProgress(ctx context.Context, src progressSource, logger *slog.Logger
 		var total int64 = -1
 		update := func() {
 			p := src.Progress()
-			if p.TargetSeq > 0 && p.TargetSeq <= math.MaxInt64 && int64(p.TargetSeq) != total { //nolint:gosec // bounded just before
-				total = int64(p.TargetSeq) //nolint:gosec // bounded above
+			if target := clampInt64(p.TargetSeq); target > 0 && target != total {
+				total = target
 				bar.ChangeMax64(total)
 			}
 			if total > 0 {
-				_ = bar.Set64(int64(min(p.AppliedSeq, uint64(total)))) //nolint:gosec // at most total, an int64
+				_ = bar.Set64(min(clampInt64(p.AppliedSeq), total))
 			}
 		}
 		for {
@@ -164,4 +164,12 @@ func reportProgress(ctx context.Context, src progressSource, logger *slog.Logger
 				"dead_lettered", p.DeadLettered, "connected", p.Connected, "caught_up", p.CaughtUp)
 		}
 	}
+}
+
+// clampInt64 returns u as an int64, math.MaxInt64 if it does not fit.
+func clampInt64(u uint64) int64 {
+	if u > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(u)
 }

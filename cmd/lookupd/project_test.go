@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/wait"
 	"github.com/lookup/persons/projector"
 )
 
@@ -70,7 +71,7 @@ func TestProjectStoppedBeforeCaughtUp(t *testing.T) {
 	ln.Close() // nothing listens there: NATS unreachable
 	p := start(t, map[string]string{"LOOKUP_NATS_URL": "nats://" + addr, "LOOKUP_DATA_DIR": t.TempDir()},
 		"project", "--until-caught-up")
-	checkFor(t, 20*time.Second, 10*time.Millisecond, func() error {
+	wait.For(t, 20*time.Second, func() error {
 		if !strings.Contains(p.stderr.String(), "nats unreachable") {
 			return errors.New("no log line about NATS being unreachable")
 		}

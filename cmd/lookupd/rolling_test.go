@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/wait"
 )
 
 // balancer is a load balancer as a Kubernetes Service behaves: it learns
@@ -169,7 +170,7 @@ func rollingRestart(t *testing.T, ns *server.Server, delay time.Duration, id, to
 		dirs[i] = filepath.Join(t.TempDir(), "data")
 		launch(i)
 	}
-	checkFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+	wait.For(t, 10*time.Second, func() error {
 		if n := lb.readyCount(); n != 3 {
 			return fmt.Errorf("%d replicas in rotation, want 3", n)
 		}

@@ -19,6 +19,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/wait"
 	"github.com/lookup/persons/projector"
 )
 
@@ -144,7 +147,7 @@ func TestServe(t *testing.T) {
 	t.Run("live projection", func(t *testing.T) {
 		late := events.Consumer{ConsumerID: demoID("t-consumer", 1), BusinessID: demo.Businesses[2], FirstName: "Alan", LastName: "Turing"}
 		publish(t, js, late)
-		checkFor(t, 20*time.Second, 20*time.Millisecond, func() error {
+		wait.For(t, 20*time.Second, func() error {
 			code, body, err := get(api+"/api/v1/persons/"+late.ConsumerID, tok)
 			if err != nil || code != http.StatusOK {
 				return fmt.Errorf("GET late consumer: %d %s %w", code, body, err)
@@ -153,7 +156,7 @@ func TestServe(t *testing.T) {
 		})
 	})
 	t.Run("metrics", func(t *testing.T) {
-		checkFor(t, 10*time.Second, 20*time.Millisecond, func() error {
+		wait.For(t, 10*time.Second, func() error {
 			code, body, err := get(admin+"/metrics", "")
 			if err != nil || code != http.StatusOK {
 				return fmt.Errorf("GET /metrics: %d %w", code, err)
@@ -179,7 +182,7 @@ func TestServe(t *testing.T) {
 		// consumer and no signers), the API answers 404.
 		lone := events.Consumer{ConsumerID: demoID("t-consumer", 2), BusinessID: demo.Businesses[0], FirstName: "Lone", LastName: "Consumer"}
 		publish(t, js, lone)
-		checkFor(t, 20*time.Second, 20*time.Millisecond, func() error {
+		wait.For(t, 20*time.Second, func() error {
 			code, body, err := get(api+"/api/v1/persons/"+lone.ConsumerID, tok)
 			if err != nil || code != http.StatusOK {
 				return fmt.Errorf("GET lone consumer: %d %s %w", code, body, err)
@@ -262,7 +265,7 @@ func TestServe(t *testing.T) {
 			}
 		}()
 	}
-	checkFor(t, 20*time.Second, 5*time.Millisecond, func() error {
+	wait.For(t, 20*time.Second, func() error {
 		if n := oks.Load(); n < 40 {
 			return fmt.Errorf("%d requests done", n)
 		}
@@ -273,7 +276,7 @@ func TestServe(t *testing.T) {
 
 	// The admin listener reports draining while the API waits for the held
 	// requests; then they complete.
-	checkFor(t, 10*time.Second, 5*time.Millisecond, func() error {
+	wait.For(t, 10*time.Second, func() error {
 		code, body, err := get(admin+"/readyz", "")
 		if err != nil || code != http.StatusServiceUnavailable || !strings.Contains(string(body), `"draining":true`) {
 			return fmt.Errorf("readyz while draining: %d %s %w", code, body, err)
@@ -363,7 +366,7 @@ func TestServeStartupErrors(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			var out, errOut syncBuffer
+			var out, errOut logtest.Buffer
 			err := run(ctx, []string{"serve"}, env(environ), &out, &errOut)
 			if err == nil || ctx.Err() != nil {
 				t.Fatalf("run = %v (ctx %v), want a start-up error", err, ctx.Err())
@@ -402,7 +405,7 @@ func TestServeWithoutNATS(t *testing.T) {
 	p := start(t, environ, "serve")
 	addrs := p.addrs(t)
 	admin := "http://" + addrs["admin"]
-	checkFor(t, 20*time.Second, 20*time.Millisecond, func() error {
+	wait.For(t, 20*time.Second, func() error {
 		if !strings.Contains(p.stderr.String(), "nats unreachable") {
 			return errors.New("no log line about NATS being unreachable")
 		}
@@ -445,15 +448,9 @@ func TestServeWithoutNATS(t *testing.T) {
 	checkNotReady()
 
 	// NATS comes up on that port, with the stream.
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats not ready")
-	}
+	opts := natstest.Options(t.TempDir())
+	opts.Port = port
+	ns := natstest.Run(t, opts)
 	js := jetStream(t, ns)
 	createStream(t, js, "PERSONS")
 	publish(t, js, events.Consumer{ConsumerID: consumerID, BusinessID: demoID("business", 0), FirstName: "A", LastName: "B"})

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lookup/persons/internal/logtest"
 )
 
 func TestShutdownCause(t *testing.T) {
@@ -55,7 +57,7 @@ func TestServeLogsTheSignal(t *testing.T) {
 	environ["LOOKUP_LOG_FORMAT"] = "json"
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	p := &program{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1)}
+	p := &program{stdout: &logtest.Buffer{}, stderr: &logtest.Buffer{}, done: make(chan error, 1)}
 	go func() { p.done <- run(ctx, []string{"serve"}, env(environ), p.stdout, p.stderr) }()
 	waitReady(t, p.addrs(t)["admin"])
 	cancel(&signalCause{sig: syscall.SIGTERM})

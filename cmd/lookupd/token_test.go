@@ -12,6 +12,8 @@ import (
 
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jwt"
+
+	"github.com/lookup/persons/internal/logtest"
 )
 
 func TestTokenCommand(t *testing.T) {
@@ -19,7 +21,7 @@ func TestTokenCommand(t *testing.T) {
 	keyPath := filepath.Join(dir, "k", devKeyFile)
 	runOK := func(t *testing.T, environ map[string]string, args ...string) string {
 		t.Helper()
-		var out, errOut syncBuffer
+		var out, errOut logtest.Buffer
 		if err := run(context.Background(), args, env(environ), &out, &errOut); err != nil {
 			t.Fatalf("run %v: %v (stderr %q)", args, err, errOut.String())
 		}
@@ -151,7 +153,7 @@ func TestTokenCommand(t *testing.T) {
 		if claims := payload(t, runOK(t, nil, "token", "--key", keyPath)); claims["jti"] != nil {
 			t.Errorf("a single token has jti %v, want none", claims["jti"])
 		}
-		var out, errOut syncBuffer
+		var out, errOut logtest.Buffer
 		err := run(context.Background(), []string{"token", "--key", keyPath, "--count", "0"}, env(nil), &out, &errOut)
 		if !errors.Is(err, errUsage) {
 			t.Errorf("--count 0: err = %v, want a usage error", err)
@@ -159,7 +161,7 @@ func TestTokenCommand(t *testing.T) {
 	})
 
 	t.Run("missing key", func(t *testing.T) {
-		var out, errOut syncBuffer
+		var out, errOut logtest.Buffer
 		missing := filepath.Join(dir, "nope.pem")
 		err := run(context.Background(), []string{"token", "--key", missing}, env(nil), &out, &errOut)
 		if err == nil || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "lookupd dev") {

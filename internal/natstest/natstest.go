@@ -57,6 +57,13 @@ func Connect(t testing.TB, url string, opts ...nats.Option) (*nats.Conn, jetstre
 	return nc, js
 }
 
+// Start is Run with the default options followed by Connect: the common
+// case of a test that needs one JetStream server and a connection to it.
+func Start(t testing.TB) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	return Connect(t, Run(t, nil).ClientURL())
+}
+
 // PersonsStream creates the stream PERSONS on persons.> (file storage), the
 // stream lookupd reads, and returns it.
 func PersonsStream(t testing.TB, js jetstream.JetStream) jetstream.Stream {
