@@ -635,6 +635,16 @@ type response struct {
 	body   []byte
 }
 
+// getOK is get that fails the test unless the answer is a 200.
+func getOK(t *testing.T, base, path, token string) response {
+	t.Helper()
+	r := get(t, base, path, token)
+	if r.status != http.StatusOK {
+		t.Fatalf("status: got %d, want 200: %s", r.status, r.body)
+	}
+	return r
+}
+
 // get sends GET base+path with the bearer token (none when token is "").
 func get(t *testing.T, base, path, token string) response {
 	t.Helper()
