@@ -112,20 +112,28 @@ func readObject(dec *jsontext.Decoder, prefix string, f fielder, fault *error) e
 	return err
 }
 
+// nameField returns the field of a person's name part called name (first,
+// middle or last), of the strings given; none if name is not one.
+func nameField(name string, first, middle, last *string) field {
+	switch name {
+	case "first_name":
+		return field{s: first}
+	case "middle_name":
+		return field{s: middle}
+	case "last_name":
+		return field{s: last}
+	}
+	return field{}
+}
+
 func (c *Consumer) field(name []byte) field {
 	switch string(name) {
 	case "consumer_id":
 		return field{s: &c.ConsumerID}
 	case "business_id":
 		return field{s: &c.BusinessID}
-	case "first_name":
-		return field{s: &c.FirstName}
-	case "middle_name":
-		return field{s: &c.MiddleName}
-	case "last_name":
-		return field{s: &c.LastName}
 	}
-	return field{}
+	return nameField(string(name), &c.FirstName, &c.MiddleName, &c.LastName)
 }
 
 func (c *BusinessContact) field(name []byte) field {
@@ -134,14 +142,8 @@ func (c *BusinessContact) field(name []byte) field {
 		return field{s: &c.ContactID}
 	case "business_id":
 		return field{s: &c.BusinessID}
-	case "first_name":
-		return field{s: &c.FirstName}
-	case "middle_name":
-		return field{s: &c.MiddleName}
-	case "last_name":
-		return field{s: &c.LastName}
 	}
-	return field{}
+	return nameField(string(name), &c.FirstName, &c.MiddleName, &c.LastName)
 }
 
 func (c *ConsumerDeleted) field(name []byte) field {
@@ -174,12 +176,6 @@ func (s *signerData) field(name []byte) field {
 		return field{s: &s.SignerID}
 	case "consumer_id":
 		return field{s: &s.ConsumerID}
-	case "first_name":
-		return field{s: &s.FirstName}
-	case "middle_name":
-		return field{s: &s.MiddleName}
-	case "last_name":
-		return field{s: &s.LastName}
 	case "hipaa_authorized":
 		return field{b: &s.HIPAAAuthorized, set: &s.hipaaSet}
 	case "account_access":
@@ -197,7 +193,7 @@ func (s *signerData) field(name []byte) field {
 	case "date_of_birth":
 		return field{s: &s.DateOfBirth}
 	}
-	return field{}
+	return nameField(string(name), &s.FirstName, &s.MiddleName, &s.LastName)
 }
 
 func (a *Address) field(name []byte) field {

@@ -130,10 +130,7 @@ func checkAPI(t *testing.T, base string, is *issuer, f *fixture) {
 	ssn := is.token(t, "read:persons read:persons:ssn", time.Hour)
 
 	t.Run("person consumer", func(t *testing.T) {
-		r := get(t, base, "/api/v1/persons/"+strings.ToUpper(f.consumer), good)
-		if r.status != http.StatusOK {
-			t.Fatalf("status: got %d, want 200: %s", r.status, r.body)
-		}
+		r := getOK(t, base, "/api/v1/persons/"+strings.ToUpper(f.consumer), good)
 		var p person
 		decodeJSON(t, r, &p)
 		want := person{PersonID: f.consumer, BusinessID: f.business, FirstName: "Ada", MiddleName: "King", LastName: "Lovelace", Type: "CONSUMER"}
@@ -148,10 +145,7 @@ func checkAPI(t *testing.T, base string, is *issuer, f *fixture) {
 		}
 	})
 	t.Run("person business contact", func(t *testing.T) {
-		r := get(t, base, "/api/v1/persons/"+f.contact, good)
-		if r.status != http.StatusOK {
-			t.Fatalf("status: got %d, want 200: %s", r.status, r.body)
-		}
+		r := getOK(t, base, "/api/v1/persons/"+f.contact, good)
 		var p person
 		decodeJSON(t, r, &p)
 		want := person{PersonID: f.contact, BusinessID: f.business, FirstName: "Grace", LastName: "Hopper", Type: "BUSINESS_CONTACT"}
@@ -163,10 +157,7 @@ func checkAPI(t *testing.T, base string, is *issuer, f *fixture) {
 		}
 	})
 	t.Run("signers default", func(t *testing.T) {
-		r := get(t, base, "/api/v1/authorized-signers?consumer_id="+f.consumer, good)
-		if r.status != http.StatusOK {
-			t.Fatalf("status: got %d, want 200: %s", r.status, r.body)
-		}
+		r := getOK(t, base, "/api/v1/authorized-signers?consumer_id="+f.consumer, good)
 		var s signersResponse
 		decodeJSON(t, r, &s)
 		if len(s.Items) != 2 {
@@ -200,10 +191,7 @@ func checkAPI(t *testing.T, base string, is *issuer, f *fixture) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				r := get(t, base, "/api/v1/authorized-signers?consumer_id="+f.consumer+tt.query, tt.token)
-				if r.status != http.StatusOK {
-					t.Fatalf("status: got %d, want 200: %s", r.status, r.body)
-				}
+				r := getOK(t, base, "/api/v1/authorized-signers?consumer_id="+f.consumer+tt.query, tt.token)
 				var s signersResponse
 				decodeJSON(t, r, &s)
 				if len(s.Items) != 2 || s.Items[0].PPD == nil || s.Items[1].PPD == nil {

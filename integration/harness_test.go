@@ -38,8 +38,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -55,8 +53,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lestrrat-go/jwx/v3/jwa"
-	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jwt"
 	"github.com/moby/moby/api/types/container"
 	mobynet "github.com/moby/moby/api/types/network"
@@ -67,6 +63,7 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/tokentest"
 	poll "github.com/lookup/persons/internal/wait"
 )
 
@@ -561,39 +558,14 @@ func dumpLogs(ctx context.Context, t *testing.T, c testcontainers.Container) {
 // issuer signs tokens with an RSA key whose public half is the JWKS that
 // lookupd verifies against.
 type issuer struct {
-	key  jwk.Key
+	*tokentest.Issuer
 	jwks []byte
 }
 
 func newIssuer(t *testing.T) *issuer {
 	t.Helper()
-	raw, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatalf("rsa key: %v", err)
-	}
-	key, err := jwk.Import(raw)
-	if err != nil {
-		t.Fatalf("jwk import: %v", err)
-	}
-	if err := jwk.AssignKeyID(key); err != nil {
-		t.Fatalf("kid: %v", err)
-	}
-	if err := key.Set(jwk.AlgorithmKey, jwa.RS256()); err != nil {
-		t.Fatalf("alg: %v", err)
-	}
-	pub, err := key.PublicKey()
-	if err != nil {
-		t.Fatalf("public key: %v", err)
-	}
-	set := jwk.NewSet()
-	if err := set.AddKey(pub); err != nil {
-		t.Fatalf("jwks: %v", err)
-	}
-	b, err := json.Marshal(set)
-	if err != nil {
-		t.Fatalf("jwks: %v", err)
-	}
-	return &issuer{key: key, jwks: b}
+	is := tokentest.RSA(t)
+	return &issuer{Issuer: is, jwks: is.JWKS}
 }
 
 // token returns a signed token with the given scope, valid for ttl from now
@@ -618,15 +590,7 @@ func (is *issuer) tokenWith(t *testing.T, scope string, ttl time.Duration, claim
 	for k, v := range claims {
 		b = b.Claim(k, v)
 	}
-	tok, err := b.Build()
-	if err != nil {
-		t.Fatalf("build token: %v", err)
-	}
-	signed, err := jwt.Sign(tok, jwt.WithKey(jwa.RS256(), is.key))
-	if err != nil {
-		t.Fatalf("sign token: %v", err)
-	}
-	return string(signed)
+	return is.Sign(t, b)
 }
 
 // response is an HTTP answer of the API.
@@ -634,6 +598,16 @@ type response struct {
 	status int
 	header http.Header
 	body   []byte
+}
+
+// getOK is get that fails the test unless the answer is a 200.
+func getOK(t *testing.T, base, path, token string) response {
+	t.Helper()
+	r := get(t, base, path, token)
+	if r.status != http.StatusOK {
+		t.Fatalf("status: got %d, want 200: %s", r.status, r.body)
+	}
+	return r
 }
 
 // get sends GET base+path with the bearer token (none when token is "").

@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,30 +13,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/wait"
 )
-
-// logBuffer is a concurrency-safe log sink.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *logBuffer) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
 
 // TestStoreFailureRetried fails the first write transactions: the projector
 // retries with backoff, skips nothing and applies nothing twice.
@@ -59,8 +36,8 @@ func TestStoreFailureRetried(t *testing.T) {
 		}
 		return nil
 	}
-	var logs logBuffer
-	p := New(js, s, Config{BatchSize: 5, Logger: logs.logger()})
+	logger, logs := logtest.Text()
+	p := New(js, s, Config{BatchSize: 5, Logger: logger})
 	runProjector(t, p)
 	waitApplied(t, p, 20, 20*time.Second)
 	if got := calls.Load(); got < 4 {
@@ -94,8 +71,8 @@ func TestDeadLetterBeforeCheckpoint(t *testing.T) {
 		encodeMsg(t, consumerEv(c, 2, "Bea")),
 	})
 	s := openStore(t, t.TempDir(), StoreOptions{})
-	var logs logBuffer
-	p := New(js, s, Config{BatchSize: 1, Logger: logs.logger()})
+	logger, logs := logtest.Text()
+	p := New(js, s, Config{BatchSize: 1, Logger: logger})
 	runProjector(t, p)
 	wait.For(t, 20*time.Second, func() error {
 		if n := strings.Count(logs.String(), "dead-letter publish failed"); n < 3 {
@@ -147,12 +124,12 @@ func TestNoPersonalDataInLogs(t *testing.T) {
 	badDOB := signer(3, "501234567", "1980-13-17")
 	publishAll(t, js, []wireMsg{valid, bad, badDOB})
 
-	var logs logBuffer
-	s, err := Open(t.TempDir(), StoreOptions{Logger: logs.logger()})
+	logger, logs := logtest.Text()
+	s, err := Open(t.TempDir(), StoreOptions{Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := New(js, s, Config{Logger: logs.logger()})
+	p := New(js, s, Config{Logger: logger})
 	stop := runProjector(t, p)
 	waitApplied(t, p, 3, 20*time.Second)
 	if pr := p.Progress(); pr.DeadLettered != 2 {

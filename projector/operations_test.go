@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/wait"
 )
 
@@ -330,10 +331,10 @@ func TestEncryptionKeyErrors(t *testing.T) {
 // "stream unavailable" warning.
 func TestNoWarningAtShutdown(t *testing.T) {
 	js := setup(t)
-	var logs logBuffer
+	logger, logs := logtest.Text()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	p := New(js, openStore(t, t.TempDir(), StoreOptions{}), Config{Logger: logs.logger()})
+	p := New(js, openStore(t, t.TempDir(), StoreOptions{}), Config{Logger: logger})
 	p.ensureDLQHook = cancel // shut down while the DLQ is being looked up
 	if err := p.Run(ctx); err != nil {
 		t.Fatalf("Run = %v, want nil", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/wait"
 )
 
@@ -383,8 +384,8 @@ func TestConsumerFailureResumesFromCheckpoint(t *testing.T) {
 	last := streamLastSeq(t, js)
 
 	s := openStore(t, t.TempDir(), StoreOptions{})
-	var logs logBuffer
-	p := New(js, s, Config{BatchSize: 100, Logger: logs.logger()})
+	logger, logs := logtest.Text()
+	p := New(js, s, Config{BatchSize: 100, Logger: logger})
 	var mu sync.Mutex
 	failAt := map[uint64]bool{1000: true, 2500: true}
 	p.readFault = func(seq uint64) error {

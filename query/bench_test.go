@@ -76,15 +76,18 @@ func BenchmarkVerifyToken(b *testing.B) {
 	}
 }
 
+// benchTargets are the requests of the benchmarks that compare a request
+// with a part of its work: a person, and five signers with protected data.
+var benchTargets = []struct{ name, target string }{
+	{"person", "/api/v1/persons/" + consumerA},
+	{"signers5-expand-last4", "/api/v1/authorized-signers?consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=LAST4"},
+}
+
 // BenchmarkVerifyShare measures, in the same loop, a whole request and the
 // verification of its token alone, and reports verification's share of
 // the request time (verify-%), so that machine load affects both alike.
 func BenchmarkVerifyShare(b *testing.B) {
-	targets := []struct{ name, target string }{
-		{"person", "/api/v1/persons/" + consumerA},
-		{"signers5-expand-last4", "/api/v1/authorized-signers?consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=LAST4"},
-	}
-	for _, tc := range targets {
+	for _, tc := range benchTargets {
 		b.Run(tc.name, func(b *testing.B) {
 			s := benchServer(b)
 			token := rsaToken(b, goodClaims("read:persons"))
@@ -151,11 +154,7 @@ func preVerified(p *principal) authMiddleware {
 // token's principal already verified: the allocations of a request whose
 // token is found in a cache. The read model is the in-memory fixture.
 func BenchmarkHandlers(b *testing.B) {
-	targets := []struct{ name, target string }{
-		{"person", "/api/v1/persons/" + consumerA},
-		{"signers5-expand-last4", "/api/v1/authorized-signers?consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=LAST4"},
-	}
-	for _, tc := range targets {
+	for _, tc := range benchTargets {
 		b.Run(tc.name, func(b *testing.B) {
 			s := benchServer(b)
 			token := rsaToken(b, goodClaims("read:persons"))

@@ -9,9 +9,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
-
-	"github.com/lookup/persons/internal/logtest"
 )
 
 // startServe runs serve with the settings of environ and opts, in the
@@ -22,18 +19,9 @@ func startServe(t *testing.T, environ map[string]string, opts serveOptions) *pro
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &program{stdout: &logtest.Buffer{}, stderr: &logtest.Buffer{}, cancel: cancel, done: make(chan error, 1)}
-	go func() { p.done <- serve(ctx, c.cfg, newLogger(c.cfg, p.stderr), opts) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-p.done: //nolint:errcheck // the test asserts on the outcome it cares about; here the program only has to stop
-		case <-time.After(30 * time.Second):
-			t.Errorf("serve did not stop within 30s")
-		}
+	return startFunc(t, "serve", func(ctx context.Context, _, stderr io.Writer) error {
+		return serve(ctx, c.cfg, newLogger(c.cfg, stderr), opts)
 	})
-	return p
 }
 
 func TestAdminActionsGuard(t *testing.T) {

@@ -5,45 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lookup/persons/audit"
-	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/logtest"
 )
 
-// getWith sends a GET with a bearer token and extra headers.
-func getWithHeaders(url, tok string, headers map[string]string) (int, []byte, error) {
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+tok)
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, b, err
-}
-
 func TestServeAuditsDisclosures(t *testing.T) {
-	ns := runNATS(t)
-	js := jetStream(t, ns)
-	createStream(t, js, "PERSONS")
-	demo, err := newDemoData()
-	if err != nil {
-		t.Fatal(err)
-	}
-	consumer := events.Consumer{ConsumerID: demoID("a-consumer", 0), BusinessID: demo.Businesses[0], FirstName: "Ada", LastName: "Lovelace"}
+	ns, js := personsNATS(t)
+	consumer := adaConsumer(t, "a-consumer")
 	withBoth := demoSigner(consumer.ConsumerID, 0)
 	withBoth.SSN, withBoth.DateOfBirth = "123456789", "1980-01-02"
 	withNone := demoSigner(consumer.ConsumerID, 1)

@@ -52,16 +52,19 @@ func newDemoData() (*demoData, error) {
 	for i := range 3 {
 		d.Businesses = append(d.Businesses, demoID("business", i))
 	}
-	add := func(version uint64, data any) error {
-		ev, err := events.NewEvent(demoSource, version, data)
+	var err error // the first error of add; add does nothing after one
+	add := func(version uint64, data any) {
 		if err != nil {
-			return err
+			return
+		}
+		var ev events.Event
+		if ev, err = events.NewEvent(demoSource, version, data); err != nil {
+			return
 		}
 		ent := ev.Entity()
 		ev.ID = uuid.NewSHA1(demoNamespace, fmt.Appendf(nil, "event-%s-%s-%d", ent.Kind, ent.ID, version)).String()
 		ev.Time = time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC).Add(time.Duration(len(d.Events)) * time.Minute)
 		d.Events = append(d.Events, ev)
-		return nil
 	}
 	const consumers = 20
 	for i := range consumers {
@@ -74,15 +77,11 @@ func newDemoData() (*demoData, error) {
 		if i%2 == 0 {
 			c.MiddleName = middleNames[i%len(middleNames)]
 		}
-		if err := add(1, c); err != nil {
-			return nil, err
-		}
+		add(1, c)
 	}
 	// An update: consumer 1 changed their last name.
 	c1 := events.Consumer{ConsumerID: demoID("consumer", 1), BusinessID: d.Businesses[1], FirstName: firstNames[1], LastName: "Hopper-Murray"}
-	if err := add(2, c1); err != nil {
-		return nil, err
-	}
+	add(2, c1)
 	for i := range 6 {
 		bc := events.BusinessContact{
 			ContactID:  demoID("contact", i),
@@ -93,9 +92,7 @@ func newDemoData() (*demoData, error) {
 		if i%2 == 1 {
 			bc.MiddleName = middleNames[(i+2)%len(middleNames)]
 		}
-		if err := add(1, bc); err != nil {
-			return nil, err
-		}
+		add(1, bc)
 	}
 	// Signers: eight for consumer 0 (every status, type and access level),
 	// and one to three for each of consumers 1 to 12.
@@ -106,9 +103,7 @@ func newDemoData() (*demoData, error) {
 			n = 8
 		}
 		for range n {
-			if err := add(1, demoSigner(demoID("consumer", ci), k)); err != nil {
-				return nil, err
-			}
+			add(1, demoSigner(demoID("consumer", ci), k))
 			k++
 		}
 	}
@@ -117,16 +112,11 @@ func newDemoData() (*demoData, error) {
 	// 19 (no signers) is deleted.
 	s := demoSigner(demoID("consumer", 0), 1)
 	s.Status = events.SignerStatusActive
-	if err := add(2, s); err != nil {
-		return nil, err
-	}
-	if err := add(2, events.SignerDeleted{SignerID: demoID("signer", 12), ConsumerID: demoID("consumer", 2)}); err != nil {
-		return nil, err
-	}
-	if err := add(2, events.BusinessContactDeleted{ContactID: demoID("contact", 5)}); err != nil {
-		return nil, err
-	}
-	if err := add(2, events.ConsumerDeleted{ConsumerID: demoID("consumer", 19)}); err != nil {
+	add(2, s)
+	add(2, events.SignerDeleted{SignerID: demoID("signer", 12), ConsumerID: demoID("consumer", 2)})
+	add(2, events.BusinessContactDeleted{ContactID: demoID("contact", 5)})
+	add(2, events.ConsumerDeleted{ConsumerID: demoID("consumer", 19)})
+	if err != nil {
 		return nil, err
 	}
 	d.Consumer = demoID("consumer", 0)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rsa"
 	"errors"
 	"fmt"
 	"io"
@@ -118,22 +119,9 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 	}
 
 	keyPath := devKeyPath(getenv, dataDir, !temp)
-	key, err := loadOrCreateDevKey(keyPath)
+	key, jwks, keys, err := devSigningKey(logger, keyPath, dataDir)
 	if err != nil {
 		return err
-	}
-	warnLooseKeyFiles(logger, secretFile("dev signing key (--data-dir)", keyPath))
-	jwks, err := publicJWKS(key)
-	if err != nil {
-		return err
-	}
-	jwksPath := filepath.Join(dataDir, devJWKSFile)
-	if err := os.WriteFile(jwksPath, jwks, 0o600); err != nil {
-		return fmt.Errorf("dev JWKS: %w", err)
-	}
-	keys, err := query.LoadJWKSFile(jwksPath)
-	if err != nil {
-		return fmt.Errorf("dev JWKS: %w", err)
 	}
 
 	scfg := cfg
@@ -169,6 +157,30 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 		},
 	}
 	return serve(ctx, scfg, logger, opts)
+}
+
+// devSigningKey loads (or creates) the dev key at keyPath and writes the
+// JWKS of its public half into dataDir; it returns the key, that JWKS and
+// the verification keys read back from the file.
+func devSigningKey(logger *slog.Logger, keyPath, dataDir string) (*rsa.PrivateKey, []byte, *query.JWKS, error) {
+	key, err := loadOrCreateDevKey(keyPath)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	warnLooseKeyFiles(logger, secretFile("dev signing key (--data-dir)", keyPath))
+	jwks, err := publicJWKS(key)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	jwksPath := filepath.Join(dataDir, devJWKSFile)
+	if err := os.WriteFile(jwksPath, jwks, 0o600); err != nil {
+		return nil, nil, nil, fmt.Errorf("dev JWKS: %w", err)
+	}
+	keys, err := query.LoadJWKSFile(jwksPath)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("dev JWKS: %w", err)
+	}
+	return key, jwks, keys, nil
 }
 
 // startDevNATS starts an in-process NATS server with JetStream, storing

@@ -18,9 +18,7 @@ import (
 // TestDLQCommands dead-letters an event with "lookupd project", lists it
 // with "lookupd dlq ls" and replays it with "lookupd dlq replay".
 func TestDLQCommands(t *testing.T) {
-	ns := runNATS(t)
-	js := jetStream(t, ns)
-	createStream(t, js, "PERSONS")
+	ns, js := personsNATS(t)
 	const subject = "persons.consumer.0b7e8a52-5f1e-4c1e-9a43-8f7a1c2d3e4f"
 	const secret = "123-45-6789"
 	m := nats.NewMsg(subject)

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/wait"
 )
@@ -22,14 +21,8 @@ import (
 // connections during LOOKUP_SHUTDOWN_DELAY, and only then does it stop.
 func TestServeShutdownDelay(t *testing.T) {
 	const delay = 4 * time.Second
-	ns := runNATS(t)
-	js := jetStream(t, ns)
-	createStream(t, js, "PERSONS")
-	demo, err := newDemoData()
-	if err != nil {
-		t.Fatal(err)
-	}
-	consumer := events.Consumer{ConsumerID: demoID("drain", 0), BusinessID: demo.Businesses[0], FirstName: "Ada", LastName: "Lovelace"}
+	ns, js := personsNATS(t)
+	consumer := adaConsumer(t, "drain")
 	publish(t, js, consumer)
 
 	environ := serveEnv(t, ns, filepath.Join(t.TempDir(), "data"))

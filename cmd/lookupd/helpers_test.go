@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/natstest"
 	"github.com/lookup/persons/internal/wait"
@@ -41,6 +42,27 @@ func jetStream(t *testing.T, ns *server.Server) jetstream.JetStream {
 	t.Helper()
 	_, js := natstest.Connect(t, ns.ClientURL())
 	return js
+}
+
+// personsNATS starts an in-process NATS server with the stream PERSONS and
+// returns it and a JetStream context on it.
+func personsNATS(t *testing.T) (*server.Server, jetstream.JetStream) {
+	t.Helper()
+	ns := runNATS(t)
+	js := jetStream(t, ns)
+	createStream(t, js, "PERSONS")
+	return ns, js
+}
+
+// adaConsumer returns the consumer Ada Lovelace, of the first demo
+// business, with the id demoID(prefix, 0).
+func adaConsumer(t *testing.T, prefix string) events.Consumer {
+	t.Helper()
+	demo, err := newDemoData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events.Consumer{ConsumerID: demoID(prefix, 0), BusinessID: demo.Businesses[0], FirstName: "Ada", LastName: "Lovelace"}
 }
 
 // createStream creates the stream name on subjects persons.>.
@@ -104,15 +126,25 @@ type program struct {
 // The test ends it (cancelling its context) when it ends, if still running.
 func start(t *testing.T, environ map[string]string, args ...string) *program {
 	t.Helper()
+	return startFunc(t, "program", func(ctx context.Context, stdout, stderr io.Writer) error {
+		return run(ctx, args, env(environ), stdout, stderr)
+	})
+}
+
+// startFunc runs f in the background as the program what, with the
+// program's context and output; the test ends it (cancelling its context)
+// when it ends, if still running.
+func startFunc(t *testing.T, what string, f func(ctx context.Context, stdout, stderr io.Writer) error) *program {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &program{stdout: &logtest.Buffer{}, stderr: &logtest.Buffer{}, cancel: cancel, done: make(chan error, 1)}
-	go func() { p.done <- run(ctx, args, env(environ), p.stdout, p.stderr) }()
+	go func() { p.done <- f(ctx, p.stdout, p.stderr) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
 		case <-p.done: //nolint:errcheck // the test asserts on the outcome it cares about; here the program only has to stop
 		case <-time.After(30 * time.Second):
-			t.Errorf("program did not stop within 30s")
+			t.Errorf("%s did not stop within 30s", what)
 		}
 	})
 	return p
@@ -166,12 +198,20 @@ func (p *program) addrs(t *testing.T) map[string]string {
 // get sends a GET with an optional bearer token and returns the status
 // and body.
 func get(url, tok string) (int, []byte, error) {
+	return getWithHeaders(url, tok, nil)
+}
+
+// getWithHeaders is get with extra request headers.
+func getWithHeaders(url, tok string, headers map[string]string) (int, []byte, error) {
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		return 0, nil, err
 	}
 	if tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

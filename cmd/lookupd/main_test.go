@@ -76,9 +76,7 @@ func TestMainExitStatus(t *testing.T) {
 // TestMainSIGTERM runs serve as a real process and stops it with SIGTERM:
 // it exits 0 after a clean shutdown.
 func TestMainSIGTERM(t *testing.T) {
-	ns := runNATS(t)
-	js := jetStream(t, ns)
-	createStream(t, js, "PERSONS")
+	ns, _ := personsNATS(t)
 	dir := filepath.Join(t.TempDir(), "data")
 	cmd, errOut := lookupdCmd(t, serveEnv(t, ns, dir), "serve")
 	if err := cmd.Start(); err != nil {

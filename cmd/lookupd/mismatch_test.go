@@ -15,9 +15,7 @@ import (
 // start-up error naming the problem, a read model projected from another
 // incarnation of the stream (projector.ErrStreamMismatch).
 func TestStreamMismatchIsFatal(t *testing.T) {
-	ns := runNATS(t)
-	js := jetStream(t, ns)
-	createStream(t, js, "PERSONS")
+	ns, js := personsNATS(t)
 	c := events.Consumer{ConsumerID: demoID("u-consumer", 0), BusinessID: demoID("business", 0), FirstName: "A", LastName: "B"}
 	publish(t, js, c)
 	dir := t.TempDir()

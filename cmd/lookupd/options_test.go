@@ -43,9 +43,7 @@ func TestServeJWKSURL(t *testing.T) {
 	jwksOptionsForTest = []query.JWKSOption{query.WithJWKSRefreshInterval(20 * time.Millisecond)}
 	t.Cleanup(func() { jwksOptionsForTest = nil })
 
-	ns := runNATS(t)
-	js := jetStream(t, ns)
-	createStream(t, js, "PERSONS")
+	ns, js := personsNATS(t)
 	c := events.Consumer{ConsumerID: demoID("u-consumer", 0), BusinessID: demoID("business", 0), FirstName: "A", LastName: "B"}
 	publish(t, js, c)
 
@@ -99,9 +97,7 @@ func TestServeJWKSURL(t *testing.T) {
 // TestEncryptionAtRest checks that LOOKUP_ENCRYPTION_KEY_FILE encrypts the
 // read model: it opens with the key and not without it.
 func TestEncryptionAtRest(t *testing.T) {
-	ns := runNATS(t)
-	js := jetStream(t, ns)
-	createStream(t, js, "PERSONS")
+	ns, js := personsNATS(t)
 	c := events.Consumer{ConsumerID: demoID("e-consumer", 0), BusinessID: demoID("business", 0), FirstName: "Zelda", LastName: "Encrypted"}
 	publish(t, js, c)
 

@@ -16,9 +16,7 @@ import (
 )
 
 func TestProjectUntilCaughtUp(t *testing.T) {
-	ns := runNATS(t)
-	js := jetStream(t, ns)
-	createStream(t, js, "PERSONS")
+	ns, js := personsNATS(t)
 	demo, err := newDemoData()
 	if err != nil {
 		t.Fatal(err)

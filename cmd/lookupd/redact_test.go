@@ -36,9 +36,7 @@ func TestNoSecretInLogs(t *testing.T) {
 		_, _ = w.Write(jwks)
 	}))
 	defer idp.Close()
-	ns := runNATS(t)
-	js := jetStream(t, ns)
-	createStream(t, js, "PERSONS")
+	ns, js := personsNATS(t)
 	publish(t, js, events.Consumer{ConsumerID: demoID("u-consumer", 0), BusinessID: demoID("business", 0), FirstName: "A", LastName: "B"})
 	natsURL := strings.Replace(ns.ClientURL(), "nats://", "nats://s3cr3tT0ken@", 1)
 	jwksURL := strings.Replace(idp.URL, "http://", "http://user:s3cret@", 1) + "/jwks.json?token=abc"

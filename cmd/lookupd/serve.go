@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lookup/persons/audit"
 	"github.com/lookup/persons/projector"
 	"github.com/lookup/persons/query"
 )
@@ -142,10 +143,7 @@ func openStore(cfg config, logger *slog.Logger) (*projector.Store, error) {
 func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptions) (err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the JWKS refresh, if any
-	logger.Info("starting lookupd serve", "version", version, "http_addr", cfg.HTTPAddr, "admin_addr", cfg.AdminAddr,
-		"nats_url", redactURLs(cfg.NATSURL), "stream", cfg.Stream, "data_dir", cfg.DataDir,
-		"encrypted", cfg.EncryptionKeyFile != "", "jwks_url", redactURLs(cfg.JWKSURL), "jwks_file", cfg.JWKSFile,
-		"issuer", cfg.Issuer, "audience", cfg.Audience, "tenant_claim", cfg.TenantClaim)
+	logServeStart(cfg, logger)
 	keys := opts.keys
 	if keys == nil {
 		if keys, err = loadKeys(ctx, cfg, logger); err != nil {
@@ -167,15 +165,11 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 		}
 		logger.Info("read model closed", "dir", cfg.DataDir)
 	}()
-	apiLn, err := net.Listen("tcp", cfg.HTTPAddr)
+	apiLn, adminLn, err := listen(cfg)
 	if err != nil {
-		return fmt.Errorf("API listener: %w", err)
+		return err
 	}
 	defer apiLn.Close()
-	adminLn, err := net.Listen("tcp", cfg.AdminAddr)
-	if err != nil {
-		return fmt.Errorf("admin listener: %w", err)
-	}
 	defer adminLn.Close()
 
 	nc, proj, err := newProjector(cfg, store, logger)
@@ -190,6 +184,67 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 		return err
 	}
 	defer closeLedger(ledger, logger)
+	api, err := newAPI(cfg, store, keys, proj, ledger, reg, logger)
+	if err != nil {
+		return err
+	}
+	ready := &readiness{src: proj}
+	// inflight counts the API handlers running, so that the read model is
+	// closed only after the last of them, even one that outlived the drain
+	// timeout (http.Server.Close does not wait for handlers).
+	var inflight sync.WaitGroup
+	apiSrv := newHTTPServer(countInflight(api, &inflight), logger)
+	adminSrv := newHTTPServer(withAdminActions(newAdminHandler(ready, reg, opts.adminExtra, cfg.PProf), adminGuard, opts.adminActions), logger)
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return runProjector(gctx, proj, logger) })
+	g.Go(func() error { return serveHTTP(apiSrv, apiLn, "api", logger) })
+	g.Go(func() error { return serveHTTP(adminSrv, adminLn, "admin", logger) })
+	g.Go(func() error {
+		announceReady(gctx, proj, apiLn.Addr().String(), adminLn.Addr().String(), opts.onReady, logger)
+		return nil
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		ready.draining.Store(true)
+		logger.Info("shutting down", append(shutdownCause(gctx), "drain_timeout", cfg.ShutdownTimeout.String())...)
+		delayShutdown(ctx, apiSrv, cfg.ShutdownDelay, logger)
+		return drainServers(apiSrv, adminSrv, cfg.ShutdownTimeout)
+	})
+	err = g.Wait()
+	closeLedger(ledger, logger) // its last records need the connection
+	nc.Close()
+	waitInflight(&inflight, time.Minute, logger)
+	if err == nil {
+		logger.Info("stopped")
+	}
+	return err
+}
+
+// logServeStart logs the settings serve starts with (no secret: URLs
+// redacted, key files named, not read).
+func logServeStart(cfg config, logger *slog.Logger) {
+	logger.Info("starting lookupd serve", "version", version, "http_addr", cfg.HTTPAddr, "admin_addr", cfg.AdminAddr,
+		"nats_url", redactURLs(cfg.NATSURL), "stream", cfg.Stream, "data_dir", cfg.DataDir,
+		"encrypted", cfg.EncryptionKeyFile != "", "jwks_url", redactURLs(cfg.JWKSURL), "jwks_file", cfg.JWKSFile,
+		"issuer", cfg.Issuer, "audience", cfg.Audience, "tenant_claim", cfg.TenantClaim)
+}
+
+// listen opens the API and admin listeners.
+func listen(cfg config) (api, admin net.Listener, err error) {
+	if api, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
+		return nil, nil, fmt.Errorf("API listener: %w", err)
+	}
+	if admin, err = net.Listen("tcp", cfg.AdminAddr); err != nil {
+		api.Close()
+		return nil, nil, fmt.Errorf("admin listener: %w", err)
+	}
+	return api, admin, nil
+}
+
+// newAPI returns the API over the read model store.
+func newAPI(cfg config, store *projector.Store, keys *query.JWKS, proj *projector.Projector, ledger *audit.Ledger,
+	reg prometheus.Registerer, logger *slog.Logger) (*query.Server, error) {
 	api, err := query.NewServer(query.Config{
 		Reader:      store,
 		Keys:        keys,
@@ -206,65 +261,54 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 		TokenCacheSize: cfg.TokenCacheSize,
 	})
 	if err != nil {
-		return fmt.Errorf("API: %w", err)
+		return nil, fmt.Errorf("API: %w", err)
 	}
-	ready := &readiness{src: proj}
-	// inflight counts the API handlers running, so that the read model is
-	// closed only after the last of them, even one that outlived the drain
-	// timeout (http.Server.Close does not wait for handlers).
-	var inflight sync.WaitGroup
-	var apiHandler http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return api, nil
+}
+
+// countInflight returns api counting its running handlers in inflight
+// (and wrapped by wrapAPIForTest, when a test sets it).
+func countInflight(api http.Handler, inflight *sync.WaitGroup) http.Handler {
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		inflight.Add(1)
 		defer inflight.Done()
 		api.ServeHTTP(w, r)
 	})
 	if wrapAPIForTest != nil {
-		apiHandler = wrapAPIForTest(apiHandler)
+		h = wrapAPIForTest(h)
 	}
-	apiSrv := newHTTPServer(apiHandler, logger)
-	adminSrv := newHTTPServer(withAdminActions(newAdminHandler(ready, reg, opts.adminExtra, cfg.PProf), adminGuard, opts.adminActions), logger)
+	return h
+}
 
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return runProjector(gctx, proj, logger) })
-	g.Go(func() error { return serveHTTP(apiSrv, apiLn, "api", logger) })
-	g.Go(func() error { return serveHTTP(adminSrv, adminLn, "admin", logger) })
-	g.Go(func() error {
-		select {
-		case <-proj.CaughtUp():
-			p := proj.Progress()
-			logger.Info("read model caught up; ready", "applied_sequence", p.AppliedSeq, "target_sequence", p.TargetSeq)
-			if opts.onReady != nil {
-				opts.onReady(apiLn.Addr().String(), adminLn.Addr().String())
-			}
-		case <-gctx.Done():
+// announceReady logs, and tells onReady (if any), once the read model has
+// caught up, unless ctx is done first.
+func announceReady(ctx context.Context, proj *projector.Projector, apiAddr, adminAddr string, onReady func(apiAddr, adminAddr string), logger *slog.Logger) {
+	select {
+	case <-proj.CaughtUp():
+		p := proj.Progress()
+		logger.Info("read model caught up; ready", "applied_sequence", p.AppliedSeq, "target_sequence", p.TargetSeq)
+		if onReady != nil {
+			onReady(apiAddr, adminAddr)
 		}
-		return nil
-	})
-	g.Go(func() error {
-		<-gctx.Done()
-		ready.draining.Store(true)
-		logger.Info("shutting down", append(shutdownCause(gctx), "drain_timeout", cfg.ShutdownTimeout.String())...)
-		delayShutdown(ctx, apiSrv, cfg.ShutdownDelay, logger)
-		sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
-		defer cancel()
-		var errs []error
-		if err := apiSrv.Shutdown(sctx); err != nil {
-			apiSrv.Close()
-			errs = append(errs, fmt.Errorf("API: requests still in flight after %v: %w", cfg.ShutdownTimeout, err))
-		}
-		if err := adminSrv.Shutdown(sctx); err != nil {
-			adminSrv.Close()
-		}
-		return errors.Join(errs...)
-	})
-	err = g.Wait()
-	closeLedger(ledger, logger) // its last records need the connection
-	nc.Close()
-	waitInflight(&inflight, time.Minute, logger)
-	if err == nil {
-		logger.Info("stopped")
+	case <-ctx.Done():
 	}
-	return err
+}
+
+// drainServers shuts both servers down, letting requests in flight finish
+// within timeout; it returns an error if API requests were still running
+// then (the admin listener's are cut short without one).
+func drainServers(apiSrv, adminSrv *http.Server, timeout time.Duration) error {
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var errs []error
+	if err := apiSrv.Shutdown(sctx); err != nil {
+		apiSrv.Close()
+		errs = append(errs, fmt.Errorf("API: requests still in flight after %v: %w", timeout, err))
+	}
+	if err := adminSrv.Shutdown(sctx); err != nil {
+		adminSrv.Close()
+	}
+	return errors.Join(errs...)
 }
 
 // isClosed reports whether ch is closed.

@@ -60,9 +60,7 @@ func serveEnv(t *testing.T, ns *server.Server, dir string) map[string]string {
 }
 
 func TestServe(t *testing.T) {
-	ns := runNATS(t)
-	js := jetStream(t, ns)
-	createStream(t, js, "PERSONS")
+	ns, js := personsNATS(t)
 
 	// A read model to catch up with before /readyz turns 200: a consumer
 	// with five signers and a business contact.

@@ -19,8 +19,8 @@ import (
 // are given but LOOKUP_TENANT_CLAIM is not set.
 const defaultTenantClaim = "business_ids"
 
-func cmdToken(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand("token", `
+// mintHelp is the help of "lookupd token".
+const mintHelp = `
 Mints a token signed with the dev key of "lookupd dev", and prints it on
 stdout. For development only: a real deployment verifies tokens of its own
 identity provider (LOOKUP_JWKS_URL).
@@ -35,8 +35,10 @@ $XDG_CACHE_HOME when set); --key names any other.
 With --print-jwks it prints the JWKS of the key's public half instead, for
 a server's LOOKUP_JWKS_FILE. With --create the key is created when missing.
 With --count N it prints N distinct tokens, one a line, each with its own
-jti claim (for a load test: see "make loadtest").`,
-		getenv, "data-dir", "issuer", "audience", "tenant-claim")
+jti claim (for a load test: see "make loadtest").`
+
+func cmdToken(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	c, err := newCommand("token", mintHelp, getenv, "data-dir", "issuer", "audience", "tenant-claim")
 	if err != nil {
 		return err
 	}
@@ -79,18 +81,9 @@ jti claim (for a load test: see "make loadtest").`,
 		TTL:      *ttl,
 		Now:      time.Now(),
 	}
-	if *tenants != "" {
-		for _, t := range strings.Split(*tenants, ",") {
-			t = strings.TrimSpace(t)
-			if t == "" {
-				continue
-			}
-			if err := uuid.Validate(t); err != nil || len(t) != 36 {
-				c.usage(stderr)
-				return &usageError{fmt.Errorf("--tenant %q: want comma-separated canonical UUIDs", t)}
-			}
-			req.Tenants = append(req.Tenants, strings.ToLower(t))
-		}
+	if req.Tenants, err = parseTenants(*tenants); err != nil {
+		c.usage(stderr)
+		return &usageError{err}
 	}
 	// The tenancy claim is added only with --tenant business ids: a
 	// configured claim name alone adds nothing (not an empty claim).
@@ -100,15 +93,8 @@ jti claim (for a load test: see "make loadtest").`,
 			req.TenantClaim = defaultTenantClaim
 		}
 	}
-	load := loadDevKey
-	if *create {
-		load = loadOrCreateDevKey
-	}
-	key, err := load(*keyPath)
+	key, err := tokenKey(*keyPath, *create)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%w (start \"lookupd dev\" first, pass the --key path it prints, or pass --create)", err)
-		}
 		return err
 	}
 	if *printJWKS {
@@ -120,6 +106,36 @@ jti claim (for a load test: see "make loadtest").`,
 		return nil
 	}
 	return printTokens(stdout, key, req, *count)
+}
+
+// parseTenants returns the business ids of --tenant (comma-separated
+// canonical UUIDs), lower-cased.
+func parseTenants(list string) ([]string, error) {
+	var ids []string
+	for _, t := range strings.Split(list, ",") {
+		t = strings.TrimSpace(t)
+		if t == "" {
+			continue
+		}
+		if err := uuid.Validate(t); err != nil || len(t) != 36 {
+			return nil, fmt.Errorf("--tenant %q: want comma-separated canonical UUIDs", t)
+		}
+		ids = append(ids, strings.ToLower(t))
+	}
+	return ids, nil
+}
+
+// tokenKey loads the dev key at path, creating it when missing if create.
+func tokenKey(path string, create bool) (*rsa.PrivateKey, error) {
+	load := loadDevKey
+	if create {
+		load = loadOrCreateDevKey
+	}
+	key, err := load(path)
+	if err != nil && errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w (start \"lookupd dev\" first, pass the --key path it prints, or pass --create)", err)
+	}
+	return key, err
 }
 
 // printTokens mints n tokens for req with k and writes them to w, one a

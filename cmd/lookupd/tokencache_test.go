@@ -17,9 +17,7 @@ import (
 // with the default a token presented again is a cache hit on /metrics; with
 // 0 there is no hit.
 func TestServeTokenCacheSetting(t *testing.T) {
-	ns := runNATS(t)
-	js := jetStream(t, ns)
-	createStream(t, js, "PERSONS")
+	ns, js := personsNATS(t)
 	c := events.Consumer{ConsumerID: demoID("u-consumer", 0), BusinessID: demoID("business", 0), FirstName: "A", LastName: "B"}
 	publish(t, js, c)
 	tests := []struct {
