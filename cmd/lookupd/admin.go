@@ -25,14 +25,17 @@ var _ progressSource = (*projector.Projector)(nil)
 // the stream as it stood at start-up, and until the process starts to shut
 // down. Once ready it stays ready while NATS is unreachable: the read model
 // it serves is then stale but consistent, which is better than no answer.
+// It is not ready while the NATS server refuses lookupd's credentials: that
+// is a fault an operator must fix, not an outage to ride out.
 type readiness struct {
 	src      progressSource
+	nats     *natsHealth // nil: not followed
 	draining atomic.Bool
 }
 
 // ready reports whether the process should receive traffic.
 func (r *readiness) ready() bool {
-	if r.draining.Load() {
+	if r.draining.Load() || (r.nats != nil && r.nats.refused.Load()) {
 		return false
 	}
 	select {

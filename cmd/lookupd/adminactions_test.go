@@ -94,6 +94,7 @@ func TestServeRefusesABadAdminTokenFile(t *testing.T) {
 			environ := map[string]string{
 				"LOOKUP_NATS_URL": "nats://127.0.0.1:1", "LOOKUP_DATA_DIR": t.TempDir(),
 				"LOOKUP_JWKS_FILE": writeJWKS(t), "LOOKUP_ADMIN_TOKEN_FILE": file,
+				"LOOKUP_ISSUER": testIssuer, "LOOKUP_AUDIENCE": testAudience,
 			}
 			err := run(context.Background(), []string{"serve"}, env(environ), io.Discard, io.Discard)
 			if err == nil || !strings.Contains(err.Error(), "admin token file") {

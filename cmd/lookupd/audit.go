@@ -70,7 +70,7 @@ FHIR R4 Bundle of AuditEvent resources (IHE BALP patient-read pattern).
 
 "lookupd audit verify" checks every replica's chain of records instead and
 reports gaps and altered records (exit status 1 when it finds any).`,
-		getenv, "nats-url", "audit-stream")
+		getenv, append([]string{"nats-url", "audit-stream"}, natsSettings...)...)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ reports gaps and altered records (exit status 1 when it finds any).`,
 		c.usage(stderr)
 		return &usageError{err}
 	}
-	js, closeNC, err := auditJetStream(c.cfg.NATSURL)
+	js, closeNC, err := auditJetStream(ctx, c.cfg)
 	if err != nil {
 		return err
 	}
@@ -190,7 +190,7 @@ must run from record 1 without a gap, each record must hold the hash of its
 predecessor, and no message may be missing between the stream's first and
 last sequence. Prints one line per chain and one per problem found; exits
 with status 1 when it finds any.`,
-		getenv, "nats-url", "audit-stream")
+		getenv, append([]string{"nats-url", "audit-stream"}, natsSettings...)...)
 	if err != nil {
 		return err
 	}
@@ -198,7 +198,7 @@ with status 1 when it finds any.`,
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	js, closeNC, err := auditJetStream(c.cfg.NATSURL)
+	js, closeNC, err := auditJetStream(ctx, c.cfg)
 	if err != nil {
 		return err
 	}
@@ -222,12 +222,12 @@ with status 1 when it finds any.`,
 	return nil
 }
 
-// auditJetStream connects to urls for a one-off command: it fails at once
-// when NATS is unreachable.
-func auditJetStream(urls string) (jetstream.JetStream, func(), error) {
-	nc, err := nats.Connect(urls, nats.Name("lookupd audit"), nats.Timeout(10*time.Second))
+// auditJetStream connects to cfg's NATS for a one-off command: it fails
+// when NATS is not reachable within 10 s.
+func auditJetStream(ctx context.Context, cfg config) (jetstream.JetStream, func(), error) {
+	nc, err := connectNATSWithin(ctx, cfg, "lookupd audit", slog.New(slog.DiscardHandler), 10*time.Second)
 	if err != nil {
-		return nil, nil, fmt.Errorf("nats %s: %w", redactURLs(urls), err)
+		return nil, nil, err
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {

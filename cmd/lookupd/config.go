@@ -45,6 +45,7 @@ type config struct {
 	ReplicaID         string
 	PProf             bool  // net/http/pprof on the admin listener
 	MemoryBudget      int64 // bytes; 0: no budget
+	securityConfig
 }
 
 // setting is one configuration value: its flag, its environment variable,
@@ -188,6 +189,10 @@ var settings = []setting{
 		}},
 }
 
+// allSettings returns every setting: the table above, then the security
+// settings (securitysettings.go).
+func allSettings() []setting { return append(append([]setting(nil), settings...), securitySettings...) }
+
 // settingsFor returns the settings named by flag, in the order of the
 // settings table.
 func settingsFor(flags ...string) []setting {
@@ -196,7 +201,7 @@ func settingsFor(flags ...string) []setting {
 		want[f] = true
 	}
 	var out []setting
-	for _, s := range settings {
+	for _, s := range allSettings() {
 		if want[s.flag] {
 			out = append(out, s)
 			delete(want, s.flag)

@@ -23,7 +23,7 @@ func TestSettingPrecedence(t *testing.T) {
 			name: "defaults",
 			want: config{HTTPAddr: ":8080", AdminAddr: ":9090", NATSURL: "nats://127.0.0.1:4222", Stream: "PERSONS",
 				DataDir: "./data", LogFormat: "json", LogLevel: "info", ShutdownTimeout: 10 * time.Second, TokenCacheSize: 10000,
-				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: 192 << 20},
+				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: 192 << 20, securityConfig: securityConfig{NATSInboxPrefix: "_INBOX_lookupd"}},
 		},
 		{
 			name: "environment over defaults",
@@ -35,7 +35,7 @@ func TestSettingPrecedence(t *testing.T) {
 			want: config{HTTPAddr: ":1", AdminAddr: ":2", NATSURL: "nats://n:1", Stream: "S", DataDir: "/d",
 				EncryptionKeyFile: "/k", JWKSURL: "http://j", JWKSFile: "/j", Issuer: "iss", Audience: "aud", TenantClaim: "tc",
 				LogFormat: "text", LogLevel: "debug", ShutdownTimeout: 3 * time.Second, TokenCacheSize: 10000,
-				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: 64 << 20},
+				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: 64 << 20, securityConfig: securityConfig{NATSInboxPrefix: "_INBOX_lookupd"}},
 		},
 		{
 			name: "flags over environment",
@@ -48,14 +48,14 @@ func TestSettingPrecedence(t *testing.T) {
 			want: config{HTTPAddr: ":7", AdminAddr: ":8", NATSURL: "nats://x:2", Stream: "T", DataDir: "/e",
 				EncryptionKeyFile: "/l", JWKSURL: "http://k", JWKSFile: "/m", Issuer: "i2", Audience: "a2", TenantClaim: "t2",
 				LogFormat: "json", LogLevel: "warn", ShutdownTimeout: time.Minute, TokenCacheSize: 10000,
-				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: 1 << 30},
+				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: 1 << 30, securityConfig: securityConfig{NATSInboxPrefix: "_INBOX_lookupd"}},
 		},
 		{
 			name: "empty variable counts as unset",
 			env:  map[string]string{"LOOKUP_STREAM": ""},
 			want: config{HTTPAddr: ":8080", AdminAddr: ":9090", NATSURL: "nats://127.0.0.1:4222", Stream: "PERSONS",
 				DataDir: "./data", LogFormat: "json", LogLevel: "info", ShutdownTimeout: 10 * time.Second, TokenCacheSize: 10000,
-				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: 192 << 20},
+				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: 192 << 20, securityConfig: securityConfig{NATSInboxPrefix: "_INBOX_lookupd"}},
 		},
 	}
 	for _, tt := range tests {

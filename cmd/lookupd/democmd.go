@@ -6,10 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
+	"log/slog"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
@@ -31,7 +30,7 @@ versions it has already applied.
 With --print nothing is published: the events are written to stdout as
 JSON lines {"subject", "msg_id", "event"}, examples of the contract
 (docs/events.md) to publish with other tools.`,
-		getenv, "nats-url", "stream")
+		getenv, append([]string{"nats-url", "stream"}, natsSettings...)...)
 	if err != nil {
 		return err
 	}
@@ -76,15 +75,9 @@ func printDemo(w io.Writer, demo *demoData) error {
 // publishDemoTo publishes the demo events to cfg.Stream at cfg.NATSURL and
 // reports on w how many were new.
 func publishDemoTo(ctx context.Context, cfg config, demo *demoData, w io.Writer) error {
-	shown := redactURLs(cfg.NATSURL)
-	nc, err := nats.Connect(cfg.NATSURL, nats.Name("lookupd-demo"), nats.Timeout(5*time.Second))
+	nc, err := connectNATSWithin(ctx, cfg, "lookupd-demo", slog.New(slog.DiscardHandler), 5*time.Second)
 	if err != nil {
-		// A *url.Error repeats the URL, credentials included: keep its cause.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return fmt.Errorf("nats %s: %w", shown, err)
+		return err
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)
@@ -93,7 +86,7 @@ func publishDemoTo(ctx context.Context, cfg config, demo *demoData, w io.Writer)
 	}
 	s, err := js.Stream(ctx, cfg.Stream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return fmt.Errorf("stream %s not found on %s: create it first (nats stream add --config deploy/streams/persons.json)", cfg.Stream, shown)
+		return fmt.Errorf("stream %s not found on %s: create it first (nats stream add --config deploy/streams/persons.json)", cfg.Stream, redactURLs(cfg.NATSURL))
 	}
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", cfg.Stream, err)
@@ -111,7 +104,7 @@ func publishDemoTo(ctx context.Context, cfg config, demo *demoData, w io.Writer)
 		}
 	}
 	fmt.Fprintf(w, "Published the demo data set to stream %s on %s: %d events, %d new (the others were already there).\n",
-		cfg.Stream, shown, len(demo.Events), added)
+		cfg.Stream, redactURLs(cfg.NATSURL), len(demo.Events), added)
 	fmt.Fprintf(w, "Once lookupd has applied them, try consumer %s:\n", demo.Consumer)
 	fmt.Fprintf(w, "  curl -s -H \"Authorization: Bearer $TOKEN\" 'http://localhost:8080/api/v1/authorized-signers?consumer_id=%s&expand=PROTECTED_PERSONAL_DATA'\n", demo.Consumer)
 	return nil

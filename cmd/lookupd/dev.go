@@ -47,6 +47,8 @@ text unless LOOKUP_LOG_FORMAT or --log-format say otherwise.`,
 		return err
 	}
 	c.setDefault("log-format", "text") // a person reads dev's logs
+	c.setDefault("issuer", devIssuer)  // strict token checks, as serve
+	c.setDefault("audience", devAudience)
 	dataDir := c.fs.String("data-dir", "", "directory for the NATS store, the read model and the dev key (default: a temporary directory removed on exit)")
 	tokenTTL := c.fs.Duration("token-ttl", 12*time.Hour, "lifetime of the printed token")
 	c.extra = []string{"data-dir", "token-ttl"}

@@ -19,7 +19,7 @@ import (
 )
 
 // dlqSettings are the settings of the dlq sub-commands.
-var dlqSettings = []string{"nats-url", "log-format", "log-level"}
+var dlqSettings = append([]string{"nats-url", "log-format", "log-level"}, natsSettings...)
 
 // connectWait is how long a dlq command waits for NATS before giving up.
 var connectWait = 10 * time.Second // a variable for tests
@@ -74,17 +74,9 @@ func newDLQCommand(name, help string, getenv func(string) string) (*command, *st
 // returns the tool of the dead-letter stream. It fails when NATS is not
 // reachable within connectWait. The caller closes the connection.
 func dlqTool(ctx context.Context, cfg config, stream string, logger *slog.Logger) (*nats.Conn, *dlq.Tool, error) {
-	nc, err := connectNATS(cfg.NATSURL, logger.With("component", "nats"))
+	nc, err := connectNATSWithin(ctx, cfg, "lookupd dlq", logger.With("component", "nats"), connectWait)
 	if err != nil {
 		return nil, nil, err
-	}
-	deadline := time.Now().Add(connectWait)
-	for !nc.IsConnected() {
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			nc.Close()
-			return nil, nil, fmt.Errorf("nats %s: not reachable within %v", redactURLs(cfg.NATSURL), connectWait)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {

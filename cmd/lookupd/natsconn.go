@@ -1,26 +1,31 @@
 package main
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
-	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/lookup/persons/natsconn"
 	"github.com/lookup/persons/projector"
 	"github.com/lookup/persons/query"
 )
 
+// natsHealth records whether the NATS server refuses lookupd's
+// credentials after the connection was made (a revoked user, an expired
+// credential): /readyz is then 503 until it accepts them again.
+type natsHealth struct{ refused atomic.Bool }
+
 // newProjector connects to NATS (see connectNATS) and returns the projector
 // that feeds store from cfg.Stream. The caller closes the connection once
-// the projector has stopped.
-func newProjector(cfg config, store *projector.Store, logger *slog.Logger) (*nats.Conn, *projector.Projector, error) {
-	nc, err := connectNATS(cfg.NATSURL, logger.With("component", "nats"))
+// the projector has stopped. health, when not nil, follows refusals.
+func newProjector(cfg config, store *projector.Store, logger *slog.Logger, health *natsHealth) (*nats.Conn, *projector.Projector, error) {
+	nc, err := connectNATS(cfg, "lookupd", logger.With("component", "nats"), health)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -32,56 +37,46 @@ func newProjector(cfg config, store *projector.Store, logger *slog.Logger) (*nat
 	return nc, projector.New(js, store, projector.Config{Stream: cfg.Stream, Logger: logger}), nil
 }
 
-// connectNATS connects to the NATS servers at urls (comma-separated). It
-// does not fail when they are unreachable: the connection retries forever
-// with a capped exponential backoff, logging each disconnect, failed
-// attempt and reconnect, and the projector stays not-ready meanwhile.
-// It fails only for a malformed URL.
-func connectNATS(urls string, logger *slog.Logger) (*nats.Conn, error) {
-	shown := redactURLs(urls)
-	nc, err := nats.Connect(urls,
-		nats.Name("lookupd"),
-		nats.RetryOnFailedConnect(true),
-		nats.MaxReconnects(-1),
-		nats.CustomReconnectDelay(reconnectDelay),
-		nats.ConnectHandler(func(nc *nats.Conn) {
-			logger.Info("nats connected", "url", redactURLs(nc.ConnectedUrl()))
-		}),
-		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
-			if err != nil {
-				logger.Warn("nats disconnected; reconnecting", "err", err)
-			}
-		}),
-		nats.ReconnectErrHandler(func(nc *nats.Conn, err error) {
-			logger.Warn("nats unreachable; retrying", "url", shown, "err", err)
-		}),
-		nats.ReconnectHandler(func(nc *nats.Conn) {
-			logger.Info("nats reconnected", "url", redactURLs(nc.ConnectedUrl()))
-		}),
-		nats.ErrorHandler(func(nc *nats.Conn, sub *nats.Subscription, err error) {
-			logger.Warn("nats error", "err", err)
-		}),
-	)
-	if err != nil {
-		// A *url.Error repeats the URL, credentials included: keep its cause.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, fmt.Errorf("nats %s: %w", shown, err)
+// connectNATS connects to cfg's NATS servers with cfg's NATS security
+// settings (natsconn.Connect): a refusal of the credentials, a malformed
+// URL or a failed TLS verification is an error at once; unreachable
+// servers are retried in the background forever, with a capped backoff.
+func connectNATS(cfg config, name string, logger *slog.Logger, health *natsHealth) (*nats.Conn, error) {
+	warnLooseKeyFiles(logger, natsSecretFiles(cfg)...)
+	c := natsconn.Config{Name: name, InboxPrefix: cfg.NATSInboxPrefix, Logger: logger, Redact: query.RedactURL}
+	if health != nil {
+		c.OnRefused = func(error) { health.refused.Store(true) }
+		c.OnAccepted = func() { health.refused.Store(false) }
 	}
-	if !nc.IsConnected() {
-		logger.Warn("nats unreachable; retrying in the background", "url", shown)
+	return natsconn.Connect(cfg.NATSURL, cfg.natsSecurity(), c)
+}
+
+// connectNATSWithin is connectNATS for a one-off command: it fails when
+// NATS is not reachable within wait (or ctx ends).
+func connectNATSWithin(ctx context.Context, cfg config, name string, logger *slog.Logger, wait time.Duration) (*nats.Conn, error) {
+	nc, err := connectNATS(cfg, name, logger, nil)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(wait)
+	for !nc.IsConnected() {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			nc.Close()
+			return nil, fmt.Errorf("nats %s: not reachable within %v", redactURLs(cfg.NATSURL), wait)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	return nc, nil
 }
 
-// reconnectDelay is the backoff between rounds of reconnect attempts:
-// 250ms doubling up to 8s, with 20% jitter so that replicas do not retry
-// in step.
-func reconnectDelay(attempts int) time.Duration {
-	d := 250 * time.Millisecond << min(max(attempts-1, 0), 5)
-	return d + time.Duration(rand.Int64N(int64(d/5)+1)) //nolint:gosec // G404: retry jitter needs no cryptographic randomness
+// natsSecretFiles are the NATS settings' files that hold secrets, for the
+// permission check.
+func natsSecretFiles(cfg config) []keyFile {
+	var out []keyFile
+	for name, path := range cfg.natsSecurity().Files() {
+		out = append(out, secretFile("NATS "+name+" file", path))
+	}
+	return out
 }
 
 // redactURLs returns urls (comma-separated) fit for logs and errors, each

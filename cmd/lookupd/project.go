@@ -21,7 +21,7 @@ SIGINT). With --until-caught-up it exits 0 as soon as the read model has
 reached the end of the stream as it stood at start-up: use it to build or
 rebuild a read model before "lookupd serve" opens it. Progress shows as a
 bar when stderr is a terminal, else as a log line every --progress-interval.`,
-		getenv, "nats-url", "stream", "data-dir", "encryption-key-file", "log-format", "log-level", "memory-budget")
+		getenv, append([]string{"nats-url", "stream", "data-dir", "encryption-key-file", "log-format", "log-level", "memory-budget"}, natsSettings...)...)
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func project(ctx context.Context, cfg config, logger *slog.Logger, opts projectO
 			err = fmt.Errorf("close read model: %w", cerr)
 		}
 	}()
-	nc, proj, err := newProjector(cfg, store, logger)
+	nc, proj, err := newProjector(cfg, store, logger, nil)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ func TestREADME(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(b)
-	for _, s := range settings {
+	for _, s := range allSettings() {
 		def := "none"
 		if s.def != "" {
 			def = "`" + s.def + "`"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -24,10 +25,40 @@ import (
 // errNoJWKS is returned by serve when no verification keys are configured.
 var errNoJWKS = errors.New("no JWKS configured: set LOOKUP_JWKS_URL or LOOKUP_JWKS_FILE (--jwks-url, --jwks-file)")
 
-var serveSettings = []string{"http-addr", "admin-addr", "nats-url", "stream", "data-dir",
-	"encryption-key-file", "jwks-url", "jwks-file", "jwks-allow-http", "issuer", "audience", "tenant-claim", "token-cache-size",
-	"log-format", "log-level", "shutdown-timeout", "shutdown-delay", "admin-token-file",
-	"audit", "audit-stream", "require-purpose", "replica-id", "pprof", "memory-budget"}
+var serveSettings = append([]string{"http-addr", "admin-addr", "nats-url", "stream", "data-dir",
+	"encryption-key-file", "jwks-url", "jwks-file", "jwks-allow-http", "issuer", "audience", "allow-no-audience",
+	"tenant-claim", "token-cache-size", "log-format", "log-level", "shutdown-timeout", "shutdown-delay", "admin-token-file",
+	"audit", "audit-stream", "require-purpose", "replica-id", "pprof", "memory-budget",
+	"tls-cert-file", "tls-key-file", "tls-client-ca-file"}, natsSettings...)
+
+// The issuer and audience of lookupd dev's tokens.
+const (
+	devIssuer   = "urn:lookupd:dev"
+	devAudience = "lookup"
+)
+
+// Errors of a serve configuration that would accept tokens meant for
+// other services (RFC 8725 sections 3.8 and 3.9).
+var (
+	errNoIssuer   = errors.New("no token issuer configured: set LOOKUP_ISSUER (--issuer) to your identity provider's iss")
+	errNoAudience = errors.New("no token audience configured: set LOOKUP_AUDIENCE (--audience) to this API's aud, " +
+		"or LOOKUP_ALLOW_NO_AUDIENCE=true for an identity provider that sets none")
+)
+
+// checkTokenRules refuses a configuration without an issuer, or without
+// an audience unless explicitly allowed (then loudly logged).
+func checkTokenRules(cfg config, logger *slog.Logger) error {
+	if cfg.Issuer == "" {
+		return errNoIssuer
+	}
+	if cfg.Audience == "" {
+		if !cfg.AllowNoAudience {
+			return errNoAudience
+		}
+		logger.Warn("LOOKUP_ALLOW_NO_AUDIENCE=true: tokens are accepted whatever their aud, so a token the identity provider minted for another service is accepted here too")
+	}
+	return nil
+}
 
 func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c, err := newCommand("serve", `
@@ -54,7 +85,11 @@ or to an earlier incarnation of it (rebuild it into a new --data-dir with
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	return serve(ctx, c.cfg, newLogger(c.cfg, stderr), serveOptions{})
+	logger := newLogger(c.cfg, stderr)
+	if err := checkTokenRules(c.cfg, logger); err != nil {
+		return err
+	}
+	return serve(ctx, c.cfg, logger, serveOptions{})
 }
 
 // wrapAPIForTest, when set by a test, wraps the API handler (to hold
@@ -165,14 +200,15 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 		}
 		logger.Info("read model closed", "dir", cfg.DataDir)
 	}()
-	apiLn, adminLn, err := listen(cfg)
+	apiLn, adminLn, err := listen(cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer apiLn.Close()
 	defer adminLn.Close()
 
-	nc, proj, err := newProjector(cfg, store, logger)
+	var health natsHealth
+	nc, proj, err := newProjector(cfg, store, logger, &health)
 	if err != nil {
 		return err
 	}
@@ -188,7 +224,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	if err != nil {
 		return err
 	}
-	ready := &readiness{src: proj}
+	ready := &readiness{src: proj, nats: &health}
 	// inflight counts the API handlers running, so that the read model is
 	// closed only after the last of them, even one that outlived the drain
 	// timeout (http.Server.Close does not wait for handlers).
@@ -230,10 +266,18 @@ func logServeStart(cfg config, logger *slog.Logger) {
 		"issuer", cfg.Issuer, "audience", cfg.Audience, "tenant_claim", cfg.TenantClaim)
 }
 
-// listen opens the API and admin listeners.
-func listen(cfg config) (api, admin net.Listener, err error) {
+// listen opens the API and admin listeners; the API's is HTTPS when a
+// certificate is configured (apiTLS).
+func listen(cfg config, logger *slog.Logger) (api, admin net.Listener, err error) {
+	tlsCfg, err := apiTLS(cfg, logger)
+	if err != nil {
+		return nil, nil, err
+	}
 	if api, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
 		return nil, nil, fmt.Errorf("API listener: %w", err)
+	}
+	if tlsCfg != nil {
+		api = tls.NewListener(api, tlsCfg)
 	}
 	if admin, err = net.Listen("tcp", cfg.AdminAddr); err != nil {
 		api.Close()

@@ -399,6 +399,8 @@ func TestServeWithoutNATS(t *testing.T) {
 		"LOOKUP_NATS_URL":   fmt.Sprintf("nats://127.0.0.1:%d", port),
 		"LOOKUP_DATA_DIR":   t.TempDir(),
 		"LOOKUP_JWKS_FILE":  writeJWKS(t),
+		"LOOKUP_ISSUER":     testIssuer,
+		"LOOKUP_AUDIENCE":   testAudience,
 	}
 	p := start(t, environ, "serve")
 	addrs := p.addrs(t)
@@ -418,7 +420,7 @@ func TestServeWithoutNATS(t *testing.T) {
 	// Not caught up: the API answers 503 not-ready, not a false 404.
 	consumerID := demoID("t-consumer", 0)
 	personURL := "http://" + addrs["api"] + "/api/v1/persons/" + consumerID
-	tok := token(t, tokenRequest{})
+	tok := token(t, tokenRequest{Issuer: testIssuer, Audience: testAudience})
 	checkNotReady := func() {
 		t.Helper()
 		req, err := http.NewRequest(http.MethodGet, personURL, nil)

@@ -39,6 +39,11 @@ jti claim (for a load test: see "make loadtest").`
 
 func cmdToken(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c, err := newCommand("token", mintHelp, getenv, "data-dir", "issuer", "audience", "tenant-claim")
+	if err == nil {
+		// The tokens lookupd dev accepts, unless told otherwise.
+		c.setDefault("issuer", devIssuer)
+		c.setDefault("audience", devAudience)
+	}
 	if err != nil {
 		return err
 	}
@@ -54,8 +59,8 @@ func cmdToken(ctx context.Context, args []string, getenv func(string) string, st
 	)
 	c.extra = []string{"key", "scope", "ttl", "sub", "tenant", "print-jwks", "create", "count"}
 	c.setUsage("data-dir", "data directory of lookupd dev, where the default --key is")
-	c.setUsage("issuer", "iss claim of the token (none: left out); match the server's")
-	c.setUsage("audience", "aud claim of the token (none: left out); match the server's")
+	c.setUsage("issuer", "iss claim of the token; match the server's (the default is lookupd dev's)")
+	c.setUsage("audience", "aud claim of the token; match the server's (the default is lookupd dev's)")
 	c.setUsage("tenant-claim", "name of the claim carrying --tenant (added only with --tenant business ids)")
 	c.showDefault("tenant-claim", defaultTenantClaim)
 	if err := c.parse(args, stdout, stderr); err != nil {

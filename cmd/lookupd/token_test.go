@@ -54,10 +54,11 @@ func TestTokenCommand(t *testing.T) {
 		ttlWant time.Duration
 	}{
 		{
-			name:    "defaults",
-			args:    []string{"token", "--key", keyPath},
-			want:    map[string]any{"sub": "dev-user", "scope": "read:persons"},
-			absent:  []string{"iss", "aud", defaultTenantClaim},
+			name: "defaults",
+			args: []string{"token", "--key", keyPath},
+			// lookupd dev's issuer and audience, which serve requires (issue 12).
+			want:    map[string]any{"sub": "dev-user", "scope": "read:persons", "iss": devIssuer, "aud": devAudience},
+			absent:  []string{defaultTenantClaim},
 			ttlWant: time.Hour,
 		},
 		{

@@ -1,0 +1,165 @@
+package certreload
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/lookup/persons/internal/testcerts"
+	"github.com/lookup/persons/internal/wait"
+)
+
+// servedSerial connects to addr trusting ca and returns the serial number
+// of the certificate the server presented.
+func servedSerial(addr string, roots *x509.CertPool, client *tls.Certificate) (string, error) {
+	cfg := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	if client != nil {
+		cfg.Certificates = []tls.Certificate{*client}
+	}
+	conn, err := tls.Dial("tcp", addr, cfg)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	if err := conn.Handshake(); err != nil {
+		return "", err
+	}
+	// Under TLS 1.3 a refused client certificate shows on the first read.
+	if _, err := conn.Write([]byte("GET / HTTP/1.0\r\n\r\n")); err != nil {
+		return "", err
+	}
+	if _, err := conn.Read(make([]byte, 1)); err != nil {
+		return "", err
+	}
+	return conn.ConnectionState().PeerCertificates[0].SerialNumber.String(), nil
+}
+
+func pool(t *testing.T, ca *testcerts.CA) *x509.CertPool {
+	t.Helper()
+	b, err := os.ReadFile(ca.CertFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := x509.NewCertPool()
+	p.AppendCertsFromPEM(b)
+	return p
+}
+
+// serveTLS serves 200s over TLS with cfg and returns the address.
+func serveTLS(t *testing.T, cfg *tls.Config) string {
+	t.Helper()
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), ReadHeaderTimeout: time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return ln.Addr().String()
+}
+
+func TestReloadOnChange(t *testing.T) {
+	ca := testcerts.NewCA(t)
+	first := ca.Server(t, "api")
+	r, err := New(first.CertFile, first.KeyFile, time.Millisecond, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ServerConfig(r, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serveTLS(t, cfg)
+	roots := pool(t, ca)
+	if got, err := servedSerial(addr, roots, nil); err != nil || got != first.Serial.String() {
+		t.Fatalf("first connection: serial %s, err %v; want %s", got, err, first.Serial)
+	}
+	// Rotation: new files in place. File times may be coarse: make sure
+	// the new ones differ.
+	second := ca.Server(t, "api")
+	later := time.Now().Add(2 * time.Second)
+	for _, f := range []string{second.CertFile, second.KeyFile} {
+		if err := os.Chtimes(f, later, later); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wait.For(t, 10*time.Second, func() error {
+		got, err := servedSerial(addr, roots, nil)
+		if err != nil {
+			return err
+		}
+		if got != second.Serial.String() {
+			return fmt.Errorf("serial %s, want the new %s", got, second.Serial)
+		}
+		return nil
+	})
+}
+
+func TestBadRotationKeepsCertificate(t *testing.T) {
+	ca := testcerts.NewCA(t)
+	first := ca.Server(t, "api")
+	r, err := New(first.CertFile, first.KeyFile, time.Millisecond, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A half-done rotation: the certificate file is garbage.
+	if err := os.WriteFile(first.CertFile, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(2 * time.Second)
+	if err := os.Chtimes(first.CertFile, later, later); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Millisecond) // past the interval of 1ms
+	c, err := r.GetCertificate(nil)
+	if err != nil || c == nil {
+		t.Fatalf("GetCertificate = %v, %v; want the previous certificate", c, err)
+	}
+	leaf, err := x509.ParseCertificate(c.Certificate[0])
+	if err != nil || leaf.SerialNumber.Cmp(first.Serial) != 0 {
+		t.Errorf("served serial %v (err %v), want the previous %s", leaf.SerialNumber, err, first.Serial)
+	}
+}
+
+func TestClientCertificateRequired(t *testing.T) {
+	ca := testcerts.NewCA(t)
+	srvPair := ca.Server(t, "api")
+	r, err := New(srvPair.CertFile, srvPair.KeyFile, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ServerConfig(r, ca.CertFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := serveTLS(t, cfg)
+	roots := pool(t, ca)
+	if _, err := servedSerial(addr, roots, nil); err == nil {
+		t.Error("handshake without a client certificate succeeded, want refused")
+	}
+	cp := ca.Client(t, "caller")
+	cert, err := tls.LoadX509KeyPair(cp.CertFile, cp.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := servedSerial(addr, roots, &cert); err != nil {
+		t.Errorf("handshake with a client certificate: %v", err)
+	}
+}
+
+func TestNewRefusesBadPair(t *testing.T) {
+	ca := testcerts.NewCA(t)
+	a, b := ca.Server(t, "a"), ca.Server(t, "b")
+	if _, err := New(a.CertFile, b.KeyFile, 0, nil); err == nil {
+		t.Error("New with a key that does not match: nil error")
+	}
+	var pe *os.PathError
+	if _, err := New(a.CertFile+".missing", a.KeyFile, 0, nil); !errors.As(err, &pe) {
+		t.Errorf("New with a missing file: %v, want a path error", err)
+	}
+}
