@@ -5,8 +5,6 @@ package integration
 import (
 	"bytes"
 	"context"
-	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -97,20 +95,11 @@ func checkLookupdUser(ctx context.Context, t *testing.T, s *secrets, urls []stri
 
 // lookupdHasNATSAuth tells whether the lookupd image has the NATS client
 // settings of issue 12 item 1 (LOOKUP_NATS_PASSWORD_FILE and the TLS files).
-func lookupdHasNATSAuth(t *testing.T) bool {
-	t.Helper()
-	out, _ := exec.Command("docker", "run", "--rm", lookupdImage, "serve", "--help").CombinedOutput()
-	return strings.Contains(string(out), "LOOKUP_NATS_PASSWORD_FILE")
-}
-
 // checkLookupdSecure starts `lookupd serve` on the secure cluster as the
 // NATS user lookupd over mutual TLS with its read model encrypted: it
 // projects every event and answers the API; its read model's files hold
 // no SSN or date of birth.
 func checkLookupdSecure(ctx context.Context, t *testing.T, s *secrets, nw string, f *fixture, last uint64) {
-	if !lookupdHasNATSAuth(t) {
-		t.Skip("the lookupd image has no NATS client settings (LOOKUP_NATS_PASSWORD_FILE) yet")
-	}
 	var files []testcontainers.ContainerFile
 	for _, name := range []string{"password", "ca.crt", "tls.crt", "tls.key"} {
 		files = append(files, testcontainers.ContainerFile{
