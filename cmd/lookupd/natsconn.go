@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/projector"
 	"github.com/lookup/persons/query"
@@ -19,7 +20,9 @@ import (
 // newProjector connects to NATS (see connectNATS) and returns the projector
 // that feeds store from cfg.Stream. The caller closes the connection once
 // the projector has stopped.
-func newProjector(cfg config, store *projector.Store, logger *slog.Logger) (*nats.Conn, *projector.Projector, error) {
+// visible, when not nil, observes each event's publish-to-visible time in
+// seconds.
+func newProjector(cfg config, store *projector.Store, logger *slog.Logger, visible prometheus.Observer) (*nats.Conn, *projector.Projector, error) {
 	nc, err := connectNATS(cfg.NATSURL, logger.With("component", "nats"))
 	if err != nil {
 		return nil, nil, err
@@ -29,7 +32,7 @@ func newProjector(cfg config, store *projector.Store, logger *slog.Logger) (*nat
 		nc.Close()
 		return nil, nil, fmt.Errorf("jetstream: %w", err)
 	}
-	return nc, projector.New(js, store, projector.Config{Stream: cfg.Stream, Logger: logger}), nil
+	return nc, projector.New(js, store, projector.Config{Stream: cfg.Stream, Logger: logger, ObserveVisible: observeSeconds(visible)}), nil
 }
 
 // connectNATS connects to the NATS servers at urls (comma-separated). It

@@ -26,7 +26,8 @@ var errNoJWKS = errors.New("no JWKS configured: set LOOKUP_JWKS_URL or LOOKUP_JW
 var serveSettings = []string{"http-addr", "admin-addr", "nats-url", "stream", "data-dir",
 	"encryption-key-file", "jwks-url", "jwks-file", "jwks-allow-http", "issuer", "audience", "tenant-claim", "token-cache-size",
 	"log-format", "log-level", "shutdown-timeout", "shutdown-delay", "admin-token-file",
-	"audit", "audit-stream", "require-purpose", "replica-id", "pprof", "memory-budget"}
+	"audit", "audit-stream", "require-purpose", "replica-id", "pprof", "memory-budget",
+	"max-position-wait", "max-staleness"}
 
 func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c, err := newCommand("serve", `
@@ -178,13 +179,17 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	}
 	defer adminLn.Close()
 
-	nc, proj, err := newProjector(cfg, store, logger)
+	visible := newVisibleHistogram()
+	nc, proj, err := newProjector(cfg, store, logger, visible)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
 
 	reg := newRegistry(proj)
+	stale := newStaleness(proj, cfg.MaxStaleness, time.Now)
+	ready := &readiness{src: proj, stale: stale}
+	reg.MustRegister(visible, newReadyGauge(ready.ready))
 	ledger, err := newLedger(cfg, nc, proj, reg, logger)
 	if err != nil {
 		return err
@@ -200,15 +205,19 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 		Registerer:  reg,
 		// Until the read model has caught up, the API answers 503 rather
 		// than a false 404; once caught up it stays ready, as /readyz.
-		Ready:          func() bool { return isClosed(proj.CaughtUp()) },
-		Auditor:        ledger,
-		RequirePurpose: cfg.RequirePurpose,
-		TokenCacheSize: cfg.TokenCacheSize,
+		Ready: func() bool { return isClosed(proj.CaughtUp()) },
+		// Lookup-Position, Lookup-Min-Position, the staleness bound: README
+		// "Consistency".
+		Position:        proj.Position(),
+		MaxPositionWait: cfg.MaxPositionWait,
+		Stale:           stale,
+		Auditor:         ledger,
+		RequirePurpose:  cfg.RequirePurpose,
+		TokenCacheSize:  cfg.TokenCacheSize,
 	})
 	if err != nil {
 		return fmt.Errorf("API: %w", err)
 	}
-	ready := &readiness{src: proj}
 	// inflight counts the API handlers running, so that the read model is
 	// closed only after the last of them, even one that outlived the drain
 	// timeout (http.Server.Close does not wait for handlers).
