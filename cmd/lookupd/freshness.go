@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lookup/persons/query"
 )
 
 // staleCheckInterval is how long a staleness verdict is reused, so that
@@ -59,6 +61,7 @@ const (
 	metricOldestAge   = "lookup_projector_oldest_unapplied_age_seconds"
 	metricReady       = "lookup_ready"
 	metricPositionWts = "lookup_position_waits_total"
+	metricJWKSFailed  = "lookup_jwks_refresh_failures_total"
 )
 
 // newVisibleHistogram returns the histogram of publish-to-visible times:
@@ -90,4 +93,12 @@ func newReadyGauge(ready func() bool) prometheus.GaugeFunc {
 		}
 		return 0
 	})
+}
+
+// newJWKSFailures exports the failed refreshes of the JWKS.
+func newJWKSFailures(keys *query.JWKS) prometheus.CounterFunc {
+	return prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: metricJWKSFailed,
+		Help: "Failed refreshes of the JWKS URL (background or on an unknown kid); the keys held were kept. Always 0 for a JWKS file.",
+	}, func() float64 { return float64(keys.RefreshFailures()) })
 }

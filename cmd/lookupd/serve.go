@@ -189,7 +189,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	reg := newRegistry(proj)
 	stale := newStaleness(proj, cfg.MaxStaleness, time.Now)
 	ready := &readiness{src: proj, stale: stale}
-	reg.MustRegister(visible, newReadyGauge(ready.ready))
+	reg.MustRegister(visible, newReadyGauge(ready.ready), newJWKSFailures(keys))
 	ledger, err := newLedger(cfg, nc, proj, reg, logger)
 	if err != nil {
 		return err
