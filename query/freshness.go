@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -54,6 +55,16 @@ type freshness struct {
 	pos     Positioner  // nil: no Lookup-Position, Lookup-Min-Position ignored
 	maxWait time.Duration
 	waits   *prometheus.CounterVec
+	// header caches the Lookup-Position value of the last position seen,
+	// so that answers at the same position share one (never modified)
+	// header value instead of formatting it each time.
+	header atomic.Pointer[positionHeader]
+}
+
+// positionHeader is a Lookup-Position header value and its position.
+type positionHeader struct {
+	n uint64
+	v []string
 }
 
 func newFreshness(cfg Config) (*freshness, error) {
@@ -173,8 +184,17 @@ func (f *freshness) wait(w http.ResponseWriter, r *http.Request, minPos uint64) 
 	return false
 }
 
+// setPosition sets Lookup-Position to the applied position, read now.
 func (f *freshness) setPosition(w http.ResponseWriter) {
-	if f.pos != nil {
-		w.Header()[hdrPosition] = []string{strconv.FormatUint(f.pos.Applied(), 10)}
+	if f.pos == nil {
+		return
 	}
+	n := f.pos.Applied()
+	h := f.header.Load()
+	if h == nil || h.n != n {
+		// Concurrent answers may store older values: each checks n first.
+		h = &positionHeader{n: n, v: []string{strconv.FormatUint(n, 10)}}
+		f.header.Store(h)
+	}
+	w.Header()[hdrPosition] = h.v
 }

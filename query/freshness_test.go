@@ -234,3 +234,36 @@ func TestPreferWait(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkHandlersPosition is BenchmarkHandlers/person with and without a
+// Positioner (Lookup-Position on the answer, no Lookup-Min-Position): the
+// cost of the position on requests that do not wait.
+func BenchmarkHandlersPosition(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		pos  Positioner
+	}{{"without", nil}, {"with", newFakePosition(123456789)}} {
+		b.Run(tc.name, func(b *testing.B) {
+			s := benchServer(b)
+			s.fresh.pos = tc.pos
+			token := rsaToken(b, goodClaims("read:persons"))
+			p, err := s.verifier.verify(context.Background(), token)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s.router = s.routes(preVerified(p))
+			req := httptest.NewRequest(http.MethodGet, "/api/v1/persons/"+consumerA, nil)
+			req.Header.Set("Authorization", "Bearer "+token)
+			w := &benchWriter{h: make(http.Header)}
+			b.ReportAllocs()
+			for b.Loop() {
+				clear(w.h)
+				w.status, w.n = 0, 0
+				s.ServeHTTP(w, req)
+				if w.status != http.StatusOK {
+					b.Fatalf("status %d", w.status)
+				}
+			}
+		})
+	}
+}
