@@ -187,8 +187,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	defer nc.Close()
 
 	reg := newRegistry(proj)
-	stale := newStaleness(proj, cfg.MaxStaleness, time.Now)
-	ready := &readiness{src: proj, stale: stale}
+	ready := &readiness{src: proj, stale: newStaleness(proj, cfg.MaxStaleness, time.Now)}
 	reg.MustRegister(visible, newReadyGauge(ready.ready), newJWKSFailures(keys))
 	ledger, err := newLedger(cfg, nc, proj, reg, logger)
 	if err != nil {
@@ -205,15 +204,13 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 		Registerer:  reg,
 		// Until the read model has caught up, the API answers 503 rather
 		// than a false 404; once caught up it stays ready, as /readyz.
-		Ready: func() bool { return isClosed(proj.CaughtUp()) },
-		// Lookup-Position, Lookup-Min-Position, the staleness bound: README
-		// "Consistency".
-		Position:        proj.Position(),
-		MaxPositionWait: cfg.MaxPositionWait,
-		Stale:           stale,
-		Auditor:         ledger,
-		RequirePurpose:  cfg.RequirePurpose,
-		TokenCacheSize:  cfg.TokenCacheSize,
+		Ready:          func() bool { return isClosed(proj.CaughtUp()) },
+		Auditor:        ledger,
+		RequirePurpose: cfg.RequirePurpose,
+		TokenCacheSize: cfg.TokenCacheSize,
+
+		// Lookup-Position, Lookup-Min-Position, staleness: README "Consistency".
+		Position: proj.Position(), MaxPositionWait: cfg.MaxPositionWait, Stale: ready.stale,
 	})
 	if err != nil {
 		return fmt.Errorf("API: %w", err)
