@@ -164,6 +164,7 @@ func (f *freshness) wait(w http.ResponseWriter, r *http.Request, minPos uint64) 
 	d := f.maxWait
 	if p, ok := preferWait(r); ok && p < d {
 		d = p
+		w.Header().Set("Preference-Applied", "wait="+strconv.FormatInt(int64(p/time.Second), 10))
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), d)
 	err := f.pos.Wait(ctx, minPos)

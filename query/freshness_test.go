@@ -121,6 +121,9 @@ func TestLookupPosition(t *testing.T) {
 			if want := problemBase + tt.wantType; p.Type != want {
 				t.Errorf("type = %q, want %q", p.Type, want)
 			}
+			if got := rec.Header().Get("Preference-Applied"); tt.prefer != "" && got != "wait=0" {
+				t.Errorf("Preference-Applied = %q, want wait=0", got)
+			}
 			if tt.wantType == "position-not-reached" && rec.Header().Get("Retry-After") != retryAfterPosition {
 				t.Errorf("Retry-After = %q, want %q", rec.Header().Get("Retry-After"), retryAfterPosition)
 			}
