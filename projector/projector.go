@@ -45,6 +45,10 @@ type Config struct {
 	// RefreshInterval is how often the stream's state is polled for
 	// Progress (StreamLastSeq, Connected). Default 2s.
 	RefreshInterval time.Duration
+	// ObserveVisible, when set, is called for each event of each committed
+	// batch with the time from its stream timestamp to the commit that made
+	// it visible (the publish-to-visible latency). It must be cheap.
+	ObserveVisible func(time.Duration)
 }
 
 // Progress is a consistent snapshot of a Projector's state for operators.
@@ -63,6 +67,13 @@ type Progress struct {
 	LastEventTime time.Time // stream timestamp of the last processed message (zero if none)
 	CaughtUp      bool      // AppliedSeq has reached TargetSeq
 	Connected     bool      // whether the projector currently reaches the stream
+	// OldestUnappliedTime is the stream timestamp of the first message
+	// beyond AppliedSeq, as looked up at the last refresh (every
+	// RefreshInterval); zero when there is none or it is not known yet.
+	OldestUnappliedTime time.Time
+	// UnreachableSince is when the projector lost the stream; zero while it
+	// reaches it.
+	UnreachableSince time.Time
 }
 
 // Projector applies the events of a JetStream stream to a Store.
@@ -88,6 +99,10 @@ type Projector struct {
 	caughtUpOnce sync.Once
 	streamGone   chan struct{} // the refresh loop saw the stream deleted or replaced
 	reached      atomic.Bool   // the last attempt to reach the stream succeeded
+	// unreachableSince is when the projector last lost the stream (unix
+	// nanoseconds), 0 while it reaches it.
+	unreachableSince atomic.Int64
+	pos              Position // the committed checkpoint, for readers (Position)
 
 	mu   sync.Mutex
 	prog Progress
@@ -96,6 +111,8 @@ type Projector struct {
 	// ident is the identity of the stream the store is bound to (zero until
 	// checkIdentity has passed).
 	ident streamIdentity
+	// oldest is the first unapplied message as last looked up.
+	oldest oldest
 
 	// afterCommit, when set (tests), is called after each committed batch with
 	// the new checkpoint.
@@ -138,6 +155,7 @@ func New(js jetstream.JetStream, s *Store, cfg Config) *Projector {
 		caughtUp: make(chan struct{}), streamGone: make(chan struct{}, 1), pullMax: 2000, resetAttempts: 5, decoders: max(runtime.GOMAXPROCS(0), 1)}
 	if seq, ts, err := s.checkpoint(); err == nil {
 		p.prog.AppliedSeq, p.prog.LastEventTime = seq, ts
+		p.pos.advance(seq)
 	}
 	return p
 }
@@ -148,12 +166,22 @@ func New(js jetstream.JetStream, s *Store, cfg Config) *Projector {
 // projector has seen that no message is pending for it.
 func (p *Projector) CaughtUp() <-chan struct{} { return p.caughtUp }
 
+// Position returns the read model's applied position: the stream sequence
+// of the last event committed, advanced at each commit.
+func (p *Projector) Position() *Position { return &p.pos }
+
 // Progress returns a consistent snapshot of the projector's state.
 func (p *Projector) Progress() Progress {
 	p.mu.Lock()
 	pr := p.prog
+	pr.OldestUnappliedTime = p.oldestUnapplied()
 	p.mu.Unlock()
 	pr.Connected = p.reached.Load() && p.js.Conn().IsConnected()
+	if since := p.unreachableSince.Load(); since != 0 {
+		pr.UnreachableSince = time.Unix(0, since)
+	} else if !pr.Connected {
+		pr.UnreachableSince = time.Now() // just lost: not yet seen by the refresh
+	}
 	return pr
 }
 
@@ -183,6 +211,7 @@ func (p *Projector) Run(ctx context.Context) error {
 	p.mu.Lock()
 	p.prog.AppliedSeq, p.prog.LastEventTime = applied, ts
 	p.mu.Unlock()
+	p.pos.advance(applied)
 
 	refreshCtx, stopRefresh := context.WithCancel(ctx)
 	var refreshWG sync.WaitGroup
@@ -223,7 +252,7 @@ func (p *Projector) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil // a clean shutdown, whatever step it interrupted
 		}
-		p.reached.Store(false)
+		p.setReached(false)
 		d := bo.NextBackOff()
 		p.logger.Warn("stream unavailable, retrying", "err", err, "retry_in", d)
 		if !sleep(ctx, d) {

@@ -151,6 +151,7 @@ func (p *Projector) commitBatch(ctx context.Context, batch []msgItem, lastSeen *
 	return retryForever(ctx, func() error {
 		st, err := p.store.applyBatch(items)
 		if err == nil {
+			p.observeVisible(items)
 			p.recordCommit(items[len(items)-1], st, last.pending)
 			return nil
 		}
@@ -187,6 +188,7 @@ func (p *Projector) recordCommit(last item, st batchStats, pending uint64) {
 	p.prog.DeadLettered += st.deadLettered
 	caught := p.targetSet && (p.prog.AppliedSeq >= p.prog.TargetSeq || pending == 0)
 	p.mu.Unlock()
+	p.pos.advance(last.seq)
 	if caught {
 		p.markCaughtUp()
 	}

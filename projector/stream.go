@@ -54,7 +54,7 @@ func (p *Projector) lookUpStream(ctx context.Context) (jetstream.Stream, error) 
 	if err != nil {
 		return nil, fmt.Errorf("look up stream %q: %w", p.cfg.Stream, err)
 	}
-	p.reached.Store(true)
+	p.setReached(true)
 	// Before observeStream: a store of another stream must not be reported
 	// caught up.
 	if err := p.checkIdentity(stream.CachedInfo()); err != nil {
@@ -128,12 +128,13 @@ func (p *Projector) refreshLoop(ctx context.Context, stream jetstream.Stream) {
 		}
 		if err != nil {
 			if ctx.Err() == nil {
-				p.reached.Store(false)
+				p.setReached(false)
 			}
 			continue
 		}
-		p.reached.Store(true)
+		p.setReached(true)
 		p.observeStream(info)
+		p.observeOldest(ctx, stream)
 	}
 }
 

@@ -10,13 +10,15 @@ import (
 	"github.com/lookup/persons/events"
 )
 
-// handlePerson answers Get Person. ready gates the read model. Get Person
+// handlePerson answers Get Person. fresh gates the read model. Get Person
 // discloses no protected data: audit only validates Lookup-Purpose.
-func handlePerson(reader Reader, ready func() bool, audit auditing) http.Handler {
+func handlePerson(reader Reader, fresh *freshness, audit auditing) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, bad, _ := parseQuery(r.URL.RawQuery)
 		_, badPurpose := audit.purpose(r, false)
 		bad = append(bad, badPurpose...)
+		minPos, badPos := parseMinPosition(r)
+		bad = append(bad, badPos...)
 		id, reason := personID(r)
 		if reason != "" {
 			bad = append(bad, invalidParam{Name: "person_id", Reason: reason})
@@ -25,8 +27,7 @@ func handlePerson(reader Reader, ready func() bool, audit auditing) http.Handler
 			writeProblem(w, r, probInvalidParams, "The request has invalid parameters.", sortParams(bad))
 			return
 		}
-		if !ready() {
-			notReady(w, r)
+		if !fresh.admit(w, r, minPos) {
 			return
 		}
 		p, err := reader.Person(r.Context(), id)
@@ -65,14 +66,16 @@ func personID(r *http.Request) (id, reason string) {
 	return strings.ToLower(id), ""
 }
 
-// handleSigners answers Get Authorized Signers. ready gates the read
+// handleSigners answers Get Authorized Signers. fresh gates the read
 // model. The scope needed by ssn_mode=FULL is checked before, by
 // authenticate. audit records the protected data disclosed before the
 // answer is sent.
-func handleSigners(reader Reader, ready func() bool, audit auditing) http.Handler {
+func handleSigners(reader Reader, fresh *freshness, audit auditing) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q, bad := parseSignersQuery(r.URL.RawQuery)
 		purpose, badPurpose := audit.purpose(r, q.expand)
+		minPos, badPos := parseMinPosition(r)
+		badPurpose = append(badPurpose, badPos...)
 		if len(badPurpose) > 0 {
 			bad = sortParams(append(bad, badPurpose...))
 			writeProblem(w, r, probInvalidParams, "The request has invalid parameters.", bad)
@@ -82,8 +85,7 @@ func handleSigners(reader Reader, ready func() bool, audit auditing) http.Handle
 			writeProblem(w, r, probInvalidParams, "The request has invalid query parameters.", bad)
 			return
 		}
-		if !ready() {
-			notReady(w, r)
+		if !fresh.admit(w, r, minPos) {
 			return
 		}
 		consumer, signers, err := reader.Signers(r.Context(), q.consumerID)

@@ -72,6 +72,7 @@ type JWKS struct {
 
 	fetchSeq atomic.Uint64 // fetches started
 	fetches  atomic.Int64  // fetches done (tests)
+	failures atomic.Int64  // failed refreshes of a URL set (RefreshFailures)
 
 	// log receives refresh failures (URL sets only); url is the set's URL
 	// as logged: without credentials or query.

@@ -111,6 +111,12 @@ func (j *JWKS) refetchUnknownKid() error {
 // logFailure logs a failed refresh of a URL key set. err comes from
 // fetchKeySet: it names the redacted URL and never holds key material.
 func (j *JWKS) logFailure(ctx context.Context, trigger string, err error) {
+	j.failures.Add(1)
 	j.log.LogAttrs(ctx, slog.LevelWarn, "JWKS refresh failed; keeping the keys held",
 		slog.String("url", j.url), slog.String("trigger", trigger), slog.String("error", err.Error()))
 }
+
+// RefreshFailures returns how many refreshes of a URL key set (background,
+// or triggered by an unknown kid) have failed since it was created; 0 for
+// a file set. Each failure kept the keys held.
+func (j *JWKS) RefreshFailures() int64 { return j.failures.Load() }

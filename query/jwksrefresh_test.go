@@ -345,3 +345,30 @@ func mustRSA(t *testing.T) *rsa.PrivateKey {
 	}
 	return k
 }
+
+// TestJWKSRefreshFailuresCounted: each failed background refresh counts
+// (lookup_jwks_refresh_failures_total), and none while the set answers.
+func TestJWKSRefreshFailuresCounted(t *testing.T) {
+	testKeys(t)
+	js := newJWKSServer(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
+	keys, err := newJWKSFromURL(t.Context(), js.URL, js.Client(), jwksTuning{refresh: 5 * time.Millisecond, minRefetch: time.Minute, now: time.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, 30*time.Second, func() error {
+		if n := js.fetches.Load(); n < 3 {
+			return fmt.Errorf("%d fetches, want background refreshes", n)
+		}
+		return nil
+	})
+	if n := keys.RefreshFailures(); n != 0 {
+		t.Fatalf("RefreshFailures() = %d while the set answers, want 0", n)
+	}
+	js.set([]byte("not json"), http.StatusInternalServerError)
+	wait.For(t, 30*time.Second, func() error {
+		if n := keys.RefreshFailures(); n < 2 {
+			return fmt.Errorf("RefreshFailures() = %d with the set failing, want 2 or more", n)
+		}
+		return nil
+	})
+}

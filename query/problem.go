@@ -25,6 +25,8 @@ const (
 	probInternal
 	probNotReady
 	probAuditUnavailable
+	probPositionNotReached
+	probStale
 )
 
 // problemKinds is the one table of problem kinds: the stable type URI
@@ -35,17 +37,19 @@ var problemKinds = [...]struct {
 	title  string
 	status int
 }{
-	probInvalidParams:     {"invalid-parameters", "Request validation failed", http.StatusBadRequest},
-	probUnauthorized:      {"unauthorized", "Authentication required", http.StatusUnauthorized},
-	probInsufficientScope: {"insufficient-scope", "Insufficient scope", http.StatusForbidden},
-	probForbidden:         {"forbidden", "Access to the resource is forbidden", http.StatusForbidden},
-	probNotFound:          {"not-found", "Resource not found", http.StatusNotFound},
-	probRouteNotFound:     {"route-not-found", "No such route", http.StatusNotFound},
-	probMethodNotAllowed:  {"method-not-allowed", "Method not allowed", http.StatusMethodNotAllowed},
-	probNotAcceptable:     {"not-acceptable", "Not acceptable", http.StatusNotAcceptable},
-	probInternal:          {"internal-error", "Internal server error", http.StatusInternalServerError},
-	probNotReady:          {"not-ready", "Service not ready", http.StatusServiceUnavailable},
-	probAuditUnavailable:  {"audit-unavailable", "Audit ledger unavailable", http.StatusServiceUnavailable},
+	probInvalidParams:      {"invalid-parameters", "Request validation failed", http.StatusBadRequest},
+	probUnauthorized:       {"unauthorized", "Authentication required", http.StatusUnauthorized},
+	probInsufficientScope:  {"insufficient-scope", "Insufficient scope", http.StatusForbidden},
+	probForbidden:          {"forbidden", "Access to the resource is forbidden", http.StatusForbidden},
+	probNotFound:           {"not-found", "Resource not found", http.StatusNotFound},
+	probRouteNotFound:      {"route-not-found", "No such route", http.StatusNotFound},
+	probMethodNotAllowed:   {"method-not-allowed", "Method not allowed", http.StatusMethodNotAllowed},
+	probNotAcceptable:      {"not-acceptable", "Not acceptable", http.StatusNotAcceptable},
+	probInternal:           {"internal-error", "Internal server error", http.StatusInternalServerError},
+	probNotReady:           {"not-ready", "Service not ready", http.StatusServiceUnavailable},
+	probAuditUnavailable:   {"audit-unavailable", "Audit ledger unavailable", http.StatusServiceUnavailable},
+	probPositionNotReached: {"position-not-reached", "Position not reached", http.StatusServiceUnavailable},
+	probStale:              {"stale", "Read model stale", http.StatusServiceUnavailable},
 }
 
 // typeURI returns the stable type URI of k.

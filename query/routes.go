@@ -33,13 +33,13 @@ func (s *Server) routes(authenticate authMiddleware) chi.Router {
 
 	r.Group(func(r chi.Router) {
 		r.Use(authenticate(asksFullSSN), checkRequestID, requireJSON)
-		signers := handleSigners(s.reader, s.ready, s.audit)
+		signers := handleSigners(s.reader, s.fresh, s.audit)
 		r.Method(http.MethodGet, "/api/v1/authorized-signers", signers)
 		r.Method(http.MethodHead, "/api/v1/authorized-signers", signers)
 	})
 	r.Group(func(r chi.Router) {
 		r.Use(authenticate(nil), checkRequestID, requireJSON)
-		person := handlePerson(s.reader, s.ready, s.audit)
+		person := handlePerson(s.reader, s.fresh, s.audit)
 		r.Method(http.MethodGet, "/api/v1/persons/{person_id}", person)
 		r.Method(http.MethodHead, "/api/v1/persons/{person_id}", person)
 	})

@@ -7,11 +7,13 @@
 // GET /openapi.yaml). Every non-2xx answer is an RFC 9457 problem.
 //
 // Checks run in this order (docs/api.md: authentication, scope,
-// parameters, then the resource): routing (404 unknown path, 405 other
+// parameters, then the wait, then the resource): routing (404 unknown path, 405 other
 // method), the token (401), scope read:persons, presence of the tenancy
 // claim and, for ssn_mode=FULL, scope read:persons:ssn (403), then the
 // parameters: X-Request-Id (400), Accept (406), query and path parameters
-// (400); then readiness (503 until the read model has caught up) and
+// and Lookup-Min-Position (400); then readiness (503 until the read model
+// has caught up), staleness (503 stale) and the wait for
+// Lookup-Min-Position (503 position-not-reached; freshness.go), and
 // finally the resource (404, or 403 for another tenant's).
 //
 // Where things are: routes.go declares every route and middleware;
@@ -68,6 +70,17 @@ type Config struct {
 	// the Lookup-Purpose header required on requests for protected data.
 	Auditor        Auditor
 	RequirePurpose bool
+	// Position, when set, is the read model's applied position: every
+	// answer of the operations carries it as Lookup-Position, and a
+	// request's Lookup-Min-Position waits for it (at most MaxPositionWait,
+	// 0 = DefaultMaxPositionWait, or less with Prefer: wait=<seconds>),
+	// after the parameter checks, before the resource.
+	Position        Positioner
+	MaxPositionWait time.Duration
+	// Stale, when set, reports whether the read model is beyond its
+	// staleness bound; while it returns true both operations answer 503
+	// stale (after readiness).
+	Stale func() bool
 }
 
 // Errors of NewServer.
@@ -79,7 +92,7 @@ var (
 // Server is the HTTP API. It is an http.Handler, safe for concurrent use.
 type Server struct {
 	reader   Reader
-	ready    func() bool
+	fresh    *freshness
 	verifier *tokenVerifier
 	log      *slog.Logger
 	metrics  *httpMetrics
@@ -115,13 +128,13 @@ func NewServer(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	ready := cfg.Ready
-	if ready == nil {
-		ready = func() bool { return true }
+	fresh, err := newFreshness(cfg)
+	if err != nil {
+		return nil, err
 	}
 	s := &Server{
 		reader:   cfg.Reader,
-		ready:    ready,
+		fresh:    fresh,
 		verifier: newTokenVerifier(cfg.Keys, cfg.Issuer, cfg.Audience, cfg.TenantClaim, now, newTokenCache(cfg.TokenCacheSize, cm)),
 		log:      log,
 		metrics:  m,

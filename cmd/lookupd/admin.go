@@ -23,12 +23,15 @@ var _ progressSource = (*projector.Projector)(nil)
 
 // readiness decides /readyz: ready once the projector has caught up with
 // the stream as it stood at start-up, and until the process starts to shut
-// down. Once ready it stays ready while NATS is unreachable: the read model
-// it serves is then stale but consistent, which is better than no answer.
-// It is not ready while the NATS server refuses lookupd's credentials: that
-// is a fault an operator must fix, not an outage to ride out.
+// down. Once ready it stays ready while NATS is unreachable (the read model
+// it serves is then stale but consistent, which is better than no answer),
+// unless a staleness bound is set (LOOKUP_MAX_STALENESS): then it is not
+// ready while stale. It is not ready while the NATS server refuses
+// lookupd's credentials: that is a fault an operator must fix, not an
+// outage to ride out.
 type readiness struct {
 	src      progressSource
+	stale    func() bool // nil: no staleness bound
 	nats     *natsHealth // nil: not followed
 	draining atomic.Bool
 }
@@ -40,7 +43,7 @@ func (r *readiness) ready() bool {
 	}
 	select {
 	case <-r.src.CaughtUp():
-		return true
+		return r.stale == nil || !r.stale()
 	default:
 		return false
 	}
@@ -73,7 +76,8 @@ func newAdminHandler(r *readiness, reg *prometheus.Registry, extra map[string]ht
 			TargetSeq     uint64 `json:"target_sequence"`
 			StreamLastSeq uint64 `json:"stream_last_sequence"`
 			Connected     bool   `json:"connected"`
-		}{ready, r.draining.Load(), p.AppliedSeq, p.TargetSeq, p.StreamLastSeq, p.Connected}
+			Stale         bool   `json:"stale,omitempty"`
+		}{ready, r.draining.Load(), p.AppliedSeq, p.TargetSeq, p.StreamLastSeq, p.Connected, r.stale != nil && r.stale()}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		if !ready {
@@ -116,6 +120,7 @@ type projectorCollector struct {
 	applied, skipped, deadLettered       *prometheus.Desc
 	appliedSeq, streamLastSeq, targetSeq *prometheus.Desc
 	lag, age, caughtUp, connected        *prometheus.Desc
+	oldestAge                            *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*projectorCollector)(nil)
@@ -155,24 +160,29 @@ func newProjectorCollector(src progressSource, now func() time.Time) *projectorC
 		age:           d(metricAge, "Age in seconds of the last processed event (by its stream timestamp); 0 until one has been processed."),
 		caughtUp:      d(metricCaughtUp, "1 once the read model has caught up with the stream as it stood at start-up."),
 		connected:     d(metricConnected, "1 while the projector reaches the stream."),
+		oldestAge: d(metricOldestAge, "Age in seconds of the oldest event of the stream not yet applied (by its stream timestamp, "+
+			"looked up every refresh interval); 0 when none is pending."),
 	}
 }
 
 func (c *projectorCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.applied, c.skipped, c.deadLettered, c.appliedSeq,
-		c.streamLastSeq, c.targetSeq, c.lag, c.age, c.caughtUp, c.connected} {
+		c.streamLastSeq, c.targetSeq, c.lag, c.age, c.caughtUp, c.connected, c.oldestAge} {
 		ch <- d
 	}
 }
 
 func (c *projectorCollector) Collect(ch chan<- prometheus.Metric) {
 	p := c.src.Progress()
-	var lag, age float64
+	var lag, age, oldestAge float64
 	if p.StreamLastSeq > p.AppliedSeq {
 		lag = float64(p.StreamLastSeq - p.AppliedSeq)
 	}
 	if !p.LastEventTime.IsZero() {
 		age = max(0, c.now().Sub(p.LastEventTime).Seconds())
+	}
+	if !p.OldestUnappliedTime.IsZero() {
+		oldestAge = max(0, c.now().Sub(p.OldestUnappliedTime).Seconds())
 	}
 	b := func(v bool) float64 {
 		if v {
@@ -190,4 +200,5 @@ func (c *projectorCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.age, prometheus.GaugeValue, age)
 	ch <- prometheus.MustNewConstMetric(c.caughtUp, prometheus.GaugeValue, b(p.CaughtUp))
 	ch <- prometheus.MustNewConstMetric(c.connected, prometheus.GaugeValue, b(p.Connected))
+	ch <- prometheus.MustNewConstMetric(c.oldestAge, prometheus.GaugeValue, oldestAge)
 }

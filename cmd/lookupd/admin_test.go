@@ -102,19 +102,27 @@ func TestProjectorCollector(t *testing.T) {
 			p: projector.Progress{AppliedSeq: 90, StreamLastSeq: 100, TargetSeq: 95, Applied: 80, Skipped: 7,
 				DeadLettered: 3, LastEventTime: now.Add(-90 * time.Second), Connected: true},
 			want: map[string]float64{metricApplied: 80, metricSkipped: 7, metricDeadLettered: 3, metricAppliedSeq: 90,
-				metricStreamLastSeq: 100, metricTargetSeq: 95, metricLag: 10, metricAge: 90, metricCaughtUp: 0, metricConnected: 1},
+				metricStreamLastSeq: 100, metricTargetSeq: 95, metricLag: 10, metricAge: 90, metricCaughtUp: 0, metricConnected: 1, metricOldestAge: 0},
+		},
+		{
+			name: "oldest unapplied event known",
+			p: projector.Progress{AppliedSeq: 90, StreamLastSeq: 100, TargetSeq: 95, LastEventTime: now.Add(-90 * time.Second),
+				OldestUnappliedTime: now.Add(-30 * time.Second), Connected: true},
+			want: map[string]float64{metricApplied: 0, metricSkipped: 0, metricDeadLettered: 0, metricAppliedSeq: 90,
+				metricStreamLastSeq: 100, metricTargetSeq: 95, metricLag: 10, metricAge: 90, metricCaughtUp: 0, metricConnected: 1,
+				metricOldestAge: 30},
 		},
 		{
 			name: "nothing processed, stream not yet seen",
 			p:    projector.Progress{},
 			want: map[string]float64{metricApplied: 0, metricSkipped: 0, metricDeadLettered: 0, metricAppliedSeq: 0,
-				metricStreamLastSeq: 0, metricTargetSeq: 0, metricLag: 0, metricAge: 0, metricCaughtUp: 0, metricConnected: 0},
+				metricStreamLastSeq: 0, metricTargetSeq: 0, metricLag: 0, metricAge: 0, metricCaughtUp: 0, metricConnected: 0, metricOldestAge: 0},
 		},
 		{
 			name: "stream seen behind the checkpoint: no negative lag or age",
 			p:    projector.Progress{AppliedSeq: 10, StreamLastSeq: 8, CaughtUp: true, LastEventTime: now.Add(time.Second)},
 			want: map[string]float64{metricApplied: 0, metricSkipped: 0, metricDeadLettered: 0, metricAppliedSeq: 10,
-				metricStreamLastSeq: 8, metricTargetSeq: 0, metricLag: 0, metricAge: 0, metricCaughtUp: 1, metricConnected: 0},
+				metricStreamLastSeq: 8, metricTargetSeq: 0, metricLag: 0, metricAge: 0, metricCaughtUp: 1, metricConnected: 0, metricOldestAge: 0},
 		},
 	}
 	for _, tt := range tests {

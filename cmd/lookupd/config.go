@@ -43,8 +43,10 @@ type config struct {
 	AuditStream       string
 	RequirePurpose    bool
 	ReplicaID         string
-	PProf             bool  // net/http/pprof on the admin listener
-	MemoryBudget      int64 // bytes; 0: no budget
+	PProf             bool          // net/http/pprof on the admin listener
+	MemoryBudget      int64         // bytes; 0: no budget
+	MaxPositionWait   time.Duration // longest wait for Lookup-Min-Position
+	MaxStaleness      time.Duration // staleness bound; 0: off
 	securityConfig
 }
 
@@ -185,6 +187,24 @@ var settings = []setting{
 				return fmt.Errorf("pprof %q: want true or false", v)
 			}
 			c.PProf = b
+			return nil
+		}},
+	{"max-position-wait", "LOOKUP_MAX_POSITION_WAIT", "2s", "longest wait of a request for its Lookup-Min-Position before a 503 position-not-reached",
+		func(c *config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return fmt.Errorf("max position wait %q: want a positive duration such as 2s", v)
+			}
+			c.MaxPositionWait = d
+			return nil
+		}},
+	{"max-staleness", "LOOKUP_MAX_STALENESS", "0s", "staleness bound: not ready, and API answers 503 stale, while the oldest unapplied event or the loss of the stream is older (0s: off)",
+		func(c *config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return fmt.Errorf("max staleness %q: want a duration such as 30s, or 0s (off)", v)
+			}
+			c.MaxStaleness = d
 			return nil
 		}},
 }

@@ -42,7 +42,8 @@ Without it the dev key is the per-user one, ~/.cache/lookupd/dev-key.pem
 uses the same key by default (with the same --data-dir, if any). Logs are
 text unless LOOKUP_LOG_FORMAT or --log-format say otherwise.`,
 		getenv, "http-addr", "admin-addr", "stream", "encryption-key-file", "issuer", "audience",
-		"tenant-claim", "token-cache-size", "log-format", "log-level", "shutdown-timeout", "audit", "require-purpose", "pprof")
+		"tenant-claim", "token-cache-size", "log-format", "log-level", "shutdown-timeout", "audit", "require-purpose", "pprof",
+		"max-position-wait", "max-staleness")
 	if err != nil {
 		return err
 	}

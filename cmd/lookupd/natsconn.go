@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/natsconn"
 	"github.com/lookup/persons/projector"
@@ -23,8 +24,10 @@ type natsHealth struct{ refused atomic.Bool }
 
 // newProjector connects to NATS (see connectNATS) and returns the projector
 // that feeds store from cfg.Stream. The caller closes the connection once
-// the projector has stopped. health, when not nil, follows refusals.
-func newProjector(cfg config, store *projector.Store, logger *slog.Logger, health *natsHealth) (*nats.Conn, *projector.Projector, error) {
+// the projector has stopped. health, when not nil, follows refusals;
+// visible, when not nil, observes each event's publish-to-visible time in
+// seconds.
+func newProjector(cfg config, store *projector.Store, logger *slog.Logger, health *natsHealth, visible prometheus.Observer) (*nats.Conn, *projector.Projector, error) {
 	nc, err := connectNATS(cfg, "lookupd", logger.With("component", "nats"), health)
 	if err != nil {
 		return nil, nil, err
@@ -34,7 +37,7 @@ func newProjector(cfg config, store *projector.Store, logger *slog.Logger, healt
 		nc.Close()
 		return nil, nil, fmt.Errorf("jetstream: %w", err)
 	}
-	return nc, projector.New(js, store, projector.Config{Stream: cfg.Stream, Logger: logger}), nil
+	return nc, projector.New(js, store, projector.Config{Stream: cfg.Stream, Logger: logger, ObserveVisible: observeSeconds(visible)}), nil
 }
 
 // connectNATS connects to cfg's NATS servers with cfg's NATS security

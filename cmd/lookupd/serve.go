@@ -29,6 +29,7 @@ var serveSettings = append([]string{"http-addr", "admin-addr", "nats-url", "stre
 	"encryption-key-file", "jwks-url", "jwks-file", "jwks-allow-http", "issuer", "audience", "allow-no-audience",
 	"tenant-claim", "token-cache-size", "log-format", "log-level", "shutdown-timeout", "shutdown-delay", "admin-token-file",
 	"audit", "audit-stream", "require-purpose", "replica-id", "pprof", "memory-budget",
+	"max-position-wait", "max-staleness",
 	"tls-cert-file", "tls-key-file", "tls-client-ca-file"}, natsSettings...)
 
 // The issuer and audience of lookupd dev's tokens.
@@ -208,23 +209,25 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	defer adminLn.Close()
 
 	var health natsHealth
-	nc, proj, err := newProjector(cfg, store, logger, &health)
+	visible := newVisibleHistogram()
+	nc, proj, err := newProjector(cfg, store, logger, &health, visible)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
 
 	reg := newRegistry(proj)
+	ready := &readiness{src: proj, stale: newStaleness(proj, cfg.MaxStaleness, time.Now), nats: &health}
+	reg.MustRegister(visible, newReadyGauge(ready.ready), newJWKSFailures(keys))
 	ledger, err := newLedger(cfg, nc, proj, reg, logger)
 	if err != nil {
 		return err
 	}
 	defer closeLedger(ledger, logger)
-	api, err := newAPI(cfg, store, keys, proj, ledger, reg, logger)
+	api, err := newAPI(cfg, store, keys, proj, ledger, reg, ready.stale, logger)
 	if err != nil {
 		return err
 	}
-	ready := &readiness{src: proj, nats: &health}
 	// inflight counts the API handlers running, so that the read model is
 	// closed only after the last of them, even one that outlived the drain
 	// timeout (http.Server.Close does not wait for handlers).
@@ -288,7 +291,7 @@ func listen(cfg config, logger *slog.Logger) (api, admin net.Listener, err error
 
 // newAPI returns the API over the read model store.
 func newAPI(cfg config, store *projector.Store, keys *query.JWKS, proj *projector.Projector, ledger *audit.Ledger,
-	reg prometheus.Registerer, logger *slog.Logger) (*query.Server, error) {
+	reg prometheus.Registerer, stale func() bool, logger *slog.Logger) (*query.Server, error) {
 	api, err := query.NewServer(query.Config{
 		Reader:      store,
 		Keys:        keys,
@@ -303,6 +306,9 @@ func newAPI(cfg config, store *projector.Store, keys *query.JWKS, proj *projecto
 		Auditor:        ledger,
 		RequirePurpose: cfg.RequirePurpose,
 		TokenCacheSize: cfg.TokenCacheSize,
+
+		// Lookup-Position, Lookup-Min-Position, staleness: README "Consistency".
+		Position: proj.Position(), MaxPositionWait: cfg.MaxPositionWait, Stale: stale,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("API: %w", err)

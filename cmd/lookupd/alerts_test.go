@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/lookup/persons/events"
+)
+
+// alertRules is the shape of deploy/prometheus/alerts.yaml.
+type alertRules struct {
+	Groups []struct {
+		Name  string `yaml:"name"`
+		Rules []struct {
+			Alert       string            `yaml:"alert"`
+			Expr        string            `yaml:"expr"`
+			Labels      map[string]string `yaml:"labels"`
+			Annotations map[string]string `yaml:"annotations"`
+		} `yaml:"rules"`
+	} `yaml:"groups"`
+}
+
+// lookupMetric matches the names of lookupd's own metrics in an expression.
+var lookupMetric = regexp.MustCompile(`\blookup_[a-z0-9_]+`)
+
+// TestAlertRulesNameExportedMetrics: every metric an alert rule names is
+// one a running lookupd exports (scraped from its /metrics), and every
+// rule has a severity and a summary. promtool, when installed, checks the
+// file too.
+func TestAlertRulesNameExportedMetrics(t *testing.T) {
+	path := filepath.Join("..", "..", "deploy", "prometheus", "alerts.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules alertRules
+	if err := yaml.Unmarshal(b, &rules); err != nil {
+		t.Fatalf("parse %s: %v", path, err)
+	}
+	exported := exportedMetrics(t)
+	n := 0
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			n++
+			if r.Alert == "" || r.Labels["severity"] == "" || r.Annotations["summary"] == "" {
+				t.Errorf("rule %q lacks an alert name, a severity label or a summary", r.Alert)
+			}
+			names := lookupMetric.FindAllString(r.Expr, -1)
+			if len(names) == 0 {
+				t.Errorf("rule %s names no lookupd metric: %s", r.Alert, r.Expr)
+			}
+			for _, name := range names {
+				if !exported[name] {
+					t.Errorf("rule %s names %s, which lookupd does not export", r.Alert, name)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no rules")
+	}
+	if promtool, err := exec.LookPath("promtool"); err == nil {
+		if out, err := exec.Command(promtool, "check", "rules", path).CombinedOutput(); err != nil {
+			t.Errorf("promtool check rules: %v\n%s", err, out)
+		}
+	}
+}
+
+// exportedMetrics runs serve, answers one API request and returns the
+// names of the series its /metrics exposes (histograms with their
+// _bucket, _sum and _count series).
+func exportedMetrics(t *testing.T) map[string]bool {
+	t.Helper()
+	ns := runNATS(t)
+	js := jetStream(t, ns)
+	createStream(t, js, "PERSONS")
+	id := demoID("t-consumer", 0)
+	publish(t, js, events.Consumer{ConsumerID: id, BusinessID: demoID("business", 0), FirstName: "A", LastName: "B"})
+	p := start(t, serveEnv(t, ns, t.TempDir()), "serve")
+	addrs := p.addrs(t)
+	waitReady(t, addrs["admin"])
+	tok := token(t, tokenRequest{Issuer: testIssuer, Audience: testAudience})
+	if _, _, err := get("http://"+addrs["api"]+"/api/v1/persons/"+id, tok); err != nil {
+		t.Fatal(err)
+	}
+	_, body, err := get("http://"+addrs["admin"]+"/metrics", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	sc := bufio.NewScanner(strings.NewReader(string(body)))
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, _, _ := strings.Cut(line, " ")
+		name, _, _ = strings.Cut(name, "{")
+		names[name] = true
+	}
+	return names
+}

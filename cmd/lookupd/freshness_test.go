@@ -1,0 +1,238 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lookup/persons/internal/wait"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/projector"
+)
+
+func TestIsStale(t *testing.T) {
+	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name         string
+		oldest, lost time.Time
+		bound        time.Duration
+		want         bool
+	}{
+		{name: "nothing pending, connected", bound: time.Second},
+		{name: "pending within the bound", oldest: now.Add(-500 * time.Millisecond), bound: time.Second},
+		{name: "pending beyond the bound", oldest: now.Add(-2 * time.Second), bound: time.Second, want: true},
+		{name: "lost within the bound", lost: now.Add(-time.Second), bound: 2 * time.Second},
+		{name: "lost beyond the bound", lost: now.Add(-3 * time.Second), bound: 2 * time.Second, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := isStale(tt.oldest, tt.lost, now, tt.bound); got != tt.want {
+				t.Errorf("isStale(%v, %v, bound %v) = %v, want %v", tt.oldest, tt.lost, tt.bound, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestReadyzStaleness: with a bound, /readyz is 503 while the oldest
+// unapplied event is older, and 200 again once it is applied; the check
+// is reused for staleCheckInterval.
+func TestReadyzStaleness(t *testing.T) {
+	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+	var oldest time.Time
+	calls := 0
+	src := &fakeProgress{
+		progress: func() projector.Progress {
+			calls++
+			return projector.Progress{AppliedSeq: 5, StreamLastSeq: 9, Connected: true, OldestUnappliedTime: oldest}
+		},
+		caughtUp: closedChan,
+	}
+	clock := now
+	if newStaleness(src, 0, func() time.Time { return clock }) != nil {
+		t.Fatal("newStaleness with bound 0 is not nil (off)")
+	}
+	r := &readiness{src: src, stale: newStaleness(src, time.Minute, func() time.Time { return clock })}
+	h := newAdminHandler(r, prometheus.NewRegistry(), nil, false)
+	readyz := func() (int, string) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+		return rec.Code, rec.Body.String()
+	}
+	oldest = now.Add(-2 * time.Minute)
+	if code, body := readyz(); code != http.StatusServiceUnavailable || !strings.Contains(body, `"stale":true`) {
+		t.Fatalf("stale: readyz %d %s, want 503 with stale true", code, body)
+	}
+	oldest = time.Time{}
+	if code, _ := readyz(); code != http.StatusServiceUnavailable {
+		t.Fatalf("within staleCheckInterval: readyz %d, want the reused 503", code)
+	}
+	clock = clock.Add(staleCheckInterval)
+	if code, body := readyz(); code != http.StatusOK {
+		t.Fatalf("fresh again: readyz %d %s, want 200", code, body)
+	}
+}
+
+// getHeaders sends a GET with token and headers; it returns the response
+// (body read into body).
+func getHeaders(t *testing.T, url, tok string, hdr map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, string(b)
+}
+
+// TestServeReadYourWrites publishes through events.Publisher and reads
+// back at once with Lookup-Min-Position: never the old state.
+func TestServeReadYourWrites(t *testing.T) {
+	ns := runNATS(t)
+	js := jetStream(t, ns)
+	createStream(t, js, "PERSONS")
+	id, biz := demoID("t-consumer", 0), demoID("business", 0)
+	publish(t, js, events.Consumer{ConsumerID: id, BusinessID: biz, FirstName: "V0", LastName: "L"})
+	p := start(t, serveEnv(t, ns, t.TempDir()), "serve")
+	addrs := p.addrs(t)
+	waitReady(t, addrs["admin"])
+	tok := token(t, tokenRequest{Issuer: testIssuer, Audience: testAudience})
+	url := "http://" + addrs["api"] + "/api/v1/persons/" + id
+
+	// A steady background load of other events while the caller writes
+	// and reads its own.
+	loadCtx, stopLoad := context.WithCancel(context.Background())
+	loadDone := make(chan struct{})
+	go func() {
+		defer close(loadDone)
+		bg := events.NewPublisher(js)
+		for v := uint64(1); loadCtx.Err() == nil; v++ {
+			ev, err := events.NewEvent("urn:load", v, events.Consumer{ConsumerID: demoID("t-load", int(v%50)), BusinessID: biz, FirstName: "L", LastName: "L"})
+			if err == nil {
+				_, _ = bg.Publish(loadCtx, ev)
+			}
+		}
+	}()
+	defer func() { stopLoad(); <-loadDone }()
+
+	pub := events.NewPublisher(js)
+	for v := uint64(2); v <= 101; v++ {
+		name := fmt.Sprintf("V%d", v)
+		ev, err := events.NewEvent("urn:test", v, events.Consumer{ConsumerID: id, BusinessID: biz, FirstName: name, LastName: "L"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq, err := pub.Publish(context.Background(), ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, body := getHeaders(t, url, tok, map[string]string{"Lookup-Min-Position": strconv.FormatUint(seq, 10)})
+		pos, _ := strconv.ParseUint(resp.Header.Get("Lookup-Position"), 10, 64)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"first_name":"`+name+`"`) || pos < seq {
+			t.Fatalf("after publishing %s at %d: %d Lookup-Position %d %s; want 200 with it", name, seq, resp.StatusCode, pos, body)
+		}
+	}
+
+	resp, body := getHeaders(t, url, tok, map[string]string{"Lookup-Min-Position": "1000000", "Prefer": "wait=0"})
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "position-not-reached") ||
+		resp.Header.Get("Retry-After") == "" || resp.Header.Get("Lookup-Position") == "" {
+		t.Errorf("position far ahead: %d %v %s; want 503 position-not-reached with Retry-After and Lookup-Position", resp.StatusCode, resp.Header, body)
+	}
+	resp, body = getHeaders(t, url, tok, map[string]string{"Lookup-Min-Position": "soon"})
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, `"name":"Lookup-Min-Position"`) {
+		t.Errorf("malformed: %d %s; want 400 naming Lookup-Min-Position", resp.StatusCode, body)
+	}
+	_, metrics, err := get("http://"+addrs["admin"]+"/metrics", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{metricVisible + "_count ", metricPositionWts + `{outcome="timeout"} 1`,
+		metricOldestAge + " ", metricReady + " 1"} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
+
+// TestServeStaleness: with LOOKUP_MAX_STALENESS, a replica whose NATS
+// stops turns not ready (and the API answers 503 stale) after the bound,
+// and ready again once NATS is back.
+func TestServeStaleness(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	storeDir := t.TempDir()
+	startNATS := func() *server.Server {
+		ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: storeDir, NoLog: true, NoSigs: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns.Start()
+		if !ns.ReadyForConnections(10 * time.Second) {
+			t.Fatal("nats not ready")
+		}
+		t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+		return ns
+	}
+	ns := startNATS()
+	js := jetStream(t, ns)
+	createStream(t, js, "PERSONS")
+	id := demoID("t-consumer", 0)
+	publish(t, js, events.Consumer{ConsumerID: id, BusinessID: demoID("business", 0), FirstName: "A", LastName: "B"})
+	environ := serveEnv(t, ns, t.TempDir())
+	environ["LOOKUP_MAX_STALENESS"] = "1s"
+	p := start(t, environ, "serve")
+	addrs := p.addrs(t)
+	waitReady(t, addrs["admin"])
+	tok := token(t, tokenRequest{Issuer: testIssuer, Audience: testAudience})
+	url := "http://" + addrs["api"] + "/api/v1/persons/" + id
+
+	ns.Shutdown()
+	ns.WaitForShutdown()
+	wait.For(t, 30*time.Second, func() error {
+		code, body, err := get("http://"+addrs["admin"]+"/readyz", "")
+		if err != nil || code != http.StatusServiceUnavailable {
+			return fmt.Errorf("readyz with NATS stopped: %d %s %v, want 503", code, body, err)
+		}
+		var rz struct{ Stale bool }
+		if err := json.Unmarshal(body, &rz); err != nil || !rz.Stale {
+			return fmt.Errorf("readyz body %s: want stale true", body)
+		}
+		return nil
+	})
+	if resp, body := getHeaders(t, url, tok, nil); resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "problems/stale") {
+		t.Errorf("API while stale: %d %s, want 503 stale", resp.StatusCode, body)
+	}
+
+	startNATS()
+	waitReady(t, addrs["admin"])
+	if resp, body := getHeaders(t, url, tok, nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("API once fresh again: %d %s, want 200", resp.StatusCode, body)
+	}
+}
