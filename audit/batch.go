@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nats-io/nuid"
+
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 )
@@ -31,7 +33,7 @@ type fastBatches struct {
 const fastBatchFlow = 2 * maxBatch
 
 func newFastBatches(nc *nats.Conn) (*fastBatches, error) {
-	fb := &fastBatches{nc: nc, inbox: nats.NewInbox(), replies: make(chan *nats.Msg, 64)}
+	fb := &fastBatches{nc: nc, inbox: inboxOf(nc), replies: make(chan *nats.Msg, 64)}
 	sub, err := nc.ChanSubscribe(fb.inbox+".>", fb.replies)
 	if err != nil {
 		return nil, fmt.Errorf("audit: subscribe to batch replies: %w", err)
@@ -104,4 +106,14 @@ func (fb *fastBatches) close() {
 	if fb != nil && fb.sub != nil {
 		_ = fb.sub.Unsubscribe()
 	}
+}
+
+// inboxOf returns a new reply subject under nc's inbox prefix (lookupd's
+// own, so that a least-privilege NATS user may subscribe to it).
+func inboxOf(nc *nats.Conn) string {
+	prefix := nc.Opts.InboxPrefix
+	if prefix == "" {
+		prefix = nats.InboxPrefix[:len(nats.InboxPrefix)-1]
+	}
+	return prefix + "." + nuid.Next()
 }

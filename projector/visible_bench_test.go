@@ -43,7 +43,7 @@ func publishToVisible(b *testing.B, rate int, d time.Duration) (p50, p99 time.Du
 	var lat []time.Duration
 	p := New(js, s, Config{ObserveVisible: func(d time.Duration) { mu.Lock(); lat = append(lat, d); mu.Unlock() }})
 	stop := runProjector(b, p)
-	defer stop()
+	defer func() { _ = stop() }()
 
 	const ids = 1000
 	msgs := make([]wireMsg, ids)

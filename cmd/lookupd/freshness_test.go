@@ -86,7 +86,13 @@ func TestReadyzStaleness(t *testing.T) {
 
 // getHeaders sends a GET with token and headers; it returns the response
 // (body read into body).
-func getHeaders(t *testing.T, url, tok string, hdr map[string]string) (*http.Response, string) {
+// answer is the status and headers of a response whose body was read.
+type answer struct {
+	StatusCode int
+	Header     http.Header
+}
+
+func getHeaders(t *testing.T, url, tok string, hdr map[string]string) (answer, string) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
@@ -105,7 +111,7 @@ func getHeaders(t *testing.T, url, tok string, hdr map[string]string) (*http.Res
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp, string(b)
+	return answer{resp.StatusCode, resp.Header}, string(b)
 }
 
 // TestServeReadYourWrites publishes through events.Publisher and reads
@@ -218,7 +224,7 @@ func TestServeStaleness(t *testing.T) {
 	wait.For(t, 30*time.Second, func() error {
 		code, body, err := get("http://"+addrs["admin"]+"/readyz", "")
 		if err != nil || code != http.StatusServiceUnavailable {
-			return fmt.Errorf("readyz with NATS stopped: %d %s %v, want 503", code, body, err)
+			return fmt.Errorf("readyz with NATS stopped: %d %s %w, want 503", code, body, err)
 		}
 		var rz struct{ Stale bool }
 		if err := json.Unmarshal(body, &rz); err != nil || !rz.Stale {

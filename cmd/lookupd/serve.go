@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lookup/persons/admintoken"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"golang.org/x/sync/errgroup"
@@ -180,13 +182,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the JWKS refresh, if any
 	logServeStart(cfg, logger)
-	keys := opts.keys
-	if keys == nil {
-		if keys, err = loadKeys(ctx, cfg, logger); err != nil {
-			return err
-		}
-	}
-	adminGuard, err := loadAdminGuard(cfg, logger)
+	keys, adminGuard, err := loadGuards(ctx, cfg, opts, logger)
 	if err != nil {
 		return err
 	}
@@ -258,6 +254,23 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 		logger.Info("stopped")
 	}
 	return err
+}
+
+// loadGuards returns the keys that verify tokens (opts.keys, else loaded
+// from cfg) and the guard of the admin actions.
+func loadGuards(ctx context.Context, cfg config, opts serveOptions, logger *slog.Logger) (*query.JWKS, *admintoken.Guard, error) {
+	keys := opts.keys
+	if keys == nil {
+		var err error
+		if keys, err = loadKeys(ctx, cfg, logger); err != nil {
+			return nil, nil, err
+		}
+	}
+	guard, err := loadAdminGuard(cfg, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	return keys, guard, nil
 }
 
 // logServeStart logs the settings serve starts with (no secret: URLs
