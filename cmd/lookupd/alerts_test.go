@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,6 +99,11 @@ func exportedMetrics(t *testing.T) map[string]bool {
 	sc := bufio.NewScanner(strings.NewReader(string(body)))
 	for sc.Scan() {
 		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "# HELP "); ok {
+			name, _, _ := strings.Cut(rest, " ")
+			names[name] = true
+			continue
+		}
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
@@ -106,4 +112,41 @@ func exportedMetrics(t *testing.T) map[string]bool {
 		names[name] = true
 	}
 	return names
+}
+
+// TestDashboardNamesExportedMetrics: every lookupd metric a panel of
+// deploy/grafana/lookupd.json queries is one a running lookupd exports.
+func TestDashboardNamesExportedMetrics(t *testing.T) {
+	path := filepath.Join("..", "..", "deploy", "grafana", "lookupd.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(b, &dash); err != nil {
+		t.Fatalf("parse %s: %v", path, err)
+	}
+	if len(dash.Panels) == 0 {
+		t.Fatal("no panels")
+	}
+	exported := exportedMetrics(t)
+	for _, p := range dash.Panels {
+		if len(p.Targets) == 0 {
+			t.Errorf("panel %q has no query", p.Title)
+		}
+		for _, q := range p.Targets {
+			for _, name := range lookupMetric.FindAllString(q.Expr, -1) {
+				if !exported[name] {
+					t.Errorf("panel %q queries %s, which lookupd does not export", p.Title, name)
+				}
+			}
+		}
+	}
 }
