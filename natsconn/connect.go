@@ -137,11 +137,11 @@ func baseOptions(cfg Config, shown string) []nats.Option {
 }
 
 // ReconnectDelay is the backoff between rounds of reconnect attempts:
-// 250ms doubling up to 2s, with up to 20% jitter so that replicas do not
-// retry in step. The cap is low so that a replica is back within about two
-// seconds of its broker.
+// 250ms doubling up to 1s, with up to 20% jitter so that replicas do not
+// retry in step. The cap is low so that a replica is back within about a
+// second of its broker (a reconnect attempt is one TCP dial per server).
 func ReconnectDelay(attempts int) time.Duration {
-	d := 250 * time.Millisecond << min(max(attempts-1, 0), 3)
+	d := 250 * time.Millisecond << min(max(attempts-1, 0), 2)
 	return d + time.Duration(rand.Int64N(int64(d/5)+1)) //nolint:gosec // G404: retry jitter needs no cryptographic randomness
 }
 

@@ -8,7 +8,8 @@ import (
 )
 
 // newBackoff returns the projector's retry policy: exponential backoff from
-// 50ms, doubling up to 5s, with ±20% jitter so that replicas restarted
+// 50ms, doubling up to 1s (so that a replica catches up within about a
+// second of its broker's return), with ±20% jitter so that replicas restarted
 // together do not retry in step. It never gives up by itself; callers stop
 // when their context is done.
 func newBackoff() *backoff.ExponentialBackOff {
@@ -16,7 +17,7 @@ func newBackoff() *backoff.ExponentialBackOff {
 		InitialInterval:     50 * time.Millisecond,
 		RandomizationFactor: 0.2,
 		Multiplier:          2,
-		MaxInterval:         5 * time.Second,
+		MaxInterval:         time.Second,
 	}
 	b.Reset()
 	return b
