@@ -88,7 +88,7 @@ func TestReadYourWrites(t *testing.T) {
 	eventually(t, 30*time.Second, "the write visible after the outage", func() error {
 		status, first, _, err := getAtPosition(ld.api+"/api/v1/persons/"+id, tok, 0)
 		if err != nil || status != http.StatusOK || first != "After" {
-			return fmt.Errorf("%d %q %v", status, first, err)
+			return fmt.Errorf("%d %q %w", status, first, err)
 		}
 		return nil
 	})
@@ -100,16 +100,16 @@ func TestReadYourWrites(t *testing.T) {
 	}
 }
 
-// getAtPosition GETs url with Lookup-Min-Position min (none when 0) and
+// getAtPosition GETs url with Lookup-Min-Position minPos (none when 0) and
 // returns the status, the first_name of the answer and its Lookup-Position.
-func getAtPosition(url, tok string, min uint64) (int, string, string, error) {
+func getAtPosition(url, tok string, minPos uint64) (int, string, string, error) {
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		return 0, "", "", err
 	}
 	req.Header.Set("Authorization", "Bearer "+tok)
-	if min > 0 {
-		req.Header.Set("Lookup-Min-Position", strconv.FormatUint(min, 10))
+	if minPos > 0 {
+		req.Header.Set("Lookup-Min-Position", strconv.FormatUint(minPos, 10))
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
