@@ -31,7 +31,9 @@ type fastBatches struct {
 const fastBatchFlow = 2 * maxBatch
 
 func newFastBatches(nc *nats.Conn) (*fastBatches, error) {
-	fb := &fastBatches{nc: nc, inbox: nats.NewInbox(), replies: make(chan *nats.Msg, 64)}
+	// nc.NewInbox, not nats.NewInbox: the connection's inbox prefix is the
+	// only reply subject a least-privilege user may subscribe to.
+	fb := &fastBatches{nc: nc, inbox: nc.NewInbox(), replies: make(chan *nats.Msg, 64)}
 	sub, err := nc.ChanSubscribe(fb.inbox+".>", fb.replies)
 	if err != nil {
 		return nil, fmt.Errorf("audit: subscribe to batch replies: %w", err)
