@@ -101,8 +101,6 @@ func checkLookupdUser(ctx context.Context, t *testing.T, s *secrets, urls []stri
 	})
 }
 
-// lookupdHasNATSAuth tells whether the lookupd image has the NATS client
-// settings of issue 12 item 1 (LOOKUP_NATS_PASSWORD_FILE and the TLS files).
 // checkLookupdSecure starts `lookupd serve` on the secure cluster as the
 // NATS user lookupd over mutual TLS with its read model encrypted: it
 // projects every event and answers the API; its read model's files hold
