@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nats-io/nuid"
-
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 )
@@ -33,7 +31,9 @@ type fastBatches struct {
 const fastBatchFlow = 2 * maxBatch
 
 func newFastBatches(nc *nats.Conn) (*fastBatches, error) {
-	fb := &fastBatches{nc: nc, inbox: inboxOf(nc), replies: make(chan *nats.Msg, 64)}
+	// nc.NewInbox, not nats.NewInbox: the connection's inbox prefix is the
+	// only reply subject a least-privilege user may subscribe to.
+	fb := &fastBatches{nc: nc, inbox: nc.NewInbox(), replies: make(chan *nats.Msg, 64)}
 	sub, err := nc.ChanSubscribe(fb.inbox+".>", fb.replies)
 	if err != nil {
 		return nil, fmt.Errorf("audit: subscribe to batch replies: %w", err)
@@ -106,14 +106,4 @@ func (fb *fastBatches) close() {
 	if fb != nil && fb.sub != nil {
 		_ = fb.sub.Unsubscribe()
 	}
-}
-
-// inboxOf returns a new reply subject under nc's inbox prefix (lookupd's
-// own, so that a least-privilege NATS user may subscribe to it).
-func inboxOf(nc *nats.Conn) string {
-	prefix := nc.Opts.InboxPrefix
-	if prefix == "" {
-		prefix = nats.InboxPrefix[:len(nats.InboxPrefix)-1]
-	}
-	return prefix + "." + nuid.Next()
 }

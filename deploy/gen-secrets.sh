@@ -113,4 +113,12 @@ if [ ! -f lookupd-store/key ]; then
 	openssl rand -out lookupd-store/key 32
 	chmod 644 lookupd-store/key
 fi
+# The files the containers read (user 65532): when run as root, owned by
+# that user and readable by it alone (lookupd warns about key files others
+# may read); otherwise they stay readable by all, inside the 0700 DIR.
+if [ "$(id -u)" = 0 ]; then
+	for f in nats-tls/tls.key lookupd/password lookupd/tls.key lookupd-store/key lookupd-https/tls.key; do
+		chown 65532:65532 "$f" && chmod 600 "$f"
+	done
+fi
 echo "secrets in $dir"

@@ -27,6 +27,14 @@
 //     lookupd audit --person (jsonl, fhir) and audit verify (a deleted and
 //     an altered record); no SSN or birth date in the stream's files; 503
 //     for protected reads without the audit stream, 200 for plain ones.
+//   - TestSecureNATS: deploy/k8s/nats/nats.conf and deploy/nats/auth.conf on
+//     three nodes with secrets of deploy/gen-secrets.sh: invalid connections
+//     refused; the publisher publishes persons.> only and reads nothing; the
+//     lookupd user's permissions; lookupd over mTLS projects and serves; no
+//     SSN or birth date in the store or read model files.
+//   - TestSecureCompose: compose.yaml with secure.yaml: the stream jobs as
+//     admin over TLS, lookupd over mTLS answering HTTPS, no SSN or birth
+//     date in the NATS store or the read model.
 //
 // Independent tests run in parallel, each on its own docker network.
 // Environment: LOOKUPD_IMAGE, NATS_IMAGE, NATSCLI_IMAGE (as in the Makefile);

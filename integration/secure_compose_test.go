@@ -5,6 +5,8 @@ package integration
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -20,20 +22,24 @@ import (
 // (deploy/compose/compose.yaml with deploy/compose/secure.yaml, secrets by
 // deploy/gen-secrets.sh): the stream jobs create the streams as the admin
 // user over TLS, a publisher publishes over TLS, an anonymous client is
-// refused, and the NATS store holds no SSN or date of birth in plaintext.
+// refused, lookupd (NATS user lookupd over mTLS) projects and answers over
+// HTTPS with the certificate of the CA, and neither the NATS store nor the
+// read model holds an SSN or date of birth in plaintext.
 func TestSecureCompose(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := genSecrets(t)
-	natsPort := freePort(t)
+	is := newIssuer(t)
+	natsPort, httpPort, adminPort := freePort(t), freePort(t), freePort(t)
 	project := "lookup-sec-" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
 	base := append(composeCommand(t), "-p", project,
 		"-f", "../deploy/compose/compose.yaml", "-f", "../deploy/compose/secure.yaml")
 	env := append(os.Environ(),
 		"LOOKUPD_IMAGE="+lookupdImage, "NATS_IMAGE="+natsImage, "NATSCLI_IMAGE="+natscliImage,
 		"NATS_PORT="+natsPort, "LOOKUP_SECRETS_DIR="+s.dir,
-		"LOOKUP_HTTP_PORT="+freePort(t), "LOOKUP_ADMIN_PORT="+freePort(t),
-		"LOOKUP_JWKS_HOST_FILE="+writeFile(t, "jwks.json", newIssuer(t).jwks),
+		"LOOKUP_HTTP_PORT="+httpPort, "LOOKUP_ADMIN_PORT="+adminPort,
+		"LOOKUP_JWKS_HOST_FILE="+writeFile(t, "jwks.json", is.jwks),
+		"LOOKUP_ISSUER="+testIssuer, "LOOKUP_AUDIENCE="+testAudience,
 	)
 	compose := func(args ...string) (string, error) {
 		cmd := exec.CommandContext(ctx, base[0], append(base[1:], args...)...)
@@ -50,8 +56,7 @@ func TestSecureCompose(t *testing.T) {
 			t.Logf("compose down: %v\n%s", err, out)
 		}
 	})
-	// lookupd joins once it can authenticate to NATS (LOOKUP_NATS_*).
-	if out, err := compose("up", "-d", "stream-persons", "stream-dlq", "stream-audit"); err != nil {
+	if out, err := compose("up", "-d"); err != nil {
 		t.Fatalf("compose up: %v\n%s", err, out)
 	}
 	host := os.Getenv("TESTCONTAINERS_HOST_OVERRIDE")
@@ -90,16 +95,50 @@ func TestSecureCompose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	publishAll(ctx, t, pubJS, newFixture(t).events)
+	f := newFixture(t)
+	last := publishAll(ctx, t, pubJS, f.events)
 
-	id, err := compose("ps", "-q", "nats")
-	if err != nil {
-		t.Fatalf("compose ps: %v\n%s", err, id)
-	}
-	all := copyStore(t, strings.TrimSpace(id))
-	for _, secret := range secretsOfFixture {
-		if strings.Contains(string(all), secret) {
-			t.Errorf("compose NATS store files (%d bytes) hold %q in plaintext", len(all), secret)
+	ld := &lookupd{api: "https://" + host + ":" + httpPort, admin: "http://" + host + ":" + adminPort}
+	ld.waitReady(t)
+	ld.waitApplied(t, last, 60*time.Second)
+	checkHTTPS(t, s, ld.api+"/api/v1/persons/"+f.consumer, is.token(t, "read:persons", time.Hour))
+
+	for _, c := range []struct{ service, dir string }{{"nats", "/data/jetstream"}, {"lookupd", "/data"}} {
+		id, err := compose("ps", "-q", c.service)
+		if err != nil {
+			t.Fatalf("compose ps: %v\n%s", err, id)
 		}
+		all := copyFiles(t, strings.TrimSpace(id), c.dir)
+		for _, secret := range secretsOfFixture {
+			if strings.Contains(string(all), secret) {
+				t.Errorf("%s: files of %s (%d bytes) hold %q in plaintext", c.service, c.dir, len(all), secret)
+			}
+		}
+	}
+}
+
+// checkHTTPS gets url with token over HTTPS, trusting only the CA of s, and
+// expects a 200 with the server certificate lookupd-https of gen-secrets.sh.
+func checkHTTPS(t *testing.T, s *secrets, url, token string) {
+	t.Helper()
+	cfg := s.tlsConfig(t, "")
+	cfg.ServerName = "localhost"
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}, Timeout: 10 * time.Second}
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("GET %s: got %d, want 200: %s", url, resp.StatusCode, body)
+	}
+	if cn := resp.TLS.PeerCertificates[0].Subject.CommonName; cn != "lookupd" {
+		t.Errorf("server certificate CN: got %q, want %q", cn, "lookupd")
 	}
 }

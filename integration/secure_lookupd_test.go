@@ -5,6 +5,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -40,11 +41,18 @@ func checkLookupdUser(ctx context.Context, t *testing.T, s *secrets, urls []stri
 		if err != nil {
 			t.Fatalf("ordered consumer: %v", err)
 		}
-		for i := range events {
-			if _, err := c.Next(jetstream.FetchMaxWait(5 * time.Second)); err != nil {
-				t.Fatalf("event %d of %d: %v", i+1, events, err)
+		// Next may fail while the cluster places the consumer (no
+		// responders): the ordered consumer recreates it on the next call.
+		got := 0
+		eventually(t, 30*time.Second, "read every event", func() error {
+			for got < events {
+				if _, err := c.Next(jetstream.FetchMaxWait(2 * time.Second)); err != nil {
+					return fmt.Errorf("event %d of %d: %w", got+1, events, err)
+				}
+				got++
 			}
-		}
+			return nil
+		})
 		if _, err := st.GetMsg(cctx, last); err != nil {
 			t.Errorf("get message %d: %v", last, err)
 		}
@@ -93,8 +101,6 @@ func checkLookupdUser(ctx context.Context, t *testing.T, s *secrets, urls []stri
 	})
 }
 
-// lookupdHasNATSAuth tells whether the lookupd image has the NATS client
-// settings of issue 12 item 1 (LOOKUP_NATS_PASSWORD_FILE and the TLS files).
 // checkLookupdSecure starts `lookupd serve` on the secure cluster as the
 // NATS user lookupd over mutual TLS with its read model encrypted: it
 // projects every event and answers the API; its read model's files hold
