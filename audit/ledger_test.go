@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lookup/persons/internal/wait"
+
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -89,6 +91,14 @@ func TestLedgerRequiredFailsWithoutTheStream(t *testing.T) {
 	if err := js.DeleteStream(ctx, DefaultStream); err != nil {
 		t.Fatalf("delete stream: %v", err)
 	}
+	// The server may still take a record while it tears the stream down:
+	// wait for the first refusal, then every disclosure must fail.
+	wait.For(t, 10*time.Second, func() error {
+		if err := l.Disclose(ctx, disclosure("req-w", personA)); err == nil {
+			return errors.New("Disclose without the stream = nil, want an error")
+		}
+		return nil
+	})
 	for i := 0; i < 3; i++ {
 		if err := l.Disclose(ctx, disclosure("req-x", personA)); err == nil {
 			t.Fatal("Disclose without the stream = nil, want an error")
