@@ -93,6 +93,10 @@ type Event struct {
 	Time          time.Time // zero when the event carries no time
 	EntityVersion uint64
 	Data          any
+	// TraceParent is the W3C trace context of the publisher (the
+	// CloudEvents distributed tracing extension "traceparent"), "" when
+	// the event carries none. Publisher sets it from its context.
+	TraceParent string
 }
 
 // Entity returns the entity the event is about, derived from its data.

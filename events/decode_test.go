@@ -409,6 +409,8 @@ func validCases() []validCase {
 			set: map[string]any{"data.nickname": "Ada", "data.tags": []any{1, 2}}}, wantData: consumer},
 		{sampleCase: sc{name: "extension attributes ignored", typ: TypeConsumerUpserted,
 			set: map[string]any{"traceparent": "00-abc-def-01", "partitionkey": raw("3")}}, wantData: consumer},
+		{sampleCase: sc{name: "traceparent of another JSON type ignored", typ: TypeConsumerUpserted,
+			set: map[string]any{"traceparent": raw("3")}}, wantData: consumer},
 		{sampleCase: sc{name: "attribute in other case is an extension", typ: TypeConsumerUpserted,
 			set: map[string]any{"Type": "something else", "SPECVERSION": 2, "Data": nil}}, wantData: consumer},
 		{sampleCase: sc{name: "data field in other case is unknown", typ: TypeConsumerUpserted,
@@ -475,7 +477,8 @@ func TestDecodeValid(t *testing.T) {
 			}
 			wantID, _ := env["id"].(string)
 			wantSource, _ := env["source"].(string)
-			want := Event{ID: wantID, Source: wantSource, Type: typ, EntityVersion: wantV, Data: tt.wantData}
+			wantTrace, _ := env["traceparent"].(string) // the tracing extension is kept (a string only)
+			want := Event{ID: wantID, Source: wantSource, Type: typ, EntityVersion: wantV, Data: tt.wantData, TraceParent: wantTrace}
 			got.Time = time.Time{}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("Decode =\n%+v\nwant\n%+v", got, want)

@@ -63,6 +63,7 @@ type wireEvent struct {
 	Time            string `json:"time,omitempty"`
 	DataContentType string `json:"datacontenttype"`
 	EntityVersion   uint64 `json:"entityversion"`
+	TraceParent     string `json:"traceparent,omitempty"`
 	Data            any    `json:"data"`
 }
 
@@ -88,6 +89,7 @@ func Encode(e Event) ([]byte, error) {
 		Type:            e.Type,
 		DataContentType: ContentTypeJSON,
 		EntityVersion:   e.EntityVersion,
+		TraceParent:     e.TraceParent,
 		Data:            e.Data,
 	}
 	if !e.Time.IsZero() {

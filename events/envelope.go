@@ -18,6 +18,9 @@ type envelope struct {
 	DataContentType *string       `json:"datacontenttype"`
 	EntityVersion   entityVersion `json:"entityversion"`
 	Data            dataSpan      `json:"data"`
+	// TraceParent is the distributed tracing extension, kept when it is a
+	// string (an extension of another JSON type is ignored, as any).
+	TraceParent jsontext.Value `json:"traceparent"`
 }
 
 // entityVersion is the entityversion attribute: a value of a JSON kind
@@ -131,7 +134,21 @@ func (env *envelope) event() (Event, error) {
 	if env.Data.to == 0 {
 		return Event{}, &InvalidEventError{Field: "data", Reason: "is required"}
 	}
-	return Event{ID: env.ID, Source: env.Source, Type: t, Time: tm.UTC(), EntityVersion: env.EntityVersion.v}, nil
+	return Event{ID: env.ID, Source: env.Source, Type: t, Time: tm.UTC(), EntityVersion: env.EntityVersion.v,
+		TraceParent: traceParent(env.TraceParent)}, nil
+}
+
+// traceParent returns the string value of the traceparent extension, ""
+// when it is absent or not a JSON string.
+func traceParent(v jsontext.Value) string {
+	if v.Kind() != '"' {
+		return ""
+	}
+	s, err := jsontext.AppendUnquote(nil, v)
+	if err != nil {
+		return ""
+	}
+	return string(s)
 }
 
 // upperTZ returns s with a lower-case 't' or 'z' upper-cased, so that

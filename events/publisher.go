@@ -37,6 +37,9 @@ func NewPublisher(js jetstream.JetStream) *Publisher {
 // the context's error, or jetstream.ErrNoStreamResponse when no stream holds
 // the subject).
 func (p *Publisher) Publish(ctx context.Context, e Event) (uint64, error) {
+	if e.TraceParent == "" {
+		e.TraceParent = traceParentOf(ctx)
+	}
 	body, err := Encode(e)
 	if err != nil {
 		return 0, fmt.Errorf("events: publish: %w", err)

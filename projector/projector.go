@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // ErrStreamNotFound is returned (wrapped, naming the stream) by Run when the
@@ -49,6 +50,10 @@ type Config struct {
 	// batch with the time from its stream timestamp to the commit that made
 	// it visible (the publish-to-visible latency). It must be cheap.
 	ObserveVisible func(time.Duration)
+	// Tracer, when set, records a span for each committed batch, linked to
+	// the trace of each event that carries one (Event.TraceParent). nil: no
+	// spans, no cost.
+	Tracer trace.Tracer
 }
 
 // Progress is a consistent snapshot of a Projector's state for operators.

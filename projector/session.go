@@ -152,6 +152,7 @@ func (p *Projector) commitBatch(ctx context.Context, batch []msgItem, lastSeen *
 		st, err := p.store.applyBatch(items)
 		if err == nil {
 			p.observeVisible(items)
+			p.traceBatch(ctx, items)
 			p.recordCommit(items[len(items)-1], st, last.pending)
 			return nil
 		}

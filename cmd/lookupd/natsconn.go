@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lookup/persons/natsconn"
 	"github.com/lookup/persons/projector"
@@ -27,7 +28,8 @@ type natsHealth struct{ refused atomic.Bool }
 // the projector has stopped. health, when not nil, follows refusals;
 // visible, when not nil, observes each event's publish-to-visible time in
 // seconds.
-func newProjector(cfg config, store *projector.Store, logger *slog.Logger, health *natsHealth, visible prometheus.Observer) (*nats.Conn, *projector.Projector, error) {
+func newProjector(cfg config, store *projector.Store, logger *slog.Logger, health *natsHealth, visible prometheus.Observer,
+	tracer trace.Tracer) (*nats.Conn, *projector.Projector, error) {
 	nc, err := connectNATS(cfg, "lookupd", logger.With("component", "nats"), health)
 	if err != nil {
 		return nil, nil, err
@@ -37,7 +39,7 @@ func newProjector(cfg config, store *projector.Store, logger *slog.Logger, healt
 		nc.Close()
 		return nil, nil, fmt.Errorf("jetstream: %w", err)
 	}
-	return nc, projector.New(js, store, projector.Config{Stream: cfg.Stream, Logger: logger, ObserveVisible: observeSeconds(visible)}), nil
+	return nc, projector.New(js, store, projector.Config{Stream: cfg.Stream, Logger: logger, ObserveVisible: observeSeconds(visible), Tracer: tracer}), nil
 }
 
 // connectNATS connects to cfg's NATS servers with cfg's NATS security

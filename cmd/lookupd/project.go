@@ -65,7 +65,7 @@ func project(ctx context.Context, cfg config, logger *slog.Logger, opts projectO
 			err = fmt.Errorf("close read model: %w", cerr)
 		}
 	}()
-	nc, proj, err := newProjector(cfg, store, logger, nil, nil)
+	nc, proj, err := newProjector(cfg, store, logger, nil, nil, nil)
 	if err != nil {
 		return err
 	}

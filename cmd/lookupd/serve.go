@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/admintoken"
+	"github.com/lookup/persons/tracing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -92,7 +93,12 @@ or to an earlier incarnation of it (rebuild it into a new --data-dir with
 	if err := checkTokenRules(c.cfg, logger); err != nil {
 		return err
 	}
-	return serve(ctx, c.cfg, logger, serveOptions{})
+	tr, err := tracing.New(ctx, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	defer shutdownTracing(tr, logger)
+	return serve(ctx, c.cfg, logger, serveOptions{tracing: tr})
 }
 
 // wrapAPIForTest, when set by a test, wraps the API handler (to hold
@@ -116,6 +122,9 @@ type serveOptions struct {
 	// by ServeMux pattern ("POST /rebuild"), served only with the token of
 	// LOOKUP_ADMIN_TOKEN_FILE (see withAdminActions).
 	adminActions map[string]http.Handler
+	// tracing, when enabled, records a span per request and per applied
+	// batch (OTEL_* variables; see package tracing).
+	tracing *tracing.Tracing
 }
 
 // loadKeys returns the verification keys cfg names. It returns errNoJWKS
@@ -206,7 +215,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 
 	var health natsHealth
 	visible := newVisibleHistogram()
-	nc, proj, err := newProjector(cfg, store, logger, &health, visible)
+	nc, proj, err := newProjector(cfg, store, logger, &health, visible, opts.tracing.Tracer("github.com/lookup/persons/projector"))
 	if err != nil {
 		return err
 	}
@@ -228,7 +237,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	// closed only after the last of them, even one that outlived the drain
 	// timeout (http.Server.Close does not wait for handlers).
 	var inflight sync.WaitGroup
-	apiSrv := newHTTPServer(countInflight(api, &inflight), logger)
+	apiSrv := newHTTPServer(countInflight(traced(api, opts.tracing), &inflight), logger)
 	adminSrv := newHTTPServer(withAdminActions(newAdminHandler(ready, reg, opts.adminExtra, cfg.PProf), adminGuard, opts.adminActions), logger)
 
 	g, gctx := errgroup.WithContext(ctx)
