@@ -1,0 +1,54 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/natsconn"
+)
+
+// TestConnectNATSRefusedNamesSettings: a server that refuses lookupd's
+// credentials at start-up is an error at once that names the settings to
+// check (and never the secret).
+func TestConnectNATSRefusedNamesSettings(t *testing.T) {
+	o := natstest.Options(t.TempDir())
+	o.Authorization = "tok-123"
+	ns := natstest.Run(t, o)
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("tok-guess\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		sec  securityConfig
+		want string
+	}{
+		{"wrong token", securityConfig{NATSTokenFile: tokenFile}, "check LOOKUP_NATS_TOKEN_FILE"},
+		{"no credentials", securityConfig{}, "no NATS credentials are configured"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger, _ := logtest.Text()
+			cfg := config{NATSURL: ns.ClientURL(), securityConfig: tt.sec}
+			nc, err := connectNATS(cfg, "lookupd-test", logger, nil)
+			if err == nil {
+				nc.Close()
+				t.Fatal("connectNATS succeeded, want the refusal")
+			}
+			if !errors.Is(err, natsconn.ErrRefused) {
+				t.Errorf("err = %v, want natsconn.ErrRefused", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %q, want it to contain %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "tok-") {
+				t.Errorf("err = %q holds the token", err)
+			}
+		})
+	}
+}
