@@ -52,3 +52,31 @@ func TestConnectNATSRefusedNamesSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestConnectNATSWarnsLooseSecretFile: a NATS secret file others may read
+// is used, with a warning naming its setting.
+func TestConnectNATSWarnsLooseSecretFile(t *testing.T) {
+	o := natstest.Options(t.TempDir())
+	o.Authorization = "tok-123"
+	ns := natstest.Run(t, o)
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("tok-123\n"), 0o644); err != nil { //nolint:gosec // G306: the loose mode is the test
+		t.Fatal(err)
+	}
+	if err := os.Chmod(tokenFile, 0o644); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	logger, logs := logtest.Text()
+	cfg := config{NATSURL: ns.ClientURL(), securityConfig: securityConfig{NATSTokenFile: tokenFile}}
+	nc, err := connectNATS(cfg, "lookupd-test", logger, nil)
+	if err != nil {
+		t.Fatalf("connectNATS: %v", err)
+	}
+	nc.Close()
+	if got := logs.String(); !strings.Contains(got, "LOOKUP_NATS_TOKEN_FILE") || !strings.Contains(got, "chmod 600") {
+		t.Errorf("log = %q, want a warning naming LOOKUP_NATS_TOKEN_FILE", got)
+	}
+	if strings.Contains(logs.String(), "tok-123") {
+		t.Error("the token reached the log")
+	}
+}

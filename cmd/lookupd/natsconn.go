@@ -96,13 +96,15 @@ func connectNATSWithin(ctx context.Context, cfg config, name string, logger *slo
 }
 
 // natsSecretFiles are the NATS settings' files that hold secrets, for the
-// permission check.
+// permission check, each named by its setting.
 func natsSecretFiles(cfg config) []keyFile {
-	var out []keyFile
-	for name, path := range cfg.natsSecurity().Files() {
-		out = append(out, secretFile("NATS "+name+" file", path))
+	return []keyFile{
+		secretFile("LOOKUP_NATS_CREDS", cfg.NATSCreds),
+		secretFile("LOOKUP_NATS_NKEY_FILE", cfg.NATSNkeyFile),
+		secretFile("LOOKUP_NATS_PASSWORD_FILE", cfg.NATSPasswordFile),
+		secretFile("LOOKUP_NATS_TOKEN_FILE", cfg.NATSTokenFile),
+		secretFile("LOOKUP_NATS_KEY_FILE", cfg.NATSKeyFile),
 	}
-	return out
 }
 
 // redactURLs returns urls (comma-separated) fit for logs and errors, each
