@@ -3,7 +3,9 @@ package main
 import (
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 
 	"github.com/lookup/persons/certreload"
 )
@@ -42,6 +44,29 @@ func listenerTLS(cfg config, logger *slog.Logger) (api, admin *tls.Config, err e
 		if admin, err = certreload.ServerConfig(r, ""); err != nil {
 			return nil, nil, err
 		}
+	}
+	return api, admin, nil
+}
+
+// listen opens the API and admin listeners; each is HTTPS when its TLS
+// configuration is set (listenerTLS).
+func listen(cfg config, logger *slog.Logger) (api, admin net.Listener, err error) {
+	apiCfg, adminCfg, err := listenerTLS(cfg, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	if api, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
+		return nil, nil, fmt.Errorf("API listener: %w", err)
+	}
+	if apiCfg != nil {
+		api = tls.NewListener(api, apiCfg)
+	}
+	if admin, err = net.Listen("tcp", cfg.AdminAddr); err != nil {
+		api.Close()
+		return nil, nil, fmt.Errorf("admin listener: %w", err)
+	}
+	if adminCfg != nil {
+		admin = tls.NewListener(admin, adminCfg)
 	}
 	return api, admin, nil
 }

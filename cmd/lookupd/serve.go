@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -280,29 +279,6 @@ func logServeStart(cfg config, logger *slog.Logger) {
 		"nats_url", redactURLs(cfg.NATSURL), "stream", cfg.Stream, "data_dir", cfg.DataDir,
 		"encrypted", cfg.EncryptionKeyFile != "", "jwks_url", redactURLs(cfg.JWKSURL), "jwks_file", cfg.JWKSFile,
 		"issuer", cfg.Issuer, "audience", cfg.Audience, "tenant_claim", cfg.TenantClaim)
-}
-
-// listen opens the API and admin listeners; each is HTTPS when its TLS
-// configuration is set (listenerTLS).
-func listen(cfg config, logger *slog.Logger) (api, admin net.Listener, err error) {
-	apiCfg, adminCfg, err := listenerTLS(cfg, logger)
-	if err != nil {
-		return nil, nil, err
-	}
-	if api, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
-		return nil, nil, fmt.Errorf("API listener: %w", err)
-	}
-	if apiCfg != nil {
-		api = tls.NewListener(api, apiCfg)
-	}
-	if admin, err = net.Listen("tcp", cfg.AdminAddr); err != nil {
-		api.Close()
-		return nil, nil, fmt.Errorf("admin listener: %w", err)
-	}
-	if adminCfg != nil {
-		admin = tls.NewListener(admin, adminCfg)
-	}
-	return api, admin, nil
 }
 
 // newAPI returns the API over the read model store.
