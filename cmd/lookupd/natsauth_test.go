@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/natstest"
@@ -78,5 +79,18 @@ func TestConnectNATSWarnsLooseSecretFile(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "tok-123") {
 		t.Error("the token reached the log")
+	}
+}
+
+// TestServeStopsWhenNATSRefuses: serve does not retry credentials the
+// server refuses; it stops at start-up naming the settings to check.
+func TestServeStopsWhenNATSRefuses(t *testing.T) {
+	o := natstest.Options(t.TempDir())
+	o.Authorization = "tok-123"
+	ns := natstest.Run(t, o)
+	p := start(t, serveEnv(t, ns, t.TempDir()), "serve")
+	err := p.wait(t, 20*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "no NATS credentials are configured") {
+		t.Errorf("serve = %v, want the refusal naming the NATS credential settings", err)
 	}
 }
