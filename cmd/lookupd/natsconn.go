@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -53,7 +54,29 @@ func connectNATS(cfg config, name string, logger *slog.Logger, health *natsHealt
 		c.OnRefused = func(error) { health.refused.Store(true) }
 		c.OnAccepted = func() { health.refused.Store(false) }
 	}
-	return natsconn.Connect(cfg.NATSURL, cfg.natsSecurity(), c)
+	nc, err := natsconn.Connect(cfg.NATSURL, cfg.natsSecurity(), c)
+	if errors.Is(err, natsconn.ErrRefused) {
+		return nil, fmt.Errorf("%w; %s", err, cfg.natsAuthHint())
+	}
+	return nc, err
+}
+
+// natsAuthHint names the NATS authentication settings to check after the
+// server refused the credentials: those that are set, or the choice when
+// none is. It names settings and files, never their content.
+func (c securityConfig) natsAuthHint() string {
+	var set []string
+	for _, s := range []struct{ env, v string }{{"LOOKUP_NATS_CREDS", c.NATSCreds}, {"LOOKUP_NATS_NKEY_FILE", c.NATSNkeyFile},
+		{"LOOKUP_NATS_USER", c.NATSUser}, {"LOOKUP_NATS_PASSWORD_FILE", c.NATSPasswordFile}, {"LOOKUP_NATS_TOKEN_FILE", c.NATSTokenFile}} {
+		if s.v != "" {
+			set = append(set, s.env)
+		}
+	}
+	if len(set) == 0 {
+		return "no NATS credentials are configured: set one of LOOKUP_NATS_CREDS, LOOKUP_NATS_NKEY_FILE, " +
+			"LOOKUP_NATS_USER with LOOKUP_NATS_PASSWORD_FILE, or LOOKUP_NATS_TOKEN_FILE"
+	}
+	return "check " + strings.Join(set, " and ")
 }
 
 // connectNATSWithin is connectNATS for a one-off command: it fails when
@@ -75,13 +98,15 @@ func connectNATSWithin(ctx context.Context, cfg config, name string, logger *slo
 }
 
 // natsSecretFiles are the NATS settings' files that hold secrets, for the
-// permission check.
+// permission check, each named by its setting.
 func natsSecretFiles(cfg config) []keyFile {
-	var out []keyFile
-	for name, path := range cfg.natsSecurity().Files() {
-		out = append(out, secretFile("NATS "+name+" file", path))
+	return []keyFile{
+		secretFile("LOOKUP_NATS_CREDS", cfg.NATSCreds),
+		secretFile("LOOKUP_NATS_NKEY_FILE", cfg.NATSNkeyFile),
+		secretFile("LOOKUP_NATS_PASSWORD_FILE", cfg.NATSPasswordFile),
+		secretFile("LOOKUP_NATS_TOKEN_FILE", cfg.NATSTokenFile),
+		secretFile("LOOKUP_NATS_KEY_FILE", cfg.NATSKeyFile),
 	}
-	return out
 }
 
 // redactURLs returns urls (comma-separated) fit for logs and errors, each

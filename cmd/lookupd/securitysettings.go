@@ -24,6 +24,7 @@ type securityConfig struct {
 	TLSKeyFile       string
 	TLSClientCAFile  string
 	AllowNoAudience  bool
+	AdminTLS         bool
 }
 
 // natsSecurity returns the natsconn.Security of c.
@@ -75,6 +76,15 @@ var securitySettings = []setting{
 				return fmt.Errorf("allow no audience %q: want true or false", v)
 			}
 			c.AllowNoAudience = b
+			return nil
+		}},
+	{"admin-tls", "LOOKUP_ADMIN_TLS", "false", "true: the admin listener speaks HTTPS too, with the API's certificate (no client certificates asked)",
+		func(c *config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("admin tls %q: want true or false", v)
+			}
+			c.AdminTLS = b
 			return nil
 		}},
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -33,7 +32,7 @@ var serveSettings = append([]string{"http-addr", "admin-addr", "nats-url", "stre
 	"tenant-claim", "token-cache-size", "log-format", "log-level", "shutdown-timeout", "shutdown-delay", "admin-token-file",
 	"audit", "audit-stream", "require-purpose", "replica-id", "pprof", "memory-budget",
 	"max-position-wait", "max-staleness",
-	"tls-cert-file", "tls-key-file", "tls-client-ca-file"}, natsSettings...)
+	"tls-cert-file", "tls-key-file", "tls-client-ca-file", "admin-tls"}, natsSettings...)
 
 // The issuer and audience of lookupd dev's tokens.
 const (
@@ -289,26 +288,6 @@ func logServeStart(cfg config, logger *slog.Logger) {
 		"nats_url", redactURLs(cfg.NATSURL), "stream", cfg.Stream, "data_dir", cfg.DataDir,
 		"encrypted", cfg.EncryptionKeyFile != "", "jwks_url", redactURLs(cfg.JWKSURL), "jwks_file", cfg.JWKSFile,
 		"issuer", cfg.Issuer, "audience", cfg.Audience, "tenant_claim", cfg.TenantClaim)
-}
-
-// listen opens the API and admin listeners; the API's is HTTPS when a
-// certificate is configured (apiTLS).
-func listen(cfg config, logger *slog.Logger) (api, admin net.Listener, err error) {
-	tlsCfg, err := apiTLS(cfg, logger)
-	if err != nil {
-		return nil, nil, err
-	}
-	if api, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
-		return nil, nil, fmt.Errorf("API listener: %w", err)
-	}
-	if tlsCfg != nil {
-		api = tls.NewListener(api, tlsCfg)
-	}
-	if admin, err = net.Listen("tcp", cfg.AdminAddr); err != nil {
-		api.Close()
-		return nil, nil, fmt.Errorf("admin listener: %w", err)
-	}
-	return api, admin, nil
 }
 
 // newAPI returns the API over the read model store.
