@@ -27,23 +27,32 @@ func composeCommand(t *testing.T) []string {
 	return nil
 }
 
-// TestCompose brings up deploy/compose/compose.yaml with the locally built
-// images, publishes the fixture into its NATS and checks that lookupd
-// answers both operations.
-func TestCompose(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	is := newIssuer(t)
-	natsPort, httpPort, adminPort := freePort(t), freePort(t), freePort(t)
-	project := "lookup-it-" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
-	base := append(composeCommand(t), "-p", project, "-f", "../deploy/compose/compose.yaml")
+// composeStack is a compose project brought up by composeUp.
+type composeStack struct {
+	run                           func(args ...string) (string, error) // docker compose <args> on the project
+	natsPort, httpPort, adminPort string                               // host ports
+}
+
+// composeUp brings up a compose project of files (relative to
+// deploy/compose) with the locally built images, free host ports, the
+// issuer's JWKS and extra environment, and takes it down (logs first, if
+// the test failed) when the test ends.
+func composeUp(ctx context.Context, t *testing.T, prefix string, is *issuer, files []string, extraEnv ...string) composeStack {
+	t.Helper()
+	st := composeStack{natsPort: freePort(t), httpPort: freePort(t), adminPort: freePort(t)}
+	project := prefix + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
+	base := append(composeCommand(t), "-p", project)
+	for _, f := range files {
+		base = append(base, "-f", "../deploy/compose/"+f)
+	}
 	env := append(os.Environ(),
 		"LOOKUPD_IMAGE="+lookupdImage, "NATS_IMAGE="+natsImage, "NATSCLI_IMAGE="+natscliImage,
-		"NATS_PORT="+natsPort, "LOOKUP_HTTP_PORT="+httpPort, "LOOKUP_ADMIN_PORT="+adminPort,
+		"NATS_PORT="+st.natsPort, "LOOKUP_HTTP_PORT="+st.httpPort, "LOOKUP_ADMIN_PORT="+st.adminPort,
 		"LOOKUP_JWKS_HOST_FILE="+writeFile(t, "jwks.json", is.jwks),
 		"LOOKUP_ISSUER="+testIssuer, "LOOKUP_AUDIENCE="+testAudience,
 	)
-	compose := func(args ...string) (string, error) {
+	env = append(env, extraEnv...)
+	st.run = func(args ...string) (string, error) {
 		cmd := exec.CommandContext(ctx, base[0], append(base[1:], args...)...)
 		cmd.Env = env
 		out, err := cmd.CombinedOutput()
@@ -51,16 +60,28 @@ func TestCompose(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			out, _ := compose("logs", "--no-color", "--tail", "50")
+			out, _ := st.run("logs", "--no-color", "--tail", "50")
 			t.Logf("compose logs:\n%s", out)
 		}
-		if out, err := compose("down", "-v", "--remove-orphans"); err != nil {
+		if out, err := st.run("down", "-v", "--remove-orphans"); err != nil {
 			t.Logf("compose down: %v\n%s", err, out)
 		}
 	})
-	if out, err := compose("up", "-d"); err != nil {
+	if out, err := st.run("up", "-d"); err != nil {
 		t.Fatalf("compose up: %v\n%s", err, out)
 	}
+	return st
+}
+
+// TestCompose brings up deploy/compose/compose.yaml with the locally built
+// images, publishes the fixture into its NATS and checks that lookupd
+// answers both operations.
+func TestCompose(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	is := newIssuer(t)
+	st := composeUp(ctx, t, "lookup-it-", is, []string{"compose.yaml"})
+	natsPort, httpPort, adminPort := st.natsPort, st.httpPort, st.adminPort
 
 	host := os.Getenv("TESTCONTAINERS_HOST_OVERRIDE")
 	if host == "" {

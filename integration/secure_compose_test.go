@@ -8,12 +8,10 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -30,35 +28,8 @@ func TestSecureCompose(t *testing.T) {
 	ctx := context.Background()
 	s := genSecrets(t)
 	is := newIssuer(t)
-	natsPort, httpPort, adminPort := freePort(t), freePort(t), freePort(t)
-	project := "lookup-sec-" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
-	base := append(composeCommand(t), "-p", project,
-		"-f", "../deploy/compose/compose.yaml", "-f", "../deploy/compose/secure.yaml")
-	env := append(os.Environ(),
-		"LOOKUPD_IMAGE="+lookupdImage, "NATS_IMAGE="+natsImage, "NATSCLI_IMAGE="+natscliImage,
-		"NATS_PORT="+natsPort, "LOOKUP_SECRETS_DIR="+s.dir,
-		"LOOKUP_HTTP_PORT="+httpPort, "LOOKUP_ADMIN_PORT="+adminPort,
-		"LOOKUP_JWKS_HOST_FILE="+writeFile(t, "jwks.json", is.jwks),
-		"LOOKUP_ISSUER="+testIssuer, "LOOKUP_AUDIENCE="+testAudience,
-	)
-	compose := func(args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, base[0], append(base[1:], args...)...)
-		cmd.Env = env
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			out, _ := compose("logs", "--no-color", "--tail", "50")
-			t.Logf("compose logs:\n%s", out)
-		}
-		if out, err := compose("down", "-v", "--remove-orphans"); err != nil {
-			t.Logf("compose down: %v\n%s", err, out)
-		}
-	})
-	if out, err := compose("up", "-d"); err != nil {
-		t.Fatalf("compose up: %v\n%s", err, out)
-	}
+	st := composeUp(ctx, t, "lookup-sec-", is, []string{"compose.yaml", "secure.yaml"}, "LOOKUP_SECRETS_DIR="+s.dir)
+	compose, natsPort, httpPort, adminPort := st.run, st.natsPort, st.httpPort, st.adminPort
 	host := os.Getenv("TESTCONTAINERS_HOST_OVERRIDE")
 	if host == "" {
 		host = "127.0.0.1"

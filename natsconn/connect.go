@@ -49,7 +49,7 @@ func Connect(urls string, s Security, cfg Config) (*nats.Conn, error) {
 	if cfg.Redact == nil {
 		cfg.Redact = RedactURL
 	}
-	shown := redactURLs(urls, cfg.Redact)
+	shown := RedactURLs(urls, cfg.Redact)
 	secOpts, err := s.Options()
 	if err != nil {
 		return nil, err
@@ -183,8 +183,9 @@ func RedactURL(raw string) string {
 	return u.String()
 }
 
-// redactURLs applies redact to each of the comma-separated urls.
-func redactURLs(urls string, redact func(string) string) string {
+// RedactURLs applies redact to each of the comma-separated urls (a NATS
+// server list).
+func RedactURLs(urls string, redact func(string) string) string {
 	parts := strings.Split(urls, ",")
 	for i, p := range parts {
 		parts[i] = redact(strings.TrimSpace(p))

@@ -102,3 +102,14 @@ func answerServerOptions(next http.Handler) http.Handler {
 		w.WriteHeader(http.StatusOK)
 	})
 }
+
+// Route returns the route pattern r would be served by (such as
+// /api/v1/persons/{person_id}), "" for a path no route matches: a name for
+// the request that holds no identifier, for traces.
+func (s *Server) Route(r *http.Request) string {
+	path := r.URL.Path
+	if r.URL.RawPath != "" {
+		path = r.URL.RawPath
+	}
+	return s.router.Find(chi.NewRouteContext(), http.MethodGet, path)
+}

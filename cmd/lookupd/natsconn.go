@@ -112,10 +112,4 @@ func natsSecretFiles(cfg config) []keyFile {
 // redactURLs returns urls (comma-separated) fit for logs and errors, each
 // through query.RedactURL: no user information (a token alone too), no
 // query. Every URL the program logs goes through it.
-func redactURLs(urls string) string {
-	parts := strings.Split(urls, ",")
-	for i, p := range parts {
-		parts[i] = query.RedactURL(strings.TrimSpace(p))
-	}
-	return strings.Join(parts, ",")
-}
+func redactURLs(urls string) string { return natsconn.RedactURLs(urls, query.RedactURL) }

@@ -8,30 +8,25 @@ import (
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
+	"github.com/lookup/persons/query"
 	"github.com/lookup/persons/tracing"
 )
 
 // traced returns api recording a span per request when tracing is on (an
-// incoming W3C traceparent is the span's parent), else api itself: no cost
-// when off.
-func traced(api http.Handler, tr *tracing.Tracing) http.Handler {
+// incoming W3C traceparent is the span's parent), named by the method and
+// the route pattern, never by an id; else api itself: no cost when off.
+func traced(api *query.Server, tr *tracing.Tracing) http.Handler {
 	if !tr.Enabled() {
 		return api
 	}
 	return otelhttp.NewHandler(api, "lookupd api",
 		otelhttp.WithTracerProvider(tr.Provider), otelhttp.WithPropagators(tracing.Propagator),
-		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + routeOf(r) }))
-}
-
-// routeOf names the operation of r without its ids (a span name must not
-// carry a person id).
-func routeOf(r *http.Request) string {
-	switch p := r.URL.Path; {
-	case len(p) > len("/api/v1/persons/") && p[:len("/api/v1/persons/")] == "/api/v1/persons/":
-		return "/api/v1/persons/{person_id}"
-	default:
-		return p
-	}
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
+			if route := api.Route(r); route != "" {
+				return r.Method + " " + route
+			}
+			return r.Method + " (no route)"
+		}))
 }
 
 // shutdownTracing flushes the spans not yet exported, within 5 s.
