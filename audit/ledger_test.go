@@ -122,10 +122,14 @@ func TestLedgerBestEffortCountsFailures(t *testing.T) {
 	if err := js.DeleteStream(ctx, DefaultStream); err != nil {
 		t.Fatalf("delete stream: %v", err)
 	}
-	if err := l.Disclose(ctx, disclosure("req-2", personA, personB)); err != nil {
-		t.Fatalf("best-effort Disclose = %v, want nil", err)
-	}
-	waitFor(t, "the failures counted", func() bool { return testutil.ToFloat64(l.metrics.records.WithLabelValues("failed")) == 2 })
+	// The server may still take a batch while it tears the stream down:
+	// disclose again until the failures show; best effort never refuses.
+	waitFor(t, "the failures counted", func() bool {
+		if err := l.Disclose(ctx, disclosure("req-2", personA, personB)); err != nil {
+			t.Fatalf("best-effort Disclose = %v, want nil", err)
+		}
+		return testutil.ToFloat64(l.metrics.records.WithLabelValues("failed")) >= 2
+	})
 }
 
 func TestLedgerOffRecordsNothing(t *testing.T) {
