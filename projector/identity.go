@@ -31,6 +31,18 @@ func encodeIdentity(id streamIdentity) []byte {
 	return append(v, id.name...)
 }
 
+// decodeIdentity decodes a stream identity (encodeIdentity).
+func decodeIdentity(v []byte) (streamIdentity, error) {
+	if len(v) < 8 {
+		return streamIdentity{}, fmt.Errorf("corrupt stream identity: %d bytes", len(v))
+	}
+	created := binary.BigEndian.Uint64(v)
+	if created > math.MaxInt64 {
+		return streamIdentity{}, fmt.Errorf("corrupt stream identity: creation time out of range")
+	}
+	return streamIdentity{name: string(v[8:]), created: time.Unix(0, int64(created)).UTC()}, nil
+}
+
 // streamIdentity returns the identity of the stream the store's checkpoint
 // belongs to, ok false if none is recorded.
 func (s *Store) streamIdentity() (id streamIdentity, ok bool, err error) {
@@ -43,16 +55,9 @@ func (s *Store) streamIdentity() (id streamIdentity, ok bool, err error) {
 			return err
 		}
 		return item.Value(func(v []byte) error {
-			if len(v) < 8 {
-				return fmt.Errorf("corrupt stream identity: %d bytes", len(v))
-			}
-			created := binary.BigEndian.Uint64(v)
-			if created > math.MaxInt64 {
-				return fmt.Errorf("corrupt stream identity: creation time out of range")
-			}
-			id = streamIdentity{name: string(v[8:]), created: time.Unix(0, int64(created)).UTC()}
-			ok = true
-			return nil
+			id, err = decodeIdentity(v)
+			ok = err == nil
+			return err
 		})
 	})
 	if err != nil {

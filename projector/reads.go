@@ -128,23 +128,29 @@ func (s *Store) checkpoint() (uint64, time.Time, error) {
 		if err != nil {
 			return err
 		}
-		return item.Value(func(v []byte) error {
-			if len(v) != 16 {
-				return fmt.Errorf("corrupt checkpoint: %d bytes", len(v))
-			}
-			seq = binary.BigEndian.Uint64(v)
-			n := binary.BigEndian.Uint64(v[8:])
-			if n > math.MaxInt64 {
-				return fmt.Errorf("corrupt checkpoint: time out of range")
-			}
-			if n != 0 {
-				ts = time.Unix(0, int64(n)).UTC()
-			}
-			return nil
+		return item.Value(func(v []byte) (err error) {
+			seq, ts, err = decodeCheckpoint(v)
+			return err
 		})
 	})
 	if err != nil {
 		return 0, time.Time{}, fmt.Errorf("read checkpoint: %w", err)
+	}
+	return seq, ts, nil
+}
+
+// decodeCheckpoint decodes a checkpoint value (encodeCheckpoint).
+func decodeCheckpoint(v []byte) (seq uint64, ts time.Time, err error) {
+	if len(v) != 16 {
+		return 0, time.Time{}, fmt.Errorf("corrupt checkpoint: %d bytes", len(v))
+	}
+	seq = binary.BigEndian.Uint64(v)
+	n := binary.BigEndian.Uint64(v[8:])
+	if n > math.MaxInt64 {
+		return 0, time.Time{}, fmt.Errorf("corrupt checkpoint: time out of range")
+	}
+	if n != 0 {
+		ts = time.Unix(0, int64(n)).UTC()
 	}
 	return seq, ts, nil
 }

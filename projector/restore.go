@@ -1,0 +1,162 @@
+package projector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/minio/sio"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// LookUpStream returns the identity of the current incarnation of the
+// stream name, as Restore wants it.
+func LookUpStream(ctx context.Context, js jetstream.JetStream, name string) (StreamIdentity, error) {
+	s, err := js.Stream(ctx, name)
+	if err != nil {
+		return StreamIdentity{}, fmt.Errorf("look up stream %q: %w", name, err)
+	}
+	return StreamIdentity{Name: name, Created: s.CachedInfo().Created}, nil
+}
+
+// Restore restores into store, which must be empty, the newest snapshot
+// of the bucket taken of the stream incarnation want with this build's
+// model format, and returns what it held; ok is false when none was
+// restored (the store is then still empty: replay the stream from the
+// start). Snapshots of other streams, incarnations or formats are passed
+// over, each with a log line saying why. A candidate that fails (corrupt,
+// truncated, undecryptable with the key, not what its metadata says) is
+// refused with an error log line naming it and the reason, and the next
+// older one is tried. The error is for a bucket that cannot be read.
+func (sn *Snapshots) Restore(ctx context.Context, store *Store, want StreamIdentity) (info SnapshotInfo, ok bool, err error) {
+	obs, err := sn.bucket(ctx)
+	if err != nil {
+		return info, false, err
+	}
+	all, err := obs.List(ctx)
+	if errors.Is(err, jetstream.ErrNoObjectsFound) {
+		sn.logger.Info("no snapshot in the bucket; replaying the stream from the start")
+		return info, false, nil
+	}
+	if err != nil {
+		return info, false, fmt.Errorf("list snapshot bucket %q: %w", sn.cfg.Bucket, err)
+	}
+	candidates := sn.candidates(all, want)
+	for _, o := range candidates {
+		start := time.Now()
+		info, err = sn.restoreOne(ctx, obs, o, store, want)
+		if err == nil {
+			sn.logger.Info("read model restored from snapshot", "snapshot", o.Name, "position", info.Position,
+				"keys", info.Keys, "bytes", o.Size, "duration", time.Since(start))
+			return info, true, nil
+		}
+		if ctx.Err() != nil {
+			return info, false, ctx.Err()
+		}
+		sn.logger.Error("snapshot refused", "snapshot", o.Name, "reason", err)
+	}
+	sn.logger.Info("no usable snapshot in the bucket; replaying the stream from the start",
+		"candidates", len(candidates), "objects", len(all))
+	return SnapshotInfo{}, false, nil
+}
+
+// candidates returns the objects whose metadata says they are snapshots of
+// want in this model format, newest position first; it logs why the
+// others are passed over.
+func (sn *Snapshots) candidates(all []*jetstream.ObjectInfo, want StreamIdentity) []*jetstream.ObjectInfo {
+	var out []*jetstream.ObjectInfo
+	for _, o := range all {
+		if o.Deleted {
+			continue
+		}
+		var why string
+		created, cerr := time.Parse(time.RFC3339Nano, o.Metadata[metaStreamCreated])
+		switch {
+		case o.Metadata[metaStream] != want.Name:
+			why = fmt.Sprintf("taken of stream %q, this replica reads %q", o.Metadata[metaStream], want.Name)
+		case cerr != nil || !created.Equal(want.Created):
+			why = fmt.Sprintf("taken of another incarnation of the stream (created %s, the stream now was created %s)",
+				o.Metadata[metaStreamCreated], want.Created.UTC().Format(time.RFC3339Nano))
+		case o.Metadata[metaModelFormat] != strconv.Itoa(formatV1):
+			why = fmt.Sprintf("model format %s, this build reads %d", o.Metadata[metaModelFormat], formatV1)
+		}
+		if why != "" {
+			sn.logger.Info("snapshot passed over", "snapshot", o.Name, "reason", why)
+			continue
+		}
+		out = append(out, o)
+	}
+	slices.SortStableFunc(out, func(a, b *jetstream.ObjectInfo) int {
+		pa, _ := strconv.ParseUint(a.Metadata[metaPosition], 10, 64)
+		pb, _ := strconv.ParseUint(b.Metadata[metaPosition], 10, 64)
+		if pa != pb {
+			if pa > pb {
+				return -1
+			}
+			return 1
+		}
+		return b.ModTime.Compare(a.ModTime)
+	})
+	return out
+}
+
+// restoreOne restores the snapshot o into store; on error the store is
+// left empty.
+func (sn *Snapshots) restoreOne(ctx context.Context, obs jetstream.ObjectStore, o *jetstream.ObjectInfo, store *Store,
+	want StreamIdentity) (SnapshotInfo, error) {
+	encrypted := o.Metadata[metaEncrypted] == "true"
+	switch {
+	case encrypted && sn.key == nil:
+		return SnapshotInfo{}, fmt.Errorf("%w: the snapshot is encrypted and the read model has no key", ErrSnapshotKey)
+	case !encrypted && sn.key != nil:
+		return SnapshotInfo{}, fmt.Errorf("%w: the snapshot is not encrypted and the read model is", ErrSnapshotKey)
+	case encrypted && o.Metadata[metaKeyID] != sn.keyID:
+		return SnapshotInfo{}, fmt.Errorf("%w: the snapshot is encrypted with another key (key id %q, this replica's %q)",
+			ErrSnapshotKey, o.Metadata[metaKeyID], sn.keyID)
+	}
+	res, err := obs.Get(ctx, o.Name)
+	if err != nil {
+		return SnapshotInfo{}, fmt.Errorf("read snapshot: %w", err)
+	}
+	defer res.Close()
+	var r io.Reader = res
+	if sn.key != nil {
+		dr, err := sio.DecryptReader(res, sio.Config{MinVersion: sio.Version20, Key: sn.key})
+		if err != nil {
+			return SnapshotInfo{}, fmt.Errorf("%w: %w", ErrSnapshotCorrupt, err)
+		}
+		r = &decryptErrors{r: dr}
+	}
+	zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		return SnapshotInfo{}, fmt.Errorf("%w: %w", ErrSnapshotCorrupt, err)
+	}
+	defer zr.Close()
+	return store.RestoreSnapshot(zr, func(info SnapshotInfo) error {
+		if err := info.Of(want); err != nil {
+			return err
+		}
+		if p := o.Metadata[metaPosition]; p != strconv.FormatUint(info.Position, 10) {
+			return fmt.Errorf("%w: position %d inside, %s in its metadata", ErrSnapshotCorrupt, info.Position, p)
+		}
+		return nil
+	})
+}
+
+// decryptErrors marks a decryption failure as corruption: the key was
+// checked by its id before, so a package that does not authenticate was
+// altered or cut short.
+type decryptErrors struct{ r io.Reader }
+
+func (d *decryptErrors) Read(p []byte) (int, error) {
+	n, err := d.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("%w: %w", ErrSnapshotCorrupt, err)
+	}
+	return n, err
+}
