@@ -1,0 +1,289 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/projector"
+)
+
+const biz = "0b0b0b0b-0000-4000-8000-00000000b12b"
+
+// consumerID is the id of the i-th test consumer.
+func consumerID(i int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", i) }
+
+// publishConsumers publishes upserts of consumers [from, to) at version v,
+// named "v<v>".
+func publishConsumers(t *testing.T, js jetstream.JetStream, from, to int, v uint64) {
+	t.Helper()
+	for i := from; i < to; i++ {
+		ev, err := events.NewEvent("test", v, events.Consumer{ConsumerID: consumerID(i), BusinessID: biz,
+			FirstName: fmt.Sprintf("v%d", v), LastName: "Test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := events.Encode(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := nats.NewMsg(ev.Subject())
+		m.Data = body
+		m.Header.Set(jetstream.MsgIDHeader, ev.ID)
+		if _, err := js.PublishMsgAsync(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-time.After(30 * time.Second):
+		t.Fatal("publish acks did not arrive")
+	}
+}
+
+// open opens a replica of root over js.
+func open(t *testing.T, js jetstream.JetStream, root string, mutate func(*Config)) *Replica {
+	t.Helper()
+	cfg := Config{
+		Root: root,
+		Open: func(dir string) (*projector.Store, error) { return projector.Open(dir, projector.StoreOptions{}) },
+		NewProjector: func(s *projector.Store) *projector.Projector {
+			return projector.New(js, s, projector.Config{Stream: "PERSONS", RefreshInterval: 100 * time.Millisecond})
+		},
+		Stream: func(ctx context.Context) (projector.StreamIdentity, error) {
+			return projector.LookUpStream(ctx, js, "PERSONS")
+		},
+	}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	r, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// run runs r until the test ends (or stop is called) and returns stop,
+// which returns Run's error after closing r.
+func run(t *testing.T, r *Replica) (stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- r.Run(ctx) }()
+	var once sync.Once
+	var res error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			res = errors.Join(<-errc, r.Close())
+		})
+		return res
+	}
+	t.Cleanup(func() { _ = stop() })
+	return stop
+}
+
+func waitCaughtUp(t *testing.T, r *Replica, seq uint64) {
+	t.Helper()
+	wait.For(t, 60*time.Second, func() error {
+		select {
+		case <-r.CaughtUp():
+		default:
+			return errors.New("not caught up")
+		}
+		if got := r.Applied(); got < seq {
+			return fmt.Errorf("applied %d, want %d", got, seq)
+		}
+		return nil
+	})
+}
+
+// checkNames checks that consumers [0, n) are named want.
+func checkNames(t *testing.T, r *Replica, n int, want string) {
+	t.Helper()
+	for i := range n {
+		p, err := r.Person(context.Background(), consumerID(i))
+		if err != nil || p.FirstName != want {
+			t.Fatalf("consumer %d: %+v, %v; want first name %q", i, p, err, want)
+		}
+	}
+}
+
+func TestRebuildSwapsWhileServing(t *testing.T) {
+	_, js := natstest.Start(t)
+	natstest.PersonsStream(t, js)
+	const n = 2000
+	publishConsumers(t, js, 0, n, 1)
+	root := t.TempDir()
+	r := open(t, js, root, nil)
+	stop := run(t, r)
+	waitCaughtUp(t, r, n)
+	oldDir := r.Dir()
+
+	// Readers all along: every answer is right, the position never goes back.
+	var (
+		reads, bad atomic.Int64
+		done       = make(chan struct{})
+		wg         sync.WaitGroup
+	)
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var last uint64
+			for i := w; ; i += 4 {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				pos := r.Applied()
+				p, err := r.Person(context.Background(), consumerID(i%n))
+				if err != nil || p.FirstName != "v1" || pos < last {
+					bad.Add(1)
+				}
+				last = pos
+				reads.Add(1)
+			}
+		}()
+	}
+	if err := r.Rebuild(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Rebuild(); !errors.Is(err, ErrRebuildRunning) {
+		t.Errorf("second Rebuild: %v, want ErrRebuildRunning", err)
+	}
+	// Writes go on during the rebuild.
+	publishConsumers(t, js, n, n+500, 1)
+	wait.For(t, 60*time.Second, func() error {
+		if r.Dir() == oldDir || r.Rebuilding() {
+			return errors.New("not swapped yet")
+		}
+		return nil
+	})
+	waitCaughtUp(t, r, n+500)
+	close(done)
+	wg.Wait()
+	if bad.Load() != 0 {
+		t.Errorf("%d of %d reads during the rebuild failed or saw the position go back", bad.Load(), reads.Load())
+	}
+	checkNames(t, r, n+500, "v1")
+	if _, err := os.Stat(filepath.Join(oldDir, "MANIFEST")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("old model's MANIFEST still there after the swap: %v", err)
+	}
+	if active, _ := projector.ActiveDir(root); active != r.Dir() {
+		t.Errorf("ACTIVE names %s, serving %s", active, r.Dir())
+	}
+	// Projection goes on in the new model.
+	publishConsumers(t, js, 0, 10, 2)
+	waitCaughtUp(t, r, n+510)
+	checkNames(t, r, 10, "v2")
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	// A restart opens the rebuilt model.
+	r2 := open(t, js, root, nil)
+	if r2.Dir() != r.Dir() {
+		t.Errorf("restart opened %s, want %s", r2.Dir(), r.Dir())
+	}
+	if err := r2.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBootstrapFromSnapshot(t *testing.T) {
+	_, js := natstest.Start(t)
+	natstest.PersonsStream(t, js)
+	const n = 3000
+	publishConsumers(t, js, 0, n, 1)
+	sn, err := projector.NewSnapshots(js, projector.SnapshotsConfig{Bucket: "SNAPS"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withSnapshots := func(c *Config) { c.Snapshots = sn }
+	a := open(t, js, t.TempDir(), withSnapshots)
+	if _, _, err := a.Snapshot(context.Background()); !errors.Is(err, ErrNotCaughtUp) {
+		t.Errorf("snapshot before catching up: %v, want ErrNotCaughtUp", err)
+	}
+	stopA := run(t, a)
+	waitCaughtUp(t, a, n)
+	info, _, err := a.Snapshot(context.Background())
+	if err != nil || info.Position != n {
+		t.Fatalf("Snapshot: %+v, %v; want position %d", info, err, n)
+	}
+	if err := stopA(); err != nil {
+		t.Fatal(err)
+	}
+	publishConsumers(t, js, 0, 100, 2)
+
+	logger, logs := logtest.JSON()
+	root := t.TempDir()
+	b := open(t, js, root, func(c *Config) { withSnapshots(c); c.Logger = logger })
+	run(t, b)
+	waitCaughtUp(t, b, n+100)
+	checkNames(t, b, 100, "v2")
+	p := b.Progress()
+	if p.Applied != 100 {
+		t.Errorf("applied %d events after bootstrap, want the 100 after the snapshot", p.Applied)
+	}
+	if !strings.Contains(logs.String(), "bootstrapped from a snapshot") {
+		t.Errorf("no bootstrap log line:\n%s", logs)
+	}
+	if b.Dir() == root {
+		t.Errorf("restored model served from %s, want a model directory", b.Dir())
+	}
+}
+
+func TestRebuildOnMismatch(t *testing.T) {
+	_, js := natstest.Start(t)
+	natstest.PersonsStream(t, js)
+	publishConsumers(t, js, 0, 50, 1)
+	root := t.TempDir()
+	r := open(t, js, root, nil)
+	stop := run(t, r)
+	waitCaughtUp(t, r, 50)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	// The stream is deleted and created again with other events.
+	if err := js.DeleteStream(context.Background(), "PERSONS"); err != nil {
+		t.Fatal(err)
+	}
+	natstest.PersonsStream(t, js)
+	publishConsumers(t, js, 0, 20, 3)
+
+	t.Run("refused by default", func(t *testing.T) {
+		r := open(t, js, root, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		err := r.Run(ctx)
+		_ = r.Close()
+		if !errors.Is(err, projector.ErrStreamMismatch) {
+			t.Fatalf("Run: %v, want ErrStreamMismatch", err)
+		}
+	})
+	t.Run("rebuilt with RebuildOnMismatch", func(t *testing.T) {
+		r := open(t, js, root, func(c *Config) { c.RebuildOnMismatch = true })
+		run(t, r)
+		waitCaughtUp(t, r, 20)
+		checkNames(t, r, 20, "v3")
+		if _, err := r.Person(context.Background(), consumerID(30)); !errors.Is(err, events.ErrNotFound) {
+			t.Errorf("consumer of the old stream: %v, want not found", err)
+		}
+	})
+}
