@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -17,16 +16,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/audit"
-	"github.com/lookup/persons/projector"
 )
 
 // newLedger returns the audit ledger of serve, publishing through nc, with
 // the projector's position as the read model position.
-func newLedger(cfg config, nc *nats.Conn, proj *projector.Projector, reg prometheus.Registerer, logger *slog.Logger) (*audit.Ledger, error) {
-	replica := cfg.ReplicaID
-	if replica == "" {
-		replica, _ = os.Hostname()
-	}
+func newLedger(cfg config, nc *nats.Conn, proj progressSource, reg prometheus.Registerer, logger *slog.Logger) (*audit.Ledger, error) {
+	replica := replicaName(cfg)
 	mode := audit.Mode(cfg.Audit)
 	if mode == "" {
 		mode = audit.Required

@@ -48,6 +48,7 @@ type config struct {
 	MaxPositionWait   time.Duration // longest wait for Lookup-Min-Position
 	MaxStaleness      time.Duration // staleness bound; 0: off
 	securityConfig
+	operationsConfig
 }
 
 // setting is one configuration value: its flag, its environment variable,
@@ -210,8 +211,10 @@ var settings = []setting{
 }
 
 // allSettings returns every setting: the table above, then the security
-// settings (securitysettings.go).
-func allSettings() []setting { return append(append([]setting(nil), settings...), securitySettings...) }
+// settings (securitysettings.go) and those of operations (opssettings.go).
+func allSettings() []setting {
+	return append(append(append([]setting(nil), settings...), securitySettings...), operationsSettings...)
+}
 
 // settingsFor returns the settings named by flag, in the order of the
 // settings table.

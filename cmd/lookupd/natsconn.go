@@ -11,11 +11,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/prometheus/client_golang/prometheus"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lookup/persons/natsconn"
-	"github.com/lookup/persons/projector"
 	"github.com/lookup/persons/query"
 )
 
@@ -24,13 +21,11 @@ import (
 // credential): /readyz is then 503 until it accepts them again.
 type natsHealth struct{ refused atomic.Bool }
 
-// newProjector connects to NATS (see connectNATS) and returns the projector
-// that feeds store from cfg.Stream. The caller closes the connection once
-// the projector has stopped. health, when not nil, follows refusals;
-// visible, when not nil, observes each event's publish-to-visible time in
-// seconds.
-func newProjector(cfg config, store *projector.Store, logger *slog.Logger, health *natsHealth, visible prometheus.Observer,
-	tracer trace.Tracer) (*nats.Conn, *projector.Projector, error) {
+// connectJetStream connects to NATS (see connectNATS) as lookupd and
+// returns the connection and its JetStream context. The caller closes the
+// connection once the projector has stopped. health, when not nil, follows
+// refusals.
+func connectJetStream(cfg config, logger *slog.Logger, health *natsHealth) (*nats.Conn, jetstream.JetStream, error) {
 	nc, err := connectNATS(cfg, "lookupd", logger.With("component", "nats"), health)
 	if err != nil {
 		return nil, nil, err
@@ -40,7 +35,7 @@ func newProjector(cfg config, store *projector.Store, logger *slog.Logger, healt
 		nc.Close()
 		return nil, nil, fmt.Errorf("jetstream: %w", err)
 	}
-	return nc, projector.New(js, store, projector.Config{Stream: cfg.Stream, Logger: logger, ObserveVisible: observeSeconds(visible), Tracer: tracer}), nil
+	return nc, js, nil
 }
 
 // connectNATS connects to cfg's NATS servers with cfg's NATS security

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/lookup/persons/projector"
 )
 
 func cmdProject(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -20,8 +23,12 @@ model in --data-dir, resuming from its checkpoint, until stopped (SIGTERM or
 SIGINT). With --until-caught-up it exits 0 as soon as the read model has
 reached the end of the stream as it stood at start-up: use it to build or
 rebuild a read model before "lookupd serve" opens it. Progress shows as a
-bar when stderr is a terminal, else as a log line every --progress-interval.`,
-		getenv, append([]string{"nats-url", "stream", "data-dir", "encryption-key-file", "log-format", "log-level", "memory-budget"}, natsSettings...)...)
+bar when stderr is a terminal, else as a log line every --progress-interval.
+With --snapshot-bucket, an empty read model is first restored from the
+newest snapshot of the stream, snapshots are written every
+--snapshot-interval, and --until-caught-up writes one before it exits.`,
+		getenv, append(append([]string{"nats-url", "stream", "data-dir", "encryption-key-file", "log-format", "log-level", "memory-budget"},
+			natsSettings...), snapshotSettings...)...)
 	if err != nil {
 		return err
 	}
@@ -56,44 +63,46 @@ type projectOptions struct {
 func project(ctx context.Context, cfg config, logger *slog.Logger, opts projectOptions) (err error) {
 	logger.Info("starting lookupd project", "version", version, "nats_url", redactURLs(cfg.NATSURL), "stream", cfg.Stream,
 		"data_dir", cfg.DataDir, "encrypted", cfg.EncryptionKeyFile != "", "until_caught_up", opts.untilCaughtUp)
-	store, err := openStore(cfg, logger)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := store.Close(); cerr != nil {
-			err = fmt.Errorf("close read model: %w", cerr)
-		}
-	}()
-	nc, proj, err := newProjector(cfg, store, logger, nil, nil, nil)
+	nc, js, err := connectJetStream(cfg, logger, nil)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
+	rep, err := openReplica(cfg, js, nil, logger, projector.Config{})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, closeReplica(rep, logger)) }()
 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var caughtUp atomic.Bool
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return runProjector(gctx, proj, logger) })
+	g.Go(func() error { return runReplica(gctx, rep, logger) })
 	g.Go(func() error {
 		select {
-		case <-proj.CaughtUp():
+		case <-rep.CaughtUp():
 			caughtUp.Store(true)
 			if opts.untilCaughtUp {
+				if cfg.SnapshotBucket != "" {
+					_, _, serr := rep.Snapshot(gctx)
+					if serr != nil {
+						return serr
+					}
+				}
 				stop()
 			}
 		case <-gctx.Done():
 		}
 		return nil
 	})
+	g.Go(func() error { snapshotEvery(gctx, rep, cfg.SnapshotInterval, logger); return nil })
 	g.Go(func() error {
-		reportProgress(gctx, proj, logger, opts)
+		reportProgress(gctx, rep, logger, opts)
 		return nil
 	})
 	err = g.Wait()
-	nc.Close()
-	p := proj.Progress()
+	p := rep.Progress()
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"runtime/debug"
+	"maps"
 	"sync"
 	"time"
 
@@ -22,6 +22,7 @@ import (
 	"github.com/lookup/persons/audit"
 	"github.com/lookup/persons/projector"
 	"github.com/lookup/persons/query"
+	"github.com/lookup/persons/replica"
 )
 
 // errNoJWKS is returned by serve when no verification keys are configured.
@@ -32,7 +33,8 @@ var serveSettings = append([]string{"http-addr", "admin-addr", "nats-url", "stre
 	"tenant-claim", "token-cache-size", "log-format", "log-level", "shutdown-timeout", "shutdown-delay", "admin-token-file",
 	"audit", "audit-stream", "require-purpose", "replica-id", "pprof", "memory-budget",
 	"max-position-wait", "max-staleness",
-	"tls-cert-file", "tls-key-file", "tls-client-ca-file", "admin-tls"}, natsSettings...)
+	"tls-cert-file", "tls-key-file", "tls-client-ca-file", "admin-tls", "rebuild-on-mismatch"},
+	append(natsSettings, snapshotSettings...)...)
 
 // The issuer and audience of lookupd dev's tokens.
 const (
@@ -157,33 +159,6 @@ func loadKeys(ctx context.Context, cfg config, logger *slog.Logger) (*query.JWKS
 	}
 }
 
-// openStore opens the read model in cfg.DataDir, encrypted with the key in
-// cfg.EncryptionKeyFile when set. Errors name the file or directory.
-func openStore(cfg config, logger *slog.Logger) (*projector.Store, error) {
-	var key []byte
-	if cfg.EncryptionKeyFile != "" {
-		warnLooseKeyFiles(logger, secretFile("LOOKUP_ENCRYPTION_KEY_FILE", cfg.EncryptionKeyFile))
-		k, err := projector.ReadKeyFile(cfg.EncryptionKeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("encryption key file: %w", err)
-		}
-		key = k
-	}
-	if cfg.MemoryBudget > 0 {
-		// The Go heap (Badger's memtables and caches included) is kept within
-		// 3/4 of the budget by a soft limit: the garbage collector works
-		// harder as it nears it. The last 1/4 is for the pages of the store's
-		// memory-mapped files (see projector.StoreOptions.MemoryBudget).
-		debug.SetMemoryLimit(cfg.MemoryBudget / 4 * 3)
-	}
-	s, err := projector.Open(cfg.DataDir, projector.StoreOptions{EncryptionKey: key, MemoryBudget: cfg.MemoryBudget,
-		Logger: logger.With("component", "store")})
-	if err != nil {
-		return nil, fmt.Errorf("read model: %w", err)
-	}
-	return s, nil
-}
-
 // serve runs the projector, the API and the admin listener until ctx is
 // done or one of them fails, then shuts all of them down (see cmdServe).
 func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptions) (err error) {
@@ -194,17 +169,6 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	if err != nil {
 		return err
 	}
-	store, err := openStore(cfg, logger)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := store.Close(); cerr != nil {
-			err = errors.Join(err, fmt.Errorf("close read model: %w", cerr))
-			return
-		}
-		logger.Info("read model closed", "dir", cfg.DataDir)
-	}()
 	apiLn, adminLn, err := listen(cfg, logger)
 	if err != nil {
 		return err
@@ -213,22 +177,27 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	defer adminLn.Close()
 
 	var health natsHealth
-	visible := newVisibleHistogram()
-	nc, proj, err := newProjector(cfg, store, logger, &health, visible, opts.tracing.Tracer("github.com/lookup/persons/projector"))
+	nc, js, err := connectJetStream(cfg, logger, &health)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-
-	reg := newRegistry(proj)
-	ready := &readiness{src: proj, stale: newStaleness(proj, cfg.MaxStaleness, time.Now), nats: &health}
-	reg.MustRegister(visible, newReadyGauge(ready.ready), newJWKSFailures(keys))
-	ledger, err := newLedger(cfg, nc, proj, reg, logger)
+	visible := newVisibleHistogram()
+	reg := newRegistry()
+	rep, err := openReplica(cfg, js, reg, logger, projector.Config{ObserveVisible: observeSeconds(visible),
+		Tracer: opts.tracing.Tracer("github.com/lookup/persons/projector")})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, closeReplica(rep, logger)) }()
+	ready := &readiness{src: rep, stale: newStaleness(rep, cfg.MaxStaleness, time.Now), nats: &health}
+	reg.MustRegister(newProjectorCollector(rep, time.Now), visible, newReadyGauge(ready.ready), newJWKSFailures(keys))
+	ledger, err := newLedger(cfg, nc, rep, reg, logger)
 	if err != nil {
 		return err
 	}
 	defer closeLedger(ledger, logger)
-	api, err := newAPI(cfg, store, keys, proj, ledger, reg, ready.stale, logger)
+	api, err := newAPI(cfg, rep, keys, ledger, reg, ready.stale, logger)
 	if err != nil {
 		return err
 	}
@@ -237,14 +206,17 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	// timeout (http.Server.Close does not wait for handlers).
 	var inflight sync.WaitGroup
 	apiSrv := newHTTPServer(countInflight(traced(api, opts.tracing), &inflight), logger)
-	adminSrv := newHTTPServer(withAdminActions(newAdminHandler(ready, reg, opts.adminExtra, cfg.PProf), adminGuard, opts.adminActions), logger)
+	actions := replicaActions(rep, cfg.SnapshotBucket, logger)
+	maps.Copy(actions, opts.adminActions)
+	adminSrv := newHTTPServer(withAdminActions(newAdminHandler(ready, reg, opts.adminExtra, cfg.PProf), adminGuard, actions), logger)
 
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return runProjector(gctx, proj, logger) })
+	g.Go(func() error { return runReplica(gctx, rep, logger) })
+	g.Go(func() error { snapshotEvery(gctx, rep, cfg.SnapshotInterval, logger); return nil })
 	g.Go(func() error { return serveHTTP(apiSrv, apiLn, "api", logger) })
 	g.Go(func() error { return serveHTTP(adminSrv, adminLn, "admin", logger) })
 	g.Go(func() error {
-		announceReady(gctx, proj, apiLn.Addr().String(), adminLn.Addr().String(), opts.onReady, logger)
+		announceReady(gctx, rep, apiLn.Addr().String(), adminLn.Addr().String(), opts.onReady, logger)
 		return nil
 	})
 	g.Go(func() error {
@@ -291,10 +263,10 @@ func logServeStart(cfg config, logger *slog.Logger) {
 }
 
 // newAPI returns the API over the read model store.
-func newAPI(cfg config, store *projector.Store, keys *query.JWKS, proj *projector.Projector, ledger *audit.Ledger,
+func newAPI(cfg config, rep *replica.Replica, keys *query.JWKS, ledger *audit.Ledger,
 	reg prometheus.Registerer, stale func() bool, logger *slog.Logger) (*query.Server, error) {
 	api, err := query.NewServer(query.Config{
-		Reader:      store,
+		Reader:      rep,
 		Keys:        keys,
 		Issuer:      cfg.Issuer,
 		Audience:    cfg.Audience,
@@ -303,13 +275,13 @@ func newAPI(cfg config, store *projector.Store, keys *query.JWKS, proj *projecto
 		Registerer:  reg,
 		// Until the read model has caught up, the API answers 503 rather
 		// than a false 404; once caught up it stays ready, as /readyz.
-		Ready:          func() bool { return isClosed(proj.CaughtUp()) },
+		Ready:          func() bool { return isClosed(rep.CaughtUp()) },
 		Auditor:        ledger,
 		RequirePurpose: cfg.RequirePurpose,
 		TokenCacheSize: cfg.TokenCacheSize,
 
 		// Lookup-Position, Lookup-Min-Position, staleness: README "Consistency".
-		Position: proj.Position(), MaxPositionWait: cfg.MaxPositionWait, Stale: stale,
+		Position: rep, MaxPositionWait: cfg.MaxPositionWait, Stale: stale,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("API: %w", err)
@@ -333,7 +305,7 @@ func countInflight(api http.Handler, inflight *sync.WaitGroup) http.Handler {
 
 // announceReady logs, and tells onReady (if any), once the read model has
 // caught up, unless ctx is done first.
-func announceReady(ctx context.Context, proj *projector.Projector, apiAddr, adminAddr string, onReady func(apiAddr, adminAddr string), logger *slog.Logger) {
+func announceReady(ctx context.Context, proj progressSource, apiAddr, adminAddr string, onReady func(apiAddr, adminAddr string), logger *slog.Logger) {
 	select {
 	case <-proj.CaughtUp():
 		p := proj.Progress()
@@ -383,9 +355,15 @@ func waitInflight(wg *sync.WaitGroup, limit time.Duration, logger *slog.Logger) 
 	}
 }
 
-// runProjector runs p until ctx is done. It returns nil when ctx ended it,
+// runner is what runReplica runs: a replica.Replica.
+type runner interface {
+	Run(ctx context.Context) error
+	Progress() projector.Progress
+}
+
+// runReplica runs p until ctx is done. It returns nil when ctx ended it,
 // and the projector's error otherwise (which stops the whole process).
-func runProjector(ctx context.Context, p *projector.Projector, logger *slog.Logger) error {
+func runReplica(ctx context.Context, p runner, logger *slog.Logger) error {
 	err := p.Run(ctx)
 	if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)) {
 		logger.Info("projector stopped", append(shutdownCause(ctx), "applied_sequence", p.Progress().AppliedSeq)...)
@@ -421,15 +399,14 @@ func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 	}
 }
 
-// newRegistry returns the metrics registry of the process: Go and process
-// collectors and the projector's progress. The API registers its own
-// metrics into it.
-func newRegistry(src progressSource) *prometheus.Registry {
+// newRegistry returns the metrics registry of the process with the Go and
+// process collectors. The projector's progress, the replica, the API and
+// the audit ledger register their own metrics into it.
+func newRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		newProjectorCollector(src, time.Now),
 	)
 	return reg
 }

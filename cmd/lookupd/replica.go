@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lookup/persons/projector"
+	"github.com/lookup/persons/replica"
+)
+
+// storeOpener returns what opens a read model directory with cfg's
+// encryption key and memory budget, and that key (nil: unencrypted).
+// Errors name the key file.
+func storeOpener(cfg config, logger *slog.Logger) (func(dir string) (*projector.Store, error), []byte, error) {
+	var key []byte
+	if cfg.EncryptionKeyFile != "" {
+		warnLooseKeyFiles(logger, secretFile("LOOKUP_ENCRYPTION_KEY_FILE", cfg.EncryptionKeyFile))
+		k, err := projector.ReadKeyFile(cfg.EncryptionKeyFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("encryption key file: %w", err)
+		}
+		key = k
+	}
+	if cfg.MemoryBudget > 0 {
+		// The Go heap (Badger's memtables and caches included) is kept within
+		// 3/4 of the budget by a soft limit: the garbage collector works
+		// harder as it nears it. The last 1/4 is for the pages of the store's
+		// memory-mapped files (see projector.StoreOptions.MemoryBudget).
+		debug.SetMemoryLimit(cfg.MemoryBudget / 4 * 3)
+	}
+	open := func(dir string) (*projector.Store, error) {
+		s, err := projector.Open(dir, projector.StoreOptions{EncryptionKey: key, MemoryBudget: cfg.MemoryBudget,
+			Logger: logger.With("component", "store")})
+		if err != nil {
+			return nil, fmt.Errorf("read model: %w", err)
+		}
+		return s, nil
+	}
+	return open, key, nil
+}
+
+// openStore opens the read model in cfg.DataDir itself, encrypted with the
+// key in cfg.EncryptionKeyFile when set. Errors name the file or directory.
+func openStore(cfg config, logger *slog.Logger) (*projector.Store, error) {
+	open, _, err := storeOpener(cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	return open(cfg.DataDir)
+}
+
+// openReplica opens the replica's read model in cfg.DataDir (its active
+// model: see projector.ActiveDir), fed from cfg.Stream over js with pcfg,
+// bootstrapped from and snapshotted to cfg.SnapshotBucket when set. Its
+// metrics go to reg.
+func openReplica(cfg config, js jetstream.JetStream, reg prometheus.Registerer, logger *slog.Logger, pcfg projector.Config) (*replica.Replica, error) {
+	open, key, err := storeOpener(cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	pcfg.Stream, pcfg.Logger = cfg.Stream, logger
+	rc := replica.Config{
+		Root:              cfg.DataDir,
+		Open:              open,
+		NewProjector:      func(s *projector.Store) *projector.Projector { return projector.New(js, s, pcfg) },
+		Stream:            func(ctx context.Context) (projector.StreamIdentity, error) { return projector.LookUpStream(ctx, js, cfg.Stream) },
+		RebuildOnMismatch: cfg.RebuildOnMismatch,
+		Registerer:        reg,
+		Logger:            logger,
+	}
+	if cfg.SnapshotBucket != "" {
+		rc.Snapshots, err = projector.NewSnapshots(js, projector.SnapshotsConfig{Bucket: cfg.SnapshotBucket,
+			Keep: cfg.SnapshotKeep, Key: key, Replica: replicaName(cfg), Logger: logger})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return replica.Open(rc)
+}
+
+// replicaName is the name of this replica: LOOKUP_REPLICA_ID, else the
+// host name.
+func replicaName(cfg config) string {
+	if cfg.ReplicaID != "" {
+		return cfg.ReplicaID
+	}
+	h, _ := os.Hostname()
+	return h
+}
+
+// closeReplica closes the read model, logging it.
+func closeReplica(rep *replica.Replica, logger *slog.Logger) error {
+	dir := rep.Dir()
+	if err := rep.Close(); err != nil {
+		return fmt.Errorf("close read model: %w", err)
+	}
+	logger.Info("read model closed", "dir", dir)
+	return nil
+}
+
+// snapshotEvery writes a snapshot of rep every interval once it has
+// caught up, until ctx is done; failures are logged and counted (the
+// replica's metrics), and retried at the next tick.
+func snapshotEvery(ctx context.Context, rep *replica.Replica, interval time.Duration, logger *slog.Logger) {
+	if interval <= 0 {
+		return
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, _, err := rep.Snapshot(ctx); err != nil && !errors.Is(err, replica.ErrNotCaughtUp) && ctx.Err() == nil {
+				logger.Error("snapshot failed; retrying at the next interval", "err", err, "retry_in", interval)
+			}
+		}
+	}
+}
+
+// replicaActions are the state-changing admin endpoints of a replica:
+//
+//	POST /snapshot   writes a snapshot now; 200 with its name and position,
+//	                 409 before the model has caught up or without a bucket
+//	POST /rebuild    starts a blue/green rebuild; 202, 409 while one runs
+func replicaActions(rep *replica.Replica, bucket string, logger *slog.Logger) map[string]http.Handler {
+	return map[string]http.Handler{
+		"POST /snapshot": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if bucket == "" {
+				writeAdminJSON(w, http.StatusConflict, map[string]string{"error": "no snapshot bucket configured (LOOKUP_SNAPSHOT_BUCKET)"})
+				return
+			}
+			info, name, err := rep.Snapshot(r.Context())
+			switch {
+			case errors.Is(err, replica.ErrNotCaughtUp):
+				writeAdminJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
+			case err != nil:
+				logger.Error("snapshot on request failed", "err", err)
+				writeAdminJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "snapshot failed; see the log"})
+			default:
+				writeAdminJSON(w, http.StatusOK, map[string]any{"bucket": bucket, "snapshot": name,
+					"position": info.Position, "keys": info.Keys})
+			}
+		}),
+		"POST /rebuild": http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			switch err := rep.Rebuild(); {
+			case errors.Is(err, replica.ErrRebuildRunning):
+				writeAdminJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
+			case err != nil:
+				logger.Error("rebuild not started", "err", err)
+				writeAdminJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "rebuild not started; see the log"})
+			default:
+				writeAdminJSON(w, http.StatusAccepted, map[string]string{"status": "rebuilding",
+					"progress": "logs and lookup_rebuild_* metrics"})
+			}
+		}),
+	}
+}
+
+func writeAdminJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
