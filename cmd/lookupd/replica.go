@@ -70,10 +70,12 @@ func openReplica(cfg config, js jetstream.JetStream, reg prometheus.Registerer, 
 	}
 	pcfg.Stream, pcfg.Logger = cfg.Stream, logger
 	rc := replica.Config{
-		Root:              cfg.DataDir,
-		Open:              open,
-		NewProjector:      func(s *projector.Store) *projector.Projector { return projector.New(js, s, pcfg) },
-		Stream:            func(ctx context.Context) (projector.StreamIdentity, error) { return projector.LookUpStream(ctx, js, cfg.Stream) },
+		Root:         cfg.DataDir,
+		Open:         open,
+		NewProjector: func(s *projector.Store) *projector.Projector { return projector.New(js, s, pcfg) },
+		Stream: func(ctx context.Context) (projector.StreamIdentity, error) {
+			return projector.LookUpStream(ctx, js, cfg.Stream)
+		},
 		RebuildOnMismatch: cfg.RebuildOnMismatch,
 		Registerer:        reg,
 		Logger:            logger,
