@@ -89,7 +89,9 @@ func childConfig(js jetstream.JetStream, root string, sn *projector.Snapshots) C
 		NewProjector: func(s *projector.Store) *projector.Projector {
 			return projector.New(js, s, projector.Config{Stream: "PERSONS"})
 		},
-		Stream:    func(ctx context.Context) (projector.StreamIdentity, error) { return projector.LookUpStream(ctx, js, "PERSONS") },
+		Stream: func(ctx context.Context) (projector.StreamIdentity, error) {
+			return projector.LookUpStream(ctx, js, "PERSONS")
+		},
 		Snapshots: sn,
 	}
 }
@@ -272,4 +274,3 @@ func converges(t *testing.T, js jetstream.JetStream, root, after string, n int) 
 	}
 	t.Logf("converged after %s (model %s)", after, filepath.Base(active))
 }
-
