@@ -24,7 +24,7 @@ func (p *Projector) checkIdentity(info *jetstream.StreamInfo) error {
 		return err
 	}
 	mismatch := func(what string) error {
-		return fmt.Errorf("%w: stream %q: %s; rebuild the read model into a new data dir with `lookupd project --until-caught-up`",
+		return fmt.Errorf("%w: stream %q: %s; rebuild the read model into a new data dir with `lookupd project --until-caught-up`, or set LOOKUP_REBUILD_ON_MISMATCH=true",
 			ErrStreamMismatch, p.cfg.Stream, what)
 	}
 	switch {

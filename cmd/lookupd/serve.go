@@ -82,7 +82,13 @@ not exit: it stays not ready until it has caught up once, and a replica that
 is ready stays ready, serving its read model. It refuses to start without a JWKS, when the
 stream does not exist, and when the read model belongs to another stream
 or to an earlier incarnation of it (rebuild it into a new --data-dir with
-"lookupd project --until-caught-up").`,
+"lookupd project --until-caught-up", or set --rebuild-on-mismatch).
+
+With --snapshot-bucket, an empty data directory is first restored from the
+newest snapshot of the stream, and snapshots are written every
+--snapshot-interval and on POST /snapshot (admin listener, admin token);
+POST /rebuild builds a fresh read model beside the live one and swaps it in
+once caught up (README, "Operations").`,
 		getenv, serveSettings...)
 	if err != nil {
 		return err
