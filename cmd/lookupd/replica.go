@@ -143,7 +143,10 @@ func replicaActions(rep *replica.Replica, bucket string, logger *slog.Logger) ma
 				writeAdminJSON(w, http.StatusConflict, map[string]string{"error": "no snapshot bucket configured (LOOKUP_SNAPSHOT_BUCKET)"})
 				return
 			}
-			info, name, err := rep.Snapshot(r.Context())
+			// A client that gives up does not abort the snapshot.
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 30*time.Minute)
+			defer cancel()
+			info, name, err := rep.Snapshot(ctx)
 			switch {
 			case errors.Is(err, replica.ErrNotCaughtUp):
 				writeAdminJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
