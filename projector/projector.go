@@ -47,8 +47,9 @@ type Config struct {
 	// Progress (StreamLastSeq, Connected). Default 2s.
 	RefreshInterval time.Duration
 	// ObserveVisible, when set, is called for each event of each committed
-	// batch with the time from its stream timestamp to the commit that made
-	// it visible (the publish-to-visible latency). It must be cheap.
+	// batch, once the projector has caught up (see CaughtUp), with the time
+	// from its stream timestamp to the commit that made it visible (the
+	// publish-to-visible latency). It must be cheap.
 	ObserveVisible func(time.Duration)
 	// Tracer, when set, records a span for each committed batch, linked to
 	// the trace of each event that carries one (Event.TraceParent). nil: no
