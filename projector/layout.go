@@ -30,7 +30,7 @@ const (
 	modelPrefix = "model-"
 )
 
-// badgerFiles reports whether name is a file of a Badger store in its
+// badgerFile reports whether name is a file of a Badger store in its
 // directory (the model of a data directory without ACTIVE).
 func badgerFile(name string) bool {
 	switch name {

@@ -84,7 +84,7 @@ type genError struct {
 	err error
 }
 
-// Open opens the active read model of cfg.Root, first removing what an
+// Open opens the active read model of cfg.Root, then removes what an
 // unfinished restore, rebuild or swap left beside it.
 func Open(cfg Config) (*Replica, error) {
 	logger := cfg.Logger
@@ -97,16 +97,18 @@ func Open(cfg Config) (*Replica, error) {
 	}
 	r := &Replica{cfg: cfg, logger: logger.With("component", "replica"), metrics: m,
 		caughtUp: make(chan struct{}), failed: make(chan genError, 4)}
-	if err := projector.RemoveInactive(cfg.Root, r.logger); err != nil {
-		return nil, err
-	}
 	dir, err := projector.ActiveDir(cfg.Root)
 	if err != nil {
 		return nil, err
 	}
+	// Opened first: its lock keeps a second process on the same data
+	// directory from removing what the first is building.
 	store, err := cfg.Open(dir)
 	if err != nil {
 		return nil, err
+	}
+	if err := projector.RemoveInactive(cfg.Root, r.logger); err != nil {
+		return nil, errors.Join(err, store.Close())
 	}
 	r.cur.Store(newGeneration(dir, store, cfg.NewProjector(store)))
 	return r, nil
