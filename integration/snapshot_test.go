@@ -79,9 +79,9 @@ func mixedEvents(t *testing.T, n int) ([]*nats.Msg, []string) {
 func publishFast(t *testing.T, js jetstream.JetStream, msgs []*nats.Msg) uint64 {
 	t.Helper()
 	var last uint64
-	for i := 0; i < len(msgs); i += 5000 {
-		futures := make([]jetstream.PubAckFuture, 0, 5000)
-		for _, m := range msgs[i:min(i+5000, len(msgs))] {
+	for i := 0; i < len(msgs); i += 2000 {
+		futures := make([]jetstream.PubAckFuture, 0, 2000)
+		for _, m := range msgs[i:min(i+2000, len(msgs))] {
 			f, err := js.PublishMsgAsync(m)
 			if err != nil {
 				t.Fatalf("publish: %v", err)

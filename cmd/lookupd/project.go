@@ -96,7 +96,7 @@ func project(ctx context.Context, cfg config, logger *slog.Logger, opts projectO
 		}
 		return nil
 	})
-	g.Go(func() error { snapshotEvery(gctx, rep, cfg.SnapshotInterval, logger); return nil })
+	g.Go(func() error { snapshotEvery(gctx, rep, cfg, logger); return nil })
 	g.Go(func() error {
 		reportProgress(gctx, rep, logger, opts)
 		return nil

@@ -110,11 +110,13 @@ func closeReplica(rep *replica.Replica, logger *slog.Logger) error {
 	return nil
 }
 
-// snapshotEvery writes a snapshot of rep every interval once it has
-// caught up, until ctx is done; failures are logged and counted (the
-// replica's metrics), and retried at the next tick.
-func snapshotEvery(ctx context.Context, rep *replica.Replica, interval time.Duration, logger *slog.Logger) {
-	if interval <= 0 {
+// snapshotEvery writes a snapshot of rep every cfg.SnapshotInterval once it
+// has caught up, until ctx is done, when a bucket is configured; failures
+// are logged and counted (the replica's metrics), and retried at the next
+// tick.
+func snapshotEvery(ctx context.Context, rep *replica.Replica, cfg config, logger *slog.Logger) {
+	interval := cfg.SnapshotInterval
+	if interval <= 0 || cfg.SnapshotBucket == "" {
 		return
 	}
 	t := time.NewTicker(interval)

@@ -218,7 +218,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return runReplica(gctx, rep, logger) })
-	g.Go(func() error { snapshotEvery(gctx, rep, cfg.SnapshotInterval, logger); return nil })
+	g.Go(func() error { snapshotEvery(gctx, rep, cfg, logger); return nil })
 	g.Go(func() error { return serveHTTP(apiSrv, apiLn, "api", logger) })
 	g.Go(func() error { return serveHTTP(adminSrv, adminLn, "admin", logger) })
 	g.Go(func() error {
