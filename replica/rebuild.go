@@ -99,6 +99,13 @@ func (r *Replica) replace(old, next *generation) error {
 		return errors.Join(err, next.store.Close())
 	}
 	r.cur.Store(next)
+	r.retire(old)
+	return nil
+}
+
+// retire closes and deletes old, no longer current, once no reader holds
+// it. A failure is logged: what is left is removed at the next start.
+func (r *Replica) retire(old *generation) {
 	close(old.retired)
 	old.drain()
 	if err := old.store.Close(); err != nil {
@@ -106,10 +113,9 @@ func (r *Replica) replace(old, next *generation) error {
 	}
 	if err := projector.RemoveModel(r.cfg.Root, old.dir); err != nil {
 		r.logger.Error("replaced read model not deleted (it is deleted at the next start)", "err", err)
-		return nil
+		return
 	}
 	r.logger.Info("replaced read model deleted", "dir", old.dir)
-	return nil
 }
 
 // Rebuilding reports whether a rebuild is under way (until its model is
@@ -231,14 +237,7 @@ func (r *Replica) swap(ctx context.Context, next *generation) error {
 	r.cur.Store(next)
 	r.watchCurrent(ctx, next)
 	r.markCaughtUp()
-	close(old.retired)
-	old.drain()
-	if err := old.store.Close(); err != nil {
-		r.logger.Warn("replaced read model not closed cleanly", "dir", old.dir, "err", err)
-	}
-	if err := projector.RemoveModel(r.cfg.Root, old.dir); err != nil {
-		r.logger.Error("replaced read model not deleted (it is deleted at the next start)", "err", err)
-	}
+	r.retire(old)
 	r.logger.Info("rebuilt read model swapped in; the old one is deleted", "dir", next.dir, "old_dir", old.dir,
 		"applied_sequence", next.proj.Position().Applied())
 	return nil
