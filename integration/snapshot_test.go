@@ -74,14 +74,24 @@ func mixedEvents(t *testing.T, n int) ([]*nats.Msg, []string) {
 	return msgs, ids
 }
 
-// publishFast publishes msgs asynchronously, a window at a time, and
-// returns the last sequence.
-func publishFast(t *testing.T, js jetstream.JetStream, msgs []*nats.Msg) uint64 {
+// publishFast publishes msgs to the server at url asynchronously, a
+// window at a time, and returns the last sequence.
+func publishFast(t *testing.T, url string, msgs []*nats.Msg) uint64 {
 	t.Helper()
+	const window = 16000
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(window))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var last uint64
-	for i := 0; i < len(msgs); i += 2000 {
-		futures := make([]jetstream.PubAckFuture, 0, 2000)
-		for _, m := range msgs[i:min(i+2000, len(msgs))] {
+	for i := 0; i < len(msgs); i += window {
+		futures := make([]jetstream.PubAckFuture, 0, window)
+		for _, m := range msgs[i:min(i+window, len(msgs))] {
 			f, err := js.PublishMsgAsync(m)
 			if err != nil {
 				t.Fatalf("publish: %v", err)
@@ -111,11 +121,11 @@ func publishFast(t *testing.T, js jetstream.JetStream, msgs []*nats.Msg) uint64 
 // differs from A's, and the old model's directory is gone.
 func TestSnapshotBootstrap(t *testing.T) {
 	ctx := context.Background()
-	nw, nn, js := singleNATS(ctx, t)
+	nw, nn, _ := singleNATS(ctx, t)
 	n := snapshotEvents(t)
 	msgs, ids := mixedEvents(t, n)
 	t0 := time.Now()
-	last := publishFast(t, js, msgs)
+	last := publishFast(t, nn.url, msgs)
 	t.Logf("published %d events in %v (last sequence %d)", n, time.Since(t0).Round(time.Millisecond), last)
 
 	is := newIssuer(t)
@@ -127,8 +137,8 @@ func TestSnapshotBootstrap(t *testing.T) {
 				"LOOKUP_ADMIN_TOKEN_FILE": "/etc/lookupd-admin-token", "LOOKUP_ENCRYPTION_KEY_FILE": "/etc/lookupd-key",
 				"LOOKUP_AUDIT": "off"},
 			files: []testcontainers.ContainerFile{
-				{Reader: strings.NewReader(adminToken), ContainerFilePath: "/etc/lookupd-admin-token", FileMode: 0o600},
-				{Reader: bytes.NewReader(key), ContainerFilePath: "/etc/lookupd-key", FileMode: 0o600},
+				{Reader: strings.NewReader(adminToken), ContainerFilePath: "/etc/lookupd-admin-token", FileMode: 0o644},
+				{Reader: bytes.NewReader(key), ContainerFilePath: "/etc/lookupd-key", FileMode: 0o644},
 			}}
 	}
 

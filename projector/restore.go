@@ -14,6 +14,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// restoreTimeout bounds the download and restore of one snapshot when the
+// caller's context has no deadline.
+const restoreTimeout = 30 * time.Minute
+
 // LookUpStream returns the identity of the current incarnation of the
 // stream name, as Restore wants it.
 func LookUpStream(ctx context.Context, js jetstream.JetStream, name string) (StreamIdentity, error) {
@@ -118,6 +122,13 @@ func (sn *Snapshots) restoreOne(ctx context.Context, obs jetstream.ObjectStore, 
 	case encrypted && o.Metadata[metaKeyID] != sn.keyID:
 		return SnapshotInfo{}, fmt.Errorf("%w: the snapshot is encrypted with another key (key id %q, this replica's %q)",
 			ErrSnapshotKey, o.Metadata[metaKeyID], sn.keyID)
+	}
+	// Without a deadline the Object Store gives the whole download the
+	// JetStream API's default timeout (5s): too short for a large model.
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, restoreTimeout)
+		defer cancel()
 	}
 	res, err := obs.Get(ctx, o.Name)
 	if err != nil {
