@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,7 +22,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/testcontainers/testcontainers-go"
-	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/lookup/persons/events"
 )
@@ -164,7 +165,14 @@ func TestSnapshotBootstrap(t *testing.T) {
 	boot := time.Since(startB)
 	t.Logf("replica B: bootstrap from the snapshot, ready in %v = %.3f of A's replay (%v)", boot.Round(time.Millisecond),
 		boot.Seconds()/replay.Seconds(), replay.Round(time.Millisecond))
-	if logs := b.logs(ctx, t); !strings.Contains(logs, "bootstrapped from a snapshot") {
+	logs := b.logs(ctx, t)
+	for line := range strings.SplitSeq(logs, "\n") {
+		if strings.Contains(line, `"component":"replica"`) || strings.Contains(line, `"component":"snapshots"`) ||
+			strings.Contains(line, "caught up") {
+			t.Logf("B: %s", line)
+		}
+	}
+	if !strings.Contains(logs, "bootstrapped from a snapshot") {
 		t.Fatalf("B did not bootstrap from the snapshot")
 	}
 	if boot.Seconds() > 0.2*replay.Seconds() {
@@ -232,53 +240,101 @@ func adminPost(t *testing.T, url, tok string) (int, []byte) {
 	return resp.StatusCode, buf.Bytes()
 }
 
-// rebuildUnderLoad rebuilds l's model with POST /rebuild under a steady
-// 2,000 requests/s over sample, each answer compared with the reference.
-func rebuildUnderLoad(ctx context.Context, t *testing.T, l *lookupd, sample map[string][]byte, tok, adminToken string) {
-	t.Helper()
+// pacedLoad sends GETs at a steady rate over paths, comparing each answer
+// with the reference.
+type pacedLoad struct {
+	stop                  chan struct{}
+	done                  sync.WaitGroup
+	total, failed, differ atomic.Int64
+	mu                    sync.Mutex
+	examples              []string
+}
+
+// startPacedLoad sends perSecond requests a second, spread over 10 ms
+// ticks, from a pool of workers sharing keep-alive connections.
+func startPacedLoad(base, tok string, sample map[string][]byte, perSecond int) *pacedLoad {
 	paths := make([]string, 0, len(sample))
 	for p := range sample {
 		paths = append(paths, p)
 	}
-	var i int
-	targeter := func(tgt *vegeta.Target) error {
-		tgt.Method, tgt.URL = http.MethodGet, l.api+paths[i%len(paths)]
-		tgt.Header = http.Header{"Authorization": {"Bearer " + tok}, "Accept": {"application/json"}}
-		i++
-		return nil
+	l := &pacedLoad{stop: make(chan struct{})}
+	tokens := make(chan string, perSecond)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	for range 32 {
+		l.done.Go(func() {
+			for path := range tokens {
+				l.one(client, base, path, tok, sample[path])
+			}
+		})
 	}
-	atk := vegeta.NewAttacker(vegeta.Timeout(10*time.Second), vegeta.KeepAlive(true))
-	stop := make(chan struct{})
-	results := atk.Attack(targeter, vegeta.Rate{Freq: 2000, Per: time.Second}, time.Hour, "rebuild")
-	type tally struct{ total, failed, differ int }
-	done := make(chan tally)
-	go func() {
-		var tl tally
-		var examples []string
-		for r := range results {
-			tl.total++
-			want, ok := sample[strings.TrimPrefix(r.URL, l.api)]
-			switch {
-			case r.Code != http.StatusOK || r.Error != "":
-				tl.failed++
-				if len(examples) < 5 {
-					examples = append(examples, fmt.Sprintf("%d %s %s", r.Code, r.Error, r.Body))
+	l.done.Go(func() {
+		defer close(tokens)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; {
+			select {
+			case <-l.stop:
+				return
+			case <-tick.C:
+				for range perSecond / 100 {
+					select {
+					case tokens <- paths[i%len(paths)]:
+					default: // the workers are behind: the request is not sent, and counted failed
+						l.fail("dropped: workers behind the rate")
+					}
+					i++
 				}
-			case !ok || !bytes.Equal(r.Body, want):
-				tl.differ++
 			}
 		}
-		if len(examples) > 0 {
-			t.Logf("failures: %v", examples)
-		}
-		done <- tl
-	}()
-	go func() { <-stop; atk.Stop() }()
+	})
+	return l
+}
 
+func (l *pacedLoad) one(client *http.Client, base, path, tok string, want []byte) {
+	l.total.Add(1)
+	req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Accept", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		l.fail(err.Error())
+		return
+	}
+	defer resp.Body.Close()
+	var body bytes.Buffer
+	_, err = body.ReadFrom(resp.Body)
+	switch {
+	case err != nil || resp.StatusCode != http.StatusOK:
+		l.fail(fmt.Sprintf("%d %v %s", resp.StatusCode, err, body.Bytes()))
+	case !bytes.Equal(body.Bytes(), want):
+		l.differ.Add(1)
+	}
+}
+
+func (l *pacedLoad) fail(example string) {
+	l.failed.Add(1)
+	l.mu.Lock()
+	if len(l.examples) < 5 {
+		l.examples = append(l.examples, example)
+	}
+	l.mu.Unlock()
+}
+
+// Stop ends the load and waits for the requests in flight.
+func (l *pacedLoad) Stop() {
+	close(l.stop)
+	l.done.Wait()
+}
+
+// rebuildUnderLoad rebuilds l's model with POST /rebuild under a steady
+// 2,000 requests/s over sample, each answer compared with the reference.
+func rebuildUnderLoad(ctx context.Context, t *testing.T, l *lookupd, sample map[string][]byte, tok, adminToken string) {
+	t.Helper()
+	load := startPacedLoad(l.api, tok, sample, 2000)
 	time.Sleep(2 * time.Second) // load established before the rebuild
 	status, body := adminPost(t, l.admin+"/rebuild", adminToken)
 	if status != http.StatusAccepted {
-		close(stop)
+		load.Stop()
 		t.Fatalf("POST /rebuild: %d %s", status, body)
 	}
 	start := time.Now()
@@ -291,15 +347,16 @@ func rebuildUnderLoad(ctx context.Context, t *testing.T, l *lookupd, sample map[
 	})
 	took := time.Since(start)
 	time.Sleep(2 * time.Second) // load on the new model too
-	close(stop)
-	tl := <-done
-	t.Logf("rebuild in %v under load: %d requests, %d failed, %d differed from the reference", took.Round(time.Millisecond),
-		tl.total, tl.failed, tl.differ)
-	if tl.total < 1000 {
-		t.Errorf("only %d requests during the rebuild", tl.total)
+	load.Stop()
+	total, failed, differ := load.total.Load(), load.failed.Load(), load.differ.Load()
+	t.Logf("rebuild in %v under load: %d requests (%.0f/s), %d failed, %d differed from the reference", took.Round(time.Millisecond),
+		total, float64(total)/(took+4*time.Second).Seconds(), failed, differ)
+	if total < 1000 {
+		t.Errorf("only %d requests during the rebuild", total)
 	}
-	if tl.failed != 0 || tl.differ != 0 {
-		t.Errorf("during the rebuild %d of %d requests failed and %d answers differed from the reference", tl.failed, tl.total, tl.differ)
+	if failed != 0 || differ != 0 {
+		t.Errorf("during the rebuild %d of %d requests failed and %d answers differed from the reference; first failures: %v",
+			failed, total, differ, load.examples)
 	}
 	logs := l.logs(ctx, t)
 	m := regexp.MustCompile(`"msg":"rebuilt read model swapped in; the old one is deleted".*"old_dir":"([^"]+)"`).FindStringSubmatch(logs)

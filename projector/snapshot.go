@@ -303,7 +303,10 @@ func (sr *snapshotReader) bytes(p []byte, limit uint64) ([]byte, error) {
 	if n > limit {
 		return nil, fmt.Errorf("%w: a field of %d bytes", ErrSnapshotCorrupt, n)
 	}
-	p = append(p[:0], make([]byte, n)...)
+	if uint64(cap(p)) < n {
+		p = make([]byte, n)
+	}
+	p = p[:n]
 	return p, sr.full(p)
 }
 
