@@ -162,6 +162,12 @@ func RemoveInactive(root string, logger *slog.Logger) error {
 	}
 	for _, e := range entries {
 		path := filepath.Join(root, e.Name())
+		if !e.IsDir() && strings.HasPrefix(e.Name(), modelPrefix) && strings.HasSuffix(e.Name(), downloadSuffix) {
+			if err := os.Remove(path); err != nil {
+				return fmt.Errorf("data dir %s: %w", root, err)
+			}
+			continue
+		}
 		if e.IsDir() && strings.HasPrefix(e.Name(), modelPrefix) && path != active {
 			logger.Info("removing a read model that is not active (left by an unfinished restore, rebuild or swap)", "dir", path)
 			if err := RemoveModel(root, path); err != nil {

@@ -1,10 +1,12 @@
 package projector
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -123,27 +125,20 @@ func (sn *Snapshots) restoreOne(ctx context.Context, obs jetstream.ObjectStore, 
 		return SnapshotInfo{}, fmt.Errorf("%w: the snapshot is encrypted with another key (key id %q, this replica's %q)",
 			ErrSnapshotKey, o.Metadata[metaKeyID], sn.keyID)
 	}
-	// Without a deadline the Object Store gives the whole download the
-	// JetStream API's default timeout (5s): too short for a large model.
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, restoreTimeout)
-		defer cancel()
-	}
-	res, err := obs.Get(ctx, o.Name)
+	f, err := sn.download(ctx, obs, o.Name, store.dir+downloadSuffix)
 	if err != nil {
-		return SnapshotInfo{}, fmt.Errorf("read snapshot: %w", err)
+		return SnapshotInfo{}, err
 	}
-	defer res.Close()
-	var r io.Reader = res
+	defer func() { f.Close(); os.Remove(f.Name()) }()
+	var r io.Reader = bufio.NewReaderSize(f, 1<<20)
 	if sn.key != nil {
-		dr, err := sio.DecryptReader(res, sio.Config{MinVersion: sio.Version20, Key: sn.key})
+		dr, err := sio.DecryptReader(r, sio.Config{MinVersion: sio.Version20, Key: sn.key})
 		if err != nil {
 			return SnapshotInfo{}, fmt.Errorf("%w: %w", ErrSnapshotCorrupt, err)
 		}
 		r = &decryptErrors{r: dr}
 	}
-	zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1))
+	zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(2))
 	if err != nil {
 		return SnapshotInfo{}, fmt.Errorf("%w: %w", ErrSnapshotCorrupt, err)
 	}
@@ -157,6 +152,48 @@ func (sn *Snapshots) restoreOne(ctx context.Context, obs jetstream.ObjectStore, 
 		}
 		return nil
 	})
+}
+
+// downloadSuffix names the file a snapshot is downloaded to, beside the
+// model directory it is restored into (removed with it by RemoveInactive).
+const downloadSuffix = ".download"
+
+// download copies the snapshot name to the file path and returns it open
+// at its start. The snapshot is downloaded whole before it is restored, so
+// that the restore's pace never holds chunks in memory or the Object
+// Store's subscription open; the file holds the snapshot as stored
+// (compressed, and encrypted when the model is).
+func (sn *Snapshots) download(ctx context.Context, obs jetstream.ObjectStore, name, path string) (*os.File, error) {
+	// Without a deadline the Object Store gives the whole download the
+	// JetStream API's default timeout (5s): too short for a large model.
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, restoreTimeout)
+		defer cancel()
+	}
+	res, err := obs.Get(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("read snapshot: %w", err)
+	}
+	defer res.Close()
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600) //nolint:gosec // G304: beside the model directory
+	if err != nil {
+		return nil, fmt.Errorf("download snapshot: %w", err)
+	}
+	if _, err := io.Copy(f, res); err != nil { // the Object Store checks its digest at the end
+		f.Close()
+		os.Remove(path)
+		if errors.Is(err, jetstream.ErrDigestMismatch) {
+			return nil, fmt.Errorf("%w: download: %w", ErrSnapshotCorrupt, err)
+		}
+		return nil, fmt.Errorf("download snapshot: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("download snapshot: %w", err)
+	}
+	return f, nil
 }
 
 // decryptErrors marks a decryption failure as corruption: the key was
