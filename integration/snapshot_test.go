@@ -246,12 +246,16 @@ type pacedLoad struct {
 	stop                  chan struct{}
 	done                  sync.WaitGroup
 	total, failed, differ atomic.Int64
+	unsent                atomic.Int64 // requests the workers were too busy to send at their time
 	mu                    sync.Mutex
 	examples              []string
 }
 
 // startPacedLoad sends perSecond requests a second, spread over 10 ms
-// ticks, from a pool of workers sharing keep-alive connections.
+// ticks, from a pool of workers sharing keep-alive connections (enough for
+// the rate at 100 ms a request). A request whose worker is not free at its
+// time is not sent, and counted apart: a shortfall of the load, not a
+// failure of the server.
 func startPacedLoad(base, tok string, sample map[string][]byte, perSecond int) *pacedLoad {
 	paths := make([]string, 0, len(sample))
 	for p := range sample {
@@ -260,7 +264,7 @@ func startPacedLoad(base, tok string, sample map[string][]byte, perSecond int) *
 	l := &pacedLoad{stop: make(chan struct{})}
 	tokens := make(chan string, perSecond)
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	for range 32 {
+	for range perSecond / 10 {
 		l.done.Go(func() {
 			for path := range tokens {
 				l.one(client, base, path, tok, sample[path])
@@ -279,8 +283,8 @@ func startPacedLoad(base, tok string, sample map[string][]byte, perSecond int) *
 				for range perSecond / 100 {
 					select {
 					case tokens <- paths[i%len(paths)]:
-					default: // the workers are behind: the request is not sent, and counted failed
-						l.fail("dropped: workers behind the rate")
+					default:
+						l.unsent.Add(1)
 					}
 					i++
 				}
@@ -349,8 +353,8 @@ func rebuildUnderLoad(ctx context.Context, t *testing.T, l *lookupd, sample map[
 	time.Sleep(2 * time.Second) // load on the new model too
 	load.Stop()
 	total, failed, differ := load.total.Load(), load.failed.Load(), load.differ.Load()
-	t.Logf("rebuild in %v under load: %d requests (%.0f/s), %d failed, %d differed from the reference", took.Round(time.Millisecond),
-		total, float64(total)/(took+4*time.Second).Seconds(), failed, differ)
+	t.Logf("rebuild in %v under a load of 2,000 requests/s: %d requests sent (%.0f/s; %d not sent, the workers busy), %d failed, %d differed from the reference",
+		took.Round(time.Millisecond), total, float64(total)/(took+4*time.Second).Seconds(), load.unsent.Load(), failed, differ)
 	if total < 1000 {
 		t.Errorf("only %d requests during the rebuild", total)
 	}
