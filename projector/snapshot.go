@@ -221,7 +221,7 @@ func writeBytes(w *bufio.Writer, p []byte) {
 }
 
 // restoreBatch is the size of the buffers handed to Badger's StreamWriter.
-const restoreBatch = 4 << 20
+const restoreBatch = 512 << 10
 
 // RestoreSnapshot loads a snapshot read from r into the store, which must
 // be empty (ErrStoreNotEmpty otherwise), and returns what it held. check,

@@ -83,6 +83,10 @@ func (r *Replica) restoreInto(ctx context.Context, dir string, ident projector.S
 	if err != nil {
 		return nil, false, err
 	}
+	if r.cfg.Restoring != nil {
+		r.cfg.Restoring(true)
+		defer r.cfg.Restoring(false)
+	}
 	_, ok, err := r.cfg.Snapshots.Restore(ctx, store, ident)
 	if err != nil || !ok {
 		return nil, false, errors.Join(err, store.Close())

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"runtime/debug"
@@ -77,6 +78,7 @@ func openReplica(cfg config, js jetstream.JetStream, reg prometheus.Registerer, 
 			return projector.LookUpStream(ctx, js, cfg.Stream)
 		},
 		RebuildOnMismatch: cfg.RebuildOnMismatch,
+		Restoring:         liftMemoryLimit(cfg.MemoryBudget),
 		Registerer:        reg,
 		Logger:            logger,
 	}
@@ -88,6 +90,24 @@ func openReplica(cfg config, js jetstream.JetStream, reg prometheus.Registerer, 
 		}
 	}
 	return replica.Open(rc)
+}
+
+// liftMemoryLimit returns what lifts the Go soft memory limit while a
+// snapshot is restored and sets it back after (replica.Config.Restoring):
+// the restore of a large model is a one-off that needs more than the
+// budget's heap share for seconds, and under the limit it would take
+// several times as long. nil without a budget.
+func liftMemoryLimit(budget int64) func(bool) {
+	if budget <= 0 {
+		return nil
+	}
+	return func(restoring bool) {
+		if restoring {
+			debug.SetMemoryLimit(math.MaxInt64)
+			return
+		}
+		debug.SetMemoryLimit(budget / 4 * 3)
+	}
 }
 
 // replicaName is the name of this replica: LOOKUP_REPLICA_ID, else the
