@@ -54,6 +54,16 @@ func personsNATS(t *testing.T) (*server.Server, jetstream.JetStream) {
 	return ns, js
 }
 
+// oneConsumerNATS returns a NATS server (see personsNATS) whose PERSONS
+// stream holds one consumer, and that consumer.
+func oneConsumerNATS(t *testing.T) (*server.Server, jetstream.JetStream, events.Consumer) {
+	t.Helper()
+	ns, js := personsNATS(t)
+	c := events.Consumer{ConsumerID: demoID("u-consumer", 0), BusinessID: demoID("business", 0), FirstName: "A", LastName: "B"}
+	publish(t, js, c)
+	return ns, js, c
+}
+
 // adaConsumer returns the consumer Ada Lovelace, of the first demo
 // business, with the id demoID(prefix, 0).
 func adaConsumer(t *testing.T, prefix string) events.Consumer {
