@@ -31,7 +31,17 @@ type natsHealth struct{ refused atomic.Bool }
 // seconds.
 func newProjector(cfg config, store *projector.Store, logger *slog.Logger, health *natsHealth, visible prometheus.Observer,
 	tracer trace.Tracer) (*nats.Conn, *projector.Projector, error) {
-	nc, err := connectNATS(cfg, "lookupd", logger.With("component", "nats"), health)
+	nc, js, err := withJetStream(connectNATS(cfg, "lookupd", logger.With("component", "nats"), health))
+	if err != nil {
+		return nil, nil, err
+	}
+	return nc, projector.New(js, store, projector.Config{Stream: cfg.Stream, Logger: logger, ObserveVisible: observeSeconds(visible), Tracer: tracer}), nil
+}
+
+// withJetStream returns nc with its JetStream context, for a call such as
+// withJetStream(connectNATS(...)): a failure to connect (err) is passed
+// on; nc is closed when its JetStream context cannot be made.
+func withJetStream(nc *nats.Conn, err error) (*nats.Conn, jetstream.JetStream, error) {
 	if err != nil {
 		return nil, nil, err
 	}
@@ -40,7 +50,7 @@ func newProjector(cfg config, store *projector.Store, logger *slog.Logger, healt
 		nc.Close()
 		return nil, nil, fmt.Errorf("jetstream: %w", err)
 	}
-	return nc, projector.New(js, store, projector.Config{Stream: cfg.Stream, Logger: logger, ObserveVisible: observeSeconds(visible), Tracer: tracer}), nil
+	return nc, js, nil
 }
 
 // connectNATS connects to cfg's NATS servers with cfg's NATS security
