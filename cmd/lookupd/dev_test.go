@@ -17,6 +17,7 @@ import (
 
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/repofile"
 	"github.com/lookup/persons/internal/wait"
 	"github.com/lookup/persons/loadtest"
 )
@@ -313,10 +314,7 @@ func TestDemoData(t *testing.T) {
 // TestDevStreamMatchesDeploy keeps the dev stream in step with the stream
 // definition operators apply (deploy/streams/persons.json).
 func TestDevStreamMatchesDeploy(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "streams", "persons.json"))
-	if err != nil {
-		t.Fatalf("deploy stream definition: %v", err)
-	}
+	b := []byte(repofile.Read(t, "deploy/streams/persons.json"))
 	var want jetstream.StreamConfig
 	if err := json.Unmarshal(b, &want); err != nil {
 		t.Fatalf("decode deploy stream definition: %v", err)

@@ -1,22 +1,18 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/lookup/persons/internal/repofile"
 )
 
 // TestREADME keeps the README true to the code: its configuration table
 // names every setting with its flag and default, its example ids are the
 // dev mode's, and its test command is the Makefile's.
 func TestREADME(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
+	readme := repofile.Read(t, "README.md")
 	for _, s := range allSettings() {
 		def := "none"
 		if s.def != "" {
@@ -36,12 +32,9 @@ func TestREADME(t *testing.T) {
 			t.Errorf("README example id %s is not the dev mode's example consumer %s", id, d.Consumer)
 		}
 	}
-	mk, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	mk := repofile.Read(t, "Makefile")
 	const testCmd = "go test -race -count=1 ./..."
-	if !strings.Contains(readme, testCmd) || !strings.Contains(string(mk), "$(GO) test -race -count=1 ./...") {
+	if !strings.Contains(readme, testCmd) || !strings.Contains(mk, "$(GO) test -race -count=1 ./...") {
 		t.Errorf("README and Makefile disagree on the test command %q", testCmd)
 	}
 	for _, c := range commands {
