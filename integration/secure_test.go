@@ -30,25 +30,10 @@ func TestSecureNATS(t *testing.T) {
 	s := genSecrets(t)
 	nw, ctrs, urls := startSecureCluster(ctx, t, s, 3)
 
-	admin, _, err := connectSecure(t, urls, s.tlsConfig(t, "admin"), "admin", s.password(t, "admin"),
-		nats.CustomInboxPrefix(adminInboxPrefix), nats.RetryOnFailedConnect(true))
-	if err != nil {
-		t.Fatalf("admin connect: %v", err)
-	}
-	adminJS, err := jetstream.New(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, adminJS := jetStreamAs(t, s, urls, "admin", nats.CustomInboxPrefix(adminInboxPrefix), nats.RetryOnFailedConnect(true))
 	createStreams(ctx, t, adminJS, "persons.r3.json", "persons_dlq.r3.json", "persons_audit.r3.json")
 
-	pub, pubErrs, err := connectSecure(t, urls, s.tlsConfig(t, "publisher"), "publisher", s.password(t, "publisher"))
-	if err != nil {
-		t.Fatalf("publisher connect: %v", err)
-	}
-	pubJS, err := jetstream.New(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pub, pubErrs, pubJS := jetStreamAs(t, s, urls, "publisher")
 	f := newFixture(t)
 	last := publishAll(ctx, t, pubJS, f.events)
 
