@@ -33,6 +33,28 @@ func streamMsgs(t *testing.T, st jetstream.Stream) uint64 {
 	return info.State.Msgs
 }
 
+// testEvent returns the event of data at version from urn:example:test,
+// failing the test when NewEvent refuses it.
+func testEvent(t *testing.T, version uint64, data any) Event {
+	t.Helper()
+	ev, err := NewEvent("urn:example:test", version, data)
+	if err != nil {
+		t.Fatalf("NewEvent: %v", err)
+	}
+	return ev
+}
+
+// mustPublish publishes ev with p and returns its sequence, failing the
+// test (naming the publish what) when it fails.
+func mustPublish(ctx context.Context, t *testing.T, p *Publisher, ev Event, what string) uint64 {
+	t.Helper()
+	seq, err := p.Publish(ctx, ev)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return seq
+}
+
 func TestPublisherPublishesEveryType(t *testing.T) {
 	js, st := runJetStream(t)
 	p := NewPublisher(js)
@@ -45,14 +67,8 @@ func TestPublisherPublishesEveryType(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Decode sample: %v", err)
 			}
-			ev, err := NewEvent("urn:example:test", uint64(i+1), sample.Data)
-			if err != nil {
-				t.Fatalf("NewEvent: %v", err)
-			}
-			seq, err := p.Publish(ctx, ev)
-			if err != nil {
-				t.Fatalf("Publish: %v", err)
-			}
+			ev := testEvent(t, uint64(i+1), sample.Data)
+			seq := mustPublish(ctx, t, p, ev, "Publish")
 			if want := uint64(i + 1); seq != want {
 				t.Errorf("Publish sequence = %d, want %d", seq, want)
 			}
@@ -86,26 +102,11 @@ func TestPublisherDuplicateReturnsOriginalSequence(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	first, err := NewEvent("urn:example:test", 1, ConsumerDeleted{ConsumerID: testConsumerID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seq1, err := p.Publish(ctx, first)
-	if err != nil {
-		t.Fatalf("first Publish: %v", err)
-	}
-	other, err := NewEvent("urn:example:test", 2, ConsumerDeleted{ConsumerID: otherID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seqOther, err := p.Publish(ctx, other)
-	if err != nil {
-		t.Fatalf("other Publish: %v", err)
-	}
-	seq2, err := p.Publish(ctx, first)
-	if err != nil {
-		t.Fatalf("second Publish of the same event: %v", err)
-	}
+	first := testEvent(t, 1, ConsumerDeleted{ConsumerID: testConsumerID})
+	seq1 := mustPublish(ctx, t, p, first, "first Publish")
+	other := testEvent(t, 2, ConsumerDeleted{ConsumerID: otherID})
+	seqOther := mustPublish(ctx, t, p, other, "other Publish")
+	seq2 := mustPublish(ctx, t, p, first, "second Publish of the same event")
 	if seq2 != seq1 {
 		t.Errorf("duplicate Publish sequence = %d, want the original %d", seq2, seq1)
 	}
@@ -147,10 +148,7 @@ func TestPublisherRefusesInvalidEvents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ev, err := NewEvent("urn:example:test", 1, valid)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ev := testEvent(t, 1, valid)
 			tt.edit(&ev)
 			seq, err := p.Publish(ctx, ev)
 			if err == nil {
@@ -179,14 +177,8 @@ func TestPublisherLowerCasesSubject(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	ev, err := NewEvent("urn:example:test", 1, SignerDeleted{SignerID: strings.ToUpper(testSignerID), ConsumerID: strings.ToUpper(testConsumerID)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seq, err := p.Publish(ctx, ev)
-	if err != nil {
-		t.Fatalf("Publish: %v", err)
-	}
+	ev := testEvent(t, 1, SignerDeleted{SignerID: strings.ToUpper(testSignerID), ConsumerID: strings.ToUpper(testConsumerID)})
+	seq := mustPublish(ctx, t, p, ev, "Publish")
 	msg, err := st.GetMsg(ctx, seq)
 	if err != nil {
 		t.Fatalf("GetMsg: %v", err)
@@ -203,10 +195,7 @@ func TestPublisherWithoutStream(t *testing.T) {
 	if err := js.DeleteStream(ctx, "PERSONS"); err != nil {
 		t.Fatalf("delete stream: %v", err)
 	}
-	ev, err := NewEvent("urn:example:test", 1, ConsumerDeleted{ConsumerID: testConsumerID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ev := testEvent(t, 1, ConsumerDeleted{ConsumerID: testConsumerID})
 	seq, err := NewPublisher(js).Publish(ctx, ev)
 	if !errors.Is(err, jetstream.ErrNoStreamResponse) {
 		t.Fatalf("Publish without a stream = %d, %v; want jetstream.ErrNoStreamResponse", seq, err)
