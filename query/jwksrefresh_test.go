@@ -94,10 +94,7 @@ func TestJWKSNewKeyAfterBackgroundRefresh(t *testing.T) {
 	testKeys(t)
 	js := newJWKSServer(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
 	clock := &fakeClock{now: testNow} // stands still: every fetch is "moments before"
-	keys, err := newJWKSFromURL(t.Context(), js.URL, js.Client(), jwksTuning{refresh: 5 * time.Millisecond, minRefetch: time.Minute, now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := js.keys(t, jwksTuning{refresh: 5 * time.Millisecond, minRefetch: time.Minute, now: clock.Now})
 	wait.For(t, 30*time.Second, func() error {
 		if n := js.fetches.Load(); n < 3 {
 			return fmt.Errorf("%d fetches, want background refreshes", n)
@@ -117,10 +114,7 @@ func TestJWKSNewKeyAfterBackgroundRefresh(t *testing.T) {
 func TestJWKSUnknownKidFetchSingleFlight(t *testing.T) {
 	testKeys(t)
 	js := newGatedJWKS(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
-	keys, err := newJWKSFromURL(t.Context(), js.URL, js.Client(), jwksTuning{refresh: time.Hour, minRefetch: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := js.keys(t, jwksTuning{refresh: time.Hour, minRefetch: time.Minute})
 	js.set(jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256"), publicJWK(t, rsaKey2, "k2", "RS256")), http.StatusOK)
 	release := js.hold(t)
 
@@ -155,10 +149,7 @@ func TestJWKSCoolDownFromFetchEnd(t *testing.T) {
 	testKeys(t)
 	js := newGatedJWKS(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
 	clock := &fakeClock{now: testNow}
-	keys, err := newJWKSFromURL(t.Context(), js.URL, js.Client(), jwksTuning{refresh: time.Hour, minRefetch: time.Minute, now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := js.keys(t, jwksTuning{refresh: time.Hour, minRefetch: time.Minute, now: clock.Now})
 	release := js.hold(t)
 	done := candidatesAsync(keys, context.Background(), "x1")
 	within(t, js.entered, "the unknown-kid fetch")
@@ -295,10 +286,7 @@ func TestJWKSRedirectsSameOriginOnly(t *testing.T) {
 func TestCancelledVerificationIsNotRefused(t *testing.T) {
 	testKeys(t)
 	js := newGatedJWKS(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
-	keys, err := newJWKSFromURL(t.Context(), js.URL, js.Client(), jwksTuning{refresh: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := js.keys(t, jwksTuning{refresh: time.Hour})
 	var buf logtest.Buffer
 	s, err := NewServer(Config{Reader: fixtureReader(), Keys: keys, Now: func() time.Time { return testNow },
 		Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
@@ -351,10 +339,7 @@ func mustRSA(t *testing.T) *rsa.PrivateKey {
 func TestJWKSRefreshFailuresCounted(t *testing.T) {
 	testKeys(t)
 	js := newJWKSServer(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
-	keys, err := newJWKSFromURL(t.Context(), js.URL, js.Client(), jwksTuning{refresh: 5 * time.Millisecond, minRefetch: time.Minute, now: time.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := js.keys(t, jwksTuning{refresh: 5 * time.Millisecond, minRefetch: time.Minute, now: time.Now})
 	wait.For(t, 30*time.Second, func() error {
 		if n := js.fetches.Load(); n < 3 {
 			return fmt.Errorf("%d fetches, want background refreshes", n)
