@@ -22,6 +22,16 @@ func runJetStream(t *testing.T) (jetstream.JetStream, jetstream.Stream) {
 	return js, natstest.PersonsStream(t, js)
 }
 
+// publisherOnStream returns a Publisher on a fresh PERSONS stream (also
+// returned), with a context that ends after 30 s or with the test.
+func publisherOnStream(t *testing.T) (context.Context, *Publisher, jetstream.Stream) {
+	t.Helper()
+	js, st := runJetStream(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx, NewPublisher(js), st
+}
+
 func streamMsgs(t *testing.T, st jetstream.Stream) uint64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -56,10 +66,7 @@ func mustPublish(ctx context.Context, t *testing.T, p *Publisher, ev Event, what
 }
 
 func TestPublisherPublishesEveryType(t *testing.T) {
-	js, st := runJetStream(t)
-	p := NewPublisher(js)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx, p, st := publisherOnStream(t)
 
 	for i, typ := range Types {
 		t.Run(string(typ), func(t *testing.T) {
@@ -97,10 +104,7 @@ func TestPublisherPublishesEveryType(t *testing.T) {
 }
 
 func TestPublisherDuplicateReturnsOriginalSequence(t *testing.T) {
-	js, st := runJetStream(t)
-	p := NewPublisher(js)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx, p, st := publisherOnStream(t)
 
 	first := testEvent(t, 1, ConsumerDeleted{ConsumerID: testConsumerID})
 	seq1 := mustPublish(ctx, t, p, first, "first Publish")
@@ -119,10 +123,7 @@ func TestPublisherDuplicateReturnsOriginalSequence(t *testing.T) {
 }
 
 func TestPublisherRefusesInvalidEvents(t *testing.T) {
-	js, st := runJetStream(t)
-	p := NewPublisher(js)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx, p, st := publisherOnStream(t)
 
 	valid := Signer{SignerID: testSignerID, ConsumerID: testConsumerID, FirstName: "A", LastName: "B",
 		AccountAccess: AccountAccessPHI, Status: SignerStatusActive, Type: SignerTypeParent}
@@ -172,10 +173,7 @@ func TestPublisherRefusesInvalidEvents(t *testing.T) {
 }
 
 func TestPublisherLowerCasesSubject(t *testing.T) {
-	js, st := runJetStream(t)
-	p := NewPublisher(js)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx, p, st := publisherOnStream(t)
 
 	ev := testEvent(t, 1, SignerDeleted{SignerID: strings.ToUpper(testSignerID), ConsumerID: strings.ToUpper(testConsumerID)})
 	seq := mustPublish(ctx, t, p, ev, "Publish")

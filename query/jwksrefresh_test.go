@@ -48,6 +48,13 @@ func newGatedJWKS(t *testing.T, doc []byte) *gatedJWKS {
 	return g
 }
 
+// gatedK1 returns a gated JWKS endpoint serving the key k1 (rsaKey, RS256).
+func gatedK1(t *testing.T) *gatedJWKS {
+	t.Helper()
+	testKeys(t)
+	return newGatedJWKS(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
+}
+
 // hold makes fetches wait until the returned release is called.
 func (g *gatedJWKS) hold(t *testing.T) (release func()) {
 	g.mu.Lock()
@@ -112,8 +119,7 @@ func TestJWKSNewKeyAfterBackgroundRefresh(t *testing.T) {
 // that goes away neither fails it nor waits for it; known kids are
 // answered while it is in flight (no lock across the HTTP call).
 func TestJWKSUnknownKidFetchSingleFlight(t *testing.T) {
-	testKeys(t)
-	js := newGatedJWKS(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
+	js := gatedK1(t)
 	keys := js.keys(t, jwksTuning{refresh: time.Hour, minRefetch: time.Minute})
 	js.set(jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256"), publicJWK(t, rsaKey2, "k2", "RS256")), http.StatusOK)
 	release := js.hold(t)
@@ -146,8 +152,7 @@ func TestJWKSUnknownKidFetchSingleFlight(t *testing.T) {
 // TestJWKSCoolDownFromFetchEnd: the cool-down counts from the end of the
 // last unknown-kid fetch, not its start.
 func TestJWKSCoolDownFromFetchEnd(t *testing.T) {
-	testKeys(t)
-	js := newGatedJWKS(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
+	js := gatedK1(t)
 	clock := &fakeClock{now: testNow}
 	keys := js.keys(t, jwksTuning{refresh: time.Hour, minRefetch: time.Minute, now: clock.Now})
 	release := js.hold(t)
@@ -284,8 +289,7 @@ func TestJWKSRedirectsSameOriginOnly(t *testing.T) {
 // gets its full answer, and the access log marks it client_gone. The
 // verifier itself still honours a cancelled context.
 func TestCancelledVerificationIsNotRefused(t *testing.T) {
-	testKeys(t)
-	js := newGatedJWKS(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
+	js := gatedK1(t)
 	keys := js.keys(t, jwksTuning{refresh: time.Hour})
 	var buf logtest.Buffer
 	s, err := NewServer(Config{Reader: fixtureReader(), Keys: keys, Now: func() time.Time { return testNow },
