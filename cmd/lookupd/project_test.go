@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,13 +60,8 @@ func TestProjectUntilCaughtUp(t *testing.T) {
 // TestProjectStoppedBeforeCaughtUp checks that --until-caught-up reports
 // an interruption before the read model caught up as an error.
 func TestProjectStoppedBeforeCaughtUp(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there: NATS unreachable
-	p := start(t, map[string]string{"LOOKUP_NATS_URL": "nats://" + addr, "LOOKUP_DATA_DIR": t.TempDir()},
+	// Nothing listens on the port: NATS unreachable.
+	p := start(t, map[string]string{"LOOKUP_NATS_URL": fmt.Sprintf("nats://127.0.0.1:%d", freePort(t)), "LOOKUP_DATA_DIR": t.TempDir()},
 		"project", "--until-caught-up")
 	wait.For(t, 20*time.Second, func() error {
 		if !strings.Contains(p.stderr.String(), "nats unreachable") {
@@ -76,7 +70,7 @@ func TestProjectStoppedBeforeCaughtUp(t *testing.T) {
 		return nil
 	})
 	p.cancel()
-	err = p.wait(t, 30*time.Second)
+	err := p.wait(t, 30*time.Second)
 	if err == nil || !strings.Contains(err.Error(), "before the read model caught up") {
 		t.Errorf("err = %v, want it to say it stopped before catching up", err)
 	}

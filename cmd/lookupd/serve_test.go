@@ -149,13 +149,7 @@ func TestServe(t *testing.T) {
 	t.Run("live projection", func(t *testing.T) {
 		late := events.Consumer{ConsumerID: demoID("t-consumer", 1), BusinessID: demo.Businesses[2], FirstName: "Alan", LastName: "Turing"}
 		publish(t, js, late)
-		wait.For(t, 20*time.Second, func() error {
-			code, body, err := get(api+"/api/v1/persons/"+late.ConsumerID, tok)
-			if err != nil || code != http.StatusOK {
-				return fmt.Errorf("GET late consumer: %d %s %w", code, body, err)
-			}
-			return nil
-		})
+		waitStatus(t, 20*time.Second, api+"/api/v1/persons/"+late.ConsumerID, tok, http.StatusOK)
 	})
 	t.Run("metrics", func(t *testing.T) {
 		wait.For(t, 10*time.Second, func() error {
@@ -184,13 +178,7 @@ func TestServe(t *testing.T) {
 		// consumer and no signers), the API answers 404.
 		lone := events.Consumer{ConsumerID: demoID("t-consumer", 2), BusinessID: demo.Businesses[0], FirstName: "Lone", LastName: "Consumer"}
 		publish(t, js, lone)
-		wait.For(t, 20*time.Second, func() error {
-			code, body, err := get(api+"/api/v1/persons/"+lone.ConsumerID, tok)
-			if err != nil || code != http.StatusOK {
-				return fmt.Errorf("GET lone consumer: %d %s %w", code, body, err)
-			}
-			return nil
-		})
+		waitStatus(t, 20*time.Second, api+"/api/v1/persons/"+lone.ConsumerID, tok, http.StatusOK)
 		if code, body, err := get(api+"/api/v1/authorized-signers?consumer_id="+lone.ConsumerID, tok); err != nil || code != http.StatusNotFound {
 			t.Errorf("GET signers of a consumer without signers: %d %s %v, want 404", code, body, err)
 		}
@@ -391,12 +379,7 @@ func TestServeStartupErrors(t *testing.T) {
 // TestServeWithoutNATS checks that serve waits, not ready, while NATS is
 // unreachable, and becomes ready once NATS and the stream appear.
 func TestServeWithoutNATS(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := freePort(t)
 	environ := map[string]string{
 		"LOOKUP_HTTP_ADDR":  "127.0.0.1:0",
 		"LOOKUP_ADMIN_ADDR": "127.0.0.1:0",
