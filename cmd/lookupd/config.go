@@ -65,6 +65,19 @@ func str(dst func(c *config) *string) func(c *config, v string) error {
 	return func(c *config, v string) error { *dst(c) = v; return nil }
 }
 
+// boolean is the parse function of a setting that is true or false, set
+// through dst; what names the setting in errors.
+func boolean(what string, dst func(c *config) *bool) func(c *config, v string) error {
+	return func(c *config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("%s %q: want true or false", what, v)
+		}
+		*dst(c) = b
+		return nil
+	}
+}
+
 // settings is the table of docs/operations.md, plus the logging and
 // shutdown settings. Help output and the README are generated from it.
 var settings = []setting{
@@ -100,14 +113,7 @@ var settings = []setting{
 			return nil
 		}},
 	{"jwks-allow-http", "LOOKUP_JWKS_ALLOW_HTTP", "false", "allow a plain http:// JWKS URL to a host that is not loopback",
-		func(c *config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("jwks allow http %q: want true or false", v)
-			}
-			c.JWKSAllowHTTP = b
-			return nil
-		}},
+		boolean("jwks allow http", func(c *config) *bool { return &c.JWKSAllowHTTP })},
 	{"log-format", "LOOKUP_LOG_FORMAT", "json", "log format: json or text",
 		func(c *config, v string) error {
 			if v != "json" && v != "text" {
@@ -170,25 +176,11 @@ var settings = []setting{
 	{"audit-stream", "LOOKUP_AUDIT_STREAM", "PERSONS_AUDIT", "JetStream stream of the audit ledger (created when missing)",
 		str(func(c *config) *string { return &c.AuditStream })},
 	{"require-purpose", "LOOKUP_REQUIRE_PURPOSE", "false", "require the Lookup-Purpose header on requests for protected data",
-		func(c *config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("require purpose %q: want true or false", v)
-			}
-			c.RequirePurpose = b
-			return nil
-		}},
+		boolean("require purpose", func(c *config) *bool { return &c.RequirePurpose })},
 	{"replica-id", "LOOKUP_REPLICA_ID", "", "name of this replica in audit records (none: the host name)",
 		str(func(c *config) *string { return &c.ReplicaID })},
 	{"pprof", "LOOKUP_PPROF", "false", "serve net/http/pprof under /debug/pprof/ on the admin listener: true or false",
-		func(c *config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("pprof %q: want true or false", v)
-			}
-			c.PProf = b
-			return nil
-		}},
+		boolean("pprof", func(c *config) *bool { return &c.PProf })},
 	{"max-position-wait", "LOOKUP_MAX_POSITION_WAIT", "2s", "longest wait of a request for its Lookup-Min-Position before a 503 position-not-reached",
 		func(c *config, v string) error {
 			d, err := time.ParseDuration(v)
