@@ -84,12 +84,7 @@ func checkLookupdUser(ctx context.Context, t *testing.T, s *secrets, urls []stri
 		})
 	}
 	t.Run("refused: subscribe to the default inbox", func(t *testing.T) {
-		if _, err := nc.SubscribeSync("_INBOX.>"); err != nil {
-			t.Fatal(err)
-		}
-		if err := ae.waitPermissionViolation("_INBOX.>"); err != nil {
-			t.Error(err)
-		}
+		deniedSubscribe(t, nc, ae, "_INBOX.>")
 	})
 }
 

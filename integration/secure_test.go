@@ -114,6 +114,18 @@ func denied(t *testing.T, nc *nats.Conn, ae asyncErrors, subject string, data []
 	}
 }
 
+// deniedSubscribe subscribes nc to subject and expects the server's
+// permission violation.
+func deniedSubscribe(t *testing.T, nc *nats.Conn, ae asyncErrors, subject string) {
+	t.Helper()
+	if _, err := nc.SubscribeSync(subject); err != nil {
+		t.Fatal(err)
+	}
+	if err := ae.waitPermissionViolation(subject); err != nil {
+		t.Error(err)
+	}
+}
+
 func checkPublisherDenied(ctx context.Context, t *testing.T, nc *nats.Conn, ae asyncErrors) {
 	// What the publisher may do works (events were published above through
 	// events.Publisher); everything else below is refused.
@@ -139,20 +151,10 @@ func checkPublisherDenied(ctx context.Context, t *testing.T, nc *nats.Conn, ae a
 		})
 	}
 	t.Run("subscribe to persons.>", func(t *testing.T) {
-		if _, err := nc.SubscribeSync("persons.>"); err != nil {
-			t.Fatal(err)
-		}
-		if err := ae.waitPermissionViolation("persons.>"); err != nil {
-			t.Error(err)
-		}
+		deniedSubscribe(t, nc, ae, "persons.>")
 	})
 	t.Run("subscribe to lookupd's inbox", func(t *testing.T) {
-		if _, err := nc.SubscribeSync(lookupdInboxPrefix + ".>"); err != nil {
-			t.Fatal(err)
-		}
-		if err := ae.waitPermissionViolation(lookupdInboxPrefix + ".>"); err != nil {
-			t.Error(err)
-		}
+		deniedSubscribe(t, nc, ae, lookupdInboxPrefix + ".>")
 	})
 	t.Run("the JetStream client cannot open PERSONS", func(t *testing.T) {
 		js, err := jetstream.New(nc)
