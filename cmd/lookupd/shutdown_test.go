@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +19,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/lookup/persons/internal/balancer"
+	"github.com/lookup/persons/internal/httpget"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/wait"
 )
@@ -147,17 +147,8 @@ func TestServeShutdownDelay(t *testing.T) {
 	personURL := "http://" + addrs["api"] + "/api/v1/persons/" + consumer.ConsumerID
 	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
 	getFresh := func(url, tok string) (int, error) {
-		req, _ := http.NewRequest(http.MethodGet, url, nil)
-		if tok != "" {
-			req.Header.Set("Authorization", "Bearer "+tok)
-		}
-		resp, err := fresh.Do(req)
-		if err != nil {
-			return 0, err
-		}
-		defer resp.Body.Close()
-		_, err = io.Copy(io.Discard, resp.Body)
-		return resp.StatusCode, err
+		r, err := httpget.Get(fresh, url, tok, nil)
+		return r.Status, err
 	}
 	if code, err := getFresh(personURL, tok); err != nil || code != http.StatusOK {
 		t.Fatalf("before SIGTERM: GET person = %d, %v; want 200", code, err)
