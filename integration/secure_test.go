@@ -154,7 +154,7 @@ func checkPublisherDenied(ctx context.Context, t *testing.T, nc *nats.Conn, ae a
 		deniedSubscribe(t, nc, ae, "persons.>")
 	})
 	t.Run("subscribe to lookupd's inbox", func(t *testing.T) {
-		deniedSubscribe(t, nc, ae, lookupdInboxPrefix + ".>")
+		deniedSubscribe(t, nc, ae, lookupdInboxPrefix+".>")
 	})
 	t.Run("the JetStream client cannot open PERSONS", func(t *testing.T) {
 		js, err := jetstream.New(nc)
