@@ -329,14 +329,19 @@ func (c *command) parse(args []string, stdout, stderr io.Writer) error {
 			c.usage(stdout)
 			return flag.ErrHelp
 		}
-		c.usage(stderr)
-		return &usageError{err}
+		return c.refuse(stderr, err)
 	}
 	if c.fs.NArg() > 0 {
-		c.usage(stderr)
-		return &usageError{fmt.Errorf("lookupd %s: unexpected argument %q", c.name, c.fs.Arg(0))}
+		return c.refuse(stderr, fmt.Errorf("lookupd %s: unexpected argument %q", c.name, c.fs.Arg(0)))
 	}
 	return nil
+}
+
+// refuse writes the usage of the command to w and returns err as a usage
+// error (exit status 2).
+func (c *command) refuse(w io.Writer, err error) error {
+	c.usage(w)
+	return &usageError{err}
 }
 
 // usage writes the help of the command: what it does, its flags, and the

@@ -160,8 +160,7 @@ Replay once every replica runs the fixed build.`, getenv)
 		return err
 	}
 	if *all == (len(seqs) > 0) {
-		c.usage(stderr)
-		return &usageError{errors.New("lookupd dlq replay: give --seq N (one or more) or --all")}
+		return c.refuse(stderr, errors.New("lookupd dlq replay: give --seq N (one or more) or --all"))
 	}
 	nc, tool, err := dlqTool(ctx, c.cfg, *stream, newLogger(c.cfg, stderr))
 	if err != nil {

@@ -32,8 +32,7 @@ bar when stderr is a terminal, else as a log line every --progress-interval.`,
 		return err
 	}
 	if *every <= 0 {
-		c.usage(stderr)
-		return &usageError{fmt.Errorf("--progress-interval %v: want a positive duration", *every)}
+		return c.refuse(stderr, fmt.Errorf("--progress-interval %v: want a positive duration", *every))
 	}
 	return project(ctx, c.cfg, newLogger(c.cfg, stderr), projectOptions{
 		untilCaughtUp: *until,
