@@ -72,6 +72,7 @@ import (
 
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/httpget"
+	"github.com/lookup/persons/internal/natstest"
 	"github.com/lookup/persons/internal/tokentest"
 	poll "github.com/lookup/persons/internal/wait"
 )
@@ -296,17 +297,9 @@ func singleNATS(ctx context.Context, t *testing.T) (string, *natsNode, jetstream
 // a JetStream context. The connection is closed at the end of the test.
 func connectJS(t *testing.T, urls ...string) jetstream.JetStream {
 	t.Helper()
-	nc, err := nats.Connect(strings.Join(urls, ","),
+	_, js := natstest.Connect(t, strings.Join(urls, ","),
 		nats.MaxReconnects(-1), nats.ReconnectWait(200*time.Millisecond),
 		nats.RetryOnFailedConnect(true), nats.Timeout(5*time.Second))
-	if err != nil {
-		t.Fatalf("connect %v: %v", urls, err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatalf("jetstream: %v", err)
-	}
 	return js
 }
 
