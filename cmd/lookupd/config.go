@@ -78,6 +78,20 @@ func boolean(what string, dst func(c *config) *bool) func(c *config, v string) e
 	}
 }
 
+// duration is the parse function of a duration setting set through dst:
+// positive, or 0 too when zeroOK; what names the setting and want says
+// what is wanted in errors.
+func duration(what, want string, zeroOK bool, dst func(c *config) *time.Duration) func(c *config, v string) error {
+	return func(c *config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || (d == 0 && !zeroOK) {
+			return fmt.Errorf("%s %q: want %s", what, v, want)
+		}
+		*dst(c) = d
+		return nil
+	}
+}
+
 // settings is the table of docs/operations.md, plus the logging and
 // shutdown settings. Help output and the README are generated from it.
 var settings = []setting{
@@ -146,23 +160,9 @@ var settings = []setting{
 			return nil
 		}},
 	{"shutdown-timeout", "LOOKUP_SHUTDOWN_TIMEOUT", "10s", "how long a shutdown waits for in-flight requests",
-		func(c *config, v string) error {
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return fmt.Errorf("shutdown timeout %q: want a positive duration such as 10s", v)
-			}
-			c.ShutdownTimeout = d
-			return nil
-		}},
+		duration("shutdown timeout", "a positive duration such as 10s", false, func(c *config) *time.Duration { return &c.ShutdownTimeout })},
 	{"shutdown-delay", "LOOKUP_SHUTDOWN_DELAY", "0s", "how long a shutdown keeps serving, not ready, before it stops accepting requests (load balancers update)",
-		func(c *config, v string) error {
-			d, err := time.ParseDuration(v)
-			if err != nil || d < 0 {
-				return fmt.Errorf("shutdown delay %q: want a duration such as 5s, or 0s", v)
-			}
-			c.ShutdownDelay = d
-			return nil
-		}},
+		duration("shutdown delay", "a duration such as 5s, or 0s", true, func(c *config) *time.Duration { return &c.ShutdownDelay })},
 	{"admin-token-file", "LOOKUP_ADMIN_TOKEN_FILE", "", "file holding the bearer token of the state-changing admin endpoints (none: they are off)",
 		str(func(c *config) *string { return &c.AdminTokenFile })},
 	{"audit", "LOOKUP_AUDIT", "required", "audit ledger of disclosures of protected data: required (no disclosure unless recorded), best-effort or off",
@@ -182,23 +182,9 @@ var settings = []setting{
 	{"pprof", "LOOKUP_PPROF", "false", "serve net/http/pprof under /debug/pprof/ on the admin listener: true or false",
 		boolean("pprof", func(c *config) *bool { return &c.PProf })},
 	{"max-position-wait", "LOOKUP_MAX_POSITION_WAIT", "2s", "longest wait of a request for its Lookup-Min-Position before a 503 position-not-reached",
-		func(c *config, v string) error {
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return fmt.Errorf("max position wait %q: want a positive duration such as 2s", v)
-			}
-			c.MaxPositionWait = d
-			return nil
-		}},
+		duration("max position wait", "a positive duration such as 2s", false, func(c *config) *time.Duration { return &c.MaxPositionWait })},
 	{"max-staleness", "LOOKUP_MAX_STALENESS", "0s", "staleness bound: not ready, and API answers 503 stale, while the oldest unapplied event or the loss of the stream is older (0s: off)",
-		func(c *config, v string) error {
-			d, err := time.ParseDuration(v)
-			if err != nil || d < 0 {
-				return fmt.Errorf("max staleness %q: want a duration such as 30s, or 0s (off)", v)
-			}
-			c.MaxStaleness = d
-			return nil
-		}},
+		duration("max staleness", "a duration such as 30s, or 0s (off)", true, func(c *config) *time.Duration { return &c.MaxStaleness })},
 }
 
 // allSettings returns every setting: the table above, then the security
