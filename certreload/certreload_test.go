@@ -63,13 +63,21 @@ func serveTLS(t *testing.T, cfg *tls.Config) string {
 	return ln.Addr().String()
 }
 
-func TestReloadOnChange(t *testing.T) {
+// newReloader returns a new CA, the pair "api" it issued, and a Reloader
+// of that pair checking every interval (0: DefaultInterval).
+func newReloader(t *testing.T, interval time.Duration) (*testcerts.CA, testcerts.Pair, *Reloader) {
+	t.Helper()
 	ca := testcerts.NewCA(t)
-	first := ca.Server(t, "api")
-	r, err := New(first.CertFile, first.KeyFile, time.Millisecond, nil)
+	p := ca.Server(t, "api")
+	r, err := New(p.CertFile, p.KeyFile, interval, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ca, p, r
+}
+
+func TestReloadOnChange(t *testing.T) {
+	ca, first, r := newReloader(t, time.Millisecond)
 	cfg, err := ServerConfig(r, "")
 	if err != nil {
 		t.Fatal(err)
@@ -101,12 +109,7 @@ func TestReloadOnChange(t *testing.T) {
 }
 
 func TestBadRotationKeepsCertificate(t *testing.T) {
-	ca := testcerts.NewCA(t)
-	first := ca.Server(t, "api")
-	r, err := New(first.CertFile, first.KeyFile, time.Millisecond, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, first, r := newReloader(t, time.Millisecond)
 	// A half-done rotation: the certificate file is garbage.
 	if err := os.WriteFile(first.CertFile, []byte("not a certificate"), 0o600); err != nil {
 		t.Fatal(err)
@@ -127,12 +130,7 @@ func TestBadRotationKeepsCertificate(t *testing.T) {
 }
 
 func TestClientCertificateRequired(t *testing.T) {
-	ca := testcerts.NewCA(t)
-	srvPair := ca.Server(t, "api")
-	r, err := New(srvPair.CertFile, srvPair.KeyFile, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca, _, r := newReloader(t, 0)
 	cfg, err := ServerConfig(r, ca.CertFile)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/lookup/persons/internal/repofile"
 )
 
 // repoFiles returns the text files of the repository (relative, slash
@@ -42,15 +44,6 @@ func repoFiles(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	return out
-}
-
-func read(t *testing.T, rel string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", filepath.FromSlash(rel)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 func exists(rel string) bool {
@@ -97,7 +90,7 @@ func TestLinksResolve(t *testing.T) {
 		if path.Ext(f) != ".md" {
 			continue
 		}
-		for _, m := range mdLink.FindAllStringSubmatch(read(t, f), -1) {
+		for _, m := range mdLink.FindAllStringSubmatch(repofile.Read(t, f), -1) {
 			target := m[1]
 			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
 				continue
@@ -111,7 +104,7 @@ func TestLinksResolve(t *testing.T) {
 				t.Errorf("%s links to %s, which does not exist", f, target)
 				continue
 			}
-			if anchor != "" && path.Ext(rel) == ".md" && !anchors(read(t, rel))[anchor] {
+			if anchor != "" && path.Ext(rel) == ".md" && !anchors(repofile.Read(t, rel))[anchor] {
 				t.Errorf("%s links to %s: %s has no heading #%s", f, target, rel, anchor)
 			}
 		}
@@ -124,7 +117,7 @@ func TestLinksResolve(t *testing.T) {
 func TestCitedFilesExist(t *testing.T) {
 	generated := []string{"deploy/compose/dev/"} // written by the commands of deploy/README.md
 	for _, f := range repoFiles(t) {
-		text := read(t, f)
+		text := repofile.Read(t, f)
 		if strings.Contains(text, "PRODUCT"+".md") {
 			t.Errorf("%s cites PRODUCT%s, which is not in the repository (cite docs/)", f, ".md")
 		}

@@ -96,23 +96,24 @@ func readData[T any, PT interface {
 }
 
 func (c *Consumer) validate() error {
-	if err := checkID(&c.ConsumerID, "consumer_id"); err != nil {
-		return err
-	}
-	if err := checkID(&c.BusinessID, "business_id"); err != nil {
-		return err
-	}
-	return checkNames(c.FirstName, c.LastName)
+	return checkPerson(&c.ConsumerID, "consumer_id", &c.BusinessID, c.FirstName, c.LastName)
 }
 
 func (c *BusinessContact) validate() error {
-	if err := checkID(&c.ContactID, "contact_id"); err != nil {
+	return checkPerson(&c.ContactID, "contact_id", &c.BusinessID, c.FirstName, c.LastName)
+}
+
+// checkPerson checks (and normalises) the fields that a consumer and a
+// business contact share: the person's id (the field idField), its
+// business_id and its names, in that order.
+func checkPerson(id *string, idField string, businessID *string, first, last string) error {
+	if err := checkID(id, idField); err != nil {
 		return err
 	}
-	if err := checkID(&c.BusinessID, "business_id"); err != nil {
+	if err := checkID(businessID, "business_id"); err != nil {
 		return err
 	}
-	return checkNames(c.FirstName, c.LastName)
+	return checkNames(first, last)
 }
 
 func (c *ConsumerDeleted) validate() error { return checkID(&c.ConsumerID, "consumer_id") }

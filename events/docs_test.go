@@ -1,21 +1,17 @@
 package events
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"testing"
+
+	"github.com/lookup/persons/internal/repofile"
 )
 
 // TestEventsDocExample checks that the example of docs/events.md, the
 // page upstream teams publish from, is a valid event on its subject with
 // the message id it shows.
 func TestEventsDocExample(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "docs", "events.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(b)
+	doc := repofile.Read(t, "docs/events.md")
 	subject := regexp.MustCompile("Subject `([^`]+)`").FindStringSubmatch(doc)
 	msgID := regexp.MustCompile("header `Nats-Msg-Id: ([^`]+)`").FindStringSubmatch(doc)
 	body := regexp.MustCompile("(?s)```json\n(.*?)```").FindStringSubmatch(doc)

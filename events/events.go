@@ -9,7 +9,10 @@
 // depends on it.
 package events
 
-import "errors"
+import (
+	"errors"
+	"slices"
+)
 
 // ErrNotFound is returned by reads of the read model when the requested
 // person, or the signers of the requested consumer, do not exist.
@@ -37,11 +40,7 @@ const (
 
 // Valid reports whether a is one of the defined account access levels.
 func (a AccountAccess) Valid() bool {
-	switch a {
-	case AccountAccessNone, AccountAccessPHI, AccountAccessPHIAndAccountUpdates, AccountAccessUnspecified:
-		return true
-	}
-	return false
+	return slices.Contains([]AccountAccess{AccountAccessNone, AccountAccessPHI, AccountAccessPHIAndAccountUpdates, AccountAccessUnspecified}, a)
 }
 
 // SignerStatus is the state of an authorized signer.
@@ -57,11 +56,7 @@ const (
 
 // Valid reports whether s is one of the defined signer states.
 func (s SignerStatus) Valid() bool {
-	switch s {
-	case SignerStatusActive, SignerStatusInactive, SignerStatusPending, SignerStatusArchived:
-		return true
-	}
-	return false
+	return slices.Contains([]SignerStatus{SignerStatusActive, SignerStatusInactive, SignerStatusPending, SignerStatusArchived}, s)
 }
 
 // SignerType is the legal capacity in which a signer acts.
@@ -79,12 +74,8 @@ const (
 
 // Valid reports whether t is one of the defined signer types.
 func (t SignerType) Valid() bool {
-	switch t {
-	case SignerTypeAuthorizedSigner, SignerTypePowerOfAttorney, SignerTypeAuthorizedRepresentative,
-		SignerTypeGuardian, SignerTypeParent, SignerTypeConservator:
-		return true
-	}
-	return false
+	return slices.Contains([]SignerType{SignerTypeAuthorizedSigner, SignerTypePowerOfAttorney, SignerTypeAuthorizedRepresentative,
+		SignerTypeGuardian, SignerTypeParent, SignerTypeConservator}, t)
 }
 
 // Address is a signer's postal address. Line2 is optional.

@@ -15,18 +15,30 @@ func short(b []byte) string {
 	return string(b)
 }
 
+// addSampleEnvelopes adds the sample envelope of every type to f's corpus.
+func addSampleEnvelopes(f *testing.F) {
+	for _, typ := range Types {
+		f.Add(mustJSON(f, sampleEnvelope(typ)))
+	}
+}
+
+// addBodies adds the body of each of cases to f's corpus.
+func addBodies[C interface {
+	build(testing.TB) (Type, string, []byte)
+}](f *testing.F, cases []C) {
+	for _, c := range cases {
+		_, _, body := c.build(f)
+		f.Add(body)
+	}
+}
+
 // FuzzDecode checks that Decode never panics, that it fails only with an
 // *InvalidEventError with a reason, that it accepts only what
 // encoding/json reads as JSON, and that the strings of an event it accepts
 // are those encoding/json decodes.
 func FuzzDecode(f *testing.F) {
-	for _, typ := range Types {
-		f.Add(mustJSON(f, sampleEnvelope(typ)))
-	}
-	for _, c := range invalidCases() {
-		_, _, body := c.build(f)
-		f.Add(body)
-	}
+	addSampleEnvelopes(f)
+	addBodies(f, invalidCases())
 	for _, s := range []string{
 		`{}`, `[]`, `""`, `{"id":"\ud800"}`, `{"id":"\ud800\udc00"}`, `{"id":"\udc00\ud800"}`, "{\"id\":\"\xff\"}", `{"a":1e+5}`, `{"a":-0.0E-0}`,
 		`{"a":[{},[],"",0,true,false,null]}`, `{"a" : { "b" : [ 1 , 2 ] } }`, ` {"data":{"x":"\u00e9"}} `, `{"a":{"b":1,"b":2}}`,

@@ -22,6 +22,16 @@ func runJetStream(t *testing.T) (jetstream.JetStream, jetstream.Stream) {
 	return js, natstest.PersonsStream(t, js)
 }
 
+// publisherOnStream returns a Publisher on a fresh PERSONS stream (also
+// returned), with a context that ends after 30 s or with the test.
+func publisherOnStream(t *testing.T) (context.Context, *Publisher, jetstream.Stream) {
+	t.Helper()
+	js, st := runJetStream(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx, NewPublisher(js), st
+}
+
 func streamMsgs(t *testing.T, st jetstream.Stream) uint64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -33,11 +43,30 @@ func streamMsgs(t *testing.T, st jetstream.Stream) uint64 {
 	return info.State.Msgs
 }
 
+// testEvent returns the event of data at version from urn:example:test,
+// failing the test when NewEvent refuses it.
+func testEvent(t *testing.T, version uint64, data any) Event {
+	t.Helper()
+	ev, err := NewEvent("urn:example:test", version, data)
+	if err != nil {
+		t.Fatalf("NewEvent: %v", err)
+	}
+	return ev
+}
+
+// mustPublish publishes ev with p and returns its sequence, failing the
+// test (naming the publish what) when it fails.
+func mustPublish(ctx context.Context, t *testing.T, p *Publisher, ev Event, what string) uint64 {
+	t.Helper()
+	seq, err := p.Publish(ctx, ev)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return seq
+}
+
 func TestPublisherPublishesEveryType(t *testing.T) {
-	js, st := runJetStream(t)
-	p := NewPublisher(js)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx, p, st := publisherOnStream(t)
 
 	for i, typ := range Types {
 		t.Run(string(typ), func(t *testing.T) {
@@ -45,14 +74,8 @@ func TestPublisherPublishesEveryType(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Decode sample: %v", err)
 			}
-			ev, err := NewEvent("urn:example:test", uint64(i+1), sample.Data)
-			if err != nil {
-				t.Fatalf("NewEvent: %v", err)
-			}
-			seq, err := p.Publish(ctx, ev)
-			if err != nil {
-				t.Fatalf("Publish: %v", err)
-			}
+			ev := testEvent(t, uint64(i+1), sample.Data)
+			seq := mustPublish(ctx, t, p, ev, "Publish")
 			if want := uint64(i + 1); seq != want {
 				t.Errorf("Publish sequence = %d, want %d", seq, want)
 			}
@@ -81,31 +104,13 @@ func TestPublisherPublishesEveryType(t *testing.T) {
 }
 
 func TestPublisherDuplicateReturnsOriginalSequence(t *testing.T) {
-	js, st := runJetStream(t)
-	p := NewPublisher(js)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx, p, st := publisherOnStream(t)
 
-	first, err := NewEvent("urn:example:test", 1, ConsumerDeleted{ConsumerID: testConsumerID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seq1, err := p.Publish(ctx, first)
-	if err != nil {
-		t.Fatalf("first Publish: %v", err)
-	}
-	other, err := NewEvent("urn:example:test", 2, ConsumerDeleted{ConsumerID: otherID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seqOther, err := p.Publish(ctx, other)
-	if err != nil {
-		t.Fatalf("other Publish: %v", err)
-	}
-	seq2, err := p.Publish(ctx, first)
-	if err != nil {
-		t.Fatalf("second Publish of the same event: %v", err)
-	}
+	first := testEvent(t, 1, ConsumerDeleted{ConsumerID: testConsumerID})
+	seq1 := mustPublish(ctx, t, p, first, "first Publish")
+	other := testEvent(t, 2, ConsumerDeleted{ConsumerID: otherID})
+	seqOther := mustPublish(ctx, t, p, other, "other Publish")
+	seq2 := mustPublish(ctx, t, p, first, "second Publish of the same event")
 	if seq2 != seq1 {
 		t.Errorf("duplicate Publish sequence = %d, want the original %d", seq2, seq1)
 	}
@@ -118,10 +123,7 @@ func TestPublisherDuplicateReturnsOriginalSequence(t *testing.T) {
 }
 
 func TestPublisherRefusesInvalidEvents(t *testing.T) {
-	js, st := runJetStream(t)
-	p := NewPublisher(js)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx, p, st := publisherOnStream(t)
 
 	valid := Signer{SignerID: testSignerID, ConsumerID: testConsumerID, FirstName: "A", LastName: "B",
 		AccountAccess: AccountAccessPHI, Status: SignerStatusActive, Type: SignerTypeParent}
@@ -147,10 +149,7 @@ func TestPublisherRefusesInvalidEvents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ev, err := NewEvent("urn:example:test", 1, valid)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ev := testEvent(t, 1, valid)
 			tt.edit(&ev)
 			seq, err := p.Publish(ctx, ev)
 			if err == nil {
@@ -174,19 +173,10 @@ func TestPublisherRefusesInvalidEvents(t *testing.T) {
 }
 
 func TestPublisherLowerCasesSubject(t *testing.T) {
-	js, st := runJetStream(t)
-	p := NewPublisher(js)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx, p, st := publisherOnStream(t)
 
-	ev, err := NewEvent("urn:example:test", 1, SignerDeleted{SignerID: strings.ToUpper(testSignerID), ConsumerID: strings.ToUpper(testConsumerID)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seq, err := p.Publish(ctx, ev)
-	if err != nil {
-		t.Fatalf("Publish: %v", err)
-	}
+	ev := testEvent(t, 1, SignerDeleted{SignerID: strings.ToUpper(testSignerID), ConsumerID: strings.ToUpper(testConsumerID)})
+	seq := mustPublish(ctx, t, p, ev, "Publish")
 	msg, err := st.GetMsg(ctx, seq)
 	if err != nil {
 		t.Fatalf("GetMsg: %v", err)
@@ -203,10 +193,7 @@ func TestPublisherWithoutStream(t *testing.T) {
 	if err := js.DeleteStream(ctx, "PERSONS"); err != nil {
 		t.Fatalf("delete stream: %v", err)
 	}
-	ev, err := NewEvent("urn:example:test", 1, ConsumerDeleted{ConsumerID: testConsumerID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ev := testEvent(t, 1, ConsumerDeleted{ConsumerID: testConsumerID})
 	seq, err := NewPublisher(js).Publish(ctx, ev)
 	if !errors.Is(err, jetstream.ErrNoStreamResponse) {
 		t.Fatalf("Publish without a stream = %d, %v; want jetstream.ErrNoStreamResponse", seq, err)

@@ -216,37 +216,10 @@ func TestSchemasAgreeWithDecode(t *testing.T) {
 // time attribute where the stdlib's RFC 3339 and the schema's date-time
 // differ.
 func FuzzSchemaAgreement(f *testing.F) {
-	for _, typ := range Types {
-		f.Add(mustJSON(f, sampleEnvelope(typ)))
-	}
-	for _, c := range schemaOnlyCases() {
-		_, _, body := c.build(f)
-		f.Add(body)
-	}
-	for _, c := range validCases() {
-		_, _, body := c.build(f)
-		f.Add(body)
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	schemas := make(map[string]*jsonschema.Schema)
-	for _, typ := range Types {
-		b, err := fs.ReadFile(Schemas, SchemaName(typ))
-		if err != nil {
-			f.Fatal(err)
-		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-		if err != nil {
-			f.Fatal(err)
-		}
-		id := doc.(map[string]any)["$id"].(string)
-		if err := c.AddResource(id, doc); err != nil {
-			f.Fatal(err)
-		}
-		if schemas[string(typ)], err = c.Compile(id); err != nil {
-			f.Fatal(err)
-		}
-	}
+	addSampleEnvelopes(f)
+	addBodies(f, schemaOnlyCases())
+	addBodies(f, validCases())
+	schemas := compileSchemas(f)
 	f.Fuzz(func(t *testing.T, body []byte) {
 		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
 		if err != nil || !json.Valid(body) {
@@ -254,9 +227,9 @@ func FuzzSchemaAgreement(f *testing.F) {
 		}
 		m, _ := inst.(map[string]any)
 		typ, _ := m["type"].(string)
-		schema := schemas[typ]
+		schema := schemas[Type(typ)]
 		if schema == nil {
-			schema = schemas[string(TypeConsumerUpserted)] // refuses any other type
+			schema = schemas[TypeConsumerUpserted] // refuses any other type
 		}
 		// The subject that the ids in data call for, if any.
 		subject := "persons.none"

@@ -20,17 +20,11 @@ const (
 func sampleData(t Type) map[string]any {
 	switch t {
 	case TypeConsumerUpserted:
-		return map[string]any{
-			"consumer_id": testConsumerID, "business_id": testBusinessID,
-			"first_name": "Ada", "middle_name": "King", "last_name": "Lovelace",
-		}
+		return personSample("consumer_id", testConsumerID, "Ada", "King", "Lovelace")
 	case TypeConsumerDeleted:
 		return map[string]any{"consumer_id": testConsumerID}
 	case TypeBusinessContactUpserted:
-		return map[string]any{
-			"contact_id": testContactID, "business_id": testBusinessID,
-			"first_name": "Grace", "middle_name": "Brewster", "last_name": "Hopper",
-		}
+		return personSample("contact_id", testContactID, "Grace", "Brewster", "Hopper")
 	case TypeBusinessContactDeleted:
 		return map[string]any{"contact_id": testContactID}
 	case TypeSignerUpserted:
@@ -53,6 +47,15 @@ func sampleData(t Type) map[string]any {
 		return map[string]any{"signer_id": testSignerID, "consumer_id": testConsumerID}
 	}
 	panic("unknown type " + string(t))
+}
+
+// personSample is the data of a valid consumer or business contact of
+// testBusinessID: its id (the field idField) and its names.
+func personSample(idField, id, first, middle, last string) map[string]any {
+	return map[string]any{
+		idField: id, "business_id": testBusinessID,
+		"first_name": first, "middle_name": middle, "last_name": last,
+	}
 }
 
 // sampleSubject is the subject of the sample event of type t.

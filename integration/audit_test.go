@@ -22,6 +22,7 @@ import (
 	tcexec "github.com/testcontainers/testcontainers-go/exec"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/httpget"
 )
 
 // auditRecord is the part of an audit record the suite checks.
@@ -108,22 +109,12 @@ func auditReads(f *auditFixture, n, m, callers int) []auditRead {
 
 // getAs sends GET with a request id and a purpose.
 func getAs(base, path, token, requestID, purpose string) (int, []byte, error) {
-	req, err := http.NewRequest(http.MethodGet, base+path, nil)
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("X-Request-Id", requestID)
+	headers := map[string]string{"X-Request-Id": requestID}
 	if purpose != "" {
-		req.Header.Set("Lookup-Purpose", purpose)
+		headers["Lookup-Purpose"] = purpose
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, b, err
+	r, err := httpget.Get(nil, base+path, token, headers)
+	return r.Status, r.Body, err
 }
 
 // auditStream reads every record of PERSONS_AUDIT.

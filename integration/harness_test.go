@@ -71,6 +71,8 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/httpget"
+	"github.com/lookup/persons/internal/natstest"
 	"github.com/lookup/persons/internal/tokentest"
 	poll "github.com/lookup/persons/internal/wait"
 )
@@ -295,17 +297,9 @@ func singleNATS(ctx context.Context, t *testing.T) (string, *natsNode, jetstream
 // a JetStream context. The connection is closed at the end of the test.
 func connectJS(t *testing.T, urls ...string) jetstream.JetStream {
 	t.Helper()
-	nc, err := nats.Connect(strings.Join(urls, ","),
+	_, js := natstest.Connect(t, strings.Join(urls, ","),
 		nats.MaxReconnects(-1), nats.ReconnectWait(200*time.Millisecond),
 		nats.RetryOnFailedConnect(true), nats.Timeout(5*time.Second))
-	if err != nil {
-		t.Fatalf("connect %v: %v", urls, err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatalf("jetstream: %v", err)
-	}
 	return js
 }
 
@@ -621,24 +615,11 @@ func getOK(t *testing.T, base, path, token string) response {
 // get sends GET base+path with the bearer token (none when token is "").
 func get(t *testing.T, base, path, token string) response {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, base+path, nil)
-	if err != nil {
-		t.Fatalf("request: %v", err)
-	}
-	req.Header.Set("Accept", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	r, err := httpget.Get(nil, base+path, token, map[string]string{"Accept": "application/json"})
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET %s: read body: %v", path, err)
-	}
-	return response{status: resp.StatusCode, header: resp.Header, body: b}
+	return response{status: r.Status, header: r.Header, body: r.Body}
 }
 
 // writeFile writes b to a new file in a world-readable temp dir (for bind

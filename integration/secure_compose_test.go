@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // TestSecureCompose brings up the secure compose set-up
@@ -36,15 +35,7 @@ func TestSecureCompose(t *testing.T) {
 	}
 	urls := []string{"tls://" + host + ":" + natsPort}
 
-	admin, _, err := connectSecure(t, urls, s.tlsConfig(t, "admin"), "admin", s.password(t, "admin"),
-		nats.CustomInboxPrefix(adminInboxPrefix), nats.RetryOnFailedConnect(true))
-	if err != nil {
-		t.Fatalf("admin connect: %v", err)
-	}
-	adminJS, err := jetstream.New(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, adminJS := jetStreamAs(t, s, urls, "admin", nats.CustomInboxPrefix(adminInboxPrefix), nats.RetryOnFailedConnect(true))
 	for _, name := range []string{"PERSONS", "PERSONS_DLQ", "PERSONS_AUDIT"} {
 		eventually(t, 60*time.Second, "stream "+name+" created by its job", func() error {
 			cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -54,18 +45,11 @@ func TestSecureCompose(t *testing.T) {
 		})
 	}
 
-	_, _, err = connectSecure(t, urls, s.tlsConfig(t, "publisher"), "", "", nats.MaxReconnects(0))
+	_, _, err := connectSecure(t, urls, s.tlsConfig(t, "publisher"), "", "", nats.MaxReconnects(0))
 	if !errors.Is(err, nats.ErrAuthorization) {
 		t.Errorf("anonymous connect: got %v, want an authorization violation", err)
 	}
-	pub, _, err := connectSecure(t, urls, s.tlsConfig(t, "publisher"), "publisher", s.password(t, "publisher"))
-	if err != nil {
-		t.Fatalf("publisher connect: %v", err)
-	}
-	pubJS, err := jetstream.New(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, pubJS := jetStreamAs(t, s, urls, "publisher")
 	f := newFixture(t)
 	last := publishAll(ctx, t, pubJS, f.events)
 

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
 )
@@ -198,6 +199,22 @@ func (ae asyncErrors) waitPermissionViolation(subject string) error {
 			return fmt.Errorf("no permission violation for %q within %v (saw %q)", subject, timeout, seen)
 		}
 	}
+}
+
+// jetStreamAs connects as user, with its certificate, its password and
+// the extra options, and returns the connection, its asynchronous errors
+// and its JetStream context; it fails the test when it cannot.
+func jetStreamAs(t *testing.T, s *secrets, urls []string, user string, opts ...nats.Option) (*nats.Conn, asyncErrors, jetstream.JetStream) {
+	t.Helper()
+	nc, ae, err := connectSecure(t, urls, s.tlsConfig(t, user), user, s.password(t, user), opts...)
+	if err != nil {
+		t.Fatalf("%s connect: %v", user, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, ae, js
 }
 
 // connectSecure connects as user (password pw, "" for none) with tlsCfg and

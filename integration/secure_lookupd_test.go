@@ -21,15 +21,7 @@ import (
 // keeps snapshots in the object store lookup-snapshots. Publishing an event,
 // deleting or purging PERSONS and reading other users' inboxes are refused.
 func checkLookupdUser(ctx context.Context, t *testing.T, s *secrets, urls []string, events int, last uint64) {
-	nc, ae, err := connectSecure(t, urls, s.tlsConfig(t, "lookupd"), "lookupd", s.password(t, "lookupd"),
-		nats.CustomInboxPrefix(lookupdInboxPrefix))
-	if err != nil {
-		t.Fatalf("lookupd connect: %v", err)
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, ae, js := jetStreamAs(t, s, urls, "lookupd", nats.CustomInboxPrefix(lookupdInboxPrefix))
 	t.Run("ordered consumer reads every event of PERSONS", func(t *testing.T) {
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
@@ -92,12 +84,7 @@ func checkLookupdUser(ctx context.Context, t *testing.T, s *secrets, urls []stri
 		})
 	}
 	t.Run("refused: subscribe to the default inbox", func(t *testing.T) {
-		if _, err := nc.SubscribeSync("_INBOX.>"); err != nil {
-			t.Fatal(err)
-		}
-		if err := ae.waitPermissionViolation("_INBOX.>"); err != nil {
-			t.Error(err)
-		}
+		deniedSubscribe(t, nc, ae, "_INBOX.>")
 	})
 }
 

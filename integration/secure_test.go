@@ -30,25 +30,10 @@ func TestSecureNATS(t *testing.T) {
 	s := genSecrets(t)
 	nw, ctrs, urls := startSecureCluster(ctx, t, s, 3)
 
-	admin, _, err := connectSecure(t, urls, s.tlsConfig(t, "admin"), "admin", s.password(t, "admin"),
-		nats.CustomInboxPrefix(adminInboxPrefix), nats.RetryOnFailedConnect(true))
-	if err != nil {
-		t.Fatalf("admin connect: %v", err)
-	}
-	adminJS, err := jetstream.New(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, adminJS := jetStreamAs(t, s, urls, "admin", nats.CustomInboxPrefix(adminInboxPrefix), nats.RetryOnFailedConnect(true))
 	createStreams(ctx, t, adminJS, "persons.r3.json", "persons_dlq.r3.json", "persons_audit.r3.json")
 
-	pub, pubErrs, err := connectSecure(t, urls, s.tlsConfig(t, "publisher"), "publisher", s.password(t, "publisher"))
-	if err != nil {
-		t.Fatalf("publisher connect: %v", err)
-	}
-	pubJS, err := jetstream.New(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pub, pubErrs, pubJS := jetStreamAs(t, s, urls, "publisher")
 	f := newFixture(t)
 	last := publishAll(ctx, t, pubJS, f.events)
 
@@ -129,6 +114,18 @@ func denied(t *testing.T, nc *nats.Conn, ae asyncErrors, subject string, data []
 	}
 }
 
+// deniedSubscribe subscribes nc to subject and expects the server's
+// permission violation.
+func deniedSubscribe(t *testing.T, nc *nats.Conn, ae asyncErrors, subject string) {
+	t.Helper()
+	if _, err := nc.SubscribeSync(subject); err != nil {
+		t.Fatal(err)
+	}
+	if err := ae.waitPermissionViolation(subject); err != nil {
+		t.Error(err)
+	}
+}
+
 func checkPublisherDenied(ctx context.Context, t *testing.T, nc *nats.Conn, ae asyncErrors) {
 	// What the publisher may do works (events were published above through
 	// events.Publisher); everything else below is refused.
@@ -154,20 +151,10 @@ func checkPublisherDenied(ctx context.Context, t *testing.T, nc *nats.Conn, ae a
 		})
 	}
 	t.Run("subscribe to persons.>", func(t *testing.T) {
-		if _, err := nc.SubscribeSync("persons.>"); err != nil {
-			t.Fatal(err)
-		}
-		if err := ae.waitPermissionViolation("persons.>"); err != nil {
-			t.Error(err)
-		}
+		deniedSubscribe(t, nc, ae, "persons.>")
 	})
 	t.Run("subscribe to lookupd's inbox", func(t *testing.T) {
-		if _, err := nc.SubscribeSync(lookupdInboxPrefix + ".>"); err != nil {
-			t.Fatal(err)
-		}
-		if err := ae.waitPermissionViolation(lookupdInboxPrefix + ".>"); err != nil {
-			t.Error(err)
-		}
+		deniedSubscribe(t, nc, ae, lookupdInboxPrefix+".>")
 	})
 	t.Run("the JetStream client cannot open PERSONS", func(t *testing.T) {
 		js, err := jetstream.New(nc)

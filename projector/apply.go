@@ -219,15 +219,8 @@ func applyOne(txn *badger.Txn, vc *versionCache, it *item, st *batchStats) error
 
 // versionAt returns the entity version stored at key, 0 if none.
 func versionAt(txn *badger.Txn, key []byte) (uint64, error) {
-	it, err := txn.Get(key)
-	if errors.Is(err, badger.ErrKeyNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
 	var ver uint64
-	err = it.Value(func(v []byte) error {
+	err := viewValue(txn, key, func(v []byte) error {
 		h, _, err := decodeHeader(v)
 		ver = h.version
 		return err

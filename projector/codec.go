@@ -46,9 +46,14 @@ func decodeHeader(v []byte) (header, []byte, error) {
 	return header{version: ver, deleted: v[1]&flagDeleted != 0}, v[2+n:], nil
 }
 
-func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
+// appendStrings appends each of ss, length-prefixed (read back by
+// reader.nextString), in order.
+func appendStrings(b []byte, ss ...string) []byte {
+	for _, s := range ss {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	return b
 }
 
 // reader decodes the fields of a value; the first error sticks.
@@ -92,10 +97,7 @@ func (r *reader) nextByte() byte {
 func encodePerson(version uint64, businessID, first, middle, last string) []byte {
 	b := make([]byte, 0, 16+len(businessID)+len(first)+len(middle)+len(last))
 	b = appendHeader(b, version, false)
-	b = appendString(b, businessID)
-	b = appendString(b, first)
-	b = appendString(b, middle)
-	return appendString(b, last)
+	return appendStrings(b, businessID, first, middle, last)
 }
 
 // decodePerson decodes the fields of a live consumer or contact value (after
@@ -109,12 +111,7 @@ func decodePerson(rest []byte) (events.Person, error) {
 func encodeSigner(version uint64, s *events.Signer) []byte {
 	b := make([]byte, 0, 160)
 	b = appendHeader(b, version, false)
-	b = appendString(b, s.FirstName)
-	b = appendString(b, s.MiddleName)
-	b = appendString(b, s.LastName)
-	b = appendString(b, string(s.AccountAccess))
-	b = appendString(b, string(s.Status))
-	b = appendString(b, string(s.Type))
+	b = appendStrings(b, s.FirstName, s.MiddleName, s.LastName, string(s.AccountAccess), string(s.Status), string(s.Type))
 	var f byte
 	if s.HIPAAAuthorized {
 		f |= sflagHIPAA
@@ -127,21 +124,12 @@ func encodeSigner(version uint64, s *events.Signer) []byte {
 	}
 	b = append(b, f)
 	if a := s.Address; a != nil {
-		b = appendString(b, a.Line1)
-		b = appendString(b, a.Line2)
-		b = appendString(b, a.City)
-		b = appendString(b, a.State)
-		b = appendString(b, a.ZipCode)
-		b = appendString(b, a.Country)
+		b = appendStrings(b, a.Line1, a.Line2, a.City, a.State, a.ZipCode, a.Country)
 	}
 	if p := s.Phone; p != nil {
-		b = appendString(b, p.CountryCode)
-		b = appendString(b, p.AreaCode)
-		b = appendString(b, p.Number)
-		b = appendString(b, p.Extension)
+		b = appendStrings(b, p.CountryCode, p.AreaCode, p.Number, p.Extension)
 	}
-	b = appendString(b, s.SSN)
-	return appendString(b, s.DateOfBirth)
+	return appendStrings(b, s.SSN, s.DateOfBirth)
 }
 
 // decodeSigner decodes the fields of a live signer value (after the header);

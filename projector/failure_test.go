@@ -196,3 +196,362 @@ func TestDeadLetterOncePerEvent(t *testing.T) {
 		}
 	}
 }
+
+// projectAll runs a projector over PERSONS into s until it has applied seq,
+// then stops it.
+func projectAll(t *testing.T, js jetstream.JetStream, s *Store, seq uint64) {
+	t.Helper()
+	p := New(js, s, Config{})
+	stop := runProjector(t, p)
+	waitApplied(t, p, seq, 20*time.Second)
+	if err := stop(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+}
+
+// runUntilError runs p until it returns or 10 s pass (then it returns nil).
+func runUntilError(t *testing.T, p *Projector) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return p.Run(ctx)
+}
+
+func consumerMsgs(t *testing.T, n int) []wireMsg {
+	t.Helper()
+	var msgs []wireMsg
+	for range n {
+		msgs = append(msgs, encodeMsg(t, consumerEv(newID(), 1, "Ann")))
+	}
+	return msgs
+}
+
+// TestStreamIdentity: a store projected from one stream refuses another
+// stream, or another incarnation of the same one, or a stream shorter than
+// its checkpoint, with ErrStreamMismatch; nothing is skipped or projected.
+func TestStreamIdentity(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		// prepare builds the store's state and changes the server; it returns
+		// the projector's config.
+		prepare func(t *testing.T, js jetstream.JetStream, s *Store) Config
+		want    []string // in the error, besides the sentinel
+	}{
+		{
+			name: "stream deleted and created again",
+			prepare: func(t *testing.T, js jetstream.JetStream, s *Store) Config {
+				publishAll(t, js, consumerMsgs(t, 10))
+				projectAll(t, js, s, 10)
+				if err := js.DeleteStream(ctx, "PERSONS"); err != nil {
+					t.Fatal(err)
+				}
+				createStream(t, js)
+				publishAll(t, js, consumerMsgs(t, 3))
+				return Config{}
+			},
+			want: []string{`"PERSONS" created`, "checkpoint 10"},
+		},
+		{
+			name: "another stream",
+			prepare: func(t *testing.T, js jetstream.JetStream, s *Store) Config {
+				publishAll(t, js, consumerMsgs(t, 10))
+				projectAll(t, js, s, 10)
+				if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "OTHER", Subjects: []string{"other.>"}}); err != nil {
+					t.Fatal(err)
+				}
+				for range 30 {
+					if _, err := js.Publish(ctx, "other.x", []byte("{}")); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return Config{Stream: "OTHER"}
+			},
+			want: []string{`records stream "PERSONS"`, `found stream "OTHER"`},
+		},
+		{
+			name: "checkpoint beyond the stream's last sequence",
+			prepare: func(t *testing.T, js jetstream.JetStream, s *Store) Config {
+				publishAll(t, js, consumerMsgs(t, 3))
+				info := mustStream(t, js).CachedInfo()
+				if err := s.bindStream(streamIdentity{name: "PERSONS", created: info.Created}, true); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.applyBatch([]item{{seq: 10, valid: false}}); err != nil {
+					t.Fatal(err)
+				}
+				return Config{}
+			},
+			want: []string{"checkpoint 10 is beyond the last sequence 3"},
+		},
+		{
+			name: "checkpoint without a recorded identity",
+			prepare: func(t *testing.T, js jetstream.JetStream, s *Store) Config {
+				publishAll(t, js, consumerMsgs(t, 3))
+				if _, err := s.applyBatch([]item{{seq: 2, valid: false}}); err != nil {
+					t.Fatal(err)
+				}
+				return Config{}
+			},
+			want: []string{"records no stream identity"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			js := setup(t)
+			s := openStore(t, t.TempDir(), StoreOptions{})
+			cfg := tc.prepare(t, js, s)
+			before, err := s.Checkpoint()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.ident = nil // as after a restart
+			p := New(js, s, cfg)
+			err = runUntilError(t, p)
+			if !errors.Is(err, ErrStreamMismatch) {
+				t.Fatalf("Run err = %v, want ErrStreamMismatch", err)
+			}
+			for _, w := range append(tc.want, "lookupd project --until-caught-up") {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+			select {
+			case <-p.CaughtUp():
+				t.Error("CaughtUp closed on a mismatched stream")
+			default:
+			}
+			if after, err := s.Checkpoint(); err != nil || after != before {
+				t.Errorf("checkpoint = %d, %v; want %d unchanged", after, err, before)
+			}
+		})
+	}
+
+	t.Run("fresh store records the identity and runs again", func(t *testing.T) {
+		js := setup(t)
+		s := openStore(t, t.TempDir(), StoreOptions{})
+		p := New(js, s, Config{})
+		stop := runProjector(t, p)
+		<-p.CaughtUp() // empty stream: identity recorded at first contact
+		id, ok, err := s.streamIdentity()
+		info := mustStream(t, js).CachedInfo()
+		if err != nil || !ok || !id.equal(streamIdentity{name: "PERSONS", created: info.Created}) {
+			t.Fatalf("identity = %v, %v, %v; want PERSONS created %v", id, ok, err, info.Created)
+		}
+		publishAll(t, js, consumerMsgs(t, 3))
+		waitApplied(t, p, 3, 20*time.Second)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		s.ident = nil
+		p = New(js, s, Config{})
+		stop = runProjector(t, p)
+		select {
+		case <-p.CaughtUp():
+		case <-time.After(20 * time.Second):
+			t.Fatalf("restart on the same stream: not caught up: %+v", p.Progress())
+		}
+		if err := stop(); err != nil {
+			t.Fatalf("restart on the same stream: Run = %v", err)
+		}
+	})
+}
+
+// TestCaughtUpAfterLastMessageDeleted: the stream's last message was deleted
+// after the checkpoint; a restarted projector has nothing left to read and
+// is caught up, though its checkpoint is below the stream's last sequence.
+func TestCaughtUpAfterLastMessageDeleted(t *testing.T) {
+	js := setup(t)
+	publishAll(t, js, consumerMsgs(t, 13))
+	if err := mustStream(t, js).DeleteMsg(context.Background(), 13); err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t, t.TempDir(), StoreOptions{})
+	for run := range 2 {
+		p := New(js, s, Config{})
+		stop := runProjector(t, p)
+		select {
+		case <-p.CaughtUp():
+		case <-time.After(20 * time.Second):
+			t.Fatalf("run %d: not caught up: %+v", run, p.Progress())
+		}
+		if pr := p.Progress(); pr.AppliedSeq != 12 || pr.TargetSeq != 13 {
+			t.Errorf("run %d: applied %d, target %d; want 12, 13", run, pr.AppliedSeq, pr.TargetSeq)
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestDLQDeletedWhileRunning: the projector creates the DLQ again when it
+// was deleted under it, and projection goes on.
+func TestDLQDeletedWhileRunning(t *testing.T) {
+	js := setup(t)
+	ctx := context.Background()
+	p := New(js, openStore(t, t.TempDir(), StoreOptions{}), Config{})
+	runProjector(t, p)
+	publishAll(t, js, consumerMsgs(t, 1))
+	waitApplied(t, p, 1, 20*time.Second)
+	if err := js.DeleteStream(ctx, "PERSONS_DLQ"); err != nil {
+		t.Fatal(err)
+	}
+	c := newID()
+	publishAll(t, js, []wireMsg{
+		{subject: events.SubjectPrefixConsumer + c, body: []byte("garbage"), msgID: newID()},
+		encodeMsg(t, consumerEv(c, 1, "Bea")),
+	})
+	waitApplied(t, p, 3, 20*time.Second)
+	if got := firstName(t, p.store, c); got != "Bea" {
+		t.Errorf("first name = %q, want Bea", got)
+	}
+	dlq, err := js.Stream(ctx, "PERSONS_DLQ")
+	if err != nil {
+		t.Fatalf("DLQ not re-created: %v", err)
+	}
+	if n := dlq.CachedInfo().State.Msgs; n != 1 {
+		t.Errorf("DLQ holds %d messages, want 1", n)
+	}
+	if got := dlq.CachedInfo().Config.MaxBytes; got != DLQStreamConfig("PERSONS_DLQ").MaxBytes {
+		t.Errorf("re-created DLQ max_bytes = %d, want %d", got, DLQStreamConfig("PERSONS_DLQ").MaxBytes)
+	}
+}
+
+// TestDLQCreatedWithLimits: the DLQ the projector creates has the limits of
+// DLQStreamConfig (which a test in integration keeps equal to
+// deploy/streams/persons_dlq.json).
+func TestDLQCreatedWithLimits(t *testing.T) {
+	js := setup(t)
+	p := New(js, openStore(t, t.TempDir(), StoreOptions{}), Config{})
+	runProjector(t, p)
+	<-p.CaughtUp()
+	var info *jetstream.StreamInfo
+	wait.For(t, 10*time.Second, func() error {
+		dlq, err := js.Stream(context.Background(), "PERSONS_DLQ")
+		if err != nil {
+			return err
+		}
+		info = dlq.CachedInfo()
+		return nil
+	})
+	want := DLQStreamConfig("PERSONS_DLQ")
+	got := info.Config
+	for _, c := range []struct {
+		field     string
+		got, want any
+	}{
+		{"max_msgs", got.MaxMsgs, want.MaxMsgs},
+		{"max_bytes", got.MaxBytes, want.MaxBytes},
+		{"max_age", got.MaxAge, want.MaxAge},
+		{"max_msg_size", got.MaxMsgSize, want.MaxMsgSize},
+		{"discard", got.Discard, want.Discard},
+		{"duplicate_window", got.Duplicates, want.Duplicates},
+		{"compression", got.Compression, want.Compression},
+		{"storage", got.Storage, want.Storage},
+		{"allow_direct", got.AllowDirect, want.AllowDirect},
+		{"subjects", fmt.Sprint(got.Subjects), fmt.Sprint(want.Subjects)},
+	} {
+		if c.got != c.want {
+			t.Errorf("DLQ %s = %v, want %v", c.field, c.got, c.want)
+		}
+	}
+	if want.MaxBytes <= 0 || want.MaxAge <= 0 {
+		t.Errorf("DLQStreamConfig has no limits: %+v", want)
+	}
+}
+
+// TestEncryptionKeyErrors: each way a key can be rejected says what is wrong.
+func TestEncryptionKeyErrors(t *testing.T) {
+	key := bytes.Repeat([]byte{7}, 32)
+	plainDir, encDir := t.TempDir(), t.TempDir()
+	for _, c := range []struct {
+		dir string
+		key []byte
+	}{{plainDir, nil}, {encDir, key}} {
+		s, err := Open(c.dir, StoreOptions{EncryptionKey: c.key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name string
+		dir  string
+		key  []byte
+		want string
+	}{
+		{"20-byte key, new dir", t.TempDir(), make([]byte, 20), "key is 20 bytes, want 16, 24 or 32"},
+		{"key for an unencrypted store", plainDir, key, "the store is not encrypted but a key was given"},
+		{"no key for an encrypted store", encDir, nil, "the store is encrypted and no key was given"},
+		{"wrong key", encDir, bytes.Repeat([]byte{8}, 32), "the key does not decrypt this store"},
+		{"wrong key of another length", encDir, bytes.Repeat([]byte{8}, 16), "the key does not decrypt this store"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Open(tc.dir, StoreOptions{EncryptionKey: tc.key})
+			if err == nil {
+				s.Close()
+				t.Fatal("Open succeeded")
+			}
+			if !errors.Is(err, ErrEncryptionKey) {
+				t.Errorf("err = %v, want ErrEncryptionKey", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %q, want it to say %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "does not match") {
+				t.Errorf("err = %q still says the key does not match", err)
+			}
+		})
+	}
+}
+
+// TestNoWarningAtShutdown: a shutdown that interrupts a step of Run logs no
+// "stream unavailable" warning.
+func TestNoWarningAtShutdown(t *testing.T) {
+	js := setup(t)
+	logger, logs := logtest.Text()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := New(js, openStore(t, t.TempDir(), StoreOptions{}), Config{Logger: logger})
+	p.ensureDLQHook = cancel // shut down while the DLQ is being looked up
+	if err := p.Run(ctx); err != nil {
+		t.Fatalf("Run = %v, want nil", err)
+	}
+	if strings.Contains(logs.String(), "stream unavailable") {
+		t.Errorf("warning at a clean shutdown:\n%s", logs.String())
+	}
+}
+
+// TestStreamReplacedWhileRunning: the stream is deleted and created again
+// while the projector runs; Run returns (ErrStreamNotFound if it saw the
+// deletion, else ErrStreamMismatch) and projects nothing of the new stream.
+func TestStreamReplacedWhileRunning(t *testing.T) {
+	js := setup(t)
+	publishAll(t, js, consumerMsgs(t, 5))
+	s := openStore(t, t.TempDir(), StoreOptions{})
+	p := New(js, s, Config{RefreshInterval: 50 * time.Millisecond})
+	errc := make(chan error, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { errc <- p.Run(ctx) }()
+	waitApplied(t, p, 5, 20*time.Second)
+	if err := js.DeleteStream(ctx, "PERSONS"); err != nil {
+		t.Fatal(err)
+	}
+	createStream(t, js)
+	publishAll(t, js, consumerMsgs(t, 8))
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrStreamMismatch) && !errors.Is(err, ErrStreamNotFound) {
+			t.Fatalf("Run err = %v, want ErrStreamMismatch or ErrStreamNotFound", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("Run did not return after the stream was replaced: %+v", p.Progress())
+	}
+	if cp, err := s.Checkpoint(); err != nil || cp != 5 {
+		t.Errorf("checkpoint = %d, %v; want 5", cp, err)
+	}
+}

@@ -40,6 +40,26 @@ func createStream(t testing.TB, js jetstream.JetStream) {
 	natstest.PersonsStream(t, js)
 }
 
+// setup starts a server with the PERSONS stream and returns its JetStream.
+func setup(t testing.TB) jetstream.JetStream {
+	t.Helper()
+	srv := startServer(t, t.TempDir(), -1)
+	js := connect(t, srv.ClientURL())
+	createStream(t, js)
+	return js
+}
+
+// openStore opens the store in dir, closed when the test ends.
+func openStore(t testing.TB, dir string, opts StoreOptions) *Store {
+	t.Helper()
+	s, err := Open(dir, opts)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", dir, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
 // wireMsg is one message to publish.
 type wireMsg struct {
 	subject string

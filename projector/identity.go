@@ -2,7 +2,6 @@ package projector
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -47,14 +46,7 @@ func decodeIdentity(v []byte) (streamIdentity, error) {
 // belongs to, ok false if none is recorded.
 func (s *Store) streamIdentity() (id streamIdentity, ok bool, err error) {
 	err = s.db.View(func(txn *badger.Txn) error {
-		item, err := txn.Get(keyStream)
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		return item.Value(func(v []byte) error {
+		return viewValue(txn, keyStream, func(v []byte) (err error) {
 			id, err = decodeIdentity(v)
 			ok = err == nil
 			return err

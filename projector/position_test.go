@@ -81,14 +81,8 @@ func TestPositionConcurrentWaiters(t *testing.T) {
 // by them, each event's publish-to-visible time is observed, and a new
 // projector on the store starts at its checkpoint.
 func TestProjectorPosition(t *testing.T) {
-	srv := startServer(t, t.TempDir(), -1)
-	js := connect(t, srv.ClientURL())
-	createStream(t, js)
-	s, err := Open(t.TempDir(), StoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	js := setup(t)
+	s := openStore(t, t.TempDir(), StoreOptions{})
 	var observed atomic.Int64
 	p := New(js, s, Config{ObserveVisible: func(d time.Duration) {
 		if d >= 0 {
@@ -131,11 +125,7 @@ func TestProgressFreshness(t *testing.T) {
 	srv := startServer(t, t.TempDir(), -1)
 	js := connect(t, srv.ClientURL())
 	createStream(t, js)
-	s, err := Open(t.TempDir(), StoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := openStore(t, t.TempDir(), StoreOptions{})
 	p := New(js, s, Config{RefreshInterval: 20 * time.Millisecond})
 	p.readFault = func(seq uint64) error {
 		if seq > 2 {

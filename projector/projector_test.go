@@ -18,15 +18,6 @@ import (
 	"github.com/lookup/persons/internal/wait"
 )
 
-// setup starts a server with the PERSONS stream and returns its JetStream.
-func setup(t *testing.T) jetstream.JetStream {
-	t.Helper()
-	srv := startServer(t, t.TempDir(), -1)
-	js := connect(t, srv.ClientURL())
-	createStream(t, js)
-	return js
-}
-
 func TestProjectorEndToEnd(t *testing.T) {
 	js := setup(t)
 	c1, c2, k1 := newID(), newID(), newID()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -121,14 +122,7 @@ func (s *Store) checkpoint() (uint64, time.Time, error) {
 		ts  time.Time
 	)
 	err := s.db.View(func(txn *badger.Txn) error {
-		item, err := txn.Get(keyCheckpoint)
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		return item.Value(func(v []byte) (err error) {
+		return viewValue(txn, keyCheckpoint, func(v []byte) (err error) {
 			seq, ts, err = decodeCheckpoint(v)
 			return err
 		})
@@ -157,24 +151,32 @@ func decodeCheckpoint(v []byte) (seq uint64, ts time.Time, err error) {
 
 // getLive returns a copy of the fields of the live (not deleted) value at
 // key, ok false when the key is absent or a tombstone.
-func getLive(txn *badger.Txn, key []byte) ([]byte, bool, error) {
+func getLive(txn *badger.Txn, key []byte) (fields []byte, ok bool, err error) {
+	err = viewValue(txn, key, func(v []byte) error {
+		h, rest, err := decodeHeader(v)
+		if err != nil {
+			return fmt.Errorf("read %q: %w", key, err)
+		}
+		if !h.deleted {
+			fields, ok = slices.Clone(rest), true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return fields, ok, nil
+}
+
+// viewValue calls f with the value at key, which f must not keep (see
+// badger.Item.Value). An absent key is no error; f is then not called.
+func viewValue(txn *badger.Txn, key []byte, f func(v []byte) error) error {
 	item, err := txn.Get(key)
 	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil, false, nil
+		return nil
 	}
 	if err != nil {
-		return nil, false, err
+		return err
 	}
-	v, err := item.ValueCopy(nil)
-	if err != nil {
-		return nil, false, err
-	}
-	h, rest, err := decodeHeader(v)
-	if err != nil {
-		return nil, false, fmt.Errorf("read %q: %w", key, err)
-	}
-	if h.deleted {
-		return nil, false, nil
-	}
-	return rest, true, nil
+	return item.Value(f)
 }

@@ -19,16 +19,6 @@ import (
 	"github.com/lookup/persons/events"
 )
 
-func openStore(t *testing.T, dir string, opts StoreOptions) *Store {
-	t.Helper()
-	s, err := Open(dir, opts)
-	if err != nil {
-		t.Fatalf("Open(%s): %v", dir, err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
-}
-
 func newID() string { return uuid.NewString() }
 
 func consumerEv(id string, v uint64, first string) events.Event {

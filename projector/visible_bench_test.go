@@ -31,14 +31,8 @@ func BenchmarkPublishToVisible(b *testing.B) {
 }
 
 func publishToVisible(b *testing.B, rate int, d time.Duration) (p50, p99 time.Duration, n int) {
-	srv := startServer(b, b.TempDir(), -1)
-	js := connect(b, srv.ClientURL())
-	createStream(b, js)
-	s, err := Open(b.TempDir(), StoreOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
+	js := setup(b)
+	s := openStore(b, b.TempDir(), StoreOptions{})
 	var mu sync.Mutex
 	var lat []time.Duration
 	p := New(js, s, Config{ObserveVisible: func(d time.Duration) { mu.Lock(); lat = append(lat, d); mu.Unlock() }})

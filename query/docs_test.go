@@ -1,22 +1,18 @@
 package query
 
 import (
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/lookup/persons/internal/repofile"
 )
 
 // TestAPIDocListsProblemTypes keeps docs/api.md, which explains the
 // problem types to client developers, in step with problemKinds: a row
 // per kind, with its status, and the base URI.
 func TestAPIDocListsProblemTypes(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "docs", "api.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := string(b)
+	doc := repofile.Read(t, "docs/api.md")
 	if !strings.Contains(doc, "`"+problemBase+"`") {
 		t.Errorf("docs/api.md does not name the base URI %s", problemBase)
 	}

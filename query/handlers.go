@@ -31,12 +31,7 @@ func handlePerson(reader Reader, fresh *freshness, audit auditing) http.Handler 
 			return
 		}
 		p, err := reader.Person(r.Context(), id)
-		if errors.Is(err, events.ErrNotFound) {
-			writeProblem(w, r, probNotFound, "No person has this person_id.", nil)
-			return
-		}
-		if err != nil {
-			internalError(w, r, err)
+		if readFailed(w, r, err, "No person has this person_id.") {
 			return
 		}
 		if !tenantAllows(r, p.BusinessID) {
@@ -45,6 +40,21 @@ func handlePerson(reader Reader, fresh *freshness, audit auditing) http.Handler 
 		}
 		writeBody(w, r, http.StatusOK, hdrJSON, personJSON(p))
 	})
+}
+
+// readFailed answers a failed read of the read model, if err is one: 404
+// with the detail notFound when there is no such resource, 500 otherwise.
+// It reports whether it answered.
+func readFailed(w http.ResponseWriter, r *http.Request, err error, notFound string) bool {
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, events.ErrNotFound):
+		writeProblem(w, r, probNotFound, notFound, nil)
+	default:
+		internalError(w, r, err)
+	}
+	return true
 }
 
 // personID returns the person_id path parameter of r, percent-decoded and
@@ -89,12 +99,7 @@ func handleSigners(reader Reader, fresh *freshness, audit auditing) http.Handler
 			return
 		}
 		consumer, signers, err := reader.Signers(r.Context(), q.consumerID)
-		if errors.Is(err, events.ErrNotFound) {
-			writeProblem(w, r, probNotFound, "No authorized signers were found for this consumer_id.", nil)
-			return
-		}
-		if err != nil {
-			internalError(w, r, err)
+		if readFailed(w, r, err, "No authorized signers were found for this consumer_id.") {
 			return
 		}
 		// Tenancy first: another tenant's consumer is a 403 even when it

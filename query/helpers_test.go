@@ -94,25 +94,42 @@ func testKeys(t testing.TB) {
 // alg.
 func publicJWK(t testing.TB, key any, kid, alg string) map[string]any {
 	t.Helper()
+	m := jwkObject(t, key, true)
+	m["kid"] = kid
+	if alg != "" {
+		m["alg"] = alg
+	}
+	return m
+}
+
+// privateJWK returns the JWK of key, private half included, with kid.
+func privateJWK(t testing.TB, key any, kid string) map[string]any {
+	t.Helper()
+	m := jwkObject(t, key, false)
+	m["kid"] = kid
+	return m
+}
+
+// jwkObject returns key as a JWK JSON object: only its public half when
+// public is true.
+func jwkObject(t testing.TB, key any, public bool) map[string]any {
+	t.Helper()
 	k, err := jwk.Import(key)
 	if err != nil {
 		t.Fatalf("jwk.Import: %v", err)
 	}
-	pub, err := k.PublicKey()
-	if err != nil {
-		t.Fatalf("PublicKey: %v", err)
+	if public {
+		if k, err = k.PublicKey(); err != nil {
+			t.Fatalf("PublicKey: %v", err)
+		}
 	}
-	b, err := json.Marshal(pub)
+	b, err := json.Marshal(k)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
-	}
-	m["kid"] = kid
-	if alg != "" {
-		m["alg"] = alg
 	}
 	return m
 }

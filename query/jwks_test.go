@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/lestrrat-go/jwx/v3/jwa"
-	"github.com/lestrrat-go/jwx/v3/jwk"
 
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/wait"
@@ -53,26 +52,6 @@ func writeFile(t *testing.T, content []byte) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-func privateJWK(t *testing.T, key any, kid string) map[string]any {
-	t.Helper()
-	k, err := jwk.Import(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := k.Set(jwk.KeyIDKey, kid); err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 func TestLoadJWKSFileErrors(t *testing.T) {
@@ -194,6 +173,17 @@ type jwksServer struct {
 	fetches atomic.Int64
 }
 
+// keys returns the key set fetched from js with tuning (newJWKSFromURL),
+// failing the test if the first fetch fails.
+func (js *jwksServer) keys(t *testing.T, tuning jwksTuning) *JWKS {
+	t.Helper()
+	keys, err := newJWKSFromURL(t.Context(), js.URL, js.Client(), tuning)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
+}
+
 func newJWKSServer(t *testing.T, doc []byte) *jwksServer {
 	t.Helper()
 	js := &jwksServer{doc: doc, status: http.StatusOK}
@@ -258,10 +248,7 @@ func TestJWKSFromURLCachedAndRotated(t *testing.T) {
 	testKeys(t)
 	js := newJWKSServer(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
 	clock := &fakeClock{now: testNow}
-	keys, err := newJWKSFromURL(t.Context(), js.URL, js.Client(), jwksTuning{minRefetch: time.Minute, now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := js.keys(t, jwksTuning{minRefetch: time.Minute, now: clock.Now})
 	s, err := NewServer(Config{Reader: fixtureReader(), Keys: keys, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -323,10 +310,7 @@ func TestJWKSFromURLConcurrentUnknownKidFetchesOnce(t *testing.T) {
 	testKeys(t)
 	js := newJWKSServer(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
 	clock := &fakeClock{now: testNow}
-	keys, err := newJWKSFromURL(t.Context(), js.URL, js.Client(), jwksTuning{minRefetch: time.Minute, now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := js.keys(t, jwksTuning{minRefetch: time.Minute, now: clock.Now})
 	clock.Advance(time.Hour)
 	var wg sync.WaitGroup
 	for i := 0; i < 20; i++ {

@@ -48,6 +48,13 @@ func newGatedJWKS(t *testing.T, doc []byte) *gatedJWKS {
 	return g
 }
 
+// gatedK1 returns a gated JWKS endpoint serving the key k1 (rsaKey, RS256).
+func gatedK1(t *testing.T) *gatedJWKS {
+	t.Helper()
+	testKeys(t)
+	return newGatedJWKS(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
+}
+
 // hold makes fetches wait until the returned release is called.
 func (g *gatedJWKS) hold(t *testing.T) (release func()) {
 	g.mu.Lock()
@@ -94,10 +101,7 @@ func TestJWKSNewKeyAfterBackgroundRefresh(t *testing.T) {
 	testKeys(t)
 	js := newJWKSServer(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
 	clock := &fakeClock{now: testNow} // stands still: every fetch is "moments before"
-	keys, err := newJWKSFromURL(t.Context(), js.URL, js.Client(), jwksTuning{refresh: 5 * time.Millisecond, minRefetch: time.Minute, now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := js.keys(t, jwksTuning{refresh: 5 * time.Millisecond, minRefetch: time.Minute, now: clock.Now})
 	wait.For(t, 30*time.Second, func() error {
 		if n := js.fetches.Load(); n < 3 {
 			return fmt.Errorf("%d fetches, want background refreshes", n)
@@ -115,12 +119,8 @@ func TestJWKSNewKeyAfterBackgroundRefresh(t *testing.T) {
 // that goes away neither fails it nor waits for it; known kids are
 // answered while it is in flight (no lock across the HTTP call).
 func TestJWKSUnknownKidFetchSingleFlight(t *testing.T) {
-	testKeys(t)
-	js := newGatedJWKS(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
-	keys, err := newJWKSFromURL(t.Context(), js.URL, js.Client(), jwksTuning{refresh: time.Hour, minRefetch: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := gatedK1(t)
+	keys := js.keys(t, jwksTuning{refresh: time.Hour, minRefetch: time.Minute})
 	js.set(jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256"), publicJWK(t, rsaKey2, "k2", "RS256")), http.StatusOK)
 	release := js.hold(t)
 
@@ -152,13 +152,9 @@ func TestJWKSUnknownKidFetchSingleFlight(t *testing.T) {
 // TestJWKSCoolDownFromFetchEnd: the cool-down counts from the end of the
 // last unknown-kid fetch, not its start.
 func TestJWKSCoolDownFromFetchEnd(t *testing.T) {
-	testKeys(t)
-	js := newGatedJWKS(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
+	js := gatedK1(t)
 	clock := &fakeClock{now: testNow}
-	keys, err := newJWKSFromURL(t.Context(), js.URL, js.Client(), jwksTuning{refresh: time.Hour, minRefetch: time.Minute, now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := js.keys(t, jwksTuning{refresh: time.Hour, minRefetch: time.Minute, now: clock.Now})
 	release := js.hold(t)
 	done := candidatesAsync(keys, context.Background(), "x1")
 	within(t, js.entered, "the unknown-kid fetch")
@@ -293,12 +289,8 @@ func TestJWKSRedirectsSameOriginOnly(t *testing.T) {
 // gets its full answer, and the access log marks it client_gone. The
 // verifier itself still honours a cancelled context.
 func TestCancelledVerificationIsNotRefused(t *testing.T) {
-	testKeys(t)
-	js := newGatedJWKS(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
-	keys, err := newJWKSFromURL(t.Context(), js.URL, js.Client(), jwksTuning{refresh: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	js := gatedK1(t)
+	keys := js.keys(t, jwksTuning{refresh: time.Hour})
 	var buf logtest.Buffer
 	s, err := NewServer(Config{Reader: fixtureReader(), Keys: keys, Now: func() time.Time { return testNow },
 		Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
@@ -351,10 +343,7 @@ func mustRSA(t *testing.T) *rsa.PrivateKey {
 func TestJWKSRefreshFailuresCounted(t *testing.T) {
 	testKeys(t)
 	js := newJWKSServer(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
-	keys, err := newJWKSFromURL(t.Context(), js.URL, js.Client(), jwksTuning{refresh: 5 * time.Millisecond, minRefetch: time.Minute, now: time.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := js.keys(t, jwksTuning{refresh: 5 * time.Millisecond, minRefetch: time.Minute, now: time.Now})
 	wait.For(t, 30*time.Second, func() error {
 		if n := js.fetches.Load(); n < 3 {
 			return fmt.Errorf("%d fetches, want background refreshes", n)

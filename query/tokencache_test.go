@@ -134,10 +134,7 @@ func TestTokenCacheKeyRemoved(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			js := newJWKSServer(t, jwksJSON(t, k1, k2))
 			clock := &fakeClock{now: testNow}
-			keys, err := newJWKSFromURL(t.Context(), js.URL, js.Client(), jwksTuning{refresh: time.Hour, minRefetch: time.Minute, now: clock.Now})
-			if err != nil {
-				t.Fatal(err)
-			}
+			keys := js.keys(t, jwksTuning{refresh: time.Hour, minRefetch: time.Minute, now: clock.Now})
 			s := cachedServer(t, keys, clock, 10)
 			tok := signToken(t, map[string]any{"alg": "RS256", "kid": "k1"}, goodClaims("read:persons"), "RS256", rsaKey)
 			other := signToken(t, map[string]any{"alg": "RS256", "kid": "k2"}, goodClaims("read:persons"), "RS256", rsaKey2)
@@ -218,10 +215,7 @@ func TestTokenCacheConcurrent(t *testing.T) {
 	testKeys(t)
 	k1, k2 := publicJWK(t, rsaKey, "k1", "RS256"), publicJWK(t, rsaKey2, "k2", "RS256")
 	js := newJWKSServer(t, jwksJSON(t, k1, k2))
-	keys, err := newJWKSFromURL(t.Context(), js.URL, js.Client(), jwksTuning{refresh: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := js.keys(t, jwksTuning{refresh: time.Hour})
 	clock := &fakeClock{now: testNow}
 	s := cachedServer(t, keys, clock, 100)
 	tok := func(kid string, key *rsa.PrivateKey) string {

@@ -220,14 +220,9 @@ with status 1 when it finds any.`,
 // auditJetStream connects to cfg's NATS for a one-off command: it fails
 // when NATS is not reachable within 10 s.
 func auditJetStream(ctx context.Context, cfg config) (jetstream.JetStream, func(), error) {
-	nc, err := connectNATSWithin(ctx, cfg, "lookupd audit", slog.New(slog.DiscardHandler), 10*time.Second)
+	nc, js, err := withJetStream(connectNATSWithin(ctx, cfg, "lookupd audit", slog.New(slog.DiscardHandler), 10*time.Second))
 	if err != nil {
 		return nil, nil, err
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		nc.Close()
-		return nil, nil, fmt.Errorf("jetstream: %w", err)
 	}
 	return js, nc.Close, nil
 }

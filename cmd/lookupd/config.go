@@ -66,6 +66,33 @@ func str(dst func(c *config) *string) func(c *config, v string) error {
 	return func(c *config, v string) error { *dst(c) = v; return nil }
 }
 
+// boolean is the parse function of a setting that is true or false, set
+// through dst; what names the setting in errors.
+func boolean(what string, dst func(c *config) *bool) func(c *config, v string) error {
+	return func(c *config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("%s %q: want true or false", what, v)
+		}
+		*dst(c) = b
+		return nil
+	}
+}
+
+// duration is the parse function of a duration setting set through dst:
+// positive, or 0 too when zeroOK; what names the setting and want says
+// what is wanted in errors.
+func duration(what, want string, zeroOK bool, dst func(c *config) *time.Duration) func(c *config, v string) error {
+	return func(c *config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || (d == 0 && !zeroOK) {
+			return fmt.Errorf("%s %q: want %s", what, v, want)
+		}
+		*dst(c) = d
+		return nil
+	}
+}
+
 // settings is the table of docs/operations.md, plus the logging and
 // shutdown settings. Help output and the README are generated from it.
 var settings = []setting{
@@ -101,14 +128,7 @@ var settings = []setting{
 			return nil
 		}},
 	{"jwks-allow-http", "LOOKUP_JWKS_ALLOW_HTTP", "false", "allow a plain http:// JWKS URL to a host that is not loopback",
-		func(c *config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("jwks allow http %q: want true or false", v)
-			}
-			c.JWKSAllowHTTP = b
-			return nil
-		}},
+		boolean("jwks allow http", func(c *config) *bool { return &c.JWKSAllowHTTP })},
 	{"log-format", "LOOKUP_LOG_FORMAT", "json", "log format: json or text",
 		func(c *config, v string) error {
 			if v != "json" && v != "text" {
@@ -141,23 +161,9 @@ var settings = []setting{
 			return nil
 		}},
 	{"shutdown-timeout", "LOOKUP_SHUTDOWN_TIMEOUT", "10s", "how long a shutdown waits for in-flight requests",
-		func(c *config, v string) error {
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return fmt.Errorf("shutdown timeout %q: want a positive duration such as 10s", v)
-			}
-			c.ShutdownTimeout = d
-			return nil
-		}},
+		duration("shutdown timeout", "a positive duration such as 10s", false, func(c *config) *time.Duration { return &c.ShutdownTimeout })},
 	{"shutdown-delay", "LOOKUP_SHUTDOWN_DELAY", "0s", "how long a shutdown keeps serving, not ready, before it stops accepting requests (load balancers update)",
-		func(c *config, v string) error {
-			d, err := time.ParseDuration(v)
-			if err != nil || d < 0 {
-				return fmt.Errorf("shutdown delay %q: want a duration such as 5s, or 0s", v)
-			}
-			c.ShutdownDelay = d
-			return nil
-		}},
+		duration("shutdown delay", "a duration such as 5s, or 0s", true, func(c *config) *time.Duration { return &c.ShutdownDelay })},
 	{"admin-token-file", "LOOKUP_ADMIN_TOKEN_FILE", "", "file holding the bearer token of the state-changing admin endpoints (none: they are off)",
 		str(func(c *config) *string { return &c.AdminTokenFile })},
 	{"audit", "LOOKUP_AUDIT", "required", "audit ledger of disclosures of protected data: required (no disclosure unless recorded), best-effort or off",
@@ -171,43 +177,15 @@ var settings = []setting{
 	{"audit-stream", "LOOKUP_AUDIT_STREAM", "PERSONS_AUDIT", "JetStream stream of the audit ledger (created when missing)",
 		str(func(c *config) *string { return &c.AuditStream })},
 	{"require-purpose", "LOOKUP_REQUIRE_PURPOSE", "false", "require the Lookup-Purpose header on requests for protected data",
-		func(c *config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("require purpose %q: want true or false", v)
-			}
-			c.RequirePurpose = b
-			return nil
-		}},
+		boolean("require purpose", func(c *config) *bool { return &c.RequirePurpose })},
 	{"replica-id", "LOOKUP_REPLICA_ID", "", "name of this replica in audit records (none: the host name)",
 		str(func(c *config) *string { return &c.ReplicaID })},
 	{"pprof", "LOOKUP_PPROF", "false", "serve net/http/pprof under /debug/pprof/ on the admin listener: true or false",
-		func(c *config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("pprof %q: want true or false", v)
-			}
-			c.PProf = b
-			return nil
-		}},
+		boolean("pprof", func(c *config) *bool { return &c.PProf })},
 	{"max-position-wait", "LOOKUP_MAX_POSITION_WAIT", "2s", "longest wait of a request for its Lookup-Min-Position before a 503 position-not-reached",
-		func(c *config, v string) error {
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return fmt.Errorf("max position wait %q: want a positive duration such as 2s", v)
-			}
-			c.MaxPositionWait = d
-			return nil
-		}},
+		duration("max position wait", "a positive duration such as 2s", false, func(c *config) *time.Duration { return &c.MaxPositionWait })},
 	{"max-staleness", "LOOKUP_MAX_STALENESS", "0s", "staleness bound: not ready, and API answers 503 stale, while the oldest unapplied event or the loss of the stream is older (0s: off)",
-		func(c *config, v string) error {
-			d, err := time.ParseDuration(v)
-			if err != nil || d < 0 {
-				return fmt.Errorf("max staleness %q: want a duration such as 30s, or 0s (off)", v)
-			}
-			c.MaxStaleness = d
-			return nil
-		}},
+		duration("max staleness", "a duration such as 30s, or 0s (off)", true, func(c *config) *time.Duration { return &c.MaxStaleness })},
 }
 
 // allSettings returns every setting: the table above, then the security
@@ -340,14 +318,19 @@ func (c *command) parse(args []string, stdout, stderr io.Writer) error {
 			c.usage(stdout)
 			return flag.ErrHelp
 		}
-		c.usage(stderr)
-		return &usageError{err}
+		return c.refuse(stderr, err)
 	}
 	if c.fs.NArg() > 0 {
-		c.usage(stderr)
-		return &usageError{fmt.Errorf("lookupd %s: unexpected argument %q", c.name, c.fs.Arg(0))}
+		return c.refuse(stderr, fmt.Errorf("lookupd %s: unexpected argument %q", c.name, c.fs.Arg(0)))
 	}
 	return nil
+}
+
+// refuse writes the usage of the command to w and returns err as a usage
+// error (exit status 2).
+func (c *command) refuse(w io.Writer, err error) error {
+	c.usage(w)
+	return &usageError{err}
 }
 
 // usage writes the help of the command: what it does, its flags, and the

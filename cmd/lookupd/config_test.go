@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/repofile"
+	"github.com/lookup/persons/query"
 )
 
 func TestSettingPrecedence(t *testing.T) {
@@ -155,6 +159,9 @@ func TestUsageErrors(t *testing.T) {
 		{"bad log format flag", []string{"serve", "--log-format", "xml"}, nil, "log format"},
 		{"bad log level env", []string{"serve"}, map[string]string{"LOOKUP_LOG_LEVEL": "loud"}, "LOOKUP_LOG_LEVEL"},
 		{"bad shutdown timeout", []string{"serve", "--shutdown-timeout", "-1s"}, nil, "shutdown timeout"},
+		{"zero shutdown timeout", []string{"serve", "--shutdown-timeout", "0s"}, nil, "want a positive duration"},
+		{"negative shutdown delay", []string{"serve"}, map[string]string{"LOOKUP_SHUTDOWN_DELAY": "-1s"}, "LOOKUP_SHUTDOWN_DELAY"},
+		{"bad require purpose", []string{"serve"}, map[string]string{"LOOKUP_REQUIRE_PURPOSE": "maybe"}, "want true or false"},
 		{"bad memory budget", []string{"serve", "--memory-budget", "lots"}, nil, "memory budget"},
 		{"memory budget too small", []string{"project"}, map[string]string{"LOOKUP_MEMORY_BUDGET": "8MiB"}, "at least 32MiB"},
 		{"bad max position wait", []string{"serve", "--max-position-wait", "0s"}, nil, "max position wait"},
@@ -271,5 +278,94 @@ func TestSetDefault(t *testing.T) {
 				t.Errorf("LogFormat = %q, want %q", c.cfg.LogFormat, tt.want)
 			}
 		})
+	}
+}
+
+// TestServeTokenCacheSetting: LOOKUP_TOKEN_CACHE_SIZE reaches the API:
+// with the default a token presented again is a cache hit on /metrics; with
+// 0 there is no hit.
+func TestServeTokenCacheSetting(t *testing.T) {
+	ns, _, c := oneConsumerNATS(t)
+	tests := []struct {
+		name     string
+		size     string // "" = default
+		wantHits string
+	}{
+		{"default", "", "2"},
+		{"off", "0", "0"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			environ := serveEnv(t, ns, t.TempDir())
+			environ["LOOKUP_TOKEN_CACHE_SIZE"] = tc.size
+			p := start(t, environ, "serve")
+			addrs := p.addrs(t)
+			waitReady(t, addrs["admin"])
+			tok := token(t, tokenRequest{Issuer: testIssuer, Audience: testAudience})
+			for i := 0; i < 3; i++ {
+				if code, body, err := get("http://"+addrs["api"]+"/api/v1/persons/"+c.ConsumerID, tok); err != nil || code != http.StatusOK {
+					t.Fatalf("GET person: %d %s %v", code, body, err)
+				}
+			}
+			_, metrics, err := get("http://"+addrs["admin"]+"/metrics", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := regexp.MustCompile(`(?m)^lookup_token_cache_hits_total (\S+)$`).FindSubmatch(metrics)
+			if m == nil || string(m[1]) != tc.wantHits {
+				t.Errorf("lookup_token_cache_hits_total = %q, want %s", m, tc.wantHits)
+			}
+		})
+	}
+}
+
+// TestPlainHTTPJWKSURLRefused: a plain http:// JWKS URL to a host that is
+// not loopback is a start-up error naming the opt-out.
+func TestPlainHTTPJWKSURLRefused(t *testing.T) {
+	cfg := config{JWKSURL: "http://idp.example/.well-known/jwks.json"}
+	_, err := loadKeys(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if !errors.Is(err, query.ErrJWKSInsecureURL) || !strings.Contains(err.Error(), "LOOKUP_JWKS_ALLOW_HTTP=true") {
+		t.Errorf("loadKeys = %v, want ErrJWKSInsecureURL naming LOOKUP_JWKS_ALLOW_HTTP=true", err)
+	}
+}
+
+// TestREADME keeps the README true to the code: its configuration table
+// names every setting with its flag and default, its example ids are the
+// dev mode's, and its test command is the Makefile's.
+func TestREADME(t *testing.T) {
+	readme := repofile.Read(t, "README.md")
+	for _, s := range allSettings() {
+		def := "none"
+		if s.def != "" {
+			def = "`" + s.def + "`"
+		}
+		row := regexp.MustCompile(`(?m)^\| ` + "`" + s.env + "`" + ` \| ` + "`--" + s.flag + "`" + ` \| ` + regexp.QuoteMeta(def) + ` \|`)
+		if !row.MatchString(readme) {
+			t.Errorf("README lacks the row | `%s` | `--%s` | %s |", s.env, s.flag, def)
+		}
+	}
+	d, err := newDemoData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`).FindAllString(readme, -1) {
+		if id != d.Consumer {
+			t.Errorf("README example id %s is not the dev mode's example consumer %s", id, d.Consumer)
+		}
+	}
+	mk := repofile.Read(t, "Makefile")
+	const testCmd = "go test -race -count=1 ./..."
+	if !strings.Contains(readme, testCmd) || !strings.Contains(mk, "$(GO) test -race -count=1 ./...") {
+		t.Errorf("README and Makefile disagree on the test command %q", testCmd)
+	}
+	for _, c := range commands {
+		if !strings.Contains(readme, "`lookupd "+c.name) {
+			t.Errorf("README does not describe lookupd %s", c.name)
+		}
+	}
+	for _, m := range []string{metricApplied, metricAppliedSeq, metricLag, metricAge} {
+		if !strings.Contains(readme, m) && !strings.Contains(readme, strings.TrimPrefix(m, "lookup_projector")) {
+			t.Errorf("README does not document metric %s", m)
+		}
 	}
 }

@@ -75,15 +75,11 @@ func printDemo(w io.Writer, demo *demoData) error {
 // publishDemoTo publishes the demo events to cfg.Stream at cfg.NATSURL and
 // reports on w how many were new.
 func publishDemoTo(ctx context.Context, cfg config, demo *demoData, w io.Writer) error {
-	nc, err := connectNATSWithin(ctx, cfg, "lookupd-demo", slog.New(slog.DiscardHandler), 5*time.Second)
+	nc, js, err := withJetStream(connectNATSWithin(ctx, cfg, "lookupd-demo", slog.New(slog.DiscardHandler), 5*time.Second))
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return fmt.Errorf("jetstream: %w", err)
-	}
 	s, err := js.Stream(ctx, cfg.Stream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return fmt.Errorf("stream %s not found on %s: create it first (nats stream add --config deploy/streams/persons.json)", cfg.Stream, redactURLs(cfg.NATSURL))

@@ -57,8 +57,7 @@ text unless LOOKUP_LOG_FORMAT or --log-format say otherwise.`,
 		return err
 	}
 	if *tokenTTL <= 0 {
-		c.usage(stderr)
-		return &usageError{fmt.Errorf("--token-ttl %v: want a positive duration", *tokenTTL)}
+		return c.refuse(stderr, fmt.Errorf("--token-ttl %v: want a positive duration", *tokenTTL))
 	}
 	return dev(ctx, c.cfg, newLogger(c.cfg, stderr), stdout, *dataDir, *tokenTTL, getenv)
 }

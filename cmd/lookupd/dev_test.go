@@ -17,7 +17,9 @@ import (
 
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/repofile"
 	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/loadtest"
 )
 
 var (
@@ -312,10 +314,7 @@ func TestDemoData(t *testing.T) {
 // TestDevStreamMatchesDeploy keeps the dev stream in step with the stream
 // definition operators apply (deploy/streams/persons.json).
 func TestDevStreamMatchesDeploy(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "streams", "persons.json"))
-	if err != nil {
-		t.Fatalf("deploy stream definition: %v", err)
-	}
+	b := []byte(repofile.Read(t, "deploy/streams/persons.json"))
 	var want jetstream.StreamConfig
 	if err := json.Unmarshal(b, &want); err != nil {
 		t.Fatalf("decode deploy stream definition: %v", err)
@@ -338,5 +337,109 @@ func TestDevStreamMatchesDeploy(t *testing.T) {
 	}
 	if pick(got) != pick(want) {
 		t.Errorf("dev stream differs from deploy/streams/persons.json:\n got %s\nwant %s", pick(got), pick(want))
+	}
+}
+
+func TestDevKeyPath(t *testing.T) {
+	tests := []struct {
+		name    string
+		environ map[string]string
+		dataDir string
+		given   bool
+		want    string
+	}{
+		{"data dir given", map[string]string{"HOME": "/home/a"}, "/d", true, "/d/dev-key.pem"},
+		{"per-user key under HOME", map[string]string{"HOME": "/home/a"}, "/tmp/x", false, "/home/a/.cache/lookupd/dev-key.pem"},
+		{"per-user key under XDG_CACHE_HOME", map[string]string{"HOME": "/home/a", "XDG_CACHE_HOME": "/c"}, "/tmp/x", false, "/c/lookupd/dev-key.pem"},
+		{"relative XDG_CACHE_HOME ignored", map[string]string{"HOME": "/home/a", "XDG_CACHE_HOME": "c"}, "/tmp/x", false, "/home/a/.cache/lookupd/dev-key.pem"},
+		{"no home: the data dir", nil, "/tmp/x", false, "/tmp/x/dev-key.pem"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := devKeyPath(env(tt.environ), tt.dataDir, tt.given); got != tt.want {
+				t.Errorf("devKeyPath = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestTokenDefaultsToDevKey checks that "lookupd token" without --key
+// signs with the key "lookupd dev" uses, so that its tokens are accepted:
+// the per-user key without --data-dir, the data directory's with it.
+func TestTokenDefaultsToDevKey(t *testing.T) {
+	home := t.TempDir()
+	dataDir := filepath.Join(t.TempDir(), "dev")
+	tests := []struct {
+		name      string
+		devArgs   []string
+		tokenArgs []string
+		tokenEnv  map[string]string
+	}{
+		{"temporary data dir: the per-user key", []string{"dev"}, []string{"token"}, map[string]string{"HOME": home}},
+		{"--data-dir: its key", []string{"dev", "--data-dir", dataDir}, []string{"token", "--data-dir", dataDir}, map[string]string{"HOME": home}},
+		{"--data-dir: its key, through LOOKUP_DATA_DIR", []string{"dev", "--data-dir", dataDir}, []string{"token"}, map[string]string{"HOME": home, "LOOKUP_DATA_DIR": dataDir}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := start(t, map[string]string{"HOME": home, "LOOKUP_HTTP_ADDR": "127.0.0.1:0", "LOOKUP_ADMIN_ADDR": "127.0.0.1:0"}, tt.devArgs...)
+			wait.For(t, 60*time.Second, func() error {
+				if !strings.Contains(p.stdout.String(), "Stop with Ctrl-C.") {
+					return fmt.Errorf("no banner yet; stderr:\n%s", p.stderr)
+				}
+				return nil
+			})
+			var out, errOut logtest.Buffer
+			if err := run(context.Background(), tt.tokenArgs, env(tt.tokenEnv), &out, &errOut); err != nil {
+				t.Fatalf("token: %v (stderr %q)", err, errOut.String())
+			}
+			curls := curlLine.FindAllStringSubmatch(p.stdout.String(), -1)
+			if len(curls) == 0 {
+				t.Fatalf("no curl lines in:\n%s", p.stdout)
+			}
+			if code, body, err := get(curls[0][1], strings.TrimSpace(out.String())); err != nil || code != http.StatusOK {
+				t.Errorf("GET %s with the default token: %d %s %v, want 200", curls[0][1], code, body, err)
+			}
+			p.cancel()
+			if err := p.wait(t, 30*time.Second); err != nil {
+				t.Fatalf("dev: %v", err)
+			}
+		})
+	}
+}
+
+// TestLoadtestParsesDevBanner keeps "make loadtest" (loadtest),
+// which reads the banner of "lookupd dev" for its addresses and key, in
+// step with the banner.
+func TestLoadtestParsesDevBanner(t *testing.T) {
+	demo, err := newDemoData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		keyPath string
+	}{
+		{"plain key path", "/tmp/lookupd-loadtest-1/dev/dev-key.pem"},
+		{"key path that needs quoting", "/tmp/it's a dir/dev-key.pem"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := config{Stream: "PERSONS"}
+			var out strings.Builder
+			printDevBanner(&out, devBanner{
+				API: httpURL("127.0.0.1:41234"), Admin: httpURL("127.0.0.1:41235"), NATS: "nats://127.0.0.1:41236",
+				Stream: cfg.Stream, DataDir: "/tmp/d", Temp: false, KeyPath: tt.keyPath, Token: "aaa.bbb.ccc",
+				TTL: time.Hour, Demo: demo, MoreTokens: moreTokensCommand(tt.keyPath, cfg, nil),
+			})
+			got, err := loadtest.ParseBanner(strings.NewReader(out.String()))
+			if err != nil {
+				t.Fatalf("ParseBanner: %v", err)
+			}
+			want := loadtest.Banner{API: "http://127.0.0.1:41234", Admin: "http://127.0.0.1:41235",
+				NATS: "nats://127.0.0.1:41236", Stream: "PERSONS", KeyPath: tt.keyPath}
+			if got != want {
+				t.Errorf("got %+v, want %+v", got, want)
+			}
+		})
 	}
 }

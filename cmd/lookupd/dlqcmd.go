@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/dlq"
 )
@@ -74,14 +73,9 @@ func newDLQCommand(name, help string, getenv func(string) string) (*command, *st
 // returns the tool of the dead-letter stream. It fails when NATS is not
 // reachable within connectWait. The caller closes the connection.
 func dlqTool(ctx context.Context, cfg config, stream string, logger *slog.Logger) (*nats.Conn, *dlq.Tool, error) {
-	nc, err := connectNATSWithin(ctx, cfg, "lookupd dlq", logger.With("component", "nats"), connectWait)
+	nc, js, err := withJetStream(connectNATSWithin(ctx, cfg, "lookupd dlq", logger.With("component", "nats"), connectWait))
 	if err != nil {
 		return nil, nil, err
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		nc.Close()
-		return nil, nil, fmt.Errorf("jetstream: %w", err)
 	}
 	return nc, dlq.New(js, dlq.Config{Stream: stream}), nil
 }
@@ -166,8 +160,7 @@ Replay once every replica runs the fixed build.`, getenv)
 		return err
 	}
 	if *all == (len(seqs) > 0) {
-		c.usage(stderr)
-		return &usageError{errors.New("lookupd dlq replay: give --seq N (one or more) or --all")}
+		return c.refuse(stderr, errors.New("lookupd dlq replay: give --seq N (one or more) or --all"))
 	}
 	nc, tool, err := dlqTool(ctx, c.cfg, *stream, newLogger(c.cfg, stderr))
 	if err != nil {

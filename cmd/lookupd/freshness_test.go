@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -13,12 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lookup/persons/internal/httpget"
 	"github.com/lookup/persons/internal/wait"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/natstest"
 	"github.com/lookup/persons/projector"
 )
 
@@ -94,24 +94,11 @@ type answer struct {
 
 func getHeaders(t *testing.T, url, tok string, hdr map[string]string) (answer, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+	r, err := httpget.Get(nil, url, tok, hdr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+tok)
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return answer{resp.StatusCode, resp.Header}, string(b)
+	return answer{r.Status, r.Header}, string(r.Body)
 }
 
 // TestServeReadYourWrites publishes through events.Publisher and reads
@@ -187,24 +174,12 @@ func TestServeReadYourWrites(t *testing.T) {
 // stops turns not ready (and the API answers 503 stale) after the bound,
 // and ready again once NATS is back.
 func TestServeStaleness(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := freePort(t)
 	storeDir := t.TempDir()
 	startNATS := func() *server.Server {
-		ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: storeDir, NoLog: true, NoSigs: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ns.Start()
-		if !ns.ReadyForConnections(10 * time.Second) {
-			t.Fatal("nats not ready")
-		}
-		t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-		return ns
+		o := natstest.Options(storeDir)
+		o.Port = port
+		return natstest.Run(t, o)
 	}
 	ns := startNATS()
 	js := jetStream(t, ns)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/httpget"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/natstest"
 	"github.com/lookup/persons/internal/wait"
@@ -52,6 +54,27 @@ func personsNATS(t *testing.T) (*server.Server, jetstream.JetStream) {
 	js := jetStream(t, ns)
 	createStream(t, js, "PERSONS")
 	return ns, js
+}
+
+// oneConsumerNATS returns a NATS server (see personsNATS) whose PERSONS
+// stream holds one consumer, and that consumer.
+func oneConsumerNATS(t *testing.T) (*server.Server, jetstream.JetStream, events.Consumer) {
+	t.Helper()
+	ns, js := personsNATS(t)
+	c := events.Consumer{ConsumerID: demoID("u-consumer", 0), BusinessID: demoID("business", 0), FirstName: "A", LastName: "B"}
+	publish(t, js, c)
+	return ns, js, c
+}
+
+// freePort returns a loopback TCP port that nothing listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // adaConsumer returns the consumer Ada Lovelace, of the first demo
@@ -203,35 +226,27 @@ func get(url, tok string) (int, []byte, error) {
 
 // getWithHeaders is get with extra request headers.
 func getWithHeaders(url, tok string, headers map[string]string) (int, []byte, error) {
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		return 0, nil, err
-	}
-	if tok != "" {
-		req.Header.Set("Authorization", "Bearer "+tok)
-	}
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, b, err
+	r, err := httpget.Get(nil, url, tok, headers)
+	return r.Status, r.Body, err
 }
 
 // waitReady polls /readyz on the admin address until it answers 200.
 func waitReady(t *testing.T, admin string) {
 	t.Helper()
-	wait.For(t, 30*time.Second, func() error {
-		code, body, err := get("http://"+admin+"/readyz", "")
+	waitStatus(t, 30*time.Second, "http://"+admin+"/readyz", "", http.StatusOK)
+}
+
+// waitStatus polls GET url (with the bearer token tok, if any) until it
+// answers want, for at most timeout.
+func waitStatus(t *testing.T, timeout time.Duration, url, tok string, want int) {
+	t.Helper()
+	wait.For(t, timeout, func() error {
+		code, body, err := get(url, tok)
 		if err != nil {
 			return err
 		}
-		if code != http.StatusOK {
-			return fmt.Errorf("readyz: %d %s", code, body)
+		if code != want {
+			return fmt.Errorf("GET %s: %d %s, want %d", url, code, body, want)
 		}
 		return nil
 	})

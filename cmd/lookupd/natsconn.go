@@ -26,7 +26,13 @@ type natsHealth struct{ refused atomic.Bool }
 // connection once the projector has stopped. health, when not nil, follows
 // refusals.
 func connectJetStream(cfg config, logger *slog.Logger, health *natsHealth) (*nats.Conn, jetstream.JetStream, error) {
-	nc, err := connectNATS(cfg, "lookupd", logger.With("component", "nats"), health)
+	return withJetStream(connectNATS(cfg, "lookupd", logger.With("component", "nats"), health))
+}
+
+// withJetStream returns nc with its JetStream context, for a call such as
+// withJetStream(connectNATS(...)): a failure to connect (err) is passed
+// on; nc is closed when its JetStream context cannot be made.
+func withJetStream(nc *nats.Conn, err error) (*nats.Conn, jetstream.JetStream, error) {
 	if err != nil {
 		return nil, nil, err
 	}

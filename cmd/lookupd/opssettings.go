@@ -25,14 +25,8 @@ var operationsSettings = []setting{
 	{"snapshot-bucket", "LOOKUP_SNAPSHOT_BUCKET", "", "JetStream Object Store bucket of read model snapshots: written every --snapshot-interval and on POST /snapshot, restored into an empty data directory at start (none: off)",
 		func(c *config, v string) error { c.SnapshotBucket = v; return nil }},
 	{"snapshot-interval", "LOOKUP_SNAPSHOT_INTERVAL", "1h", "interval between snapshots, once caught up, when --snapshot-bucket is set (0s: only on request)",
-		func(c *config, v string) error {
-			d, err := time.ParseDuration(v)
-			if err != nil || d < 0 {
-				return fmt.Errorf("snapshot interval %q: want a duration such as 1h, or 0s (only on request)", v)
-			}
-			c.SnapshotInterval = d
-			return nil
-		}},
+		duration("snapshot interval", "a duration such as 1h, or 0s (only on request)", true,
+			func(c *config) *time.Duration { return &c.SnapshotInterval })},
 	{"snapshot-keep", "LOOKUP_SNAPSHOT_KEEP", "3", "snapshots of the stream kept in the bucket (older ones are deleted)",
 		func(c *config, v string) error {
 			n, err := strconv.Atoi(v)
@@ -43,12 +37,5 @@ var operationsSettings = []setting{
 			return nil
 		}},
 	{"rebuild-on-mismatch", "LOOKUP_REBUILD_ON_MISMATCH", "false", "true: a read model of another stream, or of an earlier incarnation of it, is rebuilt beside the old one at start-up instead of stopping serve",
-		func(c *config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("rebuild on mismatch %q: want true or false", v)
-			}
-			c.RebuildOnMismatch = b
-			return nil
-		}},
+		boolean("rebuild on mismatch", func(c *config) *bool { return &c.RebuildOnMismatch })},
 }

@@ -43,9 +43,7 @@ func TestServeJWKSURL(t *testing.T) {
 	jwksOptionsForTest = []query.JWKSOption{query.WithJWKSRefreshInterval(20 * time.Millisecond)}
 	t.Cleanup(func() { jwksOptionsForTest = nil })
 
-	ns, js := personsNATS(t)
-	c := events.Consumer{ConsumerID: demoID("u-consumer", 0), BusinessID: demoID("business", 0), FirstName: "A", LastName: "B"}
-	publish(t, js, c)
+	ns, _, c := oneConsumerNATS(t)
 
 	environ := serveEnv(t, ns, t.TempDir())
 	delete(environ, "LOOKUP_JWKS_FILE")

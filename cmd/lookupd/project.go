@@ -39,8 +39,7 @@ newest snapshot of the stream, snapshots are written every
 		return err
 	}
 	if *every <= 0 {
-		c.usage(stderr)
-		return &usageError{fmt.Errorf("--progress-interval %v: want a positive duration", *every)}
+		return c.refuse(stderr, fmt.Errorf("--progress-interval %v: want a positive duration", *every))
 	}
 	return project(ctx, c.cfg, newLogger(c.cfg, stderr), projectOptions{
 		untilCaughtUp: *until,

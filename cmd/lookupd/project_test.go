@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,13 +60,8 @@ func TestProjectUntilCaughtUp(t *testing.T) {
 // TestProjectStoppedBeforeCaughtUp checks that --until-caught-up reports
 // an interruption before the read model caught up as an error.
 func TestProjectStoppedBeforeCaughtUp(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there: NATS unreachable
-	p := start(t, map[string]string{"LOOKUP_NATS_URL": "nats://" + addr, "LOOKUP_DATA_DIR": t.TempDir()},
+	// Nothing listens on the port: NATS unreachable.
+	p := start(t, map[string]string{"LOOKUP_NATS_URL": fmt.Sprintf("nats://127.0.0.1:%d", freePort(t)), "LOOKUP_DATA_DIR": t.TempDir()},
 		"project", "--until-caught-up")
 	wait.For(t, 20*time.Second, func() error {
 		if !strings.Contains(p.stderr.String(), "nats unreachable") {
@@ -76,8 +70,52 @@ func TestProjectStoppedBeforeCaughtUp(t *testing.T) {
 		return nil
 	})
 	p.cancel()
-	err = p.wait(t, 30*time.Second)
+	err := p.wait(t, 30*time.Second)
 	if err == nil || !strings.Contains(err.Error(), "before the read model caught up") {
 		t.Errorf("err = %v, want it to say it stopped before catching up", err)
+	}
+}
+
+// TestStreamMismatchIsFatal checks that serve and project refuse, as a
+// start-up error naming the problem, a read model projected from another
+// incarnation of the stream (projector.ErrStreamMismatch).
+func TestStreamMismatchIsFatal(t *testing.T) {
+	ns, js, c := oneConsumerNATS(t)
+	dir := t.TempDir()
+	p := start(t, map[string]string{"LOOKUP_NATS_URL": ns.ClientURL(), "LOOKUP_DATA_DIR": dir}, "project", "--until-caught-up")
+	if err := p.wait(t, 60*time.Second); err != nil {
+		t.Fatalf("project: %v\nstderr:\n%s", err, p.stderr)
+	}
+	// The stream is deleted and created again: the read model belongs to
+	// the old one.
+	if err := js.DeleteStream(context.Background(), "PERSONS"); err != nil {
+		t.Fatal(err)
+	}
+	createStream(t, js, "PERSONS")
+	publish(t, js, c)
+
+	for _, tc := range []struct {
+		name    string
+		environ map[string]string
+		args    []string
+	}{
+		{"serve", serveEnv(t, ns, dir), []string{"serve"}},
+		{"project", map[string]string{"LOOKUP_NATS_URL": ns.ClientURL(), "LOOKUP_DATA_DIR": dir}, []string{"project", "--until-caught-up"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := start(t, tc.environ, tc.args...)
+			err := p.wait(t, 30*time.Second)
+			if !errors.Is(err, projector.ErrStreamMismatch) {
+				t.Fatalf("err = %v, want projector.ErrStreamMismatch\nstderr:\n%s", err, p.stderr)
+			}
+			if exitCode(err) != 1 {
+				t.Errorf("exit code = %d, want 1", exitCode(err))
+			}
+			for _, want := range []string{`"PERSONS"`, "lookupd project --until-caught-up"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not name %s", err, want)
+				}
+			}
+		})
 	}
 }

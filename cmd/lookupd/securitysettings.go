@@ -1,9 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"strconv"
-
 	"github.com/lookup/persons/natsconn"
 )
 
@@ -70,21 +67,7 @@ var securitySettings = []setting{
 	{"tls-client-ca-file", "LOOKUP_TLS_CLIENT_CA_FILE", "", "CA bundle (PEM): the API requires client certificates it verifies (mutual TLS)",
 		strSec(func(c *securityConfig) *string { return &c.TLSClientCAFile })},
 	{"allow-no-audience", "LOOKUP_ALLOW_NO_AUDIENCE", "false", "serve without LOOKUP_AUDIENCE, for an identity provider that sets no aud (logged as a warning)",
-		func(c *config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("allow no audience %q: want true or false", v)
-			}
-			c.AllowNoAudience = b
-			return nil
-		}},
+		boolean("allow no audience", func(c *config) *bool { return &c.AllowNoAudience })},
 	{"admin-tls", "LOOKUP_ADMIN_TLS", "false", "true: the admin listener speaks HTTPS too, with the API's certificate (no client certificates asked)",
-		func(c *config, v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("admin tls %q: want true or false", v)
-			}
-			c.AdminTLS = b
-			return nil
-		}},
+		boolean("admin tls", func(c *config) *bool { return &c.AdminTLS })},
 }

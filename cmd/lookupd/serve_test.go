@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,13 +149,7 @@ func TestServe(t *testing.T) {
 	t.Run("live projection", func(t *testing.T) {
 		late := events.Consumer{ConsumerID: demoID("t-consumer", 1), BusinessID: demo.Businesses[2], FirstName: "Alan", LastName: "Turing"}
 		publish(t, js, late)
-		wait.For(t, 20*time.Second, func() error {
-			code, body, err := get(api+"/api/v1/persons/"+late.ConsumerID, tok)
-			if err != nil || code != http.StatusOK {
-				return fmt.Errorf("GET late consumer: %d %s %w", code, body, err)
-			}
-			return nil
-		})
+		waitStatus(t, 20*time.Second, api+"/api/v1/persons/"+late.ConsumerID, tok, http.StatusOK)
 	})
 	t.Run("metrics", func(t *testing.T) {
 		wait.For(t, 10*time.Second, func() error {
@@ -180,13 +178,7 @@ func TestServe(t *testing.T) {
 		// consumer and no signers), the API answers 404.
 		lone := events.Consumer{ConsumerID: demoID("t-consumer", 2), BusinessID: demo.Businesses[0], FirstName: "Lone", LastName: "Consumer"}
 		publish(t, js, lone)
-		wait.For(t, 20*time.Second, func() error {
-			code, body, err := get(api+"/api/v1/persons/"+lone.ConsumerID, tok)
-			if err != nil || code != http.StatusOK {
-				return fmt.Errorf("GET lone consumer: %d %s %w", code, body, err)
-			}
-			return nil
-		})
+		waitStatus(t, 20*time.Second, api+"/api/v1/persons/"+lone.ConsumerID, tok, http.StatusOK)
 		if code, body, err := get(api+"/api/v1/authorized-signers?consumer_id="+lone.ConsumerID, tok); err != nil || code != http.StatusNotFound {
 			t.Errorf("GET signers of a consumer without signers: %d %s %v, want 404", code, body, err)
 		}
@@ -387,12 +379,7 @@ func TestServeStartupErrors(t *testing.T) {
 // TestServeWithoutNATS checks that serve waits, not ready, while NATS is
 // unreachable, and becomes ready once NATS and the stream appear.
 func TestServeWithoutNATS(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := freePort(t)
 	environ := map[string]string{
 		"LOOKUP_HTTP_ADDR":  "127.0.0.1:0",
 		"LOOKUP_ADMIN_ADDR": "127.0.0.1:0",
@@ -462,5 +449,152 @@ func TestServeWithoutNATS(t *testing.T) {
 	p.cancel()
 	if err := p.wait(t, 30*time.Second); err != nil {
 		t.Fatalf("serve returned %v", err)
+	}
+}
+
+// secrets are the credentials TestNoSecretInLogs puts into URLs.
+var secrets = []string{"s3cr3tT0ken", "s3cret", "token=abc"}
+
+// assertNoSecret fails the test if logs carry any of secrets.
+func assertNoSecret(t *testing.T, what, logs string) {
+	t.Helper()
+	for _, s := range secrets {
+		if strings.Contains(logs, s) {
+			t.Errorf("%s carries %q:\n%s", what, s, logs)
+		}
+	}
+}
+
+// TestNoSecretInLogs checks that the credentials of a NATS URL (a token
+// as its user information) and of a JWKS URL (user:password and a query)
+// reach no log line of serve or project, nor a start-up error.
+func TestNoSecretInLogs(t *testing.T) {
+	jwks, err := publicJWKS(testKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(jwks)
+	}))
+	defer idp.Close()
+	ns, _, _ := oneConsumerNATS(t)
+	natsURL := strings.Replace(ns.ClientURL(), "nats://", "nats://s3cr3tT0ken@", 1)
+	jwksURL := strings.Replace(idp.URL, "http://", "http://user:s3cret@", 1) + "/jwks.json?token=abc"
+
+	t.Run("serve", func(t *testing.T) {
+		environ := serveEnv(t, ns, t.TempDir())
+		delete(environ, "LOOKUP_JWKS_FILE")
+		environ["LOOKUP_LOG_FORMAT"] = "text"
+		p := start(t, environ, "serve", "--log-format", "json", "--nats-url", natsURL, "--jwks-url", jwksURL)
+		waitReady(t, p.addrs(t)["admin"])
+		p.cancel()
+		if err := p.wait(t, 30*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		logs := p.stderr.String()
+		for _, want := range []string{`"msg":"starting lookupd serve"`, `"msg":"nats connected"`, `"jwks_url":"` + idp.URL + `/jwks.json?redacted"`} {
+			if !strings.Contains(logs, want) {
+				t.Errorf("logs lack %s:\n%s", want, logs)
+			}
+		}
+		assertNoSecret(t, "serve logs", logs)
+	})
+	t.Run("project", func(t *testing.T) {
+		p := start(t, map[string]string{"LOOKUP_DATA_DIR": t.TempDir()}, "project", "--until-caught-up", "--nats-url", natsURL)
+		if err := p.wait(t, 60*time.Second); err != nil {
+			t.Fatalf("project: %v\nstderr:\n%s", err, p.stderr)
+		}
+		logs := p.stderr.String()
+		if !strings.Contains(logs, `"msg":"nats connected"`) {
+			t.Errorf("logs lack the nats connected line:\n%s", logs)
+		}
+		assertNoSecret(t, "project logs", logs)
+	})
+	t.Run("malformed NATS URL", func(t *testing.T) {
+		p := start(t, map[string]string{"LOOKUP_DATA_DIR": t.TempDir()}, "project", "--nats-url", "nats://s3cr3tT0ken@127.0.0.1:bad?token=abc")
+		err := p.wait(t, 30*time.Second)
+		if err == nil {
+			t.Fatal("project with a malformed NATS URL returned nil")
+		}
+		assertNoSecret(t, "the start-up error", err.Error())
+		assertNoSecret(t, "project logs", p.stderr.String())
+	})
+	t.Run("unreachable JWKS URL", func(t *testing.T) {
+		environ := serveEnv(t, ns, t.TempDir())
+		delete(environ, "LOOKUP_JWKS_FILE")
+		p := start(t, environ, "serve", "--jwks-url", "http://user:s3cret@127.0.0.1:1/jwks.json?token=abc")
+		err := p.wait(t, 30*time.Second)
+		if err == nil {
+			t.Fatal("serve with an unreachable JWKS URL returned nil")
+		}
+		assertNoSecret(t, "the start-up error", err.Error())
+		assertNoSecret(t, "serve logs", p.stderr.String())
+	})
+}
+
+// TestKnownHTTPExceptions holds the table "Known exceptions" of
+// docs/api.md true: these requests are answered by net/http itself, in
+// plain text, before any handler of ours (so without our headers).
+func TestKnownHTTPExceptions(t *testing.T) {
+	var reached atomic.Int64
+	srv := newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		w.Header().Set("X-Request-Id", "ours")
+	}), slog.New(slog.DiscardHandler))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { srv.Close() })
+
+	tests := []struct {
+		name   string
+		raw    string
+		status int
+	}{
+		{"bad %-escape in the path", "GET /api/v1/persons/%zz HTTP/1.1\r\nHost: x\r\n\r\n", http.StatusBadRequest},
+		{"space in the path", "GET /a b HTTP/1.1\r\nHost: x\r\n\r\n", http.StatusBadRequest},
+		{"invalid header name", "GET / HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n", http.StatusBadRequest},
+		{"no Host header", "GET / HTTP/1.1\r\n\r\n", http.StatusBadRequest},
+		{"headers over 64 KiB", "GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 70<<10) + "\r\n\r\n", http.StatusRequestHeaderFieldsTooLarge},
+		{"Expect other than 100-continue", "GET / HTTP/1.1\r\nHost: x\r\nExpect: foo\r\n\r\n", http.StatusExpectationFailed},
+		{"Transfer-Encoding other than chunked", "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", http.StatusNotImplemented},
+		{"unknown HTTP version", "GET / HTTP/2.5\r\nHost: x\r\n\r\n", http.StatusHTTPVersionNotSupported},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := reached.Load()
+			c, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+			if _, err := io.WriteString(c, tt.raw); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatalf("read response: %v", err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tt.status {
+				t.Errorf("status %d, want %d", resp.StatusCode, tt.status)
+			}
+			if ct := resp.Header.Get("Content-Type"); strings.Contains(ct, "problem+json") {
+				t.Errorf("Content-Type %q: net/http answered with our format, docs/api.md says it cannot", ct)
+			}
+			if reached.Load() != before || resp.Header.Get("X-Request-Id") != "" {
+				t.Errorf("the request reached the handler; docs/api.md lists it as answered before any handler")
+			}
+		})
+	}
+	// A bad %-escape in the query string does reach the handler (and so
+	// our 400 problem naming "query").
+	code, _, err := get("http://"+ln.Addr().String()+"/api/v1/authorized-signers?consumer_id=%zz", "")
+	if err != nil || code != http.StatusOK || reached.Load() == 0 {
+		t.Errorf("a bad %%-escape in the query: %d %v, reached %d; want the handler to answer", code, err, reached.Load())
 	}
 }

@@ -71,12 +71,10 @@ func cmdToken(ctx context.Context, args []string, getenv func(string) string, st
 		*keyPath = devKeyPath(getenv, c.cfg.DataDir, envDir || flagGiven(c, "data-dir"))
 	}
 	if *ttl <= 0 {
-		c.usage(stderr)
-		return &usageError{fmt.Errorf("--ttl %v: want a positive duration", *ttl)}
+		return c.refuse(stderr, fmt.Errorf("--ttl %v: want a positive duration", *ttl))
 	}
 	if *count < 1 {
-		c.usage(stderr)
-		return &usageError{fmt.Errorf("--count %d: want at least 1", *count)}
+		return c.refuse(stderr, fmt.Errorf("--count %d: want at least 1", *count))
 	}
 	req := tokenRequest{
 		Issuer:   c.cfg.Issuer,
@@ -87,8 +85,7 @@ func cmdToken(ctx context.Context, args []string, getenv func(string) string, st
 		Now:      time.Now(),
 	}
 	if req.Tenants, err = parseTenants(*tenants); err != nil {
-		c.usage(stderr)
-		return &usageError{err}
+		return c.refuse(stderr, err)
 	}
 	// The tenancy claim is added only with --tenant business ids: a
 	// configured claim name alone adds nothing (not an empty claim).

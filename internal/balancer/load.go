@@ -3,11 +3,12 @@ package balancer
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/lookup/persons/internal/httpget"
 )
 
 // Load is a steady load of GET requests with a bearer token, from a few
@@ -57,19 +58,8 @@ func (l *Load) Stop() (total, failed int64, examples []string) {
 }
 
 // getStatus sends GET url with the bearer token through client and returns
-// the status, the body read and discarded.
+// the status (the body is read whole).
 func getStatus(client *http.Client, url, tok string) (int, error) {
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", "Bearer "+tok)
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	_, err = io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode, err
+	r, err := httpget.Get(client, url, tok, map[string]string{"Accept": "application/json"})
+	return r.Status, err
 }

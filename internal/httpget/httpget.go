@@ -1,0 +1,43 @@
+// Package httpget sends the GET requests of tests against a running
+// server: a bearer token and headers in; the status, the headers and the
+// whole body out.
+package httpget
+
+import (
+	"io"
+	"net/http"
+)
+
+// Response is an answer whose body has been read whole (and closed).
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Get sends GET url with client (nil: http.DefaultClient), the bearer
+// token (no Authorization header when token is "") and headers, and
+// returns the answer. The error is that of the request or of reading the
+// body.
+func Get(client *http.Client, url, token string, headers map[string]string) (Response, error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return Response{}, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return Response{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return Response{Status: resp.StatusCode, Header: resp.Header, Body: b}, err
+}
