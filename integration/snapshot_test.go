@@ -345,7 +345,7 @@ func rebuildUnderLoad(ctx context.Context, t *testing.T, l *lookupd, sample map[
 	eventually(t, 15*time.Minute, "rebuild swapped in", func() error {
 		v, err := scrape(l.admin+"/metrics", `lookup_rebuilds_total{outcome="swapped"}`)
 		if err != nil || v != 1 {
-			return fmt.Errorf("rebuilds swapped %v, %v", v, err)
+			return fmt.Errorf("rebuilds swapped %v: %w", v, err)
 		}
 		return nil
 	})

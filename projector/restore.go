@@ -203,7 +203,7 @@ type decryptErrors struct{ r io.Reader }
 
 func (d *decryptErrors) Read(p []byte) (int, error) {
 	n, err := d.r.Read(p)
-	if err != nil && err != io.EOF {
+	if err != nil && !errors.Is(err, io.EOF) {
 		err = fmt.Errorf("%w: %w", ErrSnapshotCorrupt, err)
 	}
 	return n, err

@@ -197,27 +197,29 @@ func snapshotHeader(txn *badger.Txn) (SnapshotInfo, error) {
 	return info, nil
 }
 
+// writeHeader, writeUvarint and writeBytes write to a bufio.Writer, which
+// keeps the first error and returns it from Flush (checked by WriteTo).
 func writeHeader(w *bufio.Writer, info SnapshotInfo) {
-	w.WriteString(snapshotMagic)
-	w.WriteByte(snapshotContainer)
-	writeUvarint(w, uint64(info.ModelFormat))
+	_, _ = w.WriteString(snapshotMagic)
+	_ = w.WriteByte(snapshotContainer)
+	writeUvarint(w, uint64(info.ModelFormat)) //nolint:gosec // G115: a small positive format number
 	writeUvarint(w, info.Position)
 	var t [8]byte
 	if !info.PositionTime.IsZero() {
 		binary.BigEndian.PutUint64(t[:], uint64(info.PositionTime.UnixNano()))
 	}
-	w.Write(t[:])
+	_, _ = w.Write(t[:])
 	writeBytes(w, encodeIdentity(info.identity()))
 }
 
 func writeUvarint(w *bufio.Writer, n uint64) {
 	var b [binary.MaxVarintLen64]byte
-	w.Write(b[:binary.PutUvarint(b[:], n)])
+	_, _ = w.Write(b[:binary.PutUvarint(b[:], n)])
 }
 
 func writeBytes(w *bufio.Writer, p []byte) {
 	writeUvarint(w, uint64(len(p)))
-	w.Write(p)
+	_, _ = w.Write(p)
 }
 
 // restoreBatch is the size of the buffers handed to Badger's StreamWriter.

@@ -15,9 +15,9 @@ import (
 	"github.com/lookup/persons/internal/natstest"
 )
 
-// projected returns a store holding the projection of msgs (published to
-// js's PERSONS), caught up.
-func projected(t *testing.T, js jetstream.JetStream, msgs []wireMsg, key []byte) *Store {
+// projected returns a store holding the projection of js's PERSONS,
+// caught up.
+func projected(t *testing.T, js jetstream.JetStream, key []byte) *Store {
 	t.Helper()
 	s, err := Open(t.TempDir(), StoreOptions{EncryptionKey: key})
 	if err != nil {
@@ -66,7 +66,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			rng := rand.New(rand.NewPCG(11, 12))
 			msgs := genStream(t, rng, 3000)
 			publishAll(t, js, msgs[:2000])
-			a := projected(t, js, msgs[:2000], tc.key)
+			a := projected(t, js, tc.key)
 			sn, err := NewSnapshots(js, SnapshotsConfig{Bucket: "SNAP", Key: tc.key, Replica: "a"})
 			if err != nil {
 				t.Fatal(err)
@@ -135,8 +135,8 @@ func TestSnapshotRefused(t *testing.T) {
 	msgs := genStream(t, rand.New(rand.NewPCG(3, 4)), 600)
 	publishAll(t, js, msgs)
 	key := bytes.Repeat([]byte{1}, 32)
-	plain := projected(t, js, msgs, nil)
-	secret := projected(t, js, msgs, key)
+	plain := projected(t, js, nil)
+	secret := projected(t, js, key)
 	ctx := context.Background()
 	ident := streamIdent(t, js)
 
@@ -250,7 +250,7 @@ func TestRestoreRefusesNonEmptyStore(t *testing.T) {
 	createStream(t, js)
 	msgs := genStream(t, rand.New(rand.NewPCG(5, 6)), 100)
 	publishAll(t, js, msgs)
-	a := projected(t, js, msgs, nil)
+	a := projected(t, js, nil)
 	snap, err := a.Snapshot()
 	if err != nil {
 		t.Fatal(err)
@@ -273,7 +273,7 @@ func TestSnapshotsPruned(t *testing.T) {
 	createStream(t, js)
 	msgs := genStream(t, rand.New(rand.NewPCG(7, 8)), 50)
 	publishAll(t, js, msgs)
-	a := projected(t, js, msgs, nil)
+	a := projected(t, js, nil)
 	sn, err := NewSnapshots(js, SnapshotsConfig{Bucket: "PRUNE", Keep: 2})
 	if err != nil {
 		t.Fatal(err)
