@@ -113,7 +113,7 @@ compose-down:
 	$(COMPOSE) $(COMPOSE_FILES) down
 
 integration: images
-	TESTCONTAINERS_RYUK_DISABLED=true $(GO) test -tags integration -count=1 -timeout 15m -v ./integration/...
+	TESTCONTAINERS_RYUK_DISABLED=true $(GO) test -tags integration -count=1 -timeout 25m -v ./integration/...
 
 clean:
 	rm -rf $(BIN)

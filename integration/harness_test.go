@@ -32,6 +32,10 @@
 //     refused; the publisher publishes persons.> only and reads nothing; the
 //     lookupd user's permissions; lookupd over mTLS projects and serves; no
 //     SSN or birth date in the store or read model files.
+//   - TestSnapshotBootstrap: a million events; replica B bootstraps from
+//     replica A's snapshot in at most a fifth of A's replay, answers as A
+//     for 1,000 random ids, then rebuilds under 2,000 requests/s with no
+//     failed or differing answer and the old model deleted.
 //   - TestSecureCompose: compose.yaml with secure.yaml: the stream jobs as
 //     admin over TLS, lookupd over mTLS answering HTTPS, no SSN or birth
 //     date in the NATS store or the read model.

@@ -121,6 +121,7 @@ func publishFast(t *testing.T, url string, msgs []*nats.Msg) uint64 {
 // its model under a steady 2,000 requests/s: no request fails, no answer
 // differs from A's, and the old model's directory is gone.
 func TestSnapshotBootstrap(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	nw, nn, _ := singleNATS(ctx, t)
 	n := snapshotEvents(t)
