@@ -58,16 +58,9 @@ func (p *Projector) oldestUnapplied() time.Time {
 }
 
 // observeVisible reports, for each event of a batch just committed, the
-// time from its stream timestamp to now (Config.ObserveVisible), once the
-// projector has caught up: the events of a catch-up (a start, a bootstrap,
-// a rebuild) were published long before and say nothing of the latency.
+// time from its stream timestamp to now (Config.ObserveVisible).
 func (p *Projector) observeVisible(items []item) {
 	if p.cfg.ObserveVisible == nil {
-		return
-	}
-	select {
-	case <-p.caughtUp:
-	default:
 		return
 	}
 	now := time.Now()

@@ -47,9 +47,8 @@ type Config struct {
 	// Progress (StreamLastSeq, Connected). Default 2s.
 	RefreshInterval time.Duration
 	// ObserveVisible, when set, is called for each event of each committed
-	// batch, once the projector has caught up (see CaughtUp), with the time
-	// from its stream timestamp to the commit that made it visible (the
-	// publish-to-visible latency). It must be cheap.
+	// batch with the time from its stream timestamp to the commit that made
+	// it visible (the publish-to-visible latency). It must be cheap.
 	ObserveVisible func(time.Duration)
 	// Tracer, when set, records a span for each committed batch, linked to
 	// the trace of each event that carries one (Event.TraceParent). nil: no
