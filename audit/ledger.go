@@ -86,6 +86,7 @@ type Ledger struct {
 	ensured atomic.Bool
 	batched atomic.Bool
 	batches *fastBatches
+	out     outbox // the publisher's, reused from batch to batch
 }
 
 var _ query.Auditor = (*Ledger)(nil)

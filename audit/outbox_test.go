@@ -1,0 +1,55 @@
+package audit
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// pendings returns n disclosures of one person each.
+func pendings(n int) []*pending {
+	b := make([]*pending, n)
+	for i := range b {
+		b[i] = &pending{recs: []Record{{RequestID: fmt.Sprint("req-", i), PersonID: personA, Operation: "getPerson"}}}
+	}
+	return b
+}
+
+// TestOutboxChainsRecordsAcrossReusedBatches: the outbox reuses its buffer
+// and messages, yet each message holds its own record, message id and
+// subject, and the chain runs on from one batch to the next.
+func TestOutboxChainsRecordsAcrossReusedBatches(t *testing.T) {
+	var o outbox
+	c := newChain()
+	prev := ""
+	seq := uint64(0)
+	for _, n := range []int{3, 40, 2} { // the second outgrows the first's buffer and messages
+		msgs := o.fill(&c, pendings(n))
+		if len(msgs) != n {
+			t.Fatalf("fill: %d messages, want %d", len(msgs), n)
+		}
+		ids := map[string]bool{}
+		for i, m := range msgs {
+			seq++
+			r, err := decodeRecord(m.Data)
+			if err != nil {
+				t.Fatalf("message %d: %v", i, err)
+			}
+			if r.Chain != c.id || r.Seq != seq || r.Prev != prev || r.RequestID != fmt.Sprint("req-", i) {
+				t.Fatalf("record %d = %+v, want chain %s seq %d prev %q", i, r, c.id, seq, prev)
+			}
+			if id := m.Header.Get(jetstream.MsgIDHeader); id != msgID(c.id, seq) || ids[id] {
+				t.Fatalf("message %d: id %q, want %q (once)", i, id, msgID(c.id, seq))
+			}
+			ids[m.Header.Get(jetstream.MsgIDHeader)] = true
+			if m.Subject != Subject(personA) || m.Reply != "" {
+				t.Fatalf("message %d: subject %q reply %q", i, m.Subject, m.Reply)
+			}
+			prev = hashOf(m.Data)
+		}
+		if c.prev != prev || c.seq != seq {
+			t.Fatalf("chain at seq %d prev %q, want %d %q", c.seq, c.prev, seq, prev)
+		}
+	}
+}
