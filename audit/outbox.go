@@ -9,25 +9,25 @@ import (
 // chaining each record to the one before. The publisher keeps one and
 // reuses its memory from batch to batch: the records' bytes go into one
 // buffer and each message keeps its header map, so a record costs no
-// buffer, map or message of its own (the protected path's garbage is
-// mostly the ledger's otherwise).
+// record, buffer, map or message of its own.
 type outbox struct {
 	buf  []byte      // the records' bytes, one after the other
 	msgs []*nats.Msg // msgs[:n] are this batch's
 }
 
-// fill chains the records of batch (in queue order) into c and returns
-// their messages, valid until the next fill.
-func (o *outbox) fill(c *chain, batch []*pending) []*nats.Msg {
+// fill writes the records of batch (in queue order), by replica, chained
+// into c, and returns their messages, valid until the next fill.
+func (o *outbox) fill(c *chain, replica string, batch []*pending) []*nats.Msg {
 	o.buf = o.buf[:0]
 	n := 0
+	var r Record
 	for _, p := range batch {
-		for i := range p.recs {
-			r := &p.recs[i]
+		for i := range p.records() {
+			p.record(i, replica, &r)
 			c.seq++
 			r.Chain, r.Seq, r.Prev = c.id, c.seq, c.prev
 			start := len(o.buf)
-			o.buf = appendRecord(o.buf, r)
+			o.buf = appendRecord(o.buf, &r)
 			// A full slice expression: a record's bytes end where the next
 			// begin, and when buf grows the earlier ones stay where they were.
 			data := o.buf[start:len(o.buf):len(o.buf)]

@@ -3,15 +3,19 @@ package audit
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lookup/persons/query"
 )
 
 // pendings returns n disclosures of one person each.
 func pendings(n int) []*pending {
 	b := make([]*pending, n)
 	for i := range b {
-		b[i] = &pending{recs: []Record{{RequestID: fmt.Sprint("req-", i), PersonID: personA, Operation: "getPerson"}}}
+		b[i] = &pending{d: query.Disclosure{RequestID: fmt.Sprint("req-", i), Operation: "getPerson",
+			Persons: []query.DisclosedPerson{{ID: personA}}}}
 	}
 	return b
 }
@@ -25,7 +29,7 @@ func TestOutboxChainsRecordsAcrossReusedBatches(t *testing.T) {
 	prev := ""
 	seq := uint64(0)
 	for _, n := range []int{3, 40, 2} { // the second outgrows the first's buffer and messages
-		msgs := o.fill(&c, pendings(n))
+		msgs := o.fill(&c, "r1", pendings(n))
 		if len(msgs) != n {
 			t.Fatalf("fill: %d messages, want %d", len(msgs), n)
 		}
@@ -36,7 +40,7 @@ func TestOutboxChainsRecordsAcrossReusedBatches(t *testing.T) {
 			if err != nil {
 				t.Fatalf("message %d: %v", i, err)
 			}
-			if r.Chain != c.id || r.Seq != seq || r.Prev != prev || r.RequestID != fmt.Sprint("req-", i) {
+			if r.Chain != c.id || r.Seq != seq || r.Prev != prev || r.RequestID != fmt.Sprint("req-", i) || r.Replica != "r1" {
 				t.Fatalf("record %d = %+v, want chain %s seq %d prev %q", i, r, c.id, seq, prev)
 			}
 			if id := m.Header.Get(jetstream.MsgIDHeader); id != msgID(c.id, seq) || ids[id] {
@@ -51,5 +55,19 @@ func TestOutboxChainsRecordsAcrossReusedBatches(t *testing.T) {
 		if c.prev != prev || c.seq != seq {
 			t.Fatalf("chain at seq %d prev %q, want %d %q", c.seq, c.prev, seq, prev)
 		}
+	}
+}
+
+// TestPendingKeepsItsOwnPersons: a best-effort caller has its answer before
+// the records are written, and may reuse its slice of persons meanwhile.
+func TestPendingKeepsItsOwnPersons(t *testing.T) {
+	l := &Ledger{cfg: Config{Now: time.Now, Position: func() uint64 { return 7 }}}
+	d := disclosure("req-1", personA, personB)
+	p := l.newPending(d)
+	d.Persons[0].ID = "reused"
+	var r Record
+	p.record(0, "r1", &r)
+	if r.PersonID != personA || r.ReadModelSeq != 7 || r.Persons != 2 || r.Replica != "r1" {
+		t.Errorf("record = %+v, want person %s at position 7 of 2, by r1", r, personA)
 	}
 }

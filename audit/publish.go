@@ -44,7 +44,7 @@ func (l *Ledger) publish() {
 		}
 		n := 0
 		for _, p := range batch {
-			n += len(p.recs)
+			n += p.records()
 		}
 		err := l.store(&c, batch)
 		if err != nil {
@@ -73,12 +73,12 @@ func (l *Ledger) collect() []*pending {
 			return nil
 		}
 	}
-	batch, n := []*pending{first}, len(first.recs)
+	batch, n := []*pending{first}, first.records()
 	for n < maxBatch {
 		select {
 		case p := <-l.queue:
 			batch = append(batch, p)
-			n += len(p.recs)
+			n += p.records()
 			continue
 		default:
 		}
@@ -108,11 +108,11 @@ func (l *Ledger) store(c *chain, batch []*pending) error {
 	if l.batches != nil && l.batched.Load() {
 		// PublishMsg has copied each message into the connection's buffer
 		// by the time it returns, so the outbox is reused batch after batch.
-		return l.batches.store(ctx, l.out.fill(c, batch))
+		return l.batches.store(ctx, l.out.fill(c, l.cfg.Replica, batch))
 	}
 	// PublishMsgAsync keeps its messages (it may publish them again), so
 	// they get an outbox of their own.
-	return l.storeEach(ctx, new(outbox).fill(c, batch))
+	return l.storeEach(ctx, new(outbox).fill(c, l.cfg.Replica, batch))
 }
 
 // storeEach publishes msgs asynchronously and waits for every
