@@ -59,12 +59,31 @@ func appendOpt(dst []byte, key, s string) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// jsonSafe says which bytes appendString copies as they are: printable
+// ASCII but for the quote, the backslash and json.Marshal's HTML escapes.
+var jsonSafe = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // appendString appends s as a JSON string, escaped as json.Marshal does:
 // quote, backslash, control characters, <, > and &, U+2028 and U+2029,
 // and invalid UTF-8 as U+FFFD.
 func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	for i := 0; i < len(s); {
+		// A run of bytes that need no escaping (most strings are one) goes
+		// in at once.
+		j := i
+		for j < len(s) && jsonSafe[s[j]] {
+			j++
+		}
+		dst = append(dst, s[i:j]...)
+		if i = j; i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {
@@ -76,6 +95,10 @@ func appendString(dst []byte, s string) []byte {
 				dst = append(dst, '\\', 'r')
 			case c == '\t':
 				dst = append(dst, '\\', 't')
+			case c == '\b':
+				dst = append(dst, '\\', 'b')
+			case c == '\f':
+				dst = append(dst, '\\', 'f')
 			case c < 0x20 || c == '<' || c == '>' || c == '&':
 				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 			default:

@@ -86,15 +86,33 @@ type Ledger struct {
 	ensured atomic.Bool
 	batched atomic.Bool
 	batches *fastBatches
+	out     outbox // the publisher's, reused from batch to batch
 }
 
 var _ query.Auditor = (*Ledger)(nil)
 
-// pending is one disclosure on its way: its records and where its outcome
-// goes (buffered, so that nobody waits for a best-effort caller).
+// pending is one disclosure on its way: what was disclosed, when, and the
+// read model's position then (the publisher writes its records, one per
+// person, straight into the batch), and where its outcome goes (buffered,
+// so that nobody waits for a best-effort caller).
 type pending struct {
-	recs []Record
+	d    query.Disclosure
+	time time.Time
+	pos  uint64
 	done chan error
+}
+
+// records returns the number of records of p: one per disclosed person.
+func (p *pending) records() int { return len(p.d.Persons) }
+
+// record sets r to p's record of its i-th person, written by replica,
+// without its chain fields.
+func (p *pending) record(i int, replica string, r *Record) {
+	d, dp := &p.d, &p.d.Persons[i]
+	*r = Record{Time: p.time, RequestID: d.RequestID, Subject: d.Subject, Client: d.Client,
+		Tenants: d.Tenants, Operation: d.Operation, PersonID: dp.ID, SSNMode: dp.SSNMode,
+		DOBDisclosed: dp.DOB, Purpose: d.Purpose, Persons: len(d.Persons), Replica: replica,
+		ReadModelSeq: p.pos}
 }
 
 // New returns a Ledger publishing through nc, and starts it; Close stops
@@ -175,10 +193,10 @@ func (l *Ledger) Disclose(ctx context.Context, d query.Disclosure) error {
 	if l.cfg.Mode == Off || len(d.Persons) == 0 {
 		return nil
 	}
-	p := &pending{recs: l.records(d), done: make(chan error, 1)}
+	p := l.newPending(d)
 	if err := l.enqueue(ctx, p); err != nil {
 		if l.cfg.Mode == BestEffort {
-			l.failed(len(p.recs), err)
+			l.failed(p.records(), err)
 			return nil
 		}
 		return err
@@ -229,18 +247,12 @@ func (l *Ledger) enqueue(ctx context.Context, p *pending) error {
 	}
 }
 
-// records returns the records of d, without their chain fields.
-func (l *Ledger) records(d query.Disclosure) []Record {
-	now := l.cfg.Now().UTC()
-	pos := l.cfg.Position()
-	recs := make([]Record, len(d.Persons))
-	for i, p := range d.Persons {
-		recs[i] = Record{Time: now, RequestID: d.RequestID, Subject: d.Subject, Client: d.Client,
-			Tenants: d.Tenants, Operation: d.Operation, PersonID: p.ID, SSNMode: p.SSNMode,
-			DOBDisclosed: p.DOB, Purpose: d.Purpose, Persons: len(d.Persons), Replica: l.cfg.Replica,
-			ReadModelSeq: pos}
-	}
-	return recs
+// newPending returns d on its way, disclosed now. It keeps a copy of d's
+// persons: a best-effort caller has its answer before the records are
+// written.
+func (l *Ledger) newPending(d query.Disclosure) *pending {
+	d.Persons = append([]query.DisclosedPerson(nil), d.Persons...)
+	return &pending{d: d, time: l.cfg.Now().UTC(), pos: l.cfg.Position(), done: make(chan error, 1)}
 }
 
 // Close stops accepting disclosures, waits (until ctx is done) for those

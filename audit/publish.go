@@ -44,7 +44,7 @@ func (l *Ledger) publish() {
 		}
 		n := 0
 		for _, p := range batch {
-			n += len(p.recs)
+			n += p.records()
 		}
 		err := l.store(&c, batch)
 		if err != nil {
@@ -73,12 +73,12 @@ func (l *Ledger) collect() []*pending {
 			return nil
 		}
 	}
-	batch, n := []*pending{first}, len(first.recs)
+	batch, n := []*pending{first}, first.records()
 	for n < maxBatch {
 		select {
 		case p := <-l.queue:
 			batch = append(batch, p)
-			n += len(p.recs)
+			n += p.records()
 			continue
 		default:
 		}
@@ -103,25 +103,16 @@ func (l *Ledger) store(c *chain, batch []*pending) error {
 			return err
 		}
 	}
-	var msgs []*nats.Msg
-	for _, p := range batch {
-		for i := range p.recs {
-			r := &p.recs[i]
-			c.seq++
-			r.Chain, r.Seq, r.Prev = c.id, c.seq, c.prev
-			data := appendRecord(make([]byte, 0, 512), r)
-			c.prev = hashOf(data)
-			msg := &nats.Msg{Subject: Subject(r.PersonID), Data: data,
-				Header: nats.Header{jetstream.MsgIDHeader: []string{msgID(c.id, c.seq)}}}
-			msgs = append(msgs, msg)
-		}
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.AckTimeout)
 	defer cancel()
 	if l.batches != nil && l.batched.Load() {
-		return l.batches.store(ctx, msgs)
+		// PublishMsg has copied each message into the connection's buffer
+		// by the time it returns, so the outbox is reused batch after batch.
+		return l.batches.store(ctx, l.out.fill(c, l.cfg.Replica, batch))
 	}
-	return l.storeEach(ctx, msgs)
+	// PublishMsgAsync keeps its messages (it may publish them again), so
+	// they get an outbox of their own.
+	return l.storeEach(ctx, new(outbox).fill(c, l.cfg.Replica, batch))
 }
 
 // storeEach publishes msgs asynchronously and waits for every

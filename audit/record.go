@@ -70,7 +70,9 @@ func msgID(chain string, seq uint64) string { return chain + "-" + strconv.Forma
 // of its chain holds in Prev.
 func hashOf(data []byte) string {
 	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
+	var h [2 * sha256.Size]byte
+	hex.Encode(h[:], sum[:])
+	return string(h[:])
 }
 
 // decodeRecord parses a stored record.
