@@ -83,9 +83,9 @@ func (r *Replica) restoreInto(ctx context.Context, dir string, ident projector.S
 	if err != nil {
 		return nil, false, err
 	}
-	if r.cfg.Restoring != nil {
-		r.cfg.Restoring(true)
-		defer r.cfg.Restoring(false)
+	if r.cfg.Building != nil {
+		r.cfg.Building(true)
+		defer r.cfg.Building(false)
 	}
 	_, ok, err := r.cfg.Snapshots.Restore(ctx, store, ident)
 	if err != nil || !ok {
@@ -176,6 +176,10 @@ func (r *Replica) Rebuild() error {
 // failure next is stopped, closed and deleted.
 func (r *Replica) rebuild(ctx context.Context, next *generation) (err error) {
 	start := time.Now()
+	if r.cfg.Building != nil {
+		r.cfg.Building(true)
+		defer r.cfg.Building(false)
+	}
 	r.logger.Info("rebuild started: a fresh read model is being built beside the live one", "dir", next.dir)
 	defer func() {
 		if err != nil && r.cur.Load() != next {

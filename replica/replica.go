@@ -50,12 +50,14 @@ type Config struct {
 	// another incarnation of it (projector.ErrStreamMismatch), rebuild it
 	// beside the old one instead of stopping.
 	RebuildOnMismatch bool
-	// Restoring, when set, is called with true before a snapshot is
-	// restored and with false after (cmd/lookupd lifts the Go soft memory
-	// limit meanwhile: Badger's StreamWriter holds a few hundred MiB while
-	// it loads a million entities, and under the limit the collector would
-	// run back to back).
-	Restoring func(bool)
+	// Building, when set, is called with true before a snapshot is
+	// restored or a rebuild starts, and with false when it is over
+	// (cmd/lookupd lifts the Go soft memory limit meanwhile: Badger's
+	// StreamWriter holds a few hundred MiB while it loads a million
+	// entities, a rebuild keeps two models open, and under the limit the
+	// collector would run back to back, taking the CPU the API needs).
+	// Each true is followed by one false.
+	Building func(bool)
 	// Registerer receives the metrics of snapshots, restores and rebuilds.
 	Registerer prometheus.Registerer
 	// Logger; nil: discard.

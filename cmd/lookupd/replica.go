@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -78,7 +79,7 @@ func openReplica(cfg config, js jetstream.JetStream, reg prometheus.Registerer, 
 			return projector.LookUpStream(ctx, js, cfg.Stream)
 		},
 		RebuildOnMismatch: cfg.RebuildOnMismatch,
-		Restoring:         liftMemoryLimit(cfg.MemoryBudget),
+		Building:          liftMemoryLimit(cfg.MemoryBudget),
 		Registerer:        reg,
 		Logger:            logger,
 	}
@@ -93,20 +94,31 @@ func openReplica(cfg config, js jetstream.JetStream, reg prometheus.Registerer, 
 }
 
 // liftMemoryLimit returns what lifts the Go soft memory limit while a
-// snapshot is restored and sets it back after (replica.Config.Restoring):
-// the restore of a large model is a one-off that needs more than the
-// budget's heap share for seconds, and under the limit it would take
-// several times as long. nil without a budget.
+// snapshot is restored or a rebuild runs, and sets it back after
+// (replica.Config.Building): each is a one-off that needs more than the
+// budget's heap share for a while (two models are open during a rebuild),
+// and under the limit the collector would take the CPU that the API needs.
+// nil without a budget.
 func liftMemoryLimit(budget int64) func(bool) {
 	if budget <= 0 {
 		return nil
 	}
-	return func(restoring bool) {
-		if restoring {
-			debug.SetMemoryLimit(math.MaxInt64)
+	var (
+		mu    sync.Mutex
+		lifts int // restores and rebuilds under way (a rebuild may start during a restore)
+	)
+	return func(building bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if building {
+			if lifts++; lifts == 1 {
+				debug.SetMemoryLimit(math.MaxInt64)
+			}
 			return
 		}
-		debug.SetMemoryLimit(budget / 4 * 3)
+		if lifts--; lifts == 0 {
+			debug.SetMemoryLimit(budget / 4 * 3)
+		}
 	}
 }
 
