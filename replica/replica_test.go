@@ -29,7 +29,7 @@ func consumerID(i int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012
 
 // publishConsumers publishes upserts of consumers [from, to) at version v,
 // named "v<v>".
-func publishConsumers(t *testing.T, js jetstream.JetStream, from, to int, v uint64) {
+func publishConsumers(t testing.TB, js jetstream.JetStream, from, to int, v uint64) {
 	t.Helper()
 	for i := from; i < to; i++ {
 		ev, err := events.NewEvent("test", v, events.Consumer{ConsumerID: consumerID(i), BusinessID: biz,
@@ -58,7 +58,7 @@ func publishConsumers(t *testing.T, js jetstream.JetStream, from, to int, v uint
 }
 
 // open opens a replica of root over js.
-func open(t *testing.T, js jetstream.JetStream, root string, mutate func(*Config)) *Replica {
+func open(t testing.TB, js jetstream.JetStream, root string, mutate func(*Config)) *Replica {
 	t.Helper()
 	cfg := Config{
 		Root: root,
@@ -82,7 +82,7 @@ func open(t *testing.T, js jetstream.JetStream, root string, mutate func(*Config
 
 // run runs r until the test ends (or stop is called) and returns stop,
 // which returns Run's error after closing r.
-func run(t *testing.T, r *Replica) (stop func() error) {
+func run(t testing.TB, r *Replica) (stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -100,7 +100,7 @@ func run(t *testing.T, r *Replica) (stop func() error) {
 	return stop
 }
 
-func waitCaughtUp(t *testing.T, r *Replica, seq uint64) {
+func waitCaughtUp(t testing.TB, r *Replica, seq uint64) {
 	t.Helper()
 	wait.For(t, 60*time.Second, func() error {
 		select {
