@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -307,4 +308,52 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+func TestSnapshotsPurgeOrphanChunks(t *testing.T) {
+	_, js := natstest.Start(t)
+	createStream(t, js)
+	publishAll(t, js, genStream(t, rand.New(rand.NewPCG(9, 10)), 50))
+	a := projected(t, js, nil)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name      string
+		orphanAge time.Duration
+		wantKept  bool
+	}{
+		{"an upload that may be under way is kept", time.Hour, true},
+		{"an unfinished upload's chunks are purged once old", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bucket := "ORPHANS" + strconv.FormatBool(tc.wantKept)
+			sn, err := NewSnapshots(js, SnapshotsConfig{Bucket: bucket})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sn.orphanAge = tc.orphanAge
+			if _, _, err := sn.Take(ctx, a); err != nil { // creates the bucket
+				t.Fatal(err)
+			}
+			// The chunks of an upload killed before its description.
+			orphan := "$O." + bucket + ".C.killedupload"
+			if _, err := js.Publish(ctx, orphan, []byte("chunk")); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := sn.Take(ctx, a); err != nil {
+				t.Fatal(err)
+			}
+			stream, err := js.Stream(ctx, "OBJ_"+bucket)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = stream.GetLastMsgForSubject(ctx, orphan)
+			if kept := err == nil; kept != tc.wantKept {
+				t.Errorf("orphan chunks kept: %v (err %v), want %v", kept, err, tc.wantKept)
+			}
+			// The snapshots themselves are intact.
+			if _, ok, err := sn.Restore(ctx, emptyStore(t, nil), streamIdent(t, js)); !ok || err != nil {
+				t.Errorf("restore after the purge: ok %v, err %v", ok, err)
+			}
+		})
+	}
 }

@@ -57,11 +57,15 @@ type SnapshotsConfig struct {
 // model is, with metadata naming the stream, its identity, the model
 // format and the position.
 type Snapshots struct {
-	js     jetstream.JetStream
-	cfg    SnapshotsConfig
-	key    []byte // derived snapshot key, nil when not encrypted
-	keyID  string // names the key without revealing it (metadata key-id)
-	logger *slog.Logger
+	js  jetstream.JetStream
+	cfg SnapshotsConfig
+	// orphanAge is how old the chunks of an upload that no object names
+	// must be before prune purges them (younger ones may be another
+	// replica's upload under way).
+	orphanAge time.Duration
+	key       []byte // derived snapshot key, nil when not encrypted
+	keyID     string // names the key without revealing it (metadata key-id)
+	logger    *slog.Logger
 }
 
 // NewSnapshots returns the snapshots of cfg.Bucket over js.
@@ -69,7 +73,7 @@ func NewSnapshots(js jetstream.JetStream, cfg SnapshotsConfig) (*Snapshots, erro
 	if cfg.Keep <= 0 {
 		cfg.Keep = 3
 	}
-	sn := &Snapshots{js: js, cfg: cfg, logger: cfg.Logger}
+	sn := &Snapshots{js: js, cfg: cfg, logger: cfg.Logger, orphanAge: time.Hour}
 	if sn.logger == nil {
 		sn.logger = slog.New(slog.DiscardHandler)
 	}
@@ -189,6 +193,39 @@ func (sn *Snapshots) prune(ctx context.Context, obs jetstream.ObjectStore, strea
 			return fmt.Errorf("delete snapshot %s: %w", o.Name, err)
 		}
 		sn.logger.Info("old snapshot deleted", "snapshot", o.Name)
+	}
+	return sn.purgeOrphans(ctx, all)
+}
+
+// purgeOrphans purges the chunks of uploads that no object names (an
+// upload cut short by a crash leaves its chunks, which the Object Store
+// never removes) once they are older than orphanAge.
+func (sn *Snapshots) purgeOrphans(ctx context.Context, objects []*jetstream.ObjectInfo) error {
+	stream, err := sn.js.Stream(ctx, "OBJ_"+sn.cfg.Bucket)
+	if err != nil {
+		return err
+	}
+	prefix := "$O." + sn.cfg.Bucket + ".C."
+	info, err := stream.Info(ctx, jetstream.WithSubjectFilter(prefix+">"))
+	if err != nil {
+		return err
+	}
+	named := make(map[string]bool, len(objects))
+	for _, o := range objects {
+		named[prefix+o.NUID] = true
+	}
+	for subject := range info.State.Subjects {
+		if named[subject] {
+			continue
+		}
+		last, err := stream.GetLastMsgForSubject(ctx, subject)
+		if err != nil || time.Since(last.Time) < sn.orphanAge {
+			continue // gone meanwhile, or maybe an upload under way
+		}
+		if err := stream.Purge(ctx, jetstream.WithPurgeSubject(subject)); err != nil {
+			return fmt.Errorf("purge the chunks of an unfinished upload: %w", err)
+		}
+		sn.logger.Info("chunks of an unfinished snapshot upload purged", "subject", subject)
 	}
 	return nil
 }
