@@ -8,9 +8,11 @@ import (
 	"github.com/go-chi/chi/v5"
 )
 
-// record writes the access log line and the metrics of one request. The
-// line's attributes are built in place, without a slice on the heap.
-func (s *Server) record(r *http.Request, d time.Duration, info *requestInfo) {
+// record writes the access log line, timed at end, and the metrics of one
+// request that took d. The line's attributes are built in place, without a
+// slice on the heap, and the record goes to the handler directly: the
+// logger would capture the caller's program counter, which no line shows.
+func (s *Server) record(r *http.Request, end time.Time, d time.Duration, info *requestInfo) {
 	status := info.status
 	if status == 0 {
 		status = http.StatusOK // net/http's answer to a handler that wrote nothing
@@ -38,7 +40,13 @@ func (s *Server) record(r *http.Request, d time.Duration, info *requestInfo) {
 		attrs[n] = slog.Bool("client_gone", true)
 		n++
 	}
-	s.log.LogAttrs(r.Context(), level, "request", attrs[:n]...)
+	h := s.log.Handler()
+	if !h.Enabled(r.Context(), level) {
+		return
+	}
+	rec := slog.NewRecord(end, level, "request", 0)
+	rec.AddAttrs(attrs[:n]...)
+	_ = h.Handle(r.Context(), rec)
 }
 
 // unmatchedRoute labels requests to unknown paths (404), so that the

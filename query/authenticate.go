@@ -135,7 +135,7 @@ func (s *Server) authenticate(needsSSN func(*http.Request) bool) func(http.Handl
 				writeProblem(w, r, probInsufficientScope, "ssn_mode=FULL needs scope "+scopeSSN+".", nil)
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+			next.ServeHTTP(w, withPrincipal(r, p))
 		})
 	}
 }

@@ -19,6 +19,8 @@ type requestInfo struct {
 	// is fine); the 400 is answered after authentication and scope.
 	badRequestID string
 	subject      string
+	// principal is the caller, once authenticated (see withPrincipal).
+	principal *principal
 	// route overrides the route label when chi knows no pattern (a 405
 	// on a real path, OPTIONS *).
 	route string
@@ -120,7 +122,8 @@ func (s *Server) observe(next http.Handler) http.Handler {
 				}
 			}
 			info.clientGone = client.Err() != nil
-			s.record(r, time.Since(start), info)
+			end := time.Now()
+			s.record(r, end, end.Sub(start), info)
 		}()
 		next.ServeHTTP(w, r)
 	})

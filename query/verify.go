@@ -81,15 +81,17 @@ func (v *tokenVerifier) verify(ctx context.Context, raw string) (*principal, err
 	if len(raw) > maxTokenBytes {
 		return nil, errTokenTooLarge
 	}
-	if !isCompactJWS(raw) {
-		return nil, errTokenMalformed
-	}
+	// A cached entry is keyed by the hash of the whole token, which passed
+	// every check below when it was verified: its form needs no new look.
 	var sum [32]byte
 	if v.cache != nil {
 		sum = hashToken(raw)
 		if p := v.cache.get(sum, v.now(), v.keys.current()); p != nil {
 			return p, nil
 		}
+	}
+	if !isCompactJWS(raw) {
+		return nil, errTokenMalformed
 	}
 	got, err := v.verifyFresh(ctx, raw)
 	if err != nil {
