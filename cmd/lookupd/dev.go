@@ -59,7 +59,9 @@ text unless LOOKUP_LOG_FORMAT or --log-format say otherwise.`,
 	if *tokenTTL <= 0 {
 		return c.refuse(stderr, fmt.Errorf("--token-ttl %v: want a positive duration", *tokenTTL))
 	}
-	return dev(ctx, c.cfg, newLogger(c.cfg, stderr), stdout, *dataDir, *tokenTTL, getenv)
+	logger, flushLogs := bufferedLogger(c.cfg, stderr)
+	defer flushLogs()
+	return dev(ctx, c.cfg, logger, stdout, *dataDir, *tokenTTL, getenv)
 }
 
 // devStreamConfig is the source stream of dev mode: the limits of

@@ -224,7 +224,13 @@ func TestDevDataDirSurvives(t *testing.T) {
 		})
 		tokens = append(tokens, tokenLine.FindStringSubmatch(p.stdout.String())[1])
 		if i == 1 {
-			if !strings.Contains(p.stderr.String(), "demo data not published again") {
+			// The log is buffered (logbuffer.go): its line may follow the banner.
+			if wait.Until(30*time.Second, func() error {
+				if !strings.Contains(p.stderr.String(), "demo data not published again") {
+					return errors.New("no line yet")
+				}
+				return nil
+			}) != nil {
 				t.Errorf("second run published the demo data again:\n%s", p.stderr)
 			}
 			// A token of the first run still verifies: same key.

@@ -96,7 +96,8 @@ once caught up (README, "Operations").`,
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	logger := newLogger(c.cfg, stderr)
+	logger, flushLogs := bufferedLogger(c.cfg, stderr)
+	defer flushLogs()
 	if err := checkTokenRules(c.cfg, logger); err != nil {
 		return err
 	}

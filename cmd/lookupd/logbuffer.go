@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+)
+
+// The long-running commands (serve, dev) write their log through a buffer:
+// at tens of thousands of requests a second, one write(2) per access-log
+// line cost more than the rest of the line (README, "Logs"). What a
+// buffer holds is written when it reaches logBufferSize, every
+// logFlushInterval, at once after any line at WARN or above (so an error
+// is never held back, nor the lines before it), and when the command
+// returns. What a crash of the process loses is at most the last
+// logFlushInterval of INFO lines; the log is not a record of anything
+// the service must keep (the audit ledger is, and it is in JetStream).
+const (
+	logBufferSize    = 256 << 10
+	logFlushInterval = 200 * time.Millisecond
+)
+
+// bufferedLogger returns the logger of a long-running command, as
+// newLogger would, writing to w through a buffer, and the function that
+// writes out what the buffer holds and stops its flushing; call it once,
+// when the command returns.
+func bufferedLogger(cfg config, w io.Writer) (*slog.Logger, func()) {
+	ws := &zapcore.BufferedWriteSyncer{
+		// AddSync of a bare io.Writer: Sync writes the buffer out and never
+		// fsyncs the file behind w (stderr may be a pipe or a disk file).
+		WS:            zapcore.AddSync(struct{ io.Writer }{w}),
+		Size:          logBufferSize,
+		FlushInterval: logFlushInterval,
+	}
+	base := newLogger(cfg, ws)
+	logger := slog.New(flushOnWarn{Handler: base.Handler(), flush: func() { _ = ws.Sync() }})
+	return logger, func() { _ = ws.Stop() }
+}
+
+// flushOnWarn is a slog.Handler that writes the buffer out after every
+// record at WARN or above.
+type flushOnWarn struct {
+	slog.Handler
+	flush func()
+}
+
+func (h flushOnWarn) Handle(ctx context.Context, r slog.Record) error {
+	err := h.Handler.Handle(ctx, r)
+	if r.Level >= slog.LevelWarn {
+		h.flush()
+	}
+	return err
+}
+
+func (h flushOnWarn) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return flushOnWarn{Handler: h.Handler.WithAttrs(attrs), flush: h.flush}
+}
+
+func (h flushOnWarn) WithGroup(name string) slog.Handler {
+	return flushOnWarn{Handler: h.Handler.WithGroup(name), flush: h.flush}
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/wait"
+)
+
+// TestBufferedLogger checks when the buffered log reaches its writer: an
+// INFO line within the flush interval, a WARN line at once with the lines
+// before it, and every line when the command returns.
+func TestBufferedLogger(t *testing.T) {
+	cfg := config{LogFormat: "json", LogLevel: "info"}
+	t.Run("warn flushes at once, in order", func(t *testing.T) {
+		out := new(logtest.Buffer)
+		logger, stop := bufferedLogger(cfg, out)
+		defer stop()
+		logger.Info("first")
+		logger.With("component", "api").Warn("second")
+		got := out.String()
+		first, second := strings.Index(got, `"msg":"first"`), strings.Index(got, `"msg":"second"`)
+		if first < 0 || second < first || !strings.Contains(got, `"component":"api"`) {
+			t.Fatalf("right after a WARN line the writer holds %q, want the INFO line then the WARN line", got)
+		}
+	})
+	t.Run("info within the flush interval", func(t *testing.T) {
+		out := new(logtest.Buffer)
+		logger, stop := bufferedLogger(cfg, out)
+		defer stop()
+		logger.Info("held")
+		wait.For(t, 10*logFlushInterval, func() error {
+			if !strings.Contains(out.String(), `"msg":"held"`) {
+				return errors.New("INFO line not written yet")
+			}
+			return nil
+		})
+	})
+	t.Run("stop writes what is held", func(t *testing.T) {
+		out := new(logtest.Buffer)
+		logger, stop := bufferedLogger(cfg, out)
+		logger.Info("last words")
+		stop()
+		if !strings.Contains(out.String(), `"msg":"last words"`) {
+			t.Fatalf("after stop the writer holds %q, want the INFO line", out.String())
+		}
+	})
+}
