@@ -75,7 +75,7 @@ func (s *Store) Signers(ctx context.Context, consumerID string) (events.Person, 
 		}
 		p.ID, p.Type = consumerID, events.PersonTypeConsumer
 		prefix := signerPrefix(consumerID)
-		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 16, Prefix: prefix})
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix}) // values are read in place, not prefetched into copies
 		defer it.Close()
 		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
 			item := it.Item()
