@@ -8,20 +8,23 @@ import (
 )
 
 // WriteClosedLoop writes the closed-loop results as a Markdown table,
-// each with its ratio to the result of the scenario named base.
-func WriteClosedLoop(w io.Writer, results []Result, base string) {
-	var baseRate float64
+// each with its ratio to the result of its Baseline (a baseline itself is
+// 1.00x; n/a when the baseline was not measured).
+func WriteClosedLoop(w io.Writer, results []Result) {
+	rates := make(map[string]float64, len(results))
 	for _, r := range results {
-		if r.Scenario == base {
-			baseRate = r.Rate
-		}
+		rates[r.Scenario] = r.Rate
 	}
 	fmt.Fprintln(w, "| server | tool | req/s | p99 | vs bare | errors |")
 	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|")
 	for _, r := range results {
+		base := r.Baseline
+		if base == "" {
+			base = r.Scenario
+		}
 		ratio := "n/a"
-		if baseRate > 0 {
-			ratio = fmt.Sprintf("%.2fx", r.Rate/baseRate)
+		if rates[base] > 0 {
+			ratio = fmt.Sprintf("%.2fx", r.Rate/rates[base])
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d |\n", r.Scenario, r.Tool, Thousands(r.Rate), ms(r.P99), ratio, r.Errors)
 	}

@@ -6,16 +6,20 @@ import (
 )
 
 // Scenario is one measured request: GET URL, sending Tokens in rotation
-// as bearer tokens (one a request; none when empty).
+// as bearer tokens (one a request; none when empty). Baseline names the
+// scenario its throughput is compared with (the bare server answering the
+// same bytes); "" for a baseline itself.
 type Scenario struct {
-	Name   string
-	URL    string
-	Tokens []string
+	Name     string
+	URL      string
+	Tokens   []string
+	Baseline string
 }
 
 // Result is what one run of a scenario measured.
 type Result struct {
 	Scenario string
+	Baseline string        // the scenario's Baseline
 	Tool     string        // how it was measured, e.g. "wrk -t2 -c64"
 	Requests uint64        // requests completed
 	Rate     float64       // requests completed per second

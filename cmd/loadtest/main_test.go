@@ -73,7 +73,7 @@ func TestMedian(t *testing.T) {
 func TestWriteReport(t *testing.T) {
 	o := options{duration: 5 * time.Second, warmup: time.Second, rounds: 3, rate: 10000, openDuration: 5 * time.Second}
 	m := machine{When: time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC), CPUs: 2, Model: "Xeon", LoadAvg: "1.50", Lookupd: "lookupd v1"}
-	closed := []loadtest.Result{{Scenario: "bare", Tool: "wrk", Rate: 60000}, {Scenario: "lookupd", Tool: "wrk", Rate: 54000}}
+	closed := []loadtest.Result{{Scenario: "bare", Tool: "wrk", Rate: 60000}, {Scenario: "lookupd", Baseline: "bare", Tool: "wrk", Rate: 54000}}
 	open := []loadtest.Result{{Scenario: "lookupd", Tool: "vegeta", Rate: 10000, P99: time.Millisecond}}
 	var b strings.Builder
 	writeReport(&b, o, loadtest.Vegeta{Connections: 64}, m, closed, open)

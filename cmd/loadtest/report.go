@@ -58,9 +58,9 @@ func writeReport(w io.Writer, o options, tool loadtest.ClosedLoop, m machine, cl
 	if o.rounds > 1 {
 		rounds = fmt.Sprintf(", median of %d rounds", o.rounds)
 	}
-	fmt.Fprintf(w, "Closed loop (%s, %v a scenario after a %v warm-up%s; ratios to the bare server of this run):\n\n",
+	fmt.Fprintf(w, "Closed loop (%s, %v a scenario after a %v warm-up%s; ratios to the bare server answering the same bytes, in this run):\n\n",
 		tool.Name(), o.duration, o.warmup, rounds)
-	loadtest.WriteClosedLoop(w, closed, closed[0].Scenario)
+	loadtest.WriteClosedLoop(w, closed)
 	writeAuditRatio(w, closed)
 	if len(open) > 0 {
 		fmt.Fprintf(w, "\nOpen loop (vegeta at a fixed %s req/s, %v a scenario, at most %d requests in flight; latency of the successful requests):\n\n",

@@ -145,10 +145,11 @@ func prepare(ctx context.Context, o options, bin string, dev *loadtest.Dev, prog
 	}
 	fmt.Fprintf(progress, "fixture projected, %d tokens accepted, bare server answers the same bytes\n", len(toks))
 	return bare, []loadtest.Scenario{
-		{Name: "bare net/http, same bytes (GET person)", URL: bare.URL + fx.PersonPath(), Tokens: one},
-		{Name: "lookupd GET person, one token", URL: dev.API + fx.PersonPath(), Tokens: one},
-		{Name: fmt.Sprintf("lookupd GET person, %s tokens in rotation", loadtest.Thousands(float64(len(many)))), URL: dev.API + fx.PersonPath(), Tokens: many},
-		{Name: fmt.Sprintf("lookupd GET signers (%d) with expand, one token", loadtest.Signers), URL: dev.API + fx.SignersPath(), Tokens: one},
+		{Name: BarePerson, URL: bare.URL + fx.PersonPath(), Tokens: one},
+		{Name: "lookupd GET person, one token", URL: dev.API + fx.PersonPath(), Tokens: one, Baseline: BarePerson},
+		{Name: fmt.Sprintf("lookupd GET person, %s tokens in rotation", loadtest.Thousands(float64(len(many)))), URL: dev.API + fx.PersonPath(), Tokens: many, Baseline: BarePerson},
+		{Name: BareSigners, URL: bare.URL + fx.SignersPath(), Tokens: one},
+		{Name: fmt.Sprintf("lookupd GET signers (%d) with expand, one token", loadtest.Signers), URL: dev.API + fx.SignersPath(), Tokens: one, Baseline: BareSigners},
 	}, nil
 }
 
@@ -176,7 +177,7 @@ func startAudited(ctx context.Context, o options, bin, dataDir string, progress 
 		if err = fx.Publish(ctx, dev.NATS); err == nil {
 			err = fx.WaitProjected(&http.Client{Timeout: 5 * time.Second}, dev.API, toks[0], time.Minute)
 		}
-		a.scenario = loadtest.Scenario{Name: AuditedScenario, URL: dev.API + fx.SignersPath(), Tokens: toks}
+		a.scenario = loadtest.Scenario{Name: AuditedScenario, URL: dev.API + fx.SignersPath(), Tokens: toks, Baseline: BareSigners}
 	}
 	if err != nil {
 		_ = dev.Stop()
@@ -185,6 +186,13 @@ func startAudited(ctx context.Context, o options, bin, dataDir string, progress 
 	fmt.Fprintln(progress, "audited lookupd dev ready (LOOKUP_AUDIT=required)")
 	return a, nil
 }
+
+// The baselines: the bare server answering the bytes lookupd answers, to
+// the same requests (path, query and Authorization header).
+const (
+	BarePerson  = "bare net/http, same bytes (GET person)"
+	BareSigners = "bare net/http, same bytes (GET signers with expand)"
+)
 
 // AuditedScenario names the scenario of the dev server with the audit
 // ledger required; the report sets it against the same GET without it.
@@ -212,6 +220,7 @@ func measureClosed(ctx context.Context, o options, tool loadtest.ClosedLoop, sce
 			if err != nil {
 				return nil, err
 			}
+			r.Baseline = s.Baseline
 			fmt.Fprintf(progress, "round %d: %s: %.0f req/s, p99 %v, %d errors\n", round+1, s.Name, r.Rate, r.P99, r.Errors)
 			runs[i] = append(runs[i], r)
 		}
