@@ -56,10 +56,17 @@ func appendStrings(b []byte, ss ...string) []byte {
 	return b
 }
 
-// reader decodes the fields of a value; the first error sticks.
+// reader decodes the fields of a value; the first error sticks. Its
+// strings are slices of one copy of the value, made by newReader: one
+// allocation for all the fields of a value rather than one each.
 type reader struct {
-	b   []byte
+	b   []byte // what is left to decode
+	s   string // the same bytes as b
 	err error
+}
+
+func newReader(v []byte) reader {
+	return reader{b: v, s: string(v)}
 }
 
 func (r *reader) nextString() string {
@@ -71,14 +78,14 @@ func (r *reader) nextString() string {
 		r.err = errCorrupt
 		return ""
 	}
-	rest := r.b[k:]
-	if n > uint64(len(rest)) {
+	if n > uint64(len(r.b)-k) {
 		r.err = errCorrupt
 		return ""
 	}
-	s := string(rest[:n])
-	r.b = rest[n:]
-	return s
+	end := k + int(n)
+	str := r.s[k:end]
+	r.b, r.s = r.b[end:], r.s[end:]
+	return str
 }
 
 func (r *reader) nextByte() byte {
@@ -90,7 +97,7 @@ func (r *reader) nextByte() byte {
 		return 0
 	}
 	c := r.b[0]
-	r.b = r.b[1:]
+	r.b, r.s = r.b[1:], r.s[1:]
 	return c
 }
 
@@ -103,7 +110,7 @@ func encodePerson(version uint64, businessID, first, middle, last string) []byte
 // decodePerson decodes the fields of a live consumer or contact value (after
 // the header); ID and Type are left for the caller.
 func decodePerson(rest []byte) (events.Person, error) {
-	r := reader{b: rest}
+	r := newReader(rest)
 	p := events.Person{BusinessID: r.nextString(), FirstName: r.nextString(), MiddleName: r.nextString(), LastName: r.nextString()}
 	return p, r.err
 }
@@ -135,7 +142,7 @@ func encodeSigner(version uint64, s *events.Signer) []byte {
 // decodeSigner decodes the fields of a live signer value (after the header);
 // SignerID and ConsumerID are left for the caller.
 func decodeSigner(rest []byte) (events.Signer, error) {
-	r := reader{b: rest}
+	r := newReader(rest)
 	s := events.Signer{
 		FirstName:     r.nextString(),
 		MiddleName:    r.nextString(),
