@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/lookup/persons/internal/periodic"
 	"github.com/lookup/persons/projector"
 	"github.com/lookup/persons/replica"
 )
@@ -151,18 +152,11 @@ func snapshotEvery(ctx context.Context, rep *replica.Replica, cfg config, logger
 	if interval <= 0 || cfg.SnapshotBucket == "" {
 		return
 	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, _, err := rep.Snapshot(ctx); err != nil && !errors.Is(err, replica.ErrNotCaughtUp) && ctx.Err() == nil {
-				logger.Error("snapshot failed; retrying at the next interval", "err", err, "retry_in", interval)
-			}
+	periodic.Every(ctx, interval, func(time.Time) {
+		if _, _, err := rep.Snapshot(ctx); err != nil && !errors.Is(err, replica.ErrNotCaughtUp) && ctx.Err() == nil {
+			logger.Error("snapshot failed; retrying at the next interval", "err", err, "retry_in", interval)
 		}
-	}
+	})
 }
 
 // replicaActions are the state-changing admin endpoints of a replica:
