@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/shellquote"
 	"github.com/lookup/persons/query"
 )
 
@@ -277,18 +278,9 @@ func moreTokensCommand(keyPath string, cfg config, tenants []string) string {
 		args = append(args, "--tenant-claim", cfg.TenantClaim, "--tenant", strings.Join(tenants, ","))
 	}
 	for i, a := range args {
-		args[i] = shellQuote(a)
+		args[i] = shellquote.Quote(a)
 	}
 	return strings.Join(args, " ")
-}
-
-// shellQuote quotes s for a POSIX shell when it holds anything but
-// characters that are safe unquoted.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,=@+%") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // printDevBanner writes the token and the example requests of dev mode.
