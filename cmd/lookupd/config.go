@@ -79,6 +79,19 @@ func boolean(what string, dst func(c *config) *bool) func(c *config, v string) e
 	}
 }
 
+// atLeast is the parse function of a setting that is a whole number of
+// at least least, set through dst; what names the setting in errors.
+func atLeast(what string, least int, dst func(c *config) *int) func(c *config, v string) error {
+	return func(c *config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < least {
+			return fmt.Errorf("%s %q: want a whole number, %d or more", what, v, least)
+		}
+		*dst(c) = n
+		return nil
+	}
+}
+
 // duration is the parse function of a duration setting set through dst:
 // positive, or 0 too when zeroOK; what names the setting and want says
 // what is wanted in errors.
@@ -119,14 +132,7 @@ var settings = []setting{
 	{"tenant-claim", "LOOKUP_TENANT_CLAIM", "", "token claim listing the caller's business ids; enables tenancy checks",
 		str(func(c *config) *string { return &c.TenantClaim })},
 	{"token-cache-size", "LOOKUP_TOKEN_CACHE_SIZE", "10000", "verified tokens remembered, so a token presented again is not verified afresh (0: off)",
-		func(c *config, v string) error {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return fmt.Errorf("token cache size %q: want a whole number, 0 or more", v)
-			}
-			c.TokenCacheSize = n
-			return nil
-		}},
+		atLeast("token cache size", 0, func(c *config) *int { return &c.TokenCacheSize })},
 	{"jwks-allow-http", "LOOKUP_JWKS_ALLOW_HTTP", "false", "allow a plain http:// JWKS URL to a host that is not loopback",
 		boolean("jwks allow http", func(c *config) *bool { return &c.JWKSAllowHTTP })},
 	{"log-format", "LOOKUP_LOG_FORMAT", "json", "log format: json or text",
