@@ -246,6 +246,9 @@ type command struct {
 	// settings table, by flag, as its help shows them.
 	defaults map[string]string
 	getenv   func(string) string
+	// positive are the command-specific duration flags that parse
+	// refuses unless positive.
+	positive []string
 }
 
 // newCommand returns a command whose flag set holds its settings, with
@@ -329,7 +332,19 @@ func (c *command) parse(args []string, stdout, stderr io.Writer) error {
 	if c.fs.NArg() > 0 {
 		return c.refuse(stderr, fmt.Errorf("lookupd %s: unexpected argument %q", c.name, c.fs.Arg(0)))
 	}
+	for _, name := range c.positive {
+		if d := c.fs.Lookup(name).Value.(flag.Getter).Get().(time.Duration); d <= 0 {
+			return c.refuse(stderr, fmt.Errorf("--%s %v: want a positive duration", name, d))
+		}
+	}
 	return nil
+}
+
+// positiveDuration defines a command-specific duration flag that parse
+// refuses (a usage error) unless it is positive.
+func (c *command) positiveDuration(name string, def time.Duration, usage string) *time.Duration {
+	c.positive = append(c.positive, name)
+	return c.fs.Duration(name, def, usage)
 }
 
 // refuse writes the usage of the command to w and returns err as a usage

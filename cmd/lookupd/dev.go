@@ -52,13 +52,10 @@ text unless LOOKUP_LOG_FORMAT or --log-format say otherwise.`,
 	c.setDefault("issuer", devIssuer)  // strict token checks, as serve
 	c.setDefault("audience", devAudience)
 	dataDir := c.fs.String("data-dir", "", "directory for the NATS store, the read model and the dev key (default: a temporary directory removed on exit)")
-	tokenTTL := c.fs.Duration("token-ttl", 12*time.Hour, "lifetime of the printed token")
+	tokenTTL := c.positiveDuration("token-ttl", 12*time.Hour, "lifetime of the printed token")
 	c.extra = []string{"data-dir", "token-ttl"}
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
-	}
-	if *tokenTTL <= 0 {
-		return c.refuse(stderr, fmt.Errorf("--token-ttl %v: want a positive duration", *tokenTTL))
 	}
 	return dev(ctx, c.cfg, newLogger(c.cfg, stderr), stdout, *dataDir, *tokenTTL, getenv)
 }

@@ -34,13 +34,10 @@ newest snapshot of the stream, snapshots are written every
 		return err
 	}
 	until := c.fs.Bool("until-caught-up", false, "exit 0 once the read model has reached the end of the stream")
-	every := c.fs.Duration("progress-interval", 5*time.Second, "interval of progress log lines (when stderr is not a terminal)")
+	every := c.positiveDuration("progress-interval", 5*time.Second, "interval of progress log lines (when stderr is not a terminal)")
 	c.extra = []string{"until-caught-up", "progress-interval"}
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
-	}
-	if *every <= 0 {
-		return c.refuse(stderr, fmt.Errorf("--progress-interval %v: want a positive duration", *every))
 	}
 	return project(ctx, c.cfg, newLogger(c.cfg, stderr), projectOptions{
 		untilCaughtUp: *until,
