@@ -321,10 +321,7 @@ func TestREADME(t *testing.T) {
 			t.Errorf("README lacks the row | `%s` | `--%s` | %s |", s.env, s.flag, def)
 		}
 	}
-	d, err := newDemoData()
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := testDemoData(t)
 	for _, id := range regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`).FindAllString(readme, -1) {
 		if id != d.Consumer {
 			t.Errorf("README example id %s is not the dev mode's example consumer %s", id, d.Consumer)

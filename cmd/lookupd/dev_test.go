@@ -185,10 +185,7 @@ func TestDevDataDirSurvives(t *testing.T) {
 }
 
 func TestDemoData(t *testing.T) {
-	d, err := newDemoData()
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := testDemoData(t)
 	var (
 		consumers, contacts                            = map[string]bool{}, map[string]bool{}
 		statuses                                       = map[events.SignerStatus]bool{}
@@ -246,7 +243,7 @@ func TestDemoData(t *testing.T) {
 			t.Errorf("no signer (or event) with %s", name)
 		}
 	}
-	again, _ := newDemoData()
+	again := testDemoData(t)
 	if again.Events[0].ID != d.Events[0].ID || again.Consumer != d.Consumer {
 		t.Errorf("demo ids are not deterministic")
 	}
@@ -352,10 +349,7 @@ func TestTokenDefaultsToDevKey(t *testing.T) {
 // which reads the banner of "lookupd dev" for its addresses and key, in
 // step with the banner.
 func TestLoadtestParsesDevBanner(t *testing.T) {
-	demo, err := newDemoData()
-	if err != nil {
-		t.Fatal(err)
-	}
+	demo := testDemoData(t)
 	tests := []struct {
 		name    string
 		keyPath string

@@ -159,7 +159,7 @@ func TestDevTenancy(t *testing.T) {
 	out := p.stdout.String()
 	tok := tokenLine.FindStringSubmatch(out)[1]
 	claims := tokentest.Claims(t, tok)
-	d, _ := newDemoData()
+	d := testDemoData(t)
 	if got := fmt.Sprint(claims["business_ids"]); got != fmt.Sprint(d.Businesses) {
 		t.Errorf("business_ids = %s, want %v", got, d.Businesses)
 	}
