@@ -62,6 +62,8 @@ type setting struct {
 	set func(c *config, v string) error
 }
 
+// str is the parse function of a setting that is any string, set through
+// dst.
 func str(dst func(c *config) *string) func(c *config, v string) error {
 	return func(c *config, v string) error { *dst(c) = v; return nil }
 }
