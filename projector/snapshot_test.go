@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -298,18 +299,9 @@ func TestSnapshotsPruned(t *testing.T) {
 	for _, o := range list {
 		got = append(got, o.Name)
 	}
-	if len(got) != 2 || !contains(got, names[3]) || !contains(got, names[2]) {
+	if len(got) != 2 || !slices.Contains(got, names[3]) || !slices.Contains(got, names[2]) {
 		t.Errorf("bucket holds %v, want the newest two of %v", got, names)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func TestSnapshotsPurgeOrphanChunks(t *testing.T) {
