@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -19,6 +20,29 @@ import (
 func runNATS(t *testing.T) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
 	return natstest.Start(t)
+}
+
+// withAndWithoutBatchPublish runs test twice, as subtests
+// allow_batched=true and allow_batched=false: each on a fresh server with
+// the audit stream created with AllowBatchPublish so set, after mutate
+// (when not nil) has changed the rest of its configuration.
+func withAndWithoutBatchPublish(t *testing.T, mutate func(*jetstream.StreamConfig),
+	test func(t *testing.T, nc *nats.Conn, js jetstream.JetStream, batched bool)) {
+	t.Helper()
+	for _, batched := range []bool{true, false} {
+		t.Run(fmt.Sprint("allow_batched=", batched), func(t *testing.T) {
+			nc, js := runNATS(t)
+			cfg := StreamConfig(DefaultStream)
+			cfg.AllowBatchPublish = batched
+			if mutate != nil {
+				mutate(&cfg)
+			}
+			if _, err := js.CreateStream(context.Background(), cfg); err != nil {
+				t.Fatal(err)
+			}
+			test(t, nc, js, batched)
+		})
+	}
 }
 
 // newLedger returns a started Ledger on nc, closed when the test ends.

@@ -11,6 +11,7 @@ import (
 	"github.com/lookup/persons/internal/wait"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -172,65 +173,51 @@ func TestParseMode(t *testing.T) {
 }
 
 func TestLedgerStoresWithAndWithoutBatchPublishing(t *testing.T) {
-	for _, batched := range []bool{true, false} {
-		t.Run(fmt.Sprint("allow_batched=", batched), func(t *testing.T) {
-			nc, js := runNATS(t)
-			cfg := StreamConfig(DefaultStream)
-			cfg.AllowBatchPublish = batched
-			if _, err := js.CreateStream(context.Background(), cfg); err != nil {
-				t.Fatal(err)
-			}
-			l := newLedger(t, nc, Config{})
-			const n = 50
-			var wg sync.WaitGroup
-			errs := make(chan error, n)
-			for i := range n {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					errs <- l.Disclose(context.Background(), disclosure(fmt.Sprint("req-", i), personA, personB))
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				if err != nil {
-					t.Fatalf("Disclose: %v", err)
-				}
-			}
-			if l.batched.Load() != batched {
-				t.Errorf("ledger batched = %v, want %v", l.batched.Load(), batched)
-			}
-			rep, err := Verify(context.Background(), js, DefaultStream)
+	withAndWithoutBatchPublish(t, nil, func(t *testing.T, nc *nats.Conn, js jetstream.JetStream, batched bool) {
+		l := newLedger(t, nc, Config{})
+		const n = 50
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs <- l.Disclose(context.Background(), disclosure(fmt.Sprint("req-", i), personA, personB))
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("Disclose: %v", err)
 			}
-			if !rep.OK() || rep.Records != 2*n {
-				t.Errorf("Verify = %+v, want %d records, no problem", rep, 2*n)
-			}
-		})
-	}
+		}
+		if l.batched.Load() != batched {
+			t.Errorf("ledger batched = %v, want %v", l.batched.Load(), batched)
+		}
+		rep, err := Verify(context.Background(), js, DefaultStream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.OK() || rep.Records != 2*n {
+			t.Errorf("Verify = %+v, want %d records, no problem", rep, 2*n)
+		}
+	})
 }
 
 func TestLedgerRequiredFailsWhenTheStreamRefusesARecord(t *testing.T) {
-	for _, batched := range []bool{true, false} {
-		t.Run(fmt.Sprint("allow_batched=", batched), func(t *testing.T) {
-			nc, js := runNATS(t)
-			cfg := StreamConfig(DefaultStream)
-			cfg.AllowBatchPublish = batched
-			cfg.MaxMsgs = 3 // discard new: the fourth record is refused
-			if _, err := js.CreateStream(context.Background(), cfg); err != nil {
-				t.Fatal(err)
-			}
-			l := newLedger(t, nc, Config{AckTimeout: time.Second})
-			if err := l.Disclose(context.Background(), disclosure("req-1", personA, personB)); err != nil {
-				t.Fatalf("Disclose within the limit: %v", err)
-			}
-			if err := l.Disclose(context.Background(), disclosure("req-2", personA, personB)); err == nil {
-				t.Fatal("Disclose beyond the limit = nil, want an error")
-			}
-		})
+	limit := func(cfg *jetstream.StreamConfig) {
+		cfg.MaxMsgs = 3 // discard new: the fourth record is refused
 	}
+	withAndWithoutBatchPublish(t, limit, func(t *testing.T, nc *nats.Conn, _ jetstream.JetStream, _ bool) {
+		l := newLedger(t, nc, Config{AckTimeout: time.Second})
+		if err := l.Disclose(context.Background(), disclosure("req-1", personA, personB)); err != nil {
+			t.Fatalf("Disclose within the limit: %v", err)
+		}
+		if err := l.Disclose(context.Background(), disclosure("req-2", personA, personB)); err == nil {
+			t.Fatal("Disclose beyond the limit = nil, want an error")
+		}
+	})
 }
 
 func TestLedgerRequiredFailsAtOnceWithoutNATS(t *testing.T) {

@@ -40,22 +40,35 @@ func (p *Publisher) Publish(ctx context.Context, e Event) (uint64, error) {
 	if e.TraceParent == "" {
 		e.TraceParent = traceParentOf(ctx)
 	}
-	body, err := Encode(e)
+	msg, err := NewMsg(e)
 	if err != nil {
 		return 0, fmt.Errorf("events: publish: %w", err)
-	}
-	valid, err := Decode(e.Subject(), body)
-	if err != nil {
-		return 0, fmt.Errorf("events: publish: %w", err)
-	}
-	msg := &nats.Msg{
-		Subject: valid.Subject(),
-		Data:    body,
-		Header:  nats.Header{jetstream.MsgIDHeader: []string{e.ID}},
 	}
 	ack, err := p.js.PublishMsg(ctx, msg)
 	if err != nil {
 		return 0, fmt.Errorf("events: publish %s event %s on %s: %w", e.Type, e.ID, msg.Subject, err)
 	}
 	return ack.Sequence, nil
+}
+
+// NewMsg returns the message Publish sends for e, for a publisher that
+// sends it another way (asynchronously, in bulk): e encoded and validated
+// (decoded against its own subject), on e.Subject() with the ids
+// lower-cased, with the Nats-Msg-Id header set to e.ID. Unlike Publish, it
+// leaves e.TraceParent as it is. Its errors are those of Publish before
+// anything is sent: ErrUnknownData, *InvalidEventError.
+func NewMsg(e Event) (*nats.Msg, error) {
+	body, err := Encode(e)
+	if err != nil {
+		return nil, err
+	}
+	valid, err := Decode(e.Subject(), body)
+	if err != nil {
+		return nil, err
+	}
+	return &nats.Msg{
+		Subject: valid.Subject(),
+		Data:    body,
+		Header:  nats.Header{jetstream.MsgIDHeader: []string{e.ID}},
+	}, nil
 }

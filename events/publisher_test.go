@@ -199,3 +199,26 @@ func TestPublisherWithoutStream(t *testing.T) {
 		t.Fatalf("Publish without a stream = %d, %v; want jetstream.ErrNoStreamResponse", seq, err)
 	}
 }
+
+// TestNewMsg: the message of an event is what Publish sends (lower-cased
+// subject, Nats-Msg-Id, a body that decodes); an invalid event has none.
+func TestNewMsg(t *testing.T) {
+	ev := testEvent(t, 1, SignerDeleted{SignerID: strings.ToUpper(testSignerID), ConsumerID: strings.ToUpper(testConsumerID)})
+	msg, err := NewMsg(ev)
+	if err != nil {
+		t.Fatalf("NewMsg: %v", err)
+	}
+	if want := sampleSubject(TypeSignerDeleted); msg.Subject != want {
+		t.Errorf("subject = %q, want %q", msg.Subject, want)
+	}
+	if got := msg.Header.Get(jetstream.MsgIDHeader); got != ev.ID {
+		t.Errorf("Nats-Msg-Id = %q, want %q", got, ev.ID)
+	}
+	if _, err := Decode(msg.Subject, msg.Data); err != nil {
+		t.Errorf("body does not decode: %v", err)
+	}
+	ev.Data = SignerDeleted{SignerID: "not-a-uuid", ConsumerID: testConsumerID}
+	if msg, err := NewMsg(ev); !errors.Is(err, ErrInvalidEvent) {
+		t.Errorf("NewMsg of an invalid event = %v, %v; want ErrInvalidEvent", msg, err)
+	}
+}

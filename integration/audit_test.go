@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -228,7 +229,7 @@ func TestAuditLedger(t *testing.T) {
 				t.Errorf("record %s twice", key)
 			case !ok || len(r.persons) == 0:
 				t.Errorf("record for read %s, which disclosed nothing", rec.RequestID)
-			case !contains(r.persons, rec.PersonID):
+			case !slices.Contains(r.persons, rec.PersonID):
 				t.Errorf("record %s names a person the read did not disclose", key)
 			case rec.Client != "app-"+r.caller || rec.Subject != "user-"+r.caller || rec.Purpose != r.purpose || rec.Replica != "replica-it":
 				t.Errorf("record %s = %+v, want caller %s purpose %s", key, rec, r.caller, r.purpose)
@@ -254,7 +255,7 @@ func TestAuditLedger(t *testing.T) {
 		}
 		wantN := 0
 		for _, r := range reads {
-			if contains(r.persons, f.signerSSN) {
+			if slices.Contains(r.persons, f.signerSSN) {
 				wantN++
 			}
 		}
@@ -422,13 +423,4 @@ func checkFHIRBundle(t *testing.T, out, person string, wantN int) {
 			t.Errorf("purposeOfEvent = %v, want the caller's purpose", ev["purposeOfEvent"])
 		}
 	}
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }

@@ -52,13 +52,10 @@ func mixedEvents(t *testing.T, n int) ([]*nats.Msg, []string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		body, err := events.Encode(ev)
+		m, err := events.NewMsg(ev)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := nats.NewMsg(ev.Subject())
-		m.Data = body
-		m.Header.Set(jetstream.MsgIDHeader, ev.ID)
 		msgs = append(msgs, m)
 	}
 	for i := 0; len(msgs) < n; i++ {

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lookup/persons/internal/shellquote"
 )
 
 // Dev is a running "lookupd dev" child process.
@@ -130,7 +132,11 @@ func ParseBanner(r io.Reader) (Banner, error) {
 		case strings.HasPrefix(line, "More tokens"):
 			more = true
 		case more && strings.Contains(line, " token "):
-			b.KeyPath = flagValue(shellWords(line), "--key")
+			words, err := shellquote.Split(line)
+			if err != nil {
+				return b, fmt.Errorf("the banner's token command: %w", err)
+			}
+			b.KeyPath = flagValue(words, "--key")
 			more = false
 		case strings.HasPrefix(line, "Stop with Ctrl-C"):
 			return b, nil
@@ -150,45 +156,6 @@ func flagValue(words []string, name string) string {
 		}
 	}
 	return ""
-}
-
-// shellWords splits a command line as a POSIX shell would split words
-// quoted the way "lookupd dev" quotes them: single quotes, and a
-// backslash escaping one character outside them.
-func shellWords(line string) []string {
-	var words []string
-	var w strings.Builder
-	inWord, quoted, escaped := false, false, false
-	for _, r := range line {
-		switch {
-		case escaped:
-			w.WriteRune(r)
-			escaped = false
-		case quoted:
-			if r == '\'' {
-				quoted = false
-			} else {
-				w.WriteRune(r)
-			}
-		case r == '\'':
-			quoted, inWord = true, true
-		case r == '\\':
-			escaped, inWord = true, true
-		case r == ' ' || r == '\t':
-			if inWord {
-				words = append(words, w.String())
-				w.Reset()
-				inWord = false
-			}
-		default:
-			w.WriteRune(r)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, w.String())
-	}
-	return words
 }
 
 // tail is an io.Writer that keeps the last bytes written to it in a ring

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/google/uuid"
@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/httpget"
 	"github.com/lookup/persons/internal/wait"
 )
 
@@ -124,33 +125,21 @@ func (f Fixture) WaitProjected(c *http.Client, base, token string, timeout time.
 }
 
 // Response is one captured answer.
-type Response struct {
-	Status int
-	Header http.Header
-	Body   []byte
-}
+type Response = httpget.Response
 
-// Get sends GET url with token as a bearer token (none when "") and
+// Get sends GET rawURL with token as a bearer token (none when "") and
 // returns the answer, or an error when it is not 200 OK.
-func Get(c *http.Client, url, token string) (Response, error) {
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+func Get(c *http.Client, rawURL, token string) (Response, error) {
+	r, err := httpget.Get(c, rawURL, token, nil)
 	if err != nil {
 		return Response{}, err
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	if r.Status != http.StatusOK {
+		path := rawURL
+		if u, err := url.Parse(rawURL); err == nil {
+			path = u.Path
+		}
+		return Response{}, fmt.Errorf("GET %s: %d %s", path, r.Status, http.StatusText(r.Status))
 	}
-	res, err := c.Do(req)
-	if err != nil {
-		return Response{}, err
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	if err != nil {
-		return Response{}, err
-	}
-	if res.StatusCode != http.StatusOK {
-		return Response{}, fmt.Errorf("GET %s: %s", req.URL.Path, res.Status)
-	}
-	return Response{Status: res.StatusCode, Header: res.Header, Body: body}, nil
+	return r, nil
 }

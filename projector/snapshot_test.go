@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,17 @@ import (
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/natstest"
 )
+
+// generatedStream starts a server whose PERSONS stream holds n events
+// generated from seed (the generator seeded with seed, seed+1), and returns
+// its JetStream and the events.
+func generatedStream(t *testing.T, seed uint64, n int) (jetstream.JetStream, []wireMsg) {
+	t.Helper()
+	js := setup(t)
+	msgs := genStream(t, rand.New(rand.NewPCG(seed, seed+1)), n)
+	publishAll(t, js, msgs)
+	return js, msgs
+}
 
 // projected returns a store holding the projection of js's PERSONS,
 // caught up.
@@ -131,10 +143,7 @@ func objectBytes(t *testing.T, js jetstream.JetStream, bucket, name string) []by
 }
 
 func TestSnapshotRefused(t *testing.T) {
-	_, js := natstest.Start(t)
-	createStream(t, js)
-	msgs := genStream(t, rand.New(rand.NewPCG(3, 4)), 600)
-	publishAll(t, js, msgs)
+	js, msgs := generatedStream(t, 3, 600)
 	key := bytes.Repeat([]byte{1}, 32)
 	plain := projected(t, js, nil)
 	secret := projected(t, js, key)
@@ -247,10 +256,7 @@ func TestSnapshotRefused(t *testing.T) {
 }
 
 func TestRestoreRefusesNonEmptyStore(t *testing.T) {
-	_, js := natstest.Start(t)
-	createStream(t, js)
-	msgs := genStream(t, rand.New(rand.NewPCG(5, 6)), 100)
-	publishAll(t, js, msgs)
+	js, _ := generatedStream(t, 5, 100)
 	a := projected(t, js, nil)
 	snap, err := a.Snapshot()
 	if err != nil {
@@ -270,10 +276,7 @@ func TestRestoreRefusesNonEmptyStore(t *testing.T) {
 }
 
 func TestSnapshotsPruned(t *testing.T) {
-	_, js := natstest.Start(t)
-	createStream(t, js)
-	msgs := genStream(t, rand.New(rand.NewPCG(7, 8)), 50)
-	publishAll(t, js, msgs)
+	js, _ := generatedStream(t, 7, 50)
 	a := projected(t, js, nil)
 	sn, err := NewSnapshots(js, SnapshotsConfig{Bucket: "PRUNE", Keep: 2})
 	if err != nil {
@@ -296,24 +299,13 @@ func TestSnapshotsPruned(t *testing.T) {
 	for _, o := range list {
 		got = append(got, o.Name)
 	}
-	if len(got) != 2 || !contains(got, names[3]) || !contains(got, names[2]) {
+	if len(got) != 2 || !slices.Contains(got, names[3]) || !slices.Contains(got, names[2]) {
 		t.Errorf("bucket holds %v, want the newest two of %v", got, names)
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 func TestSnapshotsPurgeOrphanChunks(t *testing.T) {
-	_, js := natstest.Start(t)
-	createStream(t, js)
-	publishAll(t, js, genStream(t, rand.New(rand.NewPCG(9, 10)), 50))
+	js, _ := generatedStream(t, 9, 50)
 	a := projected(t, js, nil)
 	ctx := context.Background()
 	for _, tc := range []struct {

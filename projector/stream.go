@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lookup/persons/internal/periodic"
 )
 
 // checkIdentity compares the stream found with the identity recorded in the
@@ -99,43 +101,41 @@ func (p *Projector) markCaughtUp() {
 
 // refreshLoop polls the stream's state for Progress until ctx is done.
 func (p *Projector) refreshLoop(ctx context.Context, stream jetstream.Stream) {
-	t := time.NewTicker(p.cfg.RefreshInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		rctx, cancel := context.WithTimeout(ctx, p.cfg.RefreshInterval)
-		info, err := stream.Info(rctx)
-		cancel()
-		replaced := false
-		if err == nil {
-			p.mu.Lock()
-			id := p.ident
-			p.mu.Unlock()
-			replaced = id.name != "" && !id.equal(streamIdentity{name: info.Config.Name, created: info.Created})
-		}
-		if errors.Is(err, jetstream.ErrStreamNotFound) || replaced {
-			// The stream was deleted (or replaced): end the session (its
-			// ordered consumer would retry forever), so that Run finds out
-			// and returns.
-			select {
-			case p.streamGone <- struct{}{}:
-			default:
-			}
-		}
-		if err != nil {
-			if ctx.Err() == nil {
-				p.setReached(false)
-			}
-			continue
-		}
-		p.setReached(true)
-		p.observeStream(info)
-		p.observeOldest(ctx, stream)
+	periodic.Every(ctx, p.cfg.RefreshInterval, func(time.Time) { p.refreshStream(ctx, stream) })
+}
+
+// refreshStream reads the stream's state once: whether it is reachable,
+// its last sequence and oldest unapplied event, and whether it is gone or
+// replaced (which ends the session).
+func (p *Projector) refreshStream(ctx context.Context, stream jetstream.Stream) {
+	rctx, cancel := context.WithTimeout(ctx, p.cfg.RefreshInterval)
+	info, err := stream.Info(rctx)
+	cancel()
+	replaced := false
+	if err == nil {
+		p.mu.Lock()
+		id := p.ident
+		p.mu.Unlock()
+		replaced = id.name != "" && !id.equal(streamIdentity{name: info.Config.Name, created: info.Created})
 	}
+	if errors.Is(err, jetstream.ErrStreamNotFound) || replaced {
+		// The stream was deleted (or replaced): end the session (its
+		// ordered consumer would retry forever), so that Run finds out
+		// and returns.
+		select {
+		case p.streamGone <- struct{}{}:
+		default:
+		}
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			p.setReached(false)
+		}
+		return
+	}
+	p.setReached(true)
+	p.observeStream(info)
+	p.observeOldest(ctx, stream)
 }
 
 // checkNotReplaced guards against a stream deleted and created again under

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/lestrrat-go/jwx/v3/jwa"
+
+	"github.com/lookup/persons/internal/periodic"
 )
 
 // The refresh rules of a URL key set:
@@ -32,19 +34,12 @@ var errCoolingDown = errors.New("jwks: unknown-kid refetch cooling down")
 
 func (j *JWKS) refreshLoop(ctx context.Context, every time.Duration) {
 	defer close(j.stopped)
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			// A failure keeps the current keys; the next tick tries again.
-			if err := j.refresh(ctx); err != nil && ctx.Err() == nil {
-				j.logFailure(ctx, "background", err)
-			}
+	periodic.Every(ctx, every, func(time.Time) {
+		// A failure keeps the current keys; the next tick tries again.
+		if err := j.refresh(ctx); err != nil && ctx.Err() == nil {
+			j.logFailure(ctx, "background", err)
 		}
-	}
+	})
 }
 
 // refresh fetches the key set now and installs it on success (start-up

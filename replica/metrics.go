@@ -22,33 +22,22 @@ type metrics struct {
 	rebuildApplied  prometheus.Gauge
 }
 
+// newMetrics builds the metrics, with every outcome label present from the
+// start, and registers them with reg unless reg is nil.
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
-		snapshots: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "lookup_snapshots_total",
-			Help: "Snapshots of the read model written to the bucket, by outcome: stored or failed."}, []string{"outcome"}),
-		snapshotPos: prometheus.NewGauge(prometheus.GaugeOpts{Name: "lookup_snapshot_last_position",
-			Help: "Stream sequence of the last snapshot stored."}),
-		snapshotTime: prometheus.NewGauge(prometheus.GaugeOpts{Name: "lookup_snapshot_last_success_timestamp_seconds",
-			Help: "Unix time of the last snapshot stored."}),
-		snapshotSeconds: prometheus.NewGauge(prometheus.GaugeOpts{Name: "lookup_snapshot_last_duration_seconds",
-			Help: "How long the last snapshot stored took to write."}),
-		restores: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "lookup_snapshot_restores_total",
-			Help: "Bootstraps of an empty read model, by outcome: restored (from a snapshot), none (no usable snapshot: replayed from the start) or failed."}, []string{"outcome"}),
-		rebuilds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "lookup_rebuilds_total",
-			Help: "Blue/green rebuilds of the read model, by outcome: swapped or failed."}, []string{"outcome"}),
-		rebuilding: prometheus.NewGauge(prometheus.GaugeOpts{Name: "lookup_rebuild_in_progress",
-			Help: "1 while a rebuild of the read model is under way."}),
-		rebuildApplied: prometheus.NewGauge(prometheus.GaugeOpts{Name: "lookup_rebuild_applied_sequence",
-			Help: "Stream sequence the read model being rebuilt has reached."}),
-	}
-	for _, o := range []string{"stored", "failed"} {
-		m.snapshots.WithLabelValues(o)
-	}
-	for _, o := range []string{"restored", "none", "failed"} {
-		m.restores.WithLabelValues(o)
-	}
-	for _, o := range []string{"swapped", "failed"} {
-		m.rebuilds.WithLabelValues(o)
+		snapshots: outcomes("lookup_snapshots_total",
+			"Snapshots of the read model written to the bucket, by outcome: stored or failed.", "stored", "failed"),
+		snapshotPos:     gauge("lookup_snapshot_last_position", "Stream sequence of the last snapshot stored."),
+		snapshotTime:    gauge("lookup_snapshot_last_success_timestamp_seconds", "Unix time of the last snapshot stored."),
+		snapshotSeconds: gauge("lookup_snapshot_last_duration_seconds", "How long the last snapshot stored took to write."),
+		restores: outcomes("lookup_snapshot_restores_total",
+			"Bootstraps of an empty read model, by outcome: restored (from a snapshot), none (no usable snapshot: replayed from the start) or failed.",
+			"restored", "none", "failed"),
+		rebuilds: outcomes("lookup_rebuilds_total",
+			"Blue/green rebuilds of the read model, by outcome: swapped or failed.", "swapped", "failed"),
+		rebuilding:     gauge("lookup_rebuild_in_progress", "1 while a rebuild of the read model is under way."),
+		rebuildApplied: gauge("lookup_rebuild_applied_sequence", "Stream sequence the read model being rebuilt has reached."),
 	}
 	if reg == nil {
 		return m, nil
@@ -60,6 +49,21 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}
 	}
 	return m, nil
+}
+
+// gauge returns a gauge of the given name and help.
+func gauge(name, help string) prometheus.Gauge {
+	return prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+}
+
+// outcomes returns a counter of the given name and help with the label
+// "outcome", each of values present (at 0) from the start.
+func outcomes(name, help string, values ...string) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{"outcome"})
+	for _, o := range values {
+		c.WithLabelValues(o)
+	}
+	return c
 }
 
 func (m *metrics) snapshotDone(info projector.SnapshotInfo, start time.Time, err error) {

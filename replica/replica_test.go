@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
@@ -37,13 +36,10 @@ func publishConsumers(t testing.TB, js jetstream.JetStream, from, to int, v uint
 		if err != nil {
 			t.Fatal(err)
 		}
-		body, err := events.Encode(ev)
+		m, err := events.NewMsg(ev)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := nats.NewMsg(ev.Subject())
-		m.Data = body
-		m.Header.Set(jetstream.MsgIDHeader, ev.ID)
 		if _, err := js.PublishMsgAsync(m); err != nil {
 			t.Fatal(err)
 		}

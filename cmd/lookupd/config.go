@@ -62,6 +62,8 @@ type setting struct {
 	set func(c *config, v string) error
 }
 
+// str is the parse function of a setting that is any string, set through
+// dst.
 func str(dst func(c *config) *string) func(c *config, v string) error {
 	return func(c *config, v string) error { *dst(c) = v; return nil }
 }
@@ -75,6 +77,19 @@ func boolean(what string, dst func(c *config) *bool) func(c *config, v string) e
 			return fmt.Errorf("%s %q: want true or false", what, v)
 		}
 		*dst(c) = b
+		return nil
+	}
+}
+
+// atLeast is the parse function of a setting that is a whole number of
+// at least least, set through dst; what names the setting in errors.
+func atLeast(what string, least int, dst func(c *config) *int) func(c *config, v string) error {
+	return func(c *config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < least {
+			return fmt.Errorf("%s %q: want a whole number, %d or more", what, v, least)
+		}
+		*dst(c) = n
 		return nil
 	}
 }
@@ -119,14 +134,7 @@ var settings = []setting{
 	{"tenant-claim", "LOOKUP_TENANT_CLAIM", "", "token claim listing the caller's business ids; enables tenancy checks",
 		str(func(c *config) *string { return &c.TenantClaim })},
 	{"token-cache-size", "LOOKUP_TOKEN_CACHE_SIZE", "10000", "verified tokens remembered, so a token presented again is not verified afresh (0: off)",
-		func(c *config, v string) error {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return fmt.Errorf("token cache size %q: want a whole number, 0 or more", v)
-			}
-			c.TokenCacheSize = n
-			return nil
-		}},
+		atLeast("token cache size", 0, func(c *config) *int { return &c.TokenCacheSize })},
 	{"jwks-allow-http", "LOOKUP_JWKS_ALLOW_HTTP", "false", "allow a plain http:// JWKS URL to a host that is not loopback",
 		boolean("jwks allow http", func(c *config) *bool { return &c.JWKSAllowHTTP })},
 	{"log-format", "LOOKUP_LOG_FORMAT", "json", "log format: json or text",
@@ -240,6 +248,9 @@ type command struct {
 	// settings table, by flag, as its help shows them.
 	defaults map[string]string
 	getenv   func(string) string
+	// positive are the command-specific duration flags that parse
+	// refuses unless positive.
+	positive []string
 }
 
 // newCommand returns a command whose flag set holds its settings, with
@@ -323,7 +334,19 @@ func (c *command) parse(args []string, stdout, stderr io.Writer) error {
 	if c.fs.NArg() > 0 {
 		return c.refuse(stderr, fmt.Errorf("lookupd %s: unexpected argument %q", c.name, c.fs.Arg(0)))
 	}
+	for _, name := range c.positive {
+		if d := c.fs.Lookup(name).Value.(flag.Getter).Get().(time.Duration); d <= 0 {
+			return c.refuse(stderr, fmt.Errorf("--%s %v: want a positive duration", name, d))
+		}
+	}
 	return nil
+}
+
+// positiveDuration defines a command-specific duration flag that parse
+// refuses (a usage error) unless it is positive.
+func (c *command) positiveDuration(name string, def time.Duration, usage string) *time.Duration {
+	c.positive = append(c.positive, name)
+	return c.fs.Duration(name, def, usage)
 }
 
 // refuse writes the usage of the command to w and returns err as a usage

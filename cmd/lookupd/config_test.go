@@ -197,29 +197,6 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-func TestExitCode(t *testing.T) {
-	tests := []struct {
-		name string
-		args []string
-		want int
-	}{
-		{"help", []string{"--help"}, 0},
-		{"version", []string{"version"}, 0},
-		{"unknown command", []string{"nope"}, 2},
-		{"bad flag", []string{"token", "--nope"}, 2},
-		{"start-up error", []string{"serve", "--jwks-file", ""}, 1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var out, errOut logtest.Buffer
-			err := run(context.Background(), tt.args, env(nil), &out, &errOut)
-			if got := exitCode(err); got != tt.want {
-				t.Errorf("exit code = %d (err %v), want %d", got, err, tt.want)
-			}
-		})
-	}
-}
-
 // TestHelpDefaults: the DEFAULT column of each command's help is the
 // default that command uses, and no flag line states another one.
 func TestHelpDefaults(t *testing.T) {
@@ -344,10 +321,7 @@ func TestREADME(t *testing.T) {
 			t.Errorf("README lacks the row | `%s` | `--%s` | %s |", s.env, s.flag, def)
 		}
 	}
-	d, err := newDemoData()
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := testDemoData(t)
 	for _, id := range regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`).FindAllString(readme, -1) {
 		if id != d.Consumer {
 			t.Errorf("README example id %s is not the dev mode's example consumer %s", id, d.Consumer)

@@ -16,10 +16,7 @@ func TestDemoCommandPublishes(t *testing.T) {
 	ns := runNATS(t)
 	js := jetStream(t, ns)
 	createStream(t, js, "DEMO")
-	demo, err := newDemoData()
-	if err != nil {
-		t.Fatal(err)
-	}
+	demo := testDemoData(t)
 	environ := map[string]string{"LOOKUP_NATS_URL": ns.ClientURL(), "LOOKUP_STREAM": "DEMO"}
 	for i, wantNew := range []int{len(demo.Events), 0} {
 		t.Run(fmt.Sprintf("run %d", i+1), func(t *testing.T) {
@@ -80,10 +77,7 @@ func TestDemoPrint(t *testing.T) {
 	if err := run(context.Background(), []string{"demo", "--print"}, env(nil), &out, &errOut); err != nil {
 		t.Fatalf("demo --print: %v (stderr %q)", err, errOut.String())
 	}
-	demo, err := newDemoData()
-	if err != nil {
-		t.Fatal(err)
-	}
+	demo := testDemoData(t)
 	sc := bufio.NewScanner(strings.NewReader(out.String()))
 	sc.Buffer(nil, 1<<20)
 	n := 0

@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/shellquote"
 	"github.com/lookup/persons/query"
 )
 
@@ -51,13 +52,10 @@ text unless LOOKUP_LOG_FORMAT or --log-format say otherwise.`,
 	c.setDefault("issuer", devIssuer)  // strict token checks, as serve
 	c.setDefault("audience", devAudience)
 	dataDir := c.fs.String("data-dir", "", "directory for the NATS store, the read model and the dev key (default: a temporary directory removed on exit)")
-	tokenTTL := c.fs.Duration("token-ttl", 12*time.Hour, "lifetime of the printed token")
+	tokenTTL := c.positiveDuration("token-ttl", 12*time.Hour, "lifetime of the printed token")
 	c.extra = []string{"data-dir", "token-ttl"}
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
-	}
-	if *tokenTTL <= 0 {
-		return c.refuse(stderr, fmt.Errorf("--token-ttl %v: want a positive duration", *tokenTTL))
 	}
 	logger, flushLogs := bufferedLogger(c.cfg, stderr)
 	defer flushLogs()
@@ -279,18 +277,9 @@ func moreTokensCommand(keyPath string, cfg config, tenants []string) string {
 		args = append(args, "--tenant-claim", cfg.TenantClaim, "--tenant", strings.Join(tenants, ","))
 	}
 	for i, a := range args {
-		args[i] = shellQuote(a)
+		args[i] = shellquote.Quote(a)
 	}
 	return strings.Join(args, " ")
-}
-
-// shellQuote quotes s for a POSIX shell when it holds anything but
-// characters that are safe unquoted.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,=@+%") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // printDevBanner writes the token and the example requests of dev mode.

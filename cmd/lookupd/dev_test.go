@@ -18,6 +18,7 @@ import (
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/repofile"
+	"github.com/lookup/persons/internal/shellquote"
 	"github.com/lookup/persons/internal/wait"
 	"github.com/lookup/persons/loadtest"
 )
@@ -37,7 +38,10 @@ func moreTokens(t *testing.T, banner string) string {
 	if m == nil {
 		t.Fatalf("no More tokens command in:\n%s", banner)
 	}
-	words := shellWords(t, m[1])
+	words, err := shellquote.Split(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
 	const prefix = "go run ./cmd/lookupd token "
 	if !strings.HasPrefix(strings.Join(words, " "), prefix) {
 		t.Fatalf("More tokens command %q does not start with %q", m[1], prefix)
@@ -47,69 +51,6 @@ func moreTokens(t *testing.T, banner string) string {
 		t.Fatalf("%s: %v\n%s", m[1], err, errOut.String())
 	}
 	return strings.TrimSpace(out.String())
-}
-
-// shellWords splits a POSIX shell command line of plain and single-quoted
-// words (what shellQuote writes).
-func shellWords(t *testing.T, line string) []string {
-	t.Helper()
-	var (
-		words   []string
-		cur     strings.Builder
-		inWord  bool
-		quoted  bool
-		escaped bool
-	)
-	for _, r := range line {
-		switch {
-		case escaped:
-			cur.WriteRune(r)
-			escaped = false
-		case quoted && r == '\'':
-			quoted = false
-		case quoted:
-			cur.WriteRune(r)
-		case r == '\'':
-			quoted, inWord = true, true
-		case r == '\\':
-			escaped, inWord = true, true
-		case r == '"' || r == '$' || r == '`':
-			t.Fatalf("unexpected shell character %q in %q", r, line)
-		case r == ' ':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteRune(r)
-			inWord = true
-		}
-	}
-	if quoted || escaped {
-		t.Fatalf("unterminated quote in %q", line)
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words
-}
-
-func TestShellQuote(t *testing.T) {
-	for _, s := range []string{"plain", "https://dev.example/a?b=c", "it's", "a b", "", "x'y'z", "$HOME"} {
-		line := "cmd " + shellQuote(s)
-		if s == "$HOME" && !strings.Contains(line, "'$HOME'") {
-			t.Errorf("shellQuote(%q) = %s, want it quoted", s, shellQuote(s))
-			continue
-		}
-		if strings.ContainsAny(s, "$") {
-			continue // shellWords refuses $ outside quotes only; checked above
-		}
-		got := shellWords(t, line)
-		if len(got) != 2 || got[1] != s {
-			t.Errorf("shellQuote(%q) = %s, splits into %q", s, shellQuote(s), got)
-		}
-	}
 }
 
 func TestDev(t *testing.T) {
@@ -250,10 +191,7 @@ func TestDevDataDirSurvives(t *testing.T) {
 }
 
 func TestDemoData(t *testing.T) {
-	d, err := newDemoData()
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := testDemoData(t)
 	var (
 		consumers, contacts                            = map[string]bool{}, map[string]bool{}
 		statuses                                       = map[events.SignerStatus]bool{}
@@ -311,7 +249,7 @@ func TestDemoData(t *testing.T) {
 			t.Errorf("no signer (or event) with %s", name)
 		}
 	}
-	again, _ := newDemoData()
+	again := testDemoData(t)
 	if again.Events[0].ID != d.Events[0].ID || again.Consumer != d.Consumer {
 		t.Errorf("demo ids are not deterministic")
 	}
@@ -417,10 +355,7 @@ func TestTokenDefaultsToDevKey(t *testing.T) {
 // which reads the banner of "lookupd dev" for its addresses and key, in
 // step with the banner.
 func TestLoadtestParsesDevBanner(t *testing.T) {
-	demo, err := newDemoData()
-	if err != nil {
-		t.Fatal(err)
-	}
+	demo := testDemoData(t)
 	tests := []struct {
 		name    string
 		keyPath string

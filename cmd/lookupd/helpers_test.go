@@ -32,6 +32,51 @@ func env(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
+// publish publishes events through events.Publisher.
+func publish(t *testing.T, js jetstream.JetStream, data ...any) {
+	t.Helper()
+	p := events.NewPublisher(js)
+	for _, d := range data {
+		ev, err := events.NewEvent("urn:test", 1, d)
+		if err != nil {
+			t.Fatalf("new event: %v", err)
+		}
+		if _, err := p.Publish(context.Background(), ev); err != nil {
+			t.Fatalf("publish %T: %v", d, err)
+		}
+	}
+}
+
+const (
+	testIssuer   = "https://issuer.test"
+	testAudience = "lookup-test"
+)
+
+// serveEnv is the environment of a serve test on ns with the data in dir.
+func serveEnv(t *testing.T, ns *server.Server, dir string) map[string]string {
+	return map[string]string{
+		"LOOKUP_HTTP_ADDR":        "127.0.0.1:0",
+		"LOOKUP_ADMIN_ADDR":       "127.0.0.1:0",
+		"LOOKUP_NATS_URL":         ns.ClientURL(),
+		"LOOKUP_DATA_DIR":         dir,
+		"LOOKUP_JWKS_FILE":        writeJWKS(t),
+		"LOOKUP_ISSUER":           testIssuer,
+		"LOOKUP_AUDIENCE":         testAudience,
+		"LOOKUP_SHUTDOWN_TIMEOUT": "20s",
+	}
+}
+
+// testDemoData returns the demo data set (newDemoData), failing the test
+// if it cannot be built.
+func testDemoData(t *testing.T) *demoData {
+	t.Helper()
+	d, err := newDemoData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 // runNATS starts an in-process NATS server with JetStream on a random port,
 // storing in a temporary directory, stopped when the test ends.
 func runNATS(t *testing.T) *server.Server {
@@ -81,10 +126,7 @@ func freePort(t *testing.T) int {
 // business, with the id demoID(prefix, 0).
 func adaConsumer(t *testing.T, prefix string) events.Consumer {
 	t.Helper()
-	demo, err := newDemoData()
-	if err != nil {
-		t.Fatal(err)
-	}
+	demo := testDemoData(t)
 	return events.Consumer{ConsumerID: demoID(prefix, 0), BusinessID: demo.Businesses[0], FirstName: "Ada", LastName: "Lovelace"}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -44,18 +45,38 @@ func lookupdCmd(t *testing.T, environ map[string]string, args ...string) (*exec.
 	return cmd, &errOut
 }
 
-func TestMainExitStatus(t *testing.T) {
-	tests := []struct {
-		name string
-		args []string
-		want int
-	}{
-		{"help", []string{"--help"}, 0},
-		{"unknown command", []string{"frobnicate"}, 2},
-		{"bad flag", []string{"serve", "--bogus"}, 2},
-		{"no JWKS", []string{"serve"}, 1},
+// exitCases are lookupd's exit statuses: 0 for help and version, 2 for a
+// command-line error, 1 for a start-up error. TestExitCode checks them
+// through run, TestMainExitStatus through the real main in a process.
+var exitCases = []struct {
+	name string
+	args []string
+	want int
+}{
+	{"help", []string{"--help"}, 0},
+	{"version", []string{"version"}, 0},
+	{"unknown command", []string{"nope"}, 2},
+	{"another unknown command", []string{"frobnicate"}, 2},
+	{"bad flag", []string{"token", "--nope"}, 2},
+	{"bad flag of serve", []string{"serve", "--bogus"}, 2},
+	{"start-up error", []string{"serve", "--jwks-file", ""}, 1},
+	{"no JWKS", []string{"serve"}, 1},
+}
+
+func TestExitCode(t *testing.T) {
+	for _, tt := range exitCases {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut logtest.Buffer
+			err := run(context.Background(), tt.args, env(map[string]string{"LOOKUP_DATA_DIR": t.TempDir()}), &out, &errOut)
+			if got := exitCode(err); got != tt.want {
+				t.Errorf("exit code = %d (err %v), want %d", got, err, tt.want)
+			}
+		})
 	}
-	for _, tt := range tests {
+}
+
+func TestMainExitStatus(t *testing.T) {
+	for _, tt := range exitCases {
 		t.Run(tt.name, func(t *testing.T) {
 			cmd, errOut := lookupdCmd(t, map[string]string{"LOOKUP_DATA_DIR": t.TempDir()}, tt.args...)
 			err := cmd.Run()

@@ -1,10 +1,6 @@
 package main
 
-import (
-	"fmt"
-	"strconv"
-	"time"
-)
+import "time"
 
 // operationsConfig holds the settings of snapshots and rebuilds (see the
 // README, "Operations").
@@ -28,14 +24,7 @@ var operationsSettings = []setting{
 		duration("snapshot interval", "a duration such as 1h, or 0s (only on request)", true,
 			func(c *config) *time.Duration { return &c.SnapshotInterval })},
 	{"snapshot-keep", "LOOKUP_SNAPSHOT_KEEP", "3", "snapshots of the stream kept in the bucket (older ones are deleted)",
-		func(c *config, v string) error {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return fmt.Errorf("snapshot keep %q: want a whole number, 1 or more", v)
-			}
-			c.SnapshotKeep = n
-			return nil
-		}},
+		atLeast("snapshot keep", 1, func(c *config) *int { return &c.SnapshotKeep })},
 	{"rebuild-on-mismatch", "LOOKUP_REBUILD_ON_MISMATCH", "false", "true: a read model of another stream, or of an earlier incarnation of it, is rebuilt beside the old one at start-up instead of stopping serve",
 		boolean("rebuild on mismatch", func(c *config) *bool { return &c.RebuildOnMismatch })},
 }

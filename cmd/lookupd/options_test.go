@@ -17,6 +17,7 @@ import (
 
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/tokentest"
 	"github.com/lookup/persons/internal/wait"
 	"github.com/lookup/persons/projector"
 	"github.com/lookup/persons/query"
@@ -157,8 +158,8 @@ func TestDevTenancy(t *testing.T) {
 	})
 	out := p.stdout.String()
 	tok := tokenLine.FindStringSubmatch(out)[1]
-	claims := payload(t, tok)
-	d, _ := newDemoData()
+	claims := tokentest.Claims(t, tok)
+	d := testDemoData(t)
 	if got := fmt.Sprint(claims["business_ids"]); got != fmt.Sprint(d.Businesses) {
 		t.Errorf("business_ids = %s, want %v", got, d.Businesses)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lookup/persons/internal/periodic"
 	"github.com/lookup/persons/projector"
 )
 
@@ -33,13 +34,10 @@ newest snapshot of the stream, snapshots are written every
 		return err
 	}
 	until := c.fs.Bool("until-caught-up", false, "exit 0 once the read model has reached the end of the stream")
-	every := c.fs.Duration("progress-interval", 5*time.Second, "interval of progress log lines (when stderr is not a terminal)")
+	every := c.positiveDuration("progress-interval", 5*time.Second, "interval of progress log lines (when stderr is not a terminal)")
 	c.extra = []string{"until-caught-up", "progress-interval"}
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
-	}
-	if *every <= 0 {
-		return c.refuse(stderr, fmt.Errorf("--progress-interval %v: want a positive duration", *every))
 	}
 	return project(ctx, c.cfg, newLogger(c.cfg, stderr), projectOptions{
 		untilCaughtUp: *until,
@@ -152,26 +150,19 @@ func reportProgress(ctx context.Context, src progressSource, logger *slog.Logger
 			}
 		}
 	}
-	t := time.NewTicker(opts.interval)
-	defer t.Stop()
 	last, lastAt := src.Progress().AppliedSeq, time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case now := <-t.C:
-			p := src.Progress()
-			rate := float64(p.AppliedSeq-min(last, p.AppliedSeq)) / now.Sub(lastAt).Seconds()
-			last, lastAt = p.AppliedSeq, now
-			var lag uint64
-			if p.StreamLastSeq > p.AppliedSeq {
-				lag = p.StreamLastSeq - p.AppliedSeq
-			}
-			logger.Info("projecting", "applied_sequence", p.AppliedSeq, "target_sequence", p.TargetSeq,
-				"lag", lag, "events_per_second", int64(rate), "applied", p.Applied, "skipped", p.Skipped,
-				"dead_lettered", p.DeadLettered, "connected", p.Connected, "caught_up", p.CaughtUp)
+	periodic.Every(ctx, opts.interval, func(now time.Time) {
+		p := src.Progress()
+		rate := float64(p.AppliedSeq-min(last, p.AppliedSeq)) / now.Sub(lastAt).Seconds()
+		last, lastAt = p.AppliedSeq, now
+		var lag uint64
+		if p.StreamLastSeq > p.AppliedSeq {
+			lag = p.StreamLastSeq - p.AppliedSeq
 		}
-	}
+		logger.Info("projecting", "applied_sequence", p.AppliedSeq, "target_sequence", p.TargetSeq,
+			"lag", lag, "events_per_second", int64(rate), "applied", p.Applied, "skipped", p.Skipped,
+			"dead_lettered", p.DeadLettered, "connected", p.Connected, "caught_up", p.CaughtUp)
+	})
 }
 
 // clampInt64 returns u as an int64, math.MaxInt64 if it does not fit.

@@ -16,13 +16,11 @@ import (
 
 func TestProjectUntilCaughtUp(t *testing.T) {
 	ns, js := personsNATS(t)
-	demo, err := newDemoData()
-	if err != nil {
-		t.Fatal(err)
-	}
+	demo := testDemoData(t)
 	pub := events.NewPublisher(js)
 	var last uint64
 	for _, ev := range demo.Events {
+		var err error
 		if last, err = pub.Publish(context.Background(), ev); err != nil {
 			t.Fatal(err)
 		}

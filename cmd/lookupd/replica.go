@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/lookup/persons/internal/periodic"
 	"github.com/lookup/persons/projector"
 	"github.com/lookup/persons/replica"
 )
@@ -151,18 +152,11 @@ func snapshotEvery(ctx context.Context, rep *replica.Replica, cfg config, logger
 	if interval <= 0 || cfg.SnapshotBucket == "" {
 		return
 	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, _, err := rep.Snapshot(ctx); err != nil && !errors.Is(err, replica.ErrNotCaughtUp) && ctx.Err() == nil {
-				logger.Error("snapshot failed; retrying at the next interval", "err", err, "retry_in", interval)
-			}
+	periodic.Every(ctx, interval, func(time.Time) {
+		if _, _, err := rep.Snapshot(ctx); err != nil && !errors.Is(err, replica.ErrNotCaughtUp) && ctx.Err() == nil {
+			logger.Error("snapshot failed; retrying at the next interval", "err", err, "retry_in", interval)
 		}
-	}
+	})
 }
 
 // replicaActions are the state-changing admin endpoints of a replica:
@@ -181,30 +175,37 @@ func replicaActions(rep *replica.Replica, bucket string, logger *slog.Logger) ma
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 30*time.Minute)
 			defer cancel()
 			info, name, err := rep.Snapshot(ctx)
-			switch {
-			case errors.Is(err, replica.ErrNotCaughtUp):
-				writeAdminJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
-			case err != nil:
-				logger.Error("snapshot on request failed", "err", err)
-				writeAdminJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "snapshot failed; see the log"})
-			default:
-				writeAdminJSON(w, http.StatusOK, map[string]any{"bucket": bucket, "snapshot": name,
-					"position": info.Position, "keys": info.Keys})
+			if actionFailed(w, logger, err, replica.ErrNotCaughtUp, "snapshot on request failed", "snapshot failed") {
+				return
 			}
+			writeAdminJSON(w, http.StatusOK, map[string]any{"bucket": bucket, "snapshot": name,
+				"position": info.Position, "keys": info.Keys})
 		}),
 		"POST /rebuild": http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			switch err := rep.Rebuild(); {
-			case errors.Is(err, replica.ErrRebuildRunning):
-				writeAdminJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
-			case err != nil:
-				logger.Error("rebuild not started", "err", err)
-				writeAdminJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "rebuild not started; see the log"})
-			default:
-				writeAdminJSON(w, http.StatusAccepted, map[string]string{"status": "rebuilding",
-					"progress": "logs and lookup_rebuild_* metrics"})
+			if actionFailed(w, logger, rep.Rebuild(), replica.ErrRebuildRunning, "rebuild not started", "rebuild not started") {
+				return
 			}
+			writeAdminJSON(w, http.StatusAccepted, map[string]string{"status": "rebuilding",
+				"progress": "logs and lookup_rebuild_* metrics"})
 		}),
 	}
+}
+
+// actionFailed answers the error of an admin action, if there is one, and
+// reports whether there was: 409 with the error's text when it is conflict
+// (the replica's state refuses the action for now), else 503 saying what
+// failed, the error itself logged as logMsg (it may name files or URLs).
+func actionFailed(w http.ResponseWriter, logger *slog.Logger, err, conflict error, logMsg, failed string) bool {
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, conflict):
+		writeAdminJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
+	default:
+		logger.Error(logMsg, "err", err)
+		writeAdminJSON(w, http.StatusServiceUnavailable, map[string]string{"error": failed + "; see the log"})
+	}
+	return true
 }
 
 func writeAdminJSON(w http.ResponseWriter, status int, v any) {

@@ -36,36 +36,32 @@ func (c securityConfig) natsSecurity() natsconn.Security {
 var natsSettings = []string{"nats-creds", "nats-nkey-file", "nats-user", "nats-password-file",
 	"nats-token-file", "nats-ca-file", "nats-cert-file", "nats-key-file", "nats-inbox-prefix"}
 
-func strSec(dst func(c *securityConfig) *string) func(c *config, v string) error {
-	return func(c *config, v string) error { *dst(&c.securityConfig) = v; return nil }
-}
-
 // securitySettings are the rows of the settings table for securityConfig.
 var securitySettings = []setting{
 	{"nats-creds", "LOOKUP_NATS_CREDS", "", "NATS credentials file (user JWT and nkey seed)",
-		strSec(func(c *securityConfig) *string { return &c.NATSCreds })},
+		str(func(c *config) *string { return &c.NATSCreds })},
 	{"nats-nkey-file", "LOOKUP_NATS_NKEY_FILE", "", "NATS nkey seed file",
-		strSec(func(c *securityConfig) *string { return &c.NATSNkeyFile })},
+		str(func(c *config) *string { return &c.NATSNkeyFile })},
 	{"nats-user", "LOOKUP_NATS_USER", "", "NATS user name (with --nats-password-file)",
-		strSec(func(c *securityConfig) *string { return &c.NATSUser })},
+		str(func(c *config) *string { return &c.NATSUser })},
 	{"nats-password-file", "LOOKUP_NATS_PASSWORD_FILE", "", "file holding the NATS user's password",
-		strSec(func(c *securityConfig) *string { return &c.NATSPasswordFile })},
+		str(func(c *config) *string { return &c.NATSPasswordFile })},
 	{"nats-token-file", "LOOKUP_NATS_TOKEN_FILE", "", "file holding a NATS authentication token",
-		strSec(func(c *securityConfig) *string { return &c.NATSTokenFile })},
+		str(func(c *config) *string { return &c.NATSTokenFile })},
 	{"nats-ca-file", "LOOKUP_NATS_CA_FILE", "", "PEM CA bundle that verifies the NATS servers' certificates (TLS)",
-		strSec(func(c *securityConfig) *string { return &c.NATSCAFile })},
+		str(func(c *config) *string { return &c.NATSCAFile })},
 	{"nats-cert-file", "LOOKUP_NATS_CERT_FILE", "", "client certificate for NATS (mutual TLS, with --nats-key-file)",
-		strSec(func(c *securityConfig) *string { return &c.NATSCertFile })},
+		str(func(c *config) *string { return &c.NATSCertFile })},
 	{"nats-key-file", "LOOKUP_NATS_KEY_FILE", "", "client key for NATS (mutual TLS)",
-		strSec(func(c *securityConfig) *string { return &c.NATSKeyFile })},
+		str(func(c *config) *string { return &c.NATSKeyFile })},
 	{"nats-inbox-prefix", "LOOKUP_NATS_INBOX_PREFIX", natsconn.DefaultInboxPrefix, "prefix of lookupd's NATS reply subjects (a least-privilege deployment allows only lookupd's user under it)",
-		strSec(func(c *securityConfig) *string { return &c.NATSInboxPrefix })},
+		str(func(c *config) *string { return &c.NATSInboxPrefix })},
 	{"tls-cert-file", "LOOKUP_TLS_CERT_FILE", "", "certificate (PEM) of the API's HTTPS listener; reloaded when the file changes (none: plain HTTP)",
-		strSec(func(c *securityConfig) *string { return &c.TLSCertFile })},
+		str(func(c *config) *string { return &c.TLSCertFile })},
 	{"tls-key-file", "LOOKUP_TLS_KEY_FILE", "", "key (PEM) of the API's HTTPS certificate",
-		strSec(func(c *securityConfig) *string { return &c.TLSKeyFile })},
+		str(func(c *config) *string { return &c.TLSKeyFile })},
 	{"tls-client-ca-file", "LOOKUP_TLS_CLIENT_CA_FILE", "", "CA bundle (PEM): the API requires client certificates it verifies (mutual TLS)",
-		strSec(func(c *securityConfig) *string { return &c.TLSClientCAFile })},
+		str(func(c *config) *string { return &c.TLSClientCAFile })},
 	{"allow-no-audience", "LOOKUP_ALLOW_NO_AUDIENCE", "false", "serve without LOOKUP_AUDIENCE, for an identity provider that sets no aud (logged as a warning)",
 		boolean("allow no audience", func(c *config) *bool { return &c.AllowNoAudience })},
 	{"admin-tls", "LOOKUP_ADMIN_TLS", "false", "true: the admin listener speaks HTTPS too, with the API's certificate (no client certificates asked)",

@@ -19,9 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/natstest"
@@ -29,49 +26,12 @@ import (
 	"github.com/lookup/persons/projector"
 )
 
-// publish publishes events through events.Publisher.
-func publish(t *testing.T, js jetstream.JetStream, data ...any) {
-	t.Helper()
-	p := events.NewPublisher(js)
-	for _, d := range data {
-		ev, err := events.NewEvent("urn:test", 1, d)
-		if err != nil {
-			t.Fatalf("new event: %v", err)
-		}
-		if _, err := p.Publish(context.Background(), ev); err != nil {
-			t.Fatalf("publish %T: %v", d, err)
-		}
-	}
-}
-
-const (
-	testIssuer   = "https://issuer.test"
-	testAudience = "lookup-test"
-)
-
-// serveEnv is the environment of a serve test on ns with the data in dir.
-func serveEnv(t *testing.T, ns *server.Server, dir string) map[string]string {
-	return map[string]string{
-		"LOOKUP_HTTP_ADDR":        "127.0.0.1:0",
-		"LOOKUP_ADMIN_ADDR":       "127.0.0.1:0",
-		"LOOKUP_NATS_URL":         ns.ClientURL(),
-		"LOOKUP_DATA_DIR":         dir,
-		"LOOKUP_JWKS_FILE":        writeJWKS(t),
-		"LOOKUP_ISSUER":           testIssuer,
-		"LOOKUP_AUDIENCE":         testAudience,
-		"LOOKUP_SHUTDOWN_TIMEOUT": "20s",
-	}
-}
-
 func TestServe(t *testing.T) {
 	ns, js := personsNATS(t)
 
 	// A read model to catch up with before /readyz turns 200: a consumer
 	// with five signers and a business contact.
-	demo, err := newDemoData()
-	if err != nil {
-		t.Fatal(err)
-	}
+	demo := testDemoData(t)
 	consumer := events.Consumer{ConsumerID: demoID("t-consumer", 0), BusinessID: demo.Businesses[0], FirstName: "Ada", LastName: "Lovelace"}
 	contact := events.BusinessContact{ContactID: demoID("t-contact", 0), BusinessID: demo.Businesses[1], FirstName: "Grace", LastName: "Hopper"}
 	data := []any{consumer, contact}

@@ -50,7 +50,7 @@ func cmdToken(ctx context.Context, args []string, getenv func(string) string, st
 	var (
 		keyPath   = c.fs.String("key", "", "PEM file of the dev RSA key (default: the key of lookupd dev, see above)")
 		scope     = c.fs.String("scope", "read:persons", "space-separated scopes")
-		ttl       = c.fs.Duration("ttl", time.Hour, "lifetime of the token")
+		ttl       = c.positiveDuration("ttl", time.Hour, "lifetime of the token")
 		sub       = c.fs.String("sub", "dev-user", "subject (sub claim)")
 		tenants   = c.fs.String("tenant", "", "comma-separated business ids for the tenancy claim (named by --tenant-claim)")
 		printJWKS = c.fs.Bool("print-jwks", false, "print the public JWKS of the key instead of a token")
@@ -69,9 +69,6 @@ func cmdToken(ctx context.Context, args []string, getenv func(string) string, st
 	if *keyPath == "" {
 		_, envDir := lookupEnv(getenv, "LOOKUP_DATA_DIR")
 		*keyPath = devKeyPath(getenv, c.cfg.DataDir, envDir || flagGiven(c, "data-dir"))
-	}
-	if *ttl <= 0 {
-		return c.refuse(stderr, fmt.Errorf("--ttl %v: want a positive duration", *ttl))
 	}
 	if *count < 1 {
 		return c.refuse(stderr, fmt.Errorf("--count %d: want at least 1", *count))

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwt"
 
 	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/tokentest"
 )
 
 func TestTokenCommand(t *testing.T) {
@@ -111,7 +111,7 @@ func TestTokenCommand(t *testing.T) {
 			if got := exp.Sub(iat); got != tt.ttlWant {
 				t.Errorf("exp - iat = %v, want %v", got, tt.ttlWant)
 			}
-			claims := payload(t, tok)
+			claims := tokentest.Claims(t, tok)
 			for k, want := range tt.want {
 				got, _ := json.Marshal(claims[k])
 				wantJSON, _ := json.Marshal(want)
@@ -141,7 +141,7 @@ func TestTokenCommand(t *testing.T) {
 			if _, err := jwt.Parse([]byte(tok), jwt.WithKeySet(set), jwt.WithValidate(true)); err != nil {
 				t.Fatalf("token does not verify against the printed JWKS: %v", err)
 			}
-			claims := payload(t, tok)
+			claims := tokentest.Claims(t, tok)
 			jti, _ := claims["jti"].(string)
 			if jti == "" || jtis[jti] {
 				t.Errorf("jti = %q, want a distinct non-empty one (seen %v)", jti, jtis)
@@ -151,7 +151,7 @@ func TestTokenCommand(t *testing.T) {
 				t.Errorf("sub = %v, want bob", claims["sub"])
 			}
 		}
-		if claims := payload(t, runOK(t, nil, "token", "--key", keyPath)); claims["jti"] != nil {
+		if claims := tokentest.Claims(t, runOK(t, nil, "token", "--key", keyPath)); claims["jti"] != nil {
 			t.Errorf("a single token has jti %v, want none", claims["jti"])
 		}
 		var out, errOut logtest.Buffer
@@ -172,22 +172,4 @@ func TestTokenCommand(t *testing.T) {
 			t.Errorf("stdout = %q, want nothing", out.String())
 		}
 	})
-}
-
-// payload returns the claims of a compact JWT, decoded without verifying.
-func payload(t *testing.T, tok string) map[string]any {
-	t.Helper()
-	parts := strings.Split(tok, ".")
-	if len(parts) != 3 {
-		t.Fatalf("token has %d parts", len(parts))
-	}
-	b, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
 }

@@ -1,6 +1,6 @@
-// Package httpget sends the GET requests of tests against a running
-// server: a bearer token and headers in; the status, the headers and the
-// whole body out.
+// Package httpget sends the GET requests of tests and of the load tools
+// (loadtest, the balancer) against a running server: a bearer token and
+// headers in; the status, the headers and the whole body out.
 package httpget
 
 import (

@@ -50,3 +50,12 @@ func (is *Issuer) publicSet(t *testing.T) jwk.Set {
 	}
 	return set
 }
+
+// TestClaims: Claims reads back what Sign signed.
+func TestClaims(t *testing.T) {
+	is := RSA(t)
+	got := Claims(t, is.Sign(t, jwt.NewBuilder().Subject("s1").Claim("scope", "read:persons")))
+	if got["sub"] != "s1" || got["scope"] != "read:persons" {
+		t.Errorf("Claims = %v, want sub s1 and scope read:persons", got)
+	}
+}
