@@ -151,6 +151,7 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 				logger.Error("mint dev token", "err", err)
 				return
 			}
+			writeLogOut(logger) // the start-up lines come before the banner
 			printDevBanner(stdout, devBanner{
 				API: httpURL(apiAddr), Admin: httpURL(adminAddr), NATS: natsURL, Stream: cfg.Stream,
 				DataDir: dataDir, Temp: temp, KeyPath: keyPath, Token: tok, TTL: tokenTTL, Demo: demo,

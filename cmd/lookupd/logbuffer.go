@@ -40,6 +40,15 @@ func bufferedLogger(cfg config, w io.Writer) (*slog.Logger, func()) {
 	return logger, func() { _ = ws.Stop() }
 }
 
+// writeLogOut writes out what the buffer of logger holds, when it has one
+// (a logger of bufferedLogger): for output on stdout that should follow
+// the log lines before it.
+func writeLogOut(logger *slog.Logger) {
+	if h, ok := logger.Handler().(flushOnWarn); ok {
+		h.flush()
+	}
+}
+
 // flushOnWarn is a slog.Handler that writes the buffer out after every
 // record at WARN or above.
 type flushOnWarn struct {

@@ -38,6 +38,16 @@ func TestBufferedLogger(t *testing.T) {
 			return nil
 		})
 	})
+	t.Run("writeLogOut writes what is held", func(t *testing.T) {
+		out := new(logtest.Buffer)
+		logger, stop := bufferedLogger(cfg, out)
+		defer stop()
+		logger.With("component", "api").Info("before the banner")
+		writeLogOut(logger)
+		if !strings.Contains(out.String(), `"msg":"before the banner"`) {
+			t.Fatalf("after writeLogOut the writer holds %q, want the INFO line", out.String())
+		}
+	})
 	t.Run("stop writes what is held", func(t *testing.T) {
 		out := new(logtest.Buffer)
 		logger, stop := bufferedLogger(cfg, out)
