@@ -58,10 +58,9 @@ func (s *Store) Signers(ctx context.Context, consumerID string) (events.Person, 
 		return events.Person{}, nil, err
 	}
 	consumerID = strings.ToLower(consumerID)
-	var (
-		p       events.Person
-		signers []events.Signer
-	)
+	var p events.Person
+	// Room for the usual few signers, so that appending does not copy them.
+	signers := make([]events.Signer, 0, 8)
 	err := s.db.View(func(txn *badger.Txn) error {
 		v, ok, err := getLive(txn, entityKey(tagConsumer, consumerID))
 		if err != nil {

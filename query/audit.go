@@ -116,7 +116,7 @@ func signerDisclosures(signers []events.Signer, q signersQuery) []DisclosedPerso
 	if !q.expand {
 		return nil
 	}
-	var out []DisclosedPerson
+	out := make([]DisclosedPerson, 0, len(signers))
 	for i := range signers {
 		s := &signers[i]
 		d := DisclosedPerson{ID: s.SignerID, DOB: s.DateOfBirth != ""}

@@ -112,7 +112,7 @@ func handleSigners(reader Reader, fresh *freshness, audit auditing) http.Handler
 			writeProblem(w, r, probNotFound, "No authorized signers were found for this consumer_id.", nil)
 			return
 		}
-		if !audit.disclose(w, r, opGetAuthorizedSigners, purpose, signerDisclosures(signers, q)) {
+		if audit.auditor != nil && !audit.disclose(w, r, opGetAuthorizedSigners, purpose, signerDisclosures(signers, q)) {
 			return
 		}
 		writeBody(w, r, http.StatusOK, hdrJSON, signersJSON(signers, q))
