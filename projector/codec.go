@@ -78,14 +78,13 @@ func (r *reader) nextString() string {
 		r.err = errCorrupt
 		return ""
 	}
-	if n > uint64(len(r.b)-k) {
+	rest, srest := r.b[k:], r.s[k:]
+	if n > uint64(len(rest)) {
 		r.err = errCorrupt
 		return ""
 	}
-	end := k + int(n)
-	str := r.s[k:end]
-	r.b, r.s = r.b[end:], r.s[end:]
-	return str
+	r.b, r.s = rest[n:], srest[n:]
+	return srest[:n]
 }
 
 func (r *reader) nextByte() byte {
