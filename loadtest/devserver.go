@@ -86,6 +86,9 @@ func StartDev(ctx context.Context, bin, dataDir string, extra ...string) (*Dev, 
 	}
 }
 
+// PID is the process id of the dev server.
+func (d *Dev) PID() int { return d.cmd.Process.Pid }
+
 // Stop interrupts the dev server, as Ctrl-C would, and waits for it to
 // exit (killing it after 20 seconds). It returns its exit error, if any
 // other than the interrupt.

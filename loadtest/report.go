@@ -15,8 +15,8 @@ func WriteClosedLoop(w io.Writer, results []Result) {
 	for _, r := range results {
 		rates[r.Scenario] = r.Rate
 	}
-	fmt.Fprintln(w, "| server | tool | req/s | p99 | vs bare | errors |")
-	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|")
+	fmt.Fprintln(w, "| server | tool | req/s | p99 | vs bare | server CPU a request | errors |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|")
 	for _, r := range results {
 		base := r.Baseline
 		if base == "" {
@@ -26,7 +26,11 @@ func WriteClosedLoop(w io.Writer, results []Result) {
 		if rates[base] > 0 {
 			ratio = fmt.Sprintf("%.2fx", r.Rate/rates[base])
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d |\n", r.Scenario, r.Tool, Thousands(r.Rate), ms(r.P99), ratio, r.Errors)
+		cpu := "n/a"
+		if r.CPUPerRequest > 0 {
+			cpu = fmt.Sprintf("%.1f µs", float64(r.CPUPerRequest.Nanoseconds())/1e3)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %d |\n", r.Scenario, r.Tool, Thousands(r.Rate), ms(r.P99), ratio, cpu, r.Errors)
 	}
 }
 

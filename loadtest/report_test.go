@@ -9,18 +9,18 @@ import (
 func TestWriteClosedLoop(t *testing.T) {
 	var b strings.Builder
 	WriteClosedLoop(&b, []Result{
-		{Scenario: "bare", Tool: "wrk", Rate: 80000, P99: 6 * time.Millisecond},
+		{Scenario: "bare", Tool: "wrk", Rate: 80000, P99: 6 * time.Millisecond, CPUPerRequest: 15500 * time.Nanosecond},
 		{Scenario: "lookupd", Baseline: "bare", Tool: "wrk", Rate: 20000, P99: 29500 * time.Microsecond, Errors: 3},
 		{Scenario: "bare signers", Tool: "wrk", Rate: 40000},
 		{Scenario: "lookupd signers", Baseline: "bare signers", Tool: "wrk", Rate: 30000},
 		{Scenario: "orphan", Baseline: "not measured", Tool: "wrk", Rate: 1},
 	})
 	for _, want := range []string{
-		"| bare | wrk | 80,000 | 6.00 ms | 1.00x | 0 |",
-		"| lookupd | wrk | 20,000 | 29.50 ms | 0.25x | 3 |",
-		"| bare signers | wrk | 40,000 | 0.00 ms | 1.00x | 0 |",
-		"| lookupd signers | wrk | 30,000 | 0.00 ms | 0.75x | 0 |",
-		"| orphan | wrk | 1 | 0.00 ms | n/a | 0 |",
+		"| bare | wrk | 80,000 | 6.00 ms | 1.00x | 15.5 µs | 0 |",
+		"| lookupd | wrk | 20,000 | 29.50 ms | 0.25x | n/a | 3 |",
+		"| bare signers | wrk | 40,000 | 0.00 ms | 1.00x | n/a | 0 |",
+		"| lookupd signers | wrk | 30,000 | 0.00 ms | 0.75x | n/a | 0 |",
+		"| orphan | wrk | 1 | 0.00 ms | n/a | n/a | 0 |",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())

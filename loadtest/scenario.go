@@ -8,12 +8,14 @@ import (
 // Scenario is one measured request: GET URL, sending Tokens in rotation
 // as bearer tokens (one a request; none when empty). Baseline names the
 // scenario its throughput is compared with (the bare server answering the
-// same bytes); "" for a baseline itself.
+// same bytes); "" for a baseline itself. PID is the process that serves
+// it, 0 for this one (the bare server).
 type Scenario struct {
 	Name     string
 	URL      string
 	Tokens   []string
 	Baseline string
+	PID      int
 }
 
 // Result is what one run of a scenario measured.
@@ -25,6 +27,9 @@ type Result struct {
 	Rate     float64       // requests completed per second
 	P50, P99 time.Duration // latency quantiles
 	Errors   uint64        // transport errors, timeouts and non-2xx answers
+	// CPUPerRequest is the CPU time the serving process used per request
+	// completed; 0 when not measured.
+	CPUPerRequest time.Duration
 }
 
 // ClosedLoop measures the throughput of a scenario with a fixed number of

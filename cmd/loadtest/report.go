@@ -61,6 +61,7 @@ func writeReport(w io.Writer, o options, tool loadtest.ClosedLoop, m machine, cl
 	fmt.Fprintf(w, "Closed loop (%s, %v a scenario after a %v warm-up%s; ratios to the bare server answering the same bytes, in this run):\n\n",
 		tool.Name(), o.duration, o.warmup, rounds)
 	loadtest.WriteClosedLoop(w, closed)
+	fmt.Fprintln(w, "\nServer CPU a request: the user and system CPU time of the serving process (lookupd dev with its in-process NATS, or the bare server) over the requests it completed; n/a when the load generator shares its process.")
 	writeAuditRatio(w, closed)
 	if len(open) > 0 {
 		fmt.Fprintf(w, "\nOpen loop (vegeta at a fixed %s req/s, %v a scenario, at most %d requests in flight; latency of the successful requests):\n\n",

@@ -146,10 +146,10 @@ func prepare(ctx context.Context, o options, bin string, dev *loadtest.Dev, prog
 	fmt.Fprintf(progress, "fixture projected, %d tokens accepted, bare server answers the same bytes\n", len(toks))
 	return bare, []loadtest.Scenario{
 		{Name: BarePerson, URL: bare.URL + fx.PersonPath(), Tokens: one},
-		{Name: "lookupd GET person, one token", URL: dev.API + fx.PersonPath(), Tokens: one, Baseline: BarePerson},
-		{Name: fmt.Sprintf("lookupd GET person, %s tokens in rotation", loadtest.Thousands(float64(len(many)))), URL: dev.API + fx.PersonPath(), Tokens: many, Baseline: BarePerson},
+		{Name: "lookupd GET person, one token", URL: dev.API + fx.PersonPath(), Tokens: one, Baseline: BarePerson, PID: dev.PID()},
+		{Name: fmt.Sprintf("lookupd GET person, %s tokens in rotation", loadtest.Thousands(float64(len(many)))), URL: dev.API + fx.PersonPath(), Tokens: many, Baseline: BarePerson, PID: dev.PID()},
 		{Name: BareSigners, URL: bare.URL + fx.SignersPath(), Tokens: one},
-		{Name: fmt.Sprintf("lookupd GET signers (%d) with expand, one token", loadtest.Signers), URL: dev.API + fx.SignersPath(), Tokens: one, Baseline: BareSigners},
+		{Name: fmt.Sprintf("lookupd GET signers (%d) with expand, one token", loadtest.Signers), URL: dev.API + fx.SignersPath(), Tokens: one, Baseline: BareSigners, PID: dev.PID()},
 	}, nil
 }
 
@@ -177,7 +177,7 @@ func startAudited(ctx context.Context, o options, bin, dataDir string, progress 
 		if err = fx.Publish(ctx, dev.NATS); err == nil {
 			err = fx.WaitProjected(&http.Client{Timeout: 5 * time.Second}, dev.API, toks[0], time.Minute)
 		}
-		a.scenario = loadtest.Scenario{Name: AuditedScenario, URL: dev.API + fx.SignersPath(), Tokens: toks, Baseline: BareSigners}
+		a.scenario = loadtest.Scenario{Name: AuditedScenario, URL: dev.API + fx.SignersPath(), Tokens: toks, Baseline: BareSigners, PID: dev.PID()}
 	}
 	if err != nil {
 		_ = dev.Stop()
@@ -216,11 +216,10 @@ func measureClosed(ctx context.Context, o options, tool loadtest.ClosedLoop, sce
 					return nil, err
 				}
 			}
-			r, err := tool.Run(ctx, s, o.duration)
+			r, err := runMeasured(ctx, tool, s, o.duration)
 			if err != nil {
 				return nil, err
 			}
-			r.Baseline = s.Baseline
 			fmt.Fprintf(progress, "round %d: %s: %.0f req/s, p99 %v, %d errors\n", round+1, s.Name, r.Rate, r.P99, r.Errors)
 			runs[i] = append(runs[i], r)
 		}
@@ -230,6 +229,30 @@ func measureClosed(ctx context.Context, o options, tool loadtest.ClosedLoop, sce
 		out[i] = median(rs)
 	}
 	return out, nil
+}
+
+// runMeasured runs s with tool for d, and measures the CPU time the
+// serving process used a request: not for the bare server (this process)
+// when the load generator runs in this process too (vegeta).
+func runMeasured(ctx context.Context, tool loadtest.ClosedLoop, s loadtest.Scenario, d time.Duration) (loadtest.Result, error) {
+	_, external := tool.(loadtest.Wrk)
+	measure := s.PID != 0 || external
+	var cpu0 time.Duration
+	if measure {
+		var err error
+		if cpu0, err = loadtest.ProcessCPU(s.PID); err != nil {
+			measure = false // no /proc: no CPU figure, the rest stands
+		}
+	}
+	r, err := tool.Run(ctx, s, d)
+	if err != nil {
+		return r, err
+	}
+	r.Baseline = s.Baseline
+	if cpu1, err := loadtest.ProcessCPU(s.PID); measure && err == nil && r.Requests > 0 {
+		r.CPUPerRequest = (cpu1 - cpu0) / time.Duration(r.Requests)
+	}
+	return r, nil
 }
 
 // measureOpen runs every scenario once at the fixed rate o.rate (none
