@@ -250,7 +250,7 @@ func runMeasured(ctx context.Context, tool loadtest.ClosedLoop, s loadtest.Scena
 	}
 	r.Baseline = s.Baseline
 	if cpu1, err := loadtest.ProcessCPU(s.PID); measure && err == nil && r.Requests > 0 {
-		r.CPUPerRequest = (cpu1 - cpu0) / time.Duration(r.Requests)
+		r.CPUPerRequest = time.Duration(float64(cpu1-cpu0) / float64(r.Requests))
 	}
 	return r, nil
 }
