@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"go.uber.org/zap/zapcore"
@@ -24,10 +25,20 @@ const (
 )
 
 // bufferedLogger returns the logger of a long-running command, as
-// newLogger would, writing to w through a buffer, and the function that
-// writes out what the buffer holds and stops its flushing; call it once,
-// when the command returns.
+// newLogger would, and the function to call once when the command
+// returns. When w is a file (stderr, as the process runs), the logger
+// writes through a buffer (see withBuffer); any other writer, which costs
+// no system call a line, gets every line at once.
 func bufferedLogger(cfg config, w io.Writer) (*slog.Logger, func()) {
+	if _, ok := w.(*os.File); !ok {
+		return newLogger(cfg, w), func() {}
+	}
+	return withBuffer(cfg, w)
+}
+
+// withBuffer returns a logger writing to w through a buffer, and the
+// function that writes out what the buffer holds and stops its flushing.
+func withBuffer(cfg config, w io.Writer) (*slog.Logger, func()) {
 	ws := &zapcore.BufferedWriteSyncer{
 		// AddSync of a bare io.Writer: Sync writes the buffer out and never
 		// fsyncs the file behind w (stderr may be a pipe or a disk file).

@@ -2,8 +2,11 @@ package main
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/wait"
@@ -11,12 +14,40 @@ import (
 
 // TestBufferedLogger checks when the buffered log reaches its writer: an
 // INFO line within the flush interval, a WARN line at once with the lines
-// before it, and every line when the command returns.
+// before it, and every line when the command returns; and that only a file
+// is written through a buffer.
 func TestBufferedLogger(t *testing.T) {
 	cfg := config{LogFormat: "json", LogLevel: "info"}
+	t.Run("a file is buffered, another writer is not", func(t *testing.T) {
+		f, err := os.Create(filepath.Join(t.TempDir(), "log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		logger, stop := bufferedLogger(cfg, f)
+		start := time.Now()
+		logger.Info("held")
+		b, err := os.ReadFile(f.Name())
+		// Within half the flush interval of the first line, no tick can
+		// have written it out (a slower machine proves nothing here).
+		if early := time.Since(start) < logFlushInterval/2; early && (err != nil || len(b) != 0) {
+			t.Errorf("the file holds %q (%v) right after an INFO line, want nothing yet", b, err)
+		}
+		stop()
+		if b, err := os.ReadFile(f.Name()); err != nil || !strings.Contains(string(b), `"msg":"held"`) {
+			t.Errorf("after stop the file holds %q (%v), want the INFO line", b, err)
+		}
+		out := new(logtest.Buffer)
+		logger, stop = bufferedLogger(cfg, out)
+		defer stop()
+		logger.Info("direct")
+		if !strings.Contains(out.String(), `"msg":"direct"`) {
+			t.Errorf("a logtest.Buffer holds %q right after an INFO line, want it", out.String())
+		}
+	})
 	t.Run("warn flushes at once, in order", func(t *testing.T) {
 		out := new(logtest.Buffer)
-		logger, stop := bufferedLogger(cfg, out)
+		logger, stop := withBuffer(cfg, out)
 		defer stop()
 		logger.Info("first")
 		logger.With("component", "api").Warn("second")
@@ -28,7 +59,7 @@ func TestBufferedLogger(t *testing.T) {
 	})
 	t.Run("info within the flush interval", func(t *testing.T) {
 		out := new(logtest.Buffer)
-		logger, stop := bufferedLogger(cfg, out)
+		logger, stop := withBuffer(cfg, out)
 		defer stop()
 		logger.Info("held")
 		wait.For(t, 10*logFlushInterval, func() error {
@@ -40,7 +71,7 @@ func TestBufferedLogger(t *testing.T) {
 	})
 	t.Run("writeLogOut writes what is held", func(t *testing.T) {
 		out := new(logtest.Buffer)
-		logger, stop := bufferedLogger(cfg, out)
+		logger, stop := withBuffer(cfg, out)
 		defer stop()
 		logger.With("component", "api").Info("before the banner")
 		writeLogOut(logger)
@@ -50,7 +81,7 @@ func TestBufferedLogger(t *testing.T) {
 	})
 	t.Run("stop writes what is held", func(t *testing.T) {
 		out := new(logtest.Buffer)
-		logger, stop := bufferedLogger(cfg, out)
+		logger, stop := withBuffer(cfg, out)
 		logger.Info("last words")
 		stop()
 		if !strings.Contains(out.String(), `"msg":"last words"`) {
