@@ -277,7 +277,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	t.Run("nothing secret in the logs", func(t *testing.T) {
-		logs := ld.logs(ctx, t)
+		logs := ld.logsThrough(ctx, t)
 		for _, secret := range []string{"123-45-6789", "123456789", "1791-12-26", "eyJ", "Bearer "} {
 			if strings.Contains(logs, secret) {
 				t.Errorf("lookupd logs contain %q", secret)

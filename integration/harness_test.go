@@ -51,6 +51,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	mathrand "math/rand/v2"
@@ -65,6 +66,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/lestrrat-go/jwx/v3/jwt"
 	"github.com/moby/moby/api/types/container"
 	mobynet "github.com/moby/moby/api/types/network"
@@ -476,6 +478,34 @@ func (l *lookupd) logs(ctx context.Context, t *testing.T) string {
 		t.Fatalf("logs: %v", err)
 	}
 	return string(b)
+}
+
+// logsThrough returns the container's logs once every line written before
+// the call is in them: lookupd writes its log through a buffer (flushed
+// within 200 ms), so it sends a request with a request id of its own and
+// polls until that request's access-log line is there; the lines before it
+// were written out with it.
+func (l *lookupd) logsThrough(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	barrier := "logs-barrier-" + uuid.NewString()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, l.api+"/api/v1/persons/"+uuid.NewString(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Request-Id", barrier)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("barrier request: %v", err)
+	}
+	_ = resp.Body.Close()
+	var logs string
+	eventually(t, 10*time.Second, "the barrier request's access-log line", func() error {
+		if logs = l.logs(ctx, t); !strings.Contains(logs, barrier) {
+			return errors.New("not in the logs yet")
+		}
+		return nil
+	})
+	return logs
 }
 
 // waitReady polls /readyz until it answers 200.

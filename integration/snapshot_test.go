@@ -5,6 +5,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	mathrand "math/rand/v2"
 	"net/http"
@@ -163,15 +164,19 @@ func TestSnapshotBootstrap(t *testing.T) {
 	boot := time.Since(startB)
 	t.Logf("replica B: bootstrap from the snapshot, ready in %v = %.3f of A's replay (%v)", boot.Round(time.Millisecond),
 		boot.Seconds()/replay.Seconds(), replay.Round(time.Millisecond))
-	logs := b.logs(ctx, t)
+	// The log reaches stderr within 200 ms (it is buffered): poll for the line.
+	var logs string
+	eventually(t, 10*time.Second, "B logs that it bootstrapped from a snapshot", func() error {
+		if logs = b.logs(ctx, t); !strings.Contains(logs, "bootstrapped from a snapshot") {
+			return errors.New("no such line yet")
+		}
+		return nil
+	})
 	for line := range strings.SplitSeq(logs, "\n") {
 		if strings.Contains(line, `"component":"replica"`) || strings.Contains(line, `"component":"snapshots"`) ||
 			strings.Contains(line, "caught up") {
 			t.Logf("B: %s", line)
 		}
-	}
-	if !strings.Contains(logs, "bootstrapped from a snapshot") {
-		t.Fatalf("B did not bootstrap from the snapshot")
 	}
 	if boot.Seconds() > 0.2*replay.Seconds() {
 		t.Errorf("B ready in %v, more than 20%% of A's replay %v", boot, replay)
