@@ -48,11 +48,7 @@ func StartDev(ctx context.Context, bin, dataDir string, extra ...string) (*Dev, 
 	args := append([]string{"dev", "--data-dir", dataDir,
 		"--http-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"}, extra...)
 	cmd := exec.Command(bin, args...) //nolint:gosec // G204: bin is the lookupd binary the operator named
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "LOOKUP_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
+	cmd.Env = lookupdEnv()
 	d := &Dev{cmd: cmd, done: make(chan struct{}), logs: newTail(64 << 10)}
 	cmd.Stderr = d.logs
 	stdout, err := cmd.StdoutPipe()
@@ -84,6 +80,19 @@ func StartDev(ctx context.Context, bin, dataDir string, extra ...string) (*Dev, 
 		_ = d.Stop()
 		return nil, fmt.Errorf("lookupd dev not ready: %w; its log ends:\n%s", ctx.Err(), d.Logs())
 	}
+}
+
+// lookupdEnv is the environment of a lookupd child: this process's, less
+// its variables LOOKUP_*, so that the child has its defaults but for the
+// flags it is given.
+func lookupdEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "LOOKUP_") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // Stop interrupts the dev server, as Ctrl-C would, and waits for it to
