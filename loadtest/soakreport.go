@@ -33,14 +33,15 @@ func Summarize(samples []MemSample) (s SoakSummary, ok bool) {
 
 // WriteSoakSamples writes samples as a Markdown table: time, RSS, its
 // anonymous and file-backed parts, the file part's Badger tables and
-// memtables (write-ahead logs, with the value log), the Go heap in use
-// and the applied sequence. Memory is in MiB.
+// memtables (write-ahead logs, with the value log), the Go heap in use,
+// the size of the table files on disk and the applied sequence. Memory is
+// in MiB.
 func WriteSoakSamples(w io.Writer, samples []MemSample) {
-	fmt.Fprintln(w, "| time | RSS | anon | file | of which tables (.sst) | memtables + vlog | Go heap in use | applied seq |")
-	fmt.Fprintln(w, "|--:|--:|--:|--:|--:|--:|--:|--:|")
+	fmt.Fprintln(w, "| time | RSS | anon | file | of which tables (.sst) | memtables + vlog | Go heap in use | tables on disk | applied seq |")
+	fmt.Fprintln(w, "|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, s := range samples {
-		fmt.Fprintf(w, "| %v | %s | %s | %s | %s | %s | %s | %s |\n", s.At, mib(s.RSS), mib(s.Anon), mib(s.File),
-			mib(s.Tables), mib(s.Memtables+s.ValueLog), mib(s.Heap), Thousands(float64(s.Applied)))
+		fmt.Fprintf(w, "| %v | %s | %s | %s | %s | %s | %s | %s | %s |\n", s.At, mib(s.RSS), mib(s.Anon), mib(s.File),
+			mib(s.Tables), mib(s.Memtables+s.ValueLog), mib(s.Heap), mib(s.TablesOnDisk), Thousands(float64(s.Applied)))
 	}
 }
 

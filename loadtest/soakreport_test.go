@@ -7,7 +7,7 @@ import (
 )
 
 func sample(at time.Duration, rss, heap int64) MemSample {
-	return MemSample{At: at, ProcMem: ProcMem{RSS: rss * MiB, Anon: rss * MiB / 2, File: rss * MiB / 2, Tables: rss * MiB / 4}, Heap: heap, Applied: 2000000}
+	return MemSample{At: at, ProcMem: ProcMem{RSS: rss * MiB, Anon: rss * MiB / 2, File: rss * MiB / 2, Tables: rss * MiB / 4}, Heap: heap, TablesOnDisk: 300 * MiB, Applied: 2000000}
 }
 
 func TestSummarize(t *testing.T) {
@@ -51,8 +51,8 @@ func TestWriteSoak(t *testing.T) {
 		want  []string
 	}{
 		{name: "under the limit", limit: 256 * MiB, want: []string{
-			"| 0s | 200.0 | 100.0 | 100.0 | 50.0 | 0.0 | 80.0 | 2,000,000 |",
-			"| 10s | 240.0 | 120.0 | 120.0 | 60.0 | 0.0 | n/a | 2,000,000 |",
+			"| 0s | 200.0 | 100.0 | 100.0 | 50.0 | 0.0 | 80.0 | 300.0 | 2,000,000 |",
+			"| 10s | 240.0 | 120.0 | 120.0 | 60.0 | 0.0 | n/a | 300.0 | 2,000,000 |",
 			"Peak RSS 240.0 MiB at 10s (anon 120.0, file 120.0 of which tables 60.0; Go heap n/a); RSS at the end 220.0 MiB; " +
 				"growth over the soak +20.0 MiB (+10.0%, from 200.0 MiB at 0s); peak < 256.0 MiB: yes.",
 		}},

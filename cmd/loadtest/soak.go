@@ -88,10 +88,11 @@ func runSoak(ctx context.Context, o options, bin, dir string, stdout, stderr io.
 	if loaded.CaughtUp, err = waitCaughtUp(ctx, c, srv.Admin, loaded.LastSeq, stderr); err != nil {
 		return fmt.Errorf("%w; its log ends:\n%s", err, srv.Logs())
 	}
-	if loaded.AtReady, err = loadtest.SampleMem(c, srv.PID(), srv.Admin, 0); err != nil {
+	target := loadtest.Target{PID: srv.PID(), Admin: srv.Admin, DataDir: filepath.Join(dir, "store")}
+	if loaded.AtReady, err = loadtest.SampleMem(c, target, 0); err != nil {
 		return err
 	}
-	run, err := soak(ctx, o, c, srv, js, pop, toks, stderr)
+	run, err := soak(ctx, o, c, srv, target, js, pop, toks, stderr)
 	if err != nil {
 		return err
 	}
@@ -200,8 +201,8 @@ func readyz(c *http.Client, admin string) (bool, uint64, error) {
 // soak runs, for o.soak.duration and at once, the lookups (open loop at
 // o.soak.rate, at most o.openWorkers in flight), the events (o.soak.events
 // a second) and the memory samples of srv (every o.soak.interval, the last
-// at the end).
-func soak(ctx context.Context, o options, c *http.Client, srv *loadtest.Dev, js jetstream.JetStream,
+// at the end) as target.
+func soak(ctx context.Context, o options, c *http.Client, srv *loadtest.Dev, target loadtest.Target, js jetstream.JetStream,
 	pop *loadtest.Population, toks []string, progress io.Writer) (soakRun, error) {
 	so := o.soak
 	fmt.Fprintf(progress, "soak: %v of %d lookups/s and %d events/s, memory sampled every %v ...\n",
@@ -214,7 +215,7 @@ func soak(ctx context.Context, o options, c *http.Client, srv *loadtest.Dev, js 
 	)
 	defer stopSample()
 	wg.Go(func() {
-		run.Samples = loadtest.SampleEvery(sctx, c, srv.PID(), srv.Admin, so.interval)
+		run.Samples = loadtest.SampleEvery(sctx, c, target, so.interval)
 	})
 	if so.events > 0 {
 		wg.Go(func() {
