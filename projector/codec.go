@@ -78,11 +78,11 @@ func (r *reader) nextString() string {
 		r.err = errCorrupt
 		return ""
 	}
-	if n > uint64(len(r.b)-k) {
+	if n > uint64(len(r.b)-k) { //nolint:gosec // G115: 0 < k <= len(r.b), so not negative
 		r.err = errCorrupt
 		return ""
 	}
-	end := k + int(n)
+	end := k + int(n) //nolint:gosec // G115: n <= len(r.b)-k, an int
 	str := r.s[k:end]
 	r.b, r.s = r.b[end:], r.s[end:]
 	return str
