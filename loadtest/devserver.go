@@ -4,6 +4,11 @@
 // vegeta, and writes the figures as Markdown tables.
 //
 // Only ratios measured in one run mean anything: the machine is shared.
+//
+// For a memory soak ("make soak") it runs "lookupd serve" instead, with
+// its default settings, against a broker in this process holding a large
+// Population, and samples the process's memory from /proc and its
+// /metrics (MemSample) while lookups and events run at fixed rates.
 package loadtest
 
 import (
@@ -48,11 +53,7 @@ func StartDev(ctx context.Context, bin, dataDir string, extra ...string) (*Dev, 
 	args := append([]string{"dev", "--data-dir", dataDir,
 		"--http-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"}, extra...)
 	cmd := exec.Command(bin, args...) //nolint:gosec // G204: bin is the lookupd binary the operator named
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "LOOKUP_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
+	cmd.Env = lookupdEnv()
 	d := &Dev{cmd: cmd, done: make(chan struct{}), logs: newTail(64 << 10)}
 	cmd.Stderr = d.logs
 	stdout, err := cmd.StdoutPipe()
@@ -86,8 +87,18 @@ func StartDev(ctx context.Context, bin, dataDir string, extra ...string) (*Dev, 
 	}
 }
 
-// PID is the process id of the dev server.
-func (d *Dev) PID() int { return d.cmd.Process.Pid }
+// lookupdEnv is the environment of a lookupd child: this process's, less
+// its variables LOOKUP_*, so that the child has its defaults but for the
+// flags it is given.
+func lookupdEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "LOOKUP_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
 
 // Stop interrupts the dev server, as Ctrl-C would, and waits for it to
 // exit (killing it after 20 seconds). It returns its exit error, if any

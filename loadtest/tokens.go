@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -20,11 +19,7 @@ func MintTokens(ctx context.Context, bin, keyPath, scope string, ttl time.Durati
 	cmd := exec.CommandContext(ctx, bin, "token", //nolint:gosec // G204: bin is the lookupd binary the operator named
 		"--key", keyPath, "--scope", scope,
 		"--ttl", ttl.String(), "--sub", "loadtest", "--count", strconv.Itoa(n))
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "LOOKUP_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
+	cmd.Env = lookupdEnv()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -62,4 +57,20 @@ func parseTokens(out []byte, n int) ([]string, error) {
 		return nil, fmt.Errorf("got %d tokens, want %d", len(toks), n)
 	}
 	return toks, nil
+}
+
+// CreateKey creates (when missing) the RSA dev key at keyPath with bin
+// ("lookupd token --create --print-jwks") and returns the JWKS of its
+// public half, for a "lookupd serve" that is to accept the tokens
+// MintTokens signs with it (issuer and audience of "lookupd dev").
+func CreateKey(ctx context.Context, bin, keyPath string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, bin, "token", "--key", keyPath, "--create", "--print-jwks") //nolint:gosec // G204: bin is the lookupd binary the operator named
+	cmd.Env = lookupdEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s token --print-jwks: %w: %s", bin, err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
 }

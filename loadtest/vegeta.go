@@ -25,7 +25,7 @@ func (v Vegeta) Run(ctx context.Context, s Scenario, d time.Duration) (Result, e
 	c := uint64(max(v.Connections, 1)) //nolint:gosec // G115: positive
 	atk := vegeta.NewAttacker(vegeta.Workers(c), vegeta.MaxWorkers(c), vegeta.Connections(v.Connections),
 		vegeta.MaxBody(0), vegeta.Timeout(5*time.Second))
-	r, m := attack(ctx, atk, s, vegeta.Rate{}, d)
+	r, m := attack(ctx, atk, s.Name, targeter(s), vegeta.Rate{}, d)
 	if m.Requests == 0 {
 		return Result{}, fmt.Errorf("vegeta: no request completed against %s", s.Name)
 	}
@@ -39,27 +39,33 @@ func (v Vegeta) Run(ctx context.Context, s Scenario, d time.Duration) (Result, e
 // maxWorkers; past that the rate achieved falls short. It returns the rate
 // achieved and the latency of the successful requests.
 func OpenLoop(ctx context.Context, s Scenario, rate int, d time.Duration, maxWorkers int) (Result, error) {
+	return OpenLoopTargets(ctx, s.Name, targeter(s), rate, d, maxWorkers)
+}
+
+// OpenLoopTargets is OpenLoop with the requests made by tr (called from
+// many goroutines at once), under the scenario name name.
+func OpenLoopTargets(ctx context.Context, name string, tr vegeta.Targeter, rate int, d time.Duration, maxWorkers int) (Result, error) {
 	atk := vegeta.NewAttacker(vegeta.MaxWorkers(uint64(max(maxWorkers, 1))), //nolint:gosec // G115: positive
 		vegeta.MaxBody(0), vegeta.Timeout(5*time.Second))
-	r, m := attack(ctx, atk, s, vegeta.Rate{Freq: rate, Per: time.Second}, d)
+	r, m := attack(ctx, atk, name, tr, vegeta.Rate{Freq: rate, Per: time.Second}, d)
 	if m.Requests == 0 {
-		return Result{}, fmt.Errorf("vegeta: no request completed against %s", s.Name)
+		return Result{}, fmt.Errorf("vegeta: no request completed against %s", name)
 	}
 	r.Rate = m.Rate
 	r.Tool = "vegeta, " + Thousands(float64(rate)) + " req/s"
 	return r, nil
 }
 
-// attack runs atk against s at pace p for d (or until ctx ends) and
+// attack runs atk with the requests of tr (scenario name) at pace p for d (or until ctx ends) and
 // returns the result (without Rate and Tool) and vegeta's metrics of all
 // requests. The latencies are those of the successful requests only: a
 // refused connection is quick, and is counted as an error instead.
-func attack(ctx context.Context, atk *vegeta.Attacker, s Scenario, p vegeta.Pacer, d time.Duration) (Result, *vegeta.Metrics) {
+func attack(ctx context.Context, atk *vegeta.Attacker, name string, tr vegeta.Targeter, p vegeta.Pacer, d time.Duration) (Result, *vegeta.Metrics) {
 	stop := context.AfterFunc(ctx, func() { atk.Stop() })
 	defer stop()
 	var all, ok vegeta.Metrics
 	var errs uint64
-	for res := range atk.Attack(targeter(s), p, d, "") {
+	for res := range atk.Attack(tr, p, d, "") {
 		all.Add(res)
 		if res.Error != "" || res.Code < 200 || res.Code >= 300 {
 			errs++
@@ -69,7 +75,7 @@ func attack(ctx context.Context, atk *vegeta.Attacker, s Scenario, p vegeta.Pace
 	}
 	all.Close()
 	ok.Close()
-	return Result{Scenario: s.Name, Requests: all.Requests, P50: ok.Latencies.P50, P99: ok.Latencies.P99, Errors: errs}, &all
+	return Result{Scenario: name, Requests: all.Requests, P50: ok.Latencies.P50, P99: ok.Latencies.P99, Errors: errs}, &all
 }
 
 // targeter returns GET s.URL with s.Tokens in rotation.

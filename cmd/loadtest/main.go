@@ -8,6 +8,10 @@
 //	make loadtest LOADTEST_ARGS='--duration 10s --rate 5000'
 //
 // The machine is shared and noisy: only the ratios of one run mean much.
+//
+// With --soak it measures memory instead: "lookupd serve" with its default
+// settings holding a large read model, under lookups and events at fixed
+// rates, its memory sampled from /proc ("make soak", SOAK_ARGS).
 package main
 
 import (
@@ -47,6 +51,18 @@ type options struct {
 	rate         int
 	openDuration time.Duration
 	openWorkers  int
+	soak         soakOptions
+}
+
+// soakOptions are the flags of the soak (--soak and --soak-*).
+type soakOptions struct {
+	duration   time.Duration // 0: no soak, the load test instead
+	people     int
+	signers    int
+	rate       int
+	events     int
+	interval   time.Duration
+	serveFlags []string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -64,7 +80,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.rate, "rate", 10000, "open-loop request rate, req/s (0: no open-loop runs)")
 	fs.DurationVar(&o.openDuration, "open-duration", 5*time.Second, "open-loop run length per scenario")
 	fs.IntVar(&o.openWorkers, "open-workers", 1000, "open-loop cap on concurrent requests (connections); past it the achieved rate falls short")
+	serveFlags := soakFlags(fs, &o.soak)
 	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if err := checkSoak(&o.soak, *serveFlags); err != nil {
 		return o, err
 	}
 	switch {

@@ -41,6 +41,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 			return err
 		}
 	}
+	if o.soak.duration > 0 {
+		return runSoak(ctx, o, bin, dir, stdout, stderr)
+	}
 	m := readMachine(ctx, bin)
 	fmt.Fprintln(stderr, "starting lookupd dev ...")
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)

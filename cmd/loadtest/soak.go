@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lookup/persons/loadtest"
+)
+
+// Issuer and audience of the tokens "lookupd token" mints by default
+// (those of lookupd dev), which the soak's serve is told to require.
+const (
+	soakIssuer   = "urn:lookupd:dev"
+	soakAudience = "lookup"
+	soakStream   = "PERSONS"
+)
+
+// soakLimit is the RSS that issue 9 asks serve to stay under.
+const soakLimit = 256 * loadtest.MiB
+
+// soakLoaded is what loading the read model took.
+type soakLoaded struct {
+	Events    int           // events published
+	LastSeq   uint64        // stream sequence of the last
+	Published time.Duration // publishing them
+	CaughtUp  time.Duration // lookupd serve from its start to having applied them
+	AtReady   loadtest.MemSample
+}
+
+// soakRun is what the soak itself measured.
+type soakRun struct {
+	Lookups loadtest.Result
+	Events  loadtest.Paced
+	Samples []loadtest.MemSample
+}
+
+// runSoak runs the memory soak: a broker in this process with the
+// deployed stream, o.soak's people and signers published into it, then
+// "lookupd serve" with its defaults (but for what it cannot start without
+// and o.soak.serveFlags) catching up with them, then o.soak.duration of
+// lookups and events at fixed rates while lookupd's memory is sampled.
+// It writes the samples and their summary as Markdown on stdout.
+func runSoak(ctx context.Context, o options, bin, dir string, stdout, stderr io.Writer) (err error) {
+	m := readMachine(ctx, bin)
+	broker, err := loadtest.StartBroker(filepath.Join(dir, "nats"))
+	if err != nil {
+		return err
+	}
+	defer broker.Close()
+	nc, err := nats.Connect(broker.URL, nats.Name("lookupd-loadtest-soak"))
+	if err != nil {
+		return fmt.Errorf("connect to the soak's NATS server: %w", err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(loadtest.PublishWindow))
+	if err != nil {
+		return err
+	}
+	if err := loadtest.CreateStream(ctx, js, loadtest.PersonsStream(soakStream)); err != nil {
+		return err
+	}
+	pop := loadtest.NewPopulation(o.soak.people, o.soak.signers, 1)
+	loaded, err := loadPopulation(ctx, js, pop, stderr)
+	if err != nil {
+		return err
+	}
+	srv, toks, err := startSoakServe(ctx, o, bin, dir, broker.URL)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if serr := srv.Stop(); serr != nil && err == nil {
+			err = fmt.Errorf("lookupd serve: %w; its log ends:\n%s", serr, srv.Logs())
+		}
+	}()
+	c := &http.Client{Timeout: 5 * time.Second}
+	if loaded.CaughtUp, err = waitCaughtUp(ctx, c, srv.Admin, loaded.LastSeq, stderr); err != nil {
+		return fmt.Errorf("%w; its log ends:\n%s", err, srv.Logs())
+	}
+	target := loadtest.Target{PID: srv.PID(), Admin: srv.Admin, DataDir: filepath.Join(dir, "store")}
+	if loaded.AtReady, err = loadtest.SampleMem(c, target, 0); err != nil {
+		return err
+	}
+	run, err := soak(ctx, o, c, srv, target, js, pop, toks, stderr)
+	if err != nil {
+		return err
+	}
+	writeSoakReport(stdout, o, m, loaded, run)
+	return nil
+}
+
+// loadPopulation publishes the creation of every entity of pop, consumers
+// then signers, in bulk.
+func loadPopulation(ctx context.Context, js jetstream.JetStream, pop *loadtest.Population, progress io.Writer) (soakLoaded, error) {
+	n := pop.Entities()
+	fmt.Fprintf(progress, "publishing %d people and %d signers ...\n", pop.People(), pop.Signers())
+	start := time.Now()
+	next := time.Now().Add(10 * time.Second)
+	last, err := loadtest.PublishBulk(ctx, js, n, pop.Next, func(done int) {
+		if time.Now().After(next) {
+			fmt.Fprintf(progress, "  %d of %d events published\n", done, n)
+			next = time.Now().Add(10 * time.Second)
+		}
+	})
+	if err != nil {
+		return soakLoaded{}, err
+	}
+	l := soakLoaded{Events: n, LastSeq: last, Published: time.Since(start)}
+	fmt.Fprintf(progress, "%d events published in %v\n", n, l.Published.Round(time.Second))
+	return l, nil
+}
+
+// startSoakServe creates a signing key and its JWKS in dir, mints o.tokens
+// tokens with it, and starts lookupd serve reading the stream of the
+// broker at natsURL, storing in dir/store, with o.soak.serveFlags.
+func startSoakServe(ctx context.Context, o options, bin, dir, natsURL string) (*loadtest.Dev, []string, error) {
+	keyPath, jwksPath := filepath.Join(dir, "key.pem"), filepath.Join(dir, "jwks.json")
+	jwks, err := loadtest.CreateKey(ctx, bin, keyPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := os.WriteFile(jwksPath, jwks, 0o600); err != nil {
+		return nil, nil, err
+	}
+	toks, err := loadtest.MintTokens(ctx, bin, keyPath, scopes, o.soak.duration+3*time.Hour, o.tokens)
+	if err != nil {
+		return nil, nil, err
+	}
+	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	srv, err := loadtest.StartServe(sctx, loadtest.ServeConfig{Bin: bin, DataDir: filepath.Join(dir, "store"),
+		NATS: natsURL, Stream: soakStream, JWKSFile: jwksPath, Issuer: soakIssuer, Audience: soakAudience,
+		Extra: o.soak.serveFlags})
+	if err != nil {
+		return nil, nil, err
+	}
+	return srv, toks, nil
+}
+
+// waitCaughtUp polls /readyz on the admin listener at admin until it says
+// ready with seq applied, reporting progress every 10 seconds, and returns
+// how long that took. It gives up after 30 minutes.
+func waitCaughtUp(ctx context.Context, c *http.Client, admin string, seq uint64, progress io.Writer) (time.Duration, error) {
+	start := time.Now()
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	var last uint64
+	for report := start.Add(10 * time.Second); ; {
+		ready, applied, err := readyz(c, admin)
+		if err == nil && ready && applied >= seq {
+			took := time.Since(start)
+			fmt.Fprintf(progress, "lookupd serve caught up with %d events in %v\n", seq, took.Round(time.Second))
+			return took, nil
+		}
+		if err == nil {
+			last = applied
+		}
+		if time.Now().After(report) {
+			fmt.Fprintf(progress, "  applied %d of %d\n", last, seq)
+			report = time.Now().Add(10 * time.Second)
+		}
+		if time.Since(start) > 30*time.Minute {
+			return 0, fmt.Errorf("lookupd serve applied %d of %d events in 30 minutes", last, seq)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// readyz returns what /readyz says: ready, and the applied sequence.
+func readyz(c *http.Client, admin string) (bool, uint64, error) {
+	resp, err := c.Get(admin + "/readyz")
+	if err != nil {
+		return false, 0, err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Ready   bool   `json:"ready"`
+		Applied uint64 `json:"applied_sequence"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return false, 0, fmt.Errorf("/readyz: %w", err)
+	}
+	return body.Ready, body.Applied, nil
+}
+
+// soak runs, for o.soak.duration and at once, the lookups (open loop at
+// o.soak.rate, at most o.openWorkers in flight), the events (o.soak.events
+// a second) and the memory samples of srv (every o.soak.interval, the last
+// at the end) as target.
+func soak(ctx context.Context, o options, c *http.Client, srv *loadtest.Dev, target loadtest.Target, js jetstream.JetStream,
+	pop *loadtest.Population, toks []string, progress io.Writer) (soakRun, error) {
+	so := o.soak
+	fmt.Fprintf(progress, "soak: %v of %d lookups/s and %d events/s, memory sampled every %v ...\n",
+		so.duration, so.rate, so.events, so.interval)
+	var (
+		run              soakRun
+		wg               sync.WaitGroup
+		lookErr, pubErr  error
+		sctx, stopSample = context.WithTimeout(ctx, so.duration+so.interval/2)
+	)
+	defer stopSample()
+	wg.Go(func() {
+		run.Samples = loadtest.SampleEvery(sctx, c, target, so.interval)
+	})
+	if so.events > 0 {
+		wg.Go(func() {
+			pctx, cancel := context.WithTimeout(ctx, so.duration)
+			defer cancel()
+			run.Events, pubErr = loadtest.PublishPaced(pctx, js, so.events, pop.NextRandom)
+		})
+	}
+	run.Lookups, lookErr = loadtest.OpenLoopTargets(ctx, "lookupd GET person and GET signers with expand, random consumers",
+		loadtest.LookupTargets(srv.API, pop, toks), so.rate, so.duration, o.openWorkers)
+	wg.Wait()
+	return run, errors.Join(lookErr, pubErr, ctx.Err())
+}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/lookup/persons/internal/shellquote"
+)
+
+// soakFlags defines the flags of the soak on fs, into so; the returned
+// string is --soak-serve-flags, to be checked by checkSoak after parsing.
+func soakFlags(fs *flag.FlagSet, so *soakOptions) *string {
+	fs.DurationVar(&so.duration, "soak", 0, "run a memory soak of this length instead of the load test (e.g. 10m; 0: no soak)")
+	fs.IntVar(&so.people, "soak-people", 1000000, "soak: consumers in the read model")
+	fs.IntVar(&so.signers, "soak-signers", 1000000, "soak: authorized signers in the read model (signer j under consumer j mod --soak-people)")
+	fs.IntVar(&so.rate, "soak-rate", 2000, "soak: lookups a second, open loop (GET person and GET signers with expand in turn, random consumers)")
+	fs.IntVar(&so.events, "soak-events", 2000, "soak: events a second, updates of random people and signers (0: none)")
+	fs.DurationVar(&so.interval, "soak-interval", 10*time.Second, "soak: interval between memory samples")
+	return fs.String("soak-serve-flags", "", "soak: more flags for lookupd serve, shell-quoted (none by default: its defaults are what is measured)")
+}
+
+// checkSoak checks the soak's flags and splits serveFlags into
+// so.serveFlags. Without --soak there is nothing to check.
+func checkSoak(so *soakOptions, serveFlags string) error {
+	switch {
+	case so.duration < 0:
+		return errors.New("--soak must not be negative")
+	case so.duration == 0:
+		return nil
+	case so.people < 1 || so.signers < 0:
+		return errors.New("--soak-people must be at least 1, --soak-signers not negative")
+	case so.rate < 1 || so.events < 0:
+		return errors.New("--soak-rate must be at least 1, --soak-events not negative")
+	case so.interval <= 0:
+		return errors.New("--soak-interval must be positive")
+	}
+	words, err := shellquote.Split(serveFlags)
+	if err != nil {
+		return fmt.Errorf("--soak-serve-flags: %w", err)
+	}
+	so.serveFlags = words
+	return nil
+}
