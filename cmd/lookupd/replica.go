@@ -34,12 +34,15 @@ func storeOpener(cfg config, logger *slog.Logger) (func(dir string) (*projector.
 		}
 		key = k
 	}
-	if cfg.MemoryBudget > 0 {
+	if limit := softMemoryLimit(cfg); limit > 0 {
 		// The Go heap (Badger's memtables and caches included) is kept within
 		// 3/4 of the budget by a soft limit: the garbage collector works
 		// harder as it nears it. The last 1/4 is for the pages of the store's
 		// memory-mapped files (see projector.StoreOptions.MemoryBudget).
-		debug.SetMemoryLimit(cfg.MemoryBudget / 4 * 3)
+		debug.SetMemoryLimit(limit)
+	} else if cfg.MemoryBudget > 0 {
+		logger.Info("GOMEMLIMIT is set: it is the soft memory limit, not 3/4 of the memory budget",
+			"gomemlimit", os.Getenv("GOMEMLIMIT"), "memory_budget", cfg.MemoryBudget)
 	}
 	open := func(dir string) (*projector.Store, error) {
 		s, err := projector.Open(dir, projector.StoreOptions{EncryptionKey: key, MemoryBudget: cfg.MemoryBudget,
@@ -80,7 +83,7 @@ func openReplica(cfg config, js jetstream.JetStream, reg prometheus.Registerer, 
 			return projector.LookUpStream(ctx, js, cfg.Stream)
 		},
 		RebuildOnMismatch: cfg.RebuildOnMismatch,
-		Building:          liftMemoryLimit(cfg.MemoryBudget),
+		Building:          liftMemoryLimit(softMemoryLimit(cfg)),
 		Registerer:        reg,
 		Logger:            logger,
 	}
@@ -94,14 +97,25 @@ func openReplica(cfg config, js jetstream.JetStream, reg prometheus.Registerer, 
 	return replica.Open(rc)
 }
 
+// softMemoryLimit is the Go soft memory limit lookupd keeps: 3/4 of the
+// memory budget; 0 (none of its own) without a budget, or when GOMEMLIMIT
+// is set in the environment, where the operator's limit stands (the Go
+// runtime reads that variable from the process's real environment).
+func softMemoryLimit(cfg config) int64 {
+	if cfg.MemoryBudget <= 0 || os.Getenv("GOMEMLIMIT") != "" {
+		return 0
+	}
+	return cfg.MemoryBudget / 4 * 3
+}
+
 // liftMemoryLimit returns what lifts the Go soft memory limit while a
 // snapshot is restored or a rebuild runs, and sets it back after
 // (replica.Config.Building): each is a one-off that needs more than the
 // budget's heap share for a while (two models are open during a rebuild),
 // and under the limit the collector would take the CPU that the API needs.
-// nil without a budget.
-func liftMemoryLimit(budget int64) func(bool) {
-	if budget <= 0 {
+// nil without a soft limit of its own (softMemoryLimit 0).
+func liftMemoryLimit(limit int64) func(bool) {
+	if limit <= 0 {
 		return nil
 	}
 	var (
@@ -118,7 +132,7 @@ func liftMemoryLimit(budget int64) func(bool) {
 			return
 		}
 		if lifts--; lifts == 0 {
-			debug.SetMemoryLimit(budget / 4 * 3)
+			debug.SetMemoryLimit(limit)
 		}
 	}
 }

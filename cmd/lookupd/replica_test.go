@@ -142,3 +142,27 @@ func TestSnapshotBootstrapRebuild(t *testing.T) {
 		t.Errorf("data dir holds models %v, ACTIVE %q: want only the active one", models, active)
 	}
 }
+
+// TestSoftMemoryLimit checks that lookupd keeps 3/4 of the memory budget
+// as the Go soft memory limit, none without a budget, and leaves an
+// operator's GOMEMLIMIT standing.
+func TestSoftMemoryLimit(t *testing.T) {
+	tests := []struct {
+		name       string
+		budget     int64
+		gomemlimit string
+		want       int64
+	}{
+		{"default budget", 192 << 20, "", 144 << 20},
+		{"no budget", 0, "", 0},
+		{"GOMEMLIMIT set", 192 << 20, "900MiB", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("GOMEMLIMIT", tt.gomemlimit)
+			if got := softMemoryLimit(config{MemoryBudget: tt.budget}); got != tt.want {
+				t.Errorf("softMemoryLimit(budget %d, GOMEMLIMIT %q) = %d, want %d", tt.budget, tt.gomemlimit, got, tt.want)
+			}
+		})
+	}
+}
