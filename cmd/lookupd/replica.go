@@ -34,7 +34,7 @@ func storeOpener(cfg config, logger *slog.Logger) (func(dir string) (*projector.
 		}
 		key = k
 	}
-	if limit := softMemoryLimit(cfg); limit > 0 {
+	if limit := softMemoryLimit(cfg.MemoryBudget, startMemoryLimit); limit > 0 {
 		// The Go heap (Badger's memtables and caches included) is kept within
 		// 3/4 of the budget by a soft limit: the garbage collector works
 		// harder as it nears it. The last 1/4 is for the pages of the store's
@@ -42,7 +42,7 @@ func storeOpener(cfg config, logger *slog.Logger) (func(dir string) (*projector.
 		debug.SetMemoryLimit(limit)
 	} else if cfg.MemoryBudget > 0 {
 		logger.Info("GOMEMLIMIT is set: it is the soft memory limit, not 3/4 of the memory budget",
-			"gomemlimit", os.Getenv("GOMEMLIMIT"), "memory_budget", cfg.MemoryBudget)
+			"gomemlimit", startMemoryLimit, "memory_budget", cfg.MemoryBudget)
 	}
 	open := func(dir string) (*projector.Store, error) {
 		s, err := projector.Open(dir, projector.StoreOptions{EncryptionKey: key, MemoryBudget: cfg.MemoryBudget,
@@ -83,7 +83,7 @@ func openReplica(cfg config, js jetstream.JetStream, reg prometheus.Registerer, 
 			return projector.LookUpStream(ctx, js, cfg.Stream)
 		},
 		RebuildOnMismatch: cfg.RebuildOnMismatch,
-		Building:          liftMemoryLimit(softMemoryLimit(cfg)),
+		Building:          liftMemoryLimit(softMemoryLimit(cfg.MemoryBudget, startMemoryLimit)),
 		Registerer:        reg,
 		Logger:            logger,
 	}
@@ -97,15 +97,20 @@ func openReplica(cfg config, js jetstream.JetStream, reg prometheus.Registerer, 
 	return replica.Open(rc)
 }
 
-// softMemoryLimit is the Go soft memory limit lookupd keeps: 3/4 of the
-// memory budget; 0 (none of its own) without a budget, or when GOMEMLIMIT
-// is set in the environment, where the operator's limit stands (the Go
-// runtime reads that variable from the process's real environment).
-func softMemoryLimit(cfg config) int64 {
-	if cfg.MemoryBudget <= 0 || os.Getenv("GOMEMLIMIT") != "" {
+// startMemoryLimit is the Go soft memory limit the process started with:
+// GOMEMLIMIT's, as the Go runtime read it from the environment, or
+// math.MaxInt64 for none. It is read before any command sets its own.
+var startMemoryLimit = debug.SetMemoryLimit(-1)
+
+// softMemoryLimit is the Go soft memory limit lookupd keeps for a memory
+// budget: 3/4 of it; 0 (none of its own) without a budget, or when the
+// process started with a limit (started is not math.MaxInt64: GOMEMLIMIT
+// was set), where the operator's limit stands.
+func softMemoryLimit(budget, started int64) int64 {
+	if budget <= 0 || started != math.MaxInt64 {
 		return 0
 	}
-	return cfg.MemoryBudget / 4 * 3
+	return budget / 4 * 3
 }
 
 // liftMemoryLimit returns what lifts the Go soft memory limit while a

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -144,24 +145,23 @@ func TestSnapshotBootstrapRebuild(t *testing.T) {
 }
 
 // TestSoftMemoryLimit checks that lookupd keeps 3/4 of the memory budget
-// as the Go soft memory limit, none without a budget, and leaves an
-// operator's GOMEMLIMIT standing.
+// as the Go soft memory limit, none without a budget, and leaves a limit
+// the process started with (GOMEMLIMIT) standing.
 func TestSoftMemoryLimit(t *testing.T) {
 	tests := []struct {
-		name       string
-		budget     int64
-		gomemlimit string
-		want       int64
+		name    string
+		budget  int64
+		started int64
+		want    int64
 	}{
-		{"default budget", 192 << 20, "", 144 << 20},
-		{"no budget", 0, "", 0},
-		{"GOMEMLIMIT set", 192 << 20, "900MiB", 0},
+		{"default budget", 192 << 20, math.MaxInt64, 144 << 20},
+		{"no budget", 0, math.MaxInt64, 0},
+		{"GOMEMLIMIT set", 192 << 20, 900 << 20, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv("GOMEMLIMIT", tt.gomemlimit)
-			if got := softMemoryLimit(config{MemoryBudget: tt.budget}); got != tt.want {
-				t.Errorf("softMemoryLimit(budget %d, GOMEMLIMIT %q) = %d, want %d", tt.budget, tt.gomemlimit, got, tt.want)
+			if got := softMemoryLimit(tt.budget, tt.started); got != tt.want {
+				t.Errorf("softMemoryLimit(budget %d, started with %d) = %d, want %d", tt.budget, tt.started, got, tt.want)
 			}
 		})
 	}
