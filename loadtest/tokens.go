@@ -16,15 +16,10 @@ import (
 // code path of the dev server's own token), with the given scopes and
 // lifetime. The tokens stay in memory: nothing is written to a file.
 func MintTokens(ctx context.Context, bin, keyPath, scope string, ttl time.Duration, n int) ([]string, error) {
-	cmd := exec.CommandContext(ctx, bin, "token", //nolint:gosec // G204: bin is the lookupd binary the operator named
-		"--key", keyPath, "--scope", scope,
+	out, err := runToken(ctx, bin, "--key", keyPath, "--scope", scope,
 		"--ttl", ttl.String(), "--sub", "loadtest", "--count", strconv.Itoa(n))
-	cmd.Env = lookupdEnv()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("%s token: %w: %s", bin, err, strings.TrimSpace(stderr.String()))
+		return nil, err
 	}
 	return parseTokens(out, n)
 }
@@ -64,13 +59,19 @@ func parseTokens(out []byte, n int) ([]string, error) {
 // public half, for a "lookupd serve" that is to accept the tokens
 // MintTokens signs with it (issuer and audience of "lookupd dev").
 func CreateKey(ctx context.Context, bin, keyPath string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, bin, "token", "--key", keyPath, "--create", "--print-jwks") //nolint:gosec // G204: bin is the lookupd binary the operator named
+	return runToken(ctx, bin, "--key", keyPath, "--create", "--print-jwks")
+}
+
+// runToken runs "bin token args..." with lookupdEnv and returns its
+// standard output; its error carries the command's standard error.
+func runToken(ctx context.Context, bin string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, bin, append([]string{"token"}, args...)...) //nolint:gosec // G204: bin is the lookupd binary the operator named
 	cmd.Env = lookupdEnv()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("%s token --print-jwks: %w: %s", bin, err, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("%s token: %w: %s", bin, err, strings.TrimSpace(stderr.String()))
 	}
 	return out, nil
 }

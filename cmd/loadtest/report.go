@@ -44,16 +44,22 @@ func readMachine(ctx context.Context, bin string) machine {
 	return m
 }
 
-// writeReport writes the figures as Markdown, ready to paste into the
-// README.
-func writeReport(w io.Writer, o options, tool loadtest.ClosedLoop, m machine, closed, open []loadtest.Result) {
-	fmt.Fprintf(w, "\n### Load test, %s\n\n", m.When.Format("2006-01-02 15:04 UTC"))
+// describe writes the paragraph saying where and when the figures were
+// measured, ending with where (what else ran on the machine).
+func (m machine) describe(w io.Writer, where string) {
 	cpu := fmt.Sprintf("%d CPUs", m.CPUs)
 	if m.Model != "" {
 		cpu += " (" + m.Model + ")"
 	}
-	fmt.Fprintf(w, "Machine: %s, %s/%s, load average %s at the start; %s; load generator on the same machine.\n\n",
-		cpu, runtime.GOOS, runtime.GOARCH, orUnknown(m.LoadAvg), orUnknown(m.Lookupd))
+	fmt.Fprintf(w, "Machine: %s, %s/%s, load average %s at the start; %s; %s.\n\n",
+		cpu, runtime.GOOS, runtime.GOARCH, orUnknown(m.LoadAvg), orUnknown(m.Lookupd), where)
+}
+
+// writeReport writes the figures as Markdown, ready to paste into the
+// README.
+func writeReport(w io.Writer, o options, tool loadtest.ClosedLoop, m machine, closed, open []loadtest.Result) {
+	fmt.Fprintf(w, "\n### Load test, %s\n\n", m.When.Format("2006-01-02 15:04 UTC"))
+	m.describe(w, "load generator on the same machine")
 	rounds := ""
 	if o.rounds > 1 {
 		rounds = fmt.Sprintf(", median of %d rounds", o.rounds)

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
 	"time"
 
@@ -15,12 +14,7 @@ import (
 func writeSoakReport(w io.Writer, o options, m machine, l soakLoaded, r soakRun) {
 	so := o.soak
 	fmt.Fprintf(w, "\n### Memory soak, %s\n\n", m.When.Format("2006-01-02 15:04 UTC"))
-	cpu := fmt.Sprintf("%d CPUs", m.CPUs)
-	if m.Model != "" {
-		cpu += " (" + m.Model + ")"
-	}
-	fmt.Fprintf(w, "Machine: %s, %s/%s, load average %s at the start; %s; load generator and NATS on the same machine, in another process.\n\n",
-		cpu, runtime.GOOS, runtime.GOARCH, orUnknown(m.LoadAvg), orUnknown(m.Lookupd))
+	m.describe(w, "load generator and NATS on the same machine, in another process")
 	settings := "its default settings"
 	if len(so.serveFlags) > 0 {
 		settings = "its default settings but `" + strings.Join(so.serveFlags, " ") + "`"
