@@ -12,7 +12,7 @@ import (
 
 // The long-running commands (serve, dev) write their log through a buffer:
 // at tens of thousands of requests a second, one write(2) per access-log
-// line cost more than the rest of the line (README, "Logs"). What a
+// line cost more than the rest of the line (docs/operations.md, "Logs"). What a
 // buffer holds is written when it reaches logBufferSize, every
 // logFlushInterval, at once after any line at WARN or above (so an error
 // is never held back, nor the lines before it), and when the command
