@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/loadtest"
+	"github.com/lookup/persons/internal/loadtest"
 )
 
 func TestParseFlags(t *testing.T) {

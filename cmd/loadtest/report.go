@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lookup/persons/loadtest"
+	"github.com/lookup/persons/internal/loadtest"
 )
 
 // machine describes where and when the figures were measured.

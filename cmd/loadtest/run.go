@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lookup/persons/loadtest"
+	"github.com/lookup/persons/internal/loadtest"
 )
 
 // scopes are the scopes of the minted tokens: expand needs the second.

@@ -15,7 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lookup/persons/loadtest"
+	"github.com/lookup/persons/internal/loadtest"
 )
 
 // Issuer and audience of the tokens "lookupd token" mints by default

@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/lookup/persons/admintoken"
+	"github.com/lookup/persons/internal/admintoken"
 )
 
 // loadAdminGuard returns the guard of the state-changing admin endpoints:

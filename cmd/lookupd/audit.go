@@ -15,7 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/lookup/persons/audit"
+	"github.com/lookup/persons/internal/audit"
 )
 
 // newLedger returns the audit ledger of serve, publishing through nc, with

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/audit"
+	"github.com/lookup/persons/internal/audit"
 	"github.com/lookup/persons/internal/logtest"
 )
 

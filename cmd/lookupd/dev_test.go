@@ -16,11 +16,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/loadtest"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/repofile"
 	"github.com/lookup/persons/internal/shellquote"
 	"github.com/lookup/persons/internal/wait"
-	"github.com/lookup/persons/loadtest"
 )
 
 var (

@@ -14,7 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/lookup/persons/dlq"
+	"github.com/lookup/persons/internal/dlq"
 )
 
 // dlqSettings are the settings of the dlq sub-commands.

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"net"
 
-	"github.com/lookup/persons/certreload"
+	"github.com/lookup/persons/internal/certreload"
 )
 
 var errTLSPair = errors.New("LOOKUP_TLS_CERT_FILE and LOOKUP_TLS_KEY_FILE go together: set both for HTTPS, or neither")

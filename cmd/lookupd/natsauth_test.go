@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/natstest"
-	"github.com/lookup/persons/natsconn"
 )
 
 // TestConnectNATSRefusedNamesSettings: a server that refuses lookupd's

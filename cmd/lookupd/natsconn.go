@@ -12,7 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lookup/persons/natsconn"
+	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/query"
 )
 

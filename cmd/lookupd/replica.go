@@ -17,8 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/internal/periodic"
+	"github.com/lookup/persons/internal/replica"
 	"github.com/lookup/persons/projector"
-	"github.com/lookup/persons/replica"
 )
 
 // storeOpener returns what opens a read model directory with cfg's

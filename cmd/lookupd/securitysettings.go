@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/lookup/persons/natsconn"
+	"github.com/lookup/persons/internal/natsconn"
 )
 
 // securityConfig holds the settings of the NATS connection's security, the

@@ -12,17 +12,17 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lookup/persons/admintoken"
-	"github.com/lookup/persons/tracing"
+	"github.com/lookup/persons/internal/admintoken"
+	"github.com/lookup/persons/internal/tracing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/lookup/persons/audit"
+	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/replica"
 	"github.com/lookup/persons/projector"
 	"github.com/lookup/persons/query"
-	"github.com/lookup/persons/replica"
 )
 
 // errNoJWKS is returned by serve when no verification keys are configured.

@@ -8,8 +8,8 @@ import (
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 
+	"github.com/lookup/persons/internal/tracing"
 	"github.com/lookup/persons/query"
-	"github.com/lookup/persons/tracing"
 )
 
 // traced returns api recording a span per request when tracing is on (an

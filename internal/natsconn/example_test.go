@@ -8,7 +8,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/natsconn"
+	"github.com/lookup/persons/internal/natsconn"
 )
 
 // A system of record publishes its changes with events.Publisher over a

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lookup/persons/internal/repofile"
 )
 
 // TestStreamConfigMatchesDeployFiles keeps the stream a Ledger creates
@@ -20,10 +20,7 @@ func TestStreamConfigMatchesDeployFiles(t *testing.T) {
 		replicas int
 	}{{"persons_audit.json", 1}, {"persons_audit.r3.json", 3}} {
 		t.Run(tc.file, func(t *testing.T) {
-			raw, err := os.ReadFile(filepath.Join("..", "deploy", "streams", tc.file))
-			if err != nil {
-				t.Fatal(err)
-			}
+			raw := []byte(repofile.Read(t, "deploy/streams/"+tc.file))
 			var file jetstream.StreamConfig
 			if err := json.Unmarshal(raw, &file); err != nil {
 				t.Fatalf("%s: %v", tc.file, err)
