@@ -130,7 +130,7 @@ func (sn *Snapshots) restoreOne(ctx context.Context, obs jetstream.ObjectStore, 
 		return SnapshotInfo{}, err
 	}
 	defer func() { f.Close(); os.Remove(f.Name()) }()
-	var r io.Reader = bufio.NewReaderSize(f, 1<<20)
+	var r io.Reader = bufio.NewReaderSize(ctxReader{ctx: ctx, r: f}, 1<<20)
 	if sn.key != nil {
 		dr, err := sio.DecryptReader(r, sio.Config{MinVersion: sio.Version20, Key: sn.key})
 		if err != nil {
@@ -207,4 +207,19 @@ func (d *decryptErrors) Read(p []byte) (int, error) {
 		err = fmt.Errorf("%w: %w", ErrSnapshotCorrupt, err)
 	}
 	return n, err
+}
+
+// ctxReader reads r until ctx is done, then fails with ctx's error: a
+// restore stops within one read of a shutdown (the store is then emptied
+// again, and the model directory removed by the caller or the next Open).
+type ctxReader struct {
+	ctx context.Context //nolint:containedctx // a reader's lifetime is its caller's call
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }

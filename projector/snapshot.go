@@ -139,6 +139,9 @@ func (sn *Snapshot) WriteTo(w io.Writer) (int64, error) {
 		writeBytes(bw, item.Key())
 		writeBytes(bw, scratch)
 		keys++
+		if cw.err != nil { // the reader went away (an upload cancelled): stop iterating now
+			return cw.n, fmt.Errorf("snapshot of %s: %w", sn.store.dir, cw.err)
+		}
 	}
 	writeUvarint(bw, 0)
 	writeUvarint(bw, uint64(keys)) //nolint:gosec // G115: a count
@@ -152,15 +155,20 @@ func (sn *Snapshot) WriteTo(w io.Writer) (int64, error) {
 	return cw.n + sha256.Size, nil
 }
 
-// countWriter counts the bytes written through it.
+// countWriter counts the bytes written through it, and keeps the first
+// error of a write.
 type countWriter struct {
-	w io.Writer
-	n int64
+	w   io.Writer
+	n   int64
+	err error
 }
 
 func (c *countWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
 	return n, err
 }
 

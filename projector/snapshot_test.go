@@ -349,3 +349,88 @@ func TestSnapshotsPurgeOrphanChunks(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapshotTakeCancelled cancels uploads at points spread over their
+// length: each ends with the context's error (or completes, when it was
+// faster), never a panic (a transaction discarded under the encoder's open
+// iterator), and the next snapshot restores the whole model.
+func TestSnapshotTakeCancelled(t *testing.T) {
+	_, js := natstest.Start(t)
+	createStream(t, js)
+	publishAll(t, js, genStream(t, rand.New(rand.NewPCG(21, 22)), 6000))
+	a := projected(t, js, nil)
+	sn, err := NewSnapshots(js, SnapshotsConfig{Bucket: "SNAP", Replica: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	interrupted := 0
+	for _, after := range []time.Duration{0, time.Millisecond, 3 * time.Millisecond, 10 * time.Millisecond, 30 * time.Millisecond} {
+		t.Run(after.String(), func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			timer := time.AfterFunc(after, cancel)
+			defer timer.Stop()
+			_, _, err := sn.Take(ctx, a)
+			switch {
+			case err == nil:
+			case errors.Is(err, context.Canceled):
+				interrupted++
+			default:
+				t.Fatalf("Take cancelled after %v: %v, want nil or context.Canceled", after, err)
+			}
+		})
+	}
+	if interrupted == 0 {
+		t.Fatal("no upload was interrupted; the test did not test cancellation")
+	}
+	ctx := context.Background()
+	taken, _, err := sn.Take(ctx, a)
+	if err != nil {
+		t.Fatalf("Take after the cancelled ones: %v", err)
+	}
+	b := emptyStore(t, nil)
+	got, ok, err := sn.Restore(ctx, b, streamIdent(t, js))
+	if err != nil || !ok || got.Position != taken.Position {
+		t.Fatalf("Restore: %+v ok %v err %v, want position %d", got, ok, err, taken.Position)
+	}
+	compareState(t, dump(t, b), dump(t, a))
+}
+
+// TestRestoreCancelled cancels a restore at points spread over its length:
+// each ends with the context's error or completes; an interrupted one
+// leaves the store empty, and a restore with a live context then succeeds.
+func TestRestoreCancelled(t *testing.T) {
+	_, js := natstest.Start(t)
+	createStream(t, js)
+	publishAll(t, js, genStream(t, rand.New(rand.NewPCG(23, 24)), 6000))
+	a := projected(t, js, nil)
+	sn, err := NewSnapshots(js, SnapshotsConfig{Bucket: "SNAP", Replica: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := sn.Take(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	b := emptyStore(t, nil)
+	for _, after := range []time.Duration{0, time.Millisecond, 3 * time.Millisecond, 10 * time.Millisecond} {
+		ctx, cancel := context.WithCancel(context.Background())
+		timer := time.AfterFunc(after, cancel)
+		_, ok, err := sn.Restore(ctx, b, streamIdent(t, js))
+		timer.Stop()
+		cancel()
+		if ok {
+			break // faster than the cancellation: nothing left to interrupt
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Restore cancelled after %v: %v, want context.Canceled", after, err)
+		}
+		if empty, err := b.Empty(); err != nil || !empty {
+			t.Fatalf("after an interrupted restore: empty %v (%v), want an empty store", empty, err)
+		}
+	}
+	if empty, _ := b.Empty(); empty {
+		if _, ok, err := sn.Restore(context.Background(), b, streamIdent(t, js)); err != nil || !ok {
+			t.Fatalf("Restore after the cancelled ones: ok %v err %v", ok, err)
+		}
+	}
+	compareState(t, dump(t, b), dump(t, a))
+}

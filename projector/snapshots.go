@@ -128,7 +128,16 @@ func (sn *Snapshots) Take(ctx context.Context, store *Store) (SnapshotInfo, stri
 	info := snap.Info
 	name := fmt.Sprintf("%s-%020d-%s", info.Stream, info.Position, nuid.Next())
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(sn.encode(pw, snap)) }()
+	encoded := make(chan struct{})
+	go func() {
+		defer close(encoded)
+		pw.CloseWithError(sn.encode(pw, snap))
+	}()
+	// The encoder iterates over snap's transaction: it must have returned
+	// (its iterator closed) before snap.Close discards the transaction,
+	// whatever ended the upload (Badger panics on a transaction discarded
+	// under an open iterator).
+	defer func() { <-encoded }()
 	meta := jetstream.ObjectMeta{Name: name, Description: "lookupd read model snapshot", Metadata: map[string]string{
 		metaStream: info.Stream, metaStreamCreated: info.StreamCreated.UTC().Format(time.RFC3339Nano),
 		metaModelFormat: strconv.Itoa(info.ModelFormat), metaPosition: strconv.FormatUint(info.Position, 10),
@@ -136,8 +145,16 @@ func (sn *Snapshots) Take(ctx context.Context, store *Store) (SnapshotInfo, stri
 	if sn.key != nil {
 		meta.Metadata[metaKeyID] = sn.keyID
 	}
+	sn.logger.Info("writing snapshot", "bucket", sn.cfg.Bucket, "snapshot", name, "position", info.Position)
 	_, err = obs.Put(ctx, meta, pr)
-	pr.CloseWithError(err) // stops the encoder if Put gave up early
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	// Stops the encoder if Put gave up early (its next write fails); an
+	// interrupted upload leaves chunks that no object names, purged by
+	// the next snapshot (purgeOrphans).
+	pr.CloseWithError(errOr(err, io.ErrClosedPipe))
+	<-encoded
 	if err != nil {
 		return info, "", fmt.Errorf("store snapshot %s in bucket %q: %w", name, sn.cfg.Bucket, err)
 	}
@@ -169,6 +186,14 @@ func (sn *Snapshots) encode(w io.Writer, snap *Snapshot) error {
 		return err
 	}
 	return ew.Close()
+}
+
+// errOr returns err, or def when err is nil.
+func errOr(err, def error) error {
+	if err != nil {
+		return err
+	}
+	return def
 }
 
 type nopCloser struct{ io.Writer }
