@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/crash"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -21,11 +22,12 @@ func (p *Projector) startPipeline(iter jetstream.MessagesContext) (ordered <-cha
 	// The reader is not waited for: while the ordered consumer recreates
 	// itself, Stop blocks (it takes the consumer's lock) and Next too. It
 	// ends on its own once Next returns, seeing done closed.
-	go p.read(iter, raw, done)
-	go func() { defer wg.Done(); chunker(raw, work, ord, done) }()
+	go func() { defer crash.Guard(); p.read(iter, raw, done) }()
+	go func() { defer wg.Done(); defer crash.Guard(); chunker(raw, work, ord, done) }()
 	for range p.decoders {
 		go func() {
 			defer wg.Done()
+			defer crash.Guard()
 			for c := range work {
 				p.decodeChunk(c)
 			}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/lookup/persons/internal/crash"
 )
 
 // ErrStreamNotFound is returned (wrapped, naming the stream) by Run when the
@@ -247,7 +249,7 @@ func (p *Projector) Run(ctx context.Context) error {
 			if !refreshing {
 				refreshing = true
 				refreshWG.Add(1)
-				go func() { defer refreshWG.Done(); p.refreshLoop(refreshCtx, stream) }()
+				go func() { defer refreshWG.Done(); defer crash.Guard(); p.refreshLoop(refreshCtx, stream) }()
 			}
 			err = p.session(ctx, stream, bo)
 			if ctx.Err() != nil {

@@ -18,6 +18,8 @@ import (
 	"github.com/minio/sio"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
+
+	"github.com/lookup/persons/internal/crash"
 )
 
 // Metadata of a snapshot object, named so that `nats object info` tells
@@ -131,6 +133,7 @@ func (sn *Snapshots) Take(ctx context.Context, store *Store) (SnapshotInfo, stri
 	encoded := make(chan struct{})
 	go func() {
 		defer close(encoded)
+		defer crash.Guard()
 		pw.CloseWithError(sn.encode(pw, snap))
 	}()
 	// The encoder iterates over snap's transaction: it must have returned

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+
+	"github.com/lookup/persons/internal/crash"
 )
 
 // The JWKS tuning defaults.
@@ -214,6 +216,6 @@ func newJWKSFromURL(ctx context.Context, rawURL string, client *http.Client, t j
 	if err := j.refresh(ctx); err != nil {
 		return nil, err
 	}
-	go j.refreshLoop(ctx, t.refresh)
+	go func() { defer crash.Guard(); j.refreshLoop(ctx, t.refresh) }()
 	return j, nil
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+
+	"github.com/lookup/persons/internal/crash"
 )
 
 // The long-running commands (serve, dev) write their log through a buffer:
@@ -48,7 +50,9 @@ func withBuffer(cfg config, w io.Writer) (*slog.Logger, func()) {
 	}
 	base := newLogger(cfg, ws)
 	logger := slog.New(flushOnWarn{Handler: base.Handler(), flush: func() { _ = ws.Sync() }})
-	return logger, func() { _ = ws.Stop() }
+	// A panic in a background goroutine writes the buffer out first.
+	unregister := crash.OnPanic(func() { _ = ws.Sync() })
+	return logger, func() { unregister(); _ = ws.Stop() }
 }
 
 // writeLogOut writes out what the buffer of logger holds, when it has one

@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/lookup/persons/internal/crash"
 )
 
 // version is set at build time (-ldflags "-X main.version=...").
@@ -35,6 +37,7 @@ func notifyContext(sigs ...os.Signal) (context.Context, func()) {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, sigs...)
 	go func() {
+		defer crash.Guard()
 		select {
 		case s := <-ch:
 			cancel(&signalCause{sig: s})

@@ -183,15 +183,17 @@ func snapshotEvery(ctx context.Context, rep *replica.Replica, cfg config, logger
 //	POST /snapshot   writes a snapshot now; 200 with its name and position,
 //	                 409 before the model has caught up or without a bucket
 //	POST /rebuild    starts a blue/green rebuild; 202, 409 while one runs
-func replicaActions(rep *replica.Replica, bucket string, logger *slog.Logger) map[string]http.Handler {
+//
+// The actions run under ctx (the server's background work), not their
+// request's: a client that gives up does not abort them, a shutdown does.
+func replicaActions(ctx context.Context, rep *replica.Replica, bucket string, logger *slog.Logger) map[string]http.Handler {
 	return map[string]http.Handler{
-		"POST /snapshot": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		"POST /snapshot": http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			if bucket == "" {
 				writeAdminJSON(w, http.StatusConflict, map[string]string{"error": "no snapshot bucket configured (LOOKUP_SNAPSHOT_BUCKET)"})
 				return
 			}
-			// A client that gives up does not abort the snapshot.
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 30*time.Minute)
+			ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
 			defer cancel()
 			info, name, err := rep.Snapshot(ctx)
 			if actionFailed(w, logger, err, replica.ErrNotCaughtUp, "snapshot on request failed", "snapshot failed") {

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/crash"
 	"github.com/lookup/persons/internal/replica"
 	"github.com/lookup/persons/projector"
 	"github.com/lookup/persons/query"
@@ -213,33 +214,64 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	// timeout (http.Server.Close does not wait for handlers).
 	var inflight sync.WaitGroup
 	apiSrv := newHTTPServer(countInflight(traced(api, opts.tracing), &inflight), logger)
-	actions := replicaActions(rep, cfg.SnapshotBucket, logger)
+	// Background work (the projector, snapshots, rebuilds, admin actions)
+	// runs under bg, which is stopped only once the API has drained: the
+	// requests of the shutdown delay are answered from a model still
+	// being fed, and nothing a request reads is closed under it.
+	bg, stopBackground := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stopBackground(nil)
+	actions := replicaActions(bg, rep, cfg.SnapshotBucket, logger)
 	maps.Copy(actions, opts.adminActions)
 	adminSrv := newHTTPServer(withAdminActions(newAdminHandler(ready, reg, opts.adminExtra, cfg.PProf), adminGuard, actions), logger)
 
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return runReplica(gctx, rep, logger) })
-	g.Go(func() error { snapshotEvery(gctx, rep, cfg, logger); return nil })
-	g.Go(func() error { return serveHTTP(apiSrv, apiLn, "api", logger) })
-	g.Go(func() error { return serveHTTP(adminSrv, adminLn, "admin", logger) })
+	g.Go(func() error { defer crash.Guard(); return runReplica(bg, rep, logger) })
+	g.Go(func() error { defer crash.Guard(); snapshotEvery(bg, rep, cfg, logger); return nil })
+	g.Go(func() error { defer crash.Guard(); return serveHTTP(apiSrv, apiLn, "api", logger) })
+	g.Go(func() error { defer crash.Guard(); return serveHTTP(adminSrv, adminLn, "admin", logger) })
 	g.Go(func() error {
+		defer crash.Guard()
 		announceReady(gctx, rep, apiLn.Addr().String(), adminLn.Addr().String(), opts.onReady, logger)
 		return nil
 	})
 	g.Go(func() error {
+		defer crash.Guard()
 		<-gctx.Done()
-		ready.draining.Store(true)
-		logger.Info("shutting down", append(shutdownCause(gctx), "drain_timeout", cfg.ShutdownTimeout.String())...)
-		delayShutdown(ctx, apiSrv, cfg.ShutdownDelay, logger)
-		return drainServers(apiSrv, adminSrv, cfg.ShutdownTimeout)
+		return shutDown(ctx, gctx, shutdownSteps{ready: ready, api: apiSrv, admin: adminSrv,
+			stopBackground: stopBackground}, cfg, logger)
 	})
 	err = g.Wait()
-	closeLedger(ledger, logger) // its last records need the connection
+	// The audit ledger's batches in flight are acknowledged or failed
+	// (their answers are never sent); its last records need the connection.
+	closeLedger(ledger, logger)
 	nc.Close()
 	waitInflight(&inflight, time.Minute, logger)
 	if err == nil {
 		logger.Info("stopped")
 	}
+	return err // then the deferred: the store closed, the log written out
+}
+
+// shutdownSteps are what shutDown stops, in its order.
+type shutdownSteps struct {
+	ready          *readiness
+	api, admin     *http.Server
+	stopBackground context.CancelCauseFunc
+}
+
+// shutDown runs the first steps of the shutdown order (ARCHITECTURE.md,
+// "Shutdown"), once gctx is done (a signal, or a component that failed):
+// readiness off, the delay (still serving; only for a signal, parent
+// done), stop accepting and drain the API's requests, then stop the
+// background work (the projector, snapshots, rebuilds). serve does the
+// rest: the audit ledger flushed, the store closed, the log written out.
+func shutDown(parent, gctx context.Context, s shutdownSteps, cfg config, logger *slog.Logger) error {
+	s.ready.draining.Store(true)
+	logger.Info("shutting down", append(shutdownCause(gctx), "drain_timeout", cfg.ShutdownTimeout.String())...)
+	delayShutdown(parent, s.api, cfg.ShutdownDelay, logger)
+	err := drainServer(s.api, cfg.ShutdownTimeout)
+	s.stopBackground(context.Cause(gctx))
+	drainAdmin(s.admin, cfg.ShutdownTimeout)
 	return err
 }
 
@@ -324,21 +356,28 @@ func announceReady(ctx context.Context, proj progressSource, apiAddr, adminAddr 
 	}
 }
 
-// drainServers shuts both servers down, letting requests in flight finish
-// within timeout; it returns an error if API requests were still running
-// then (the admin listener's are cut short without one).
-func drainServers(apiSrv, adminSrv *http.Server, timeout time.Duration) error {
+// drainServer stops the API server accepting, letting requests in flight
+// finish within timeout; it returns an error if some were still running
+// then.
+func drainServer(apiSrv *http.Server, timeout time.Duration) error {
 	sctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	var errs []error
 	if err := apiSrv.Shutdown(sctx); err != nil {
 		apiSrv.Close()
-		errs = append(errs, fmt.Errorf("API: requests still in flight after %v: %w", timeout, err))
+		return fmt.Errorf("API: requests still in flight after %v: %w", timeout, err)
 	}
+	return nil
+}
+
+// drainAdmin shuts the admin listener down within timeout; what is still
+// running then is cut short without an error (an admin action holds the
+// background context, already cancelled, and ends promptly).
+func drainAdmin(adminSrv *http.Server, timeout time.Duration) {
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
 	if err := adminSrv.Shutdown(sctx); err != nil {
 		adminSrv.Close()
 	}
-	return errors.Join(errs...)
 }
 
 // isClosed reports whether ch is closed.

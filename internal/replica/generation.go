@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lookup/persons/internal/crash"
 	"github.com/lookup/persons/projector"
 )
 
@@ -49,6 +50,7 @@ func (g *generation) release() { g.refs.Add(-1) }
 func (g *generation) start(ctx context.Context, report func(*generation, error)) {
 	ctx, g.cancel = context.WithCancel(ctx)
 	go func() {
+		defer crash.Guard()
 		g.err = g.proj.Run(ctx)
 		close(g.done)
 		if g.err != nil {

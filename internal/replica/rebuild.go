@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lookup/persons/internal/crash"
 	"github.com/lookup/persons/projector"
 )
 
@@ -46,6 +47,7 @@ func (r *Replica) Rebuild() error {
 	ctx := r.runCtx
 	r.bg.Add(1)
 	go func() {
+		defer crash.Guard()
 		defer r.bg.Done()
 		err := r.rebuild(ctx, next)
 		r.mu.Lock()
@@ -152,6 +154,7 @@ func isMismatch(g *generation) bool {
 // the current model's.
 func (r *Replica) watchCurrent(ctx context.Context, next *generation) {
 	go func() {
+		defer crash.Guard()
 		<-next.done
 		if next.err != nil {
 			select {

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/crash"
 	"github.com/lookup/persons/projector"
 )
 
@@ -168,6 +169,7 @@ func (r *Replica) startCurrent(ctx context.Context, g *generation) {
 		}
 	})
 	go func() {
+		defer crash.Guard()
 		select {
 		case <-g.proj.CaughtUp():
 			r.markCaughtUp()
@@ -224,6 +226,7 @@ func (r *Replica) Wait(ctx context.Context, n uint64) error {
 func afterClose(ch <-chan struct{}, f func()) (stop func()) {
 	done := make(chan struct{})
 	go func() {
+		defer crash.Guard()
 		select {
 		case <-ch:
 			f()

@@ -285,3 +285,90 @@ func TestRebuildOnMismatch(t *testing.T) {
 		}
 	})
 }
+
+// TestStopDuringRebuild stops the replica (as a shutdown does) while a
+// rebuild runs, before its swap and during it: Run and Close end without
+// an error, and the next Open serves a whole model (the live one before
+// the swap's commit point, the rebuilt one after it) that catches up.
+func TestStopDuringRebuild(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		inSwap bool
+	}{
+		{"before the swap", false},
+		{"during the swap", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, js := natstest.Start(t)
+			natstest.PersonsStream(t, js)
+			const n = 3000
+			publishConsumers(t, js, 0, n, 1)
+			root := t.TempDir()
+			r := open(t, js, root, nil)
+			oldDir := r.Dir()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			swapping := make(chan struct{})
+			if tc.inSwap {
+				r.swapHook = func() { close(swapping); cancel() }
+			}
+			errc := make(chan error, 1)
+			go func() { errc <- r.Run(ctx) }()
+			waitCaughtUp(t, r, n)
+			if err := r.Rebuild(); err != nil {
+				t.Fatal(err)
+			}
+			if tc.inSwap {
+				select {
+				case <-swapping:
+				case <-time.After(60 * time.Second):
+					t.Fatal("the rebuild did not reach its swap")
+				}
+			} else {
+				wait.For(t, 30*time.Second, func() error {
+					if !newModelUnderWay(root) {
+						return errors.New("no rebuild directory yet")
+					}
+					return nil
+				})
+				cancel()
+			}
+			select {
+			case err := <-errc:
+				if err != nil {
+					t.Fatalf("Run: %v, want nil on a stop", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("Run did not return after its context was cancelled")
+			}
+			if err := r.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			active, err := projector.ActiveDir(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wantOld := !tc.inSwap; (active == oldDir) != wantOld {
+				t.Errorf("ACTIVE names %s (old %s); want the old model: %v", active, oldDir, wantOld)
+			}
+			publishConsumers(t, js, 0, 10, 2)
+			r2 := open(t, js, root, nil)
+			stop := run(t, r2)
+			waitCaughtUp(t, r2, n+10)
+			checkNames(t, r2, 10, "v2")
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+			entries, err := os.ReadDir(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				if e.IsDir() && filepath.Join(root, e.Name()) != r2.Dir() {
+					t.Errorf("%s left beside the active model after the restart", e.Name())
+				}
+			}
+		})
+	}
+}
+
