@@ -21,6 +21,9 @@ var version = "dev"
 func main() {
 	ctx, stop := notifyContext(os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	if stoppedBySignal(ctx, err) {
+		err = nil // a start-up step the signal cut short (a JWKS fetch, a connection): a clean stop
+	}
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "lookupd: %v\n", err)
@@ -59,4 +62,11 @@ func exitCode(err error) int {
 	default:
 		return 1
 	}
+}
+
+// stoppedBySignal reports whether err is only the cancellation of ctx by a
+// signal: the process was asked to stop, and did.
+func stoppedBySignal(ctx context.Context, err error) bool {
+	var sc *signalCause
+	return err != nil && errors.Is(err, context.Canceled) && errors.As(context.Cause(ctx), &sc)
 }

@@ -303,3 +303,27 @@ func rollingRestart(t *testing.T, ns *server.Server, delay time.Duration, id, to
 	}
 	return load.Stop()
 }
+
+func TestStoppedBySignal(t *testing.T) {
+	signalled, cancelSig := context.WithCancelCause(context.Background())
+	cancelSig(&signalCause{sig: syscall.SIGTERM})
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+		err  error
+		want bool
+	}{
+		{"no error", signalled, nil, false},
+		{"a start-up step cut short by the signal", signalled, fmt.Errorf("JWKS URL: %w", context.Canceled), true},
+		{"another error after the signal", signalled, errors.New("stopped before the read model caught up"), false},
+		{"cancelled without a signal", cancelled, context.Canceled, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := stoppedBySignal(tc.ctx, tc.err); got != tc.want {
+				t.Errorf("stoppedBySignal(%v) = %v, want %v", tc.err, got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,420 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/projector"
+)
+
+// The signal matrix (issue 20): the real program, a child process (this
+// test binary, built with the race detector by make test), holding a model
+// large enough that each phase lasts a while, is sent a signal in the
+// middle of each long-running phase. Each run must exit 0 within
+// LOOKUP_SHUTDOWN_DELAY + LOOKUP_SHUTDOWN_TIMEOUT; while the API is ready,
+// a client polling throughout the delay sees no failed request; the next
+// start opens the model without a refusal and converges. A race found in
+// the child makes it exit 66, which fails the run like any other status.
+
+const (
+	matrixPeople  = 6000
+	matrixSigners = 6000
+	matrixDelay   = 2 * time.Second
+	matrixTimeout = 15 * time.Second
+	matrixAdmin   = "s3cret-admin-token-of-32-chars!!"
+)
+
+// matrix is the infrastructure the signal tests share: a NATS server whose
+// PERSONS stream holds the population's events, and the files the
+// children read.
+type matrix struct {
+	ns         *server.Server
+	js         jetstream.JetStream
+	pop        *loadtest.Population
+	last       uint64 // the stream's last sequence
+	adminToken string // file
+	jwks       string // file
+}
+
+func newMatrix(t *testing.T) *matrix {
+	t.Helper()
+	ns := runNATS(t)
+	nc, _ := natstest.Connect(t, ns.ClientURL())
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(loadtest.PublishWindow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	createStream(t, js, "PERSONS")
+	pop := loadtest.NewPopulation(matrixPeople, matrixSigners, 20)
+	last, err := loadtest.PublishBulk(context.Background(), js, pop.Entities(), pop.Next, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adminToken := filepath.Join(t.TempDir(), "admin-token")
+	if err := os.WriteFile(adminToken, []byte(matrixAdmin+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return &matrix{ns: ns, js: js, pop: pop, last: last, adminToken: adminToken, jwks: writeJWKS(t)}
+}
+
+// env is a serve environment on dir with snapshots, the admin token and
+// the matrix's delay and timeout.
+func (m *matrix) env(t *testing.T, dir string) map[string]string {
+	e := serveEnv(t, m.ns, dir)
+	e["LOOKUP_JWKS_FILE"] = m.jwks
+	e["LOOKUP_SNAPSHOT_BUCKET"] = "LOOKUP_SNAPSHOTS"
+	e["LOOKUP_ADMIN_TOKEN_FILE"] = m.adminToken
+	e["LOOKUP_SHUTDOWN_DELAY"] = matrixDelay.String()
+	e["LOOKUP_SHUTDOWN_TIMEOUT"] = matrixTimeout.String()
+	return e
+}
+
+// child is one run of lookupd in a process.
+type child struct {
+	cmd    *exec.Cmd
+	stderr *logtest.Buffer
+	done   chan struct{}
+	err    error
+}
+
+func startChild(t *testing.T, environ map[string]string, args ...string) *child {
+	t.Helper()
+	cmd, errOut := lookupdCmd(t, environ, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &child{cmd: cmd, stderr: errOut, done: make(chan struct{})}
+	go func() { c.err = cmd.Wait(); close(c.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-c.done:
+		default:
+			_ = cmd.Process.Kill()
+			<-c.done
+		}
+	})
+	return c
+}
+
+// signalAndWait sends sig and returns the exit error once the process has
+// ended, failing the test when that takes longer than within.
+func (c *child) signalAndWait(t *testing.T, sig os.Signal, within time.Duration) error {
+	t.Helper()
+	if err := c.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.done:
+		return c.err
+	case <-time.After(within):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+		t.Fatalf("still running %v after %v; stderr:\n%s", within, sig, c.stderr)
+		return nil
+	}
+}
+
+// logged reports whether the child has logged a line whose msg is msg.
+func (c *child) logged(msg string) bool {
+	sc := bufio.NewScanner(strings.NewReader(c.stderr.String()))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var line struct {
+			Msg string `json:"msg"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == msg {
+			return true
+		}
+	}
+	return false
+}
+
+// waitLogged polls the child's log for msg, failing if the child ends
+// first.
+func (c *child) waitLogged(t *testing.T, timeout time.Duration, msg string) {
+	t.Helper()
+	wait.For(t, timeout, func() error {
+		select {
+		case <-c.done:
+			t.Fatalf("lookupd ended (%v) before logging %q; stderr:\n%s", c.err, msg, c.stderr)
+		default:
+		}
+		if !c.logged(msg) {
+			return fmt.Errorf("no %q in the log yet", msg)
+		}
+		return nil
+	})
+}
+
+// addrs returns the bound API and admin addresses from the child's log.
+func (c *child) addrs(t *testing.T) map[string]string {
+	t.Helper()
+	return (&program{stderr: c.stderr, done: make(chan error, 1)}).addrs(t)
+}
+
+// checkStopped fails unless the child exited 0, and (with ok) logged no
+// line before its shutdown whose msg is one of notBefore: the phase was
+// interrupted, not finished.
+func (c *child) checkStopped(t *testing.T, err error, notBefore ...string) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("exit: %v, want status 0; stderr:\n%s", err, c.stderr)
+	}
+	for _, msg := range notBefore {
+		if c.logged(msg) {
+			t.Errorf("%q was logged: the signal came after the phase, not in its middle (make the model larger)", msg)
+		}
+	}
+	if strings.Contains(c.stderr.String(), "panic:") || strings.Contains(c.stderr.String(), "DATA RACE") {
+		t.Errorf("stderr holds a panic or a race:\n%s", c.stderr)
+	}
+}
+
+// poller sends protected GETs (signers, SSN in full) at the API, counting
+// the answers that are not 200 among the requests sent before its
+// deadline; it stops at the deadline.
+type poller struct {
+	ok, failed atomic.Int64
+	firstFail  atomic.Value
+	deadline   atomic.Pointer[time.Time]
+	wg         sync.WaitGroup
+}
+
+func startPoller(t *testing.T, api, consumer string, workers int) *poller {
+	t.Helper()
+	tok := token(t, tokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "poller", Scope: "read:persons read:persons:ssn"})
+	p := &poller{}
+	client := &http.Client{Timeout: 10 * time.Second}
+	url := "http://" + api + "/api/v1/authorized-signers?consumer_id=" + consumer + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL"
+	for range workers {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			for {
+				sent := time.Now()
+				if d := p.deadline.Load(); d != nil && !sent.Before(*d) {
+					return
+				}
+				req, _ := http.NewRequest(http.MethodGet, url, nil)
+				req.Header.Set("Authorization", "Bearer "+tok)
+				resp, err := client.Do(req)
+				if err == nil {
+					resp.Body.Close()
+					if resp.StatusCode == http.StatusOK {
+						p.ok.Add(1)
+						continue
+					}
+					err = errors.New(resp.Status)
+				}
+				p.failed.Add(1)
+				p.firstFail.CompareAndSwap(nil, err.Error())
+			}
+		}()
+	}
+	t.Cleanup(func() { now := time.Now(); p.deadline.Store(&now); p.wg.Wait() })
+	return p
+}
+
+// until sets the poller's deadline: the end of the shutdown delay after a
+// signal sent at signalled, less a margin for the process's own timer.
+func (p *poller) until(signalled time.Time) {
+	d := signalled.Add(matrixDelay - 300*time.Millisecond)
+	p.deadline.Store(&d)
+}
+
+// check waits for the poller to stop and fails the test if any request
+// it sent failed.
+func (p *poller) check(t *testing.T) {
+	t.Helper()
+	p.wg.Wait()
+	if n := p.failed.Load(); n > 0 {
+		t.Errorf("%d requests sent during the shutdown delay failed (first: %v), %d succeeded", n, p.firstFail.Load(), p.ok.Load())
+	}
+	if p.ok.Load() == 0 {
+		t.Error("no request succeeded during the shutdown delay: the poller did not poll")
+	}
+}
+
+// converge starts serve on env's data directory and checks that it opens
+// the model without a refusal and catches up with the whole stream, then
+// stops it with SIGTERM.
+func (m *matrix) converge(t *testing.T, environ map[string]string) {
+	t.Helper()
+	c := startChild(t, environ, "serve")
+	addrs := c.addrs(t)
+	waitStatus(t, 120*time.Second, "http://"+addrs["admin"]+"/readyz", "", http.StatusOK)
+	want := fmt.Sprint(m.last)
+	wait.For(t, 60*time.Second, func() error {
+		if got := metric(t, addrs["admin"], "lookup_projector_applied_sequence"); got != want {
+			return fmt.Errorf("applied sequence %s, want %s", got, want)
+		}
+		return nil
+	})
+	c.checkStopped(t, c.signalAndWait(t, syscall.SIGTERM, matrixDelay+matrixTimeout))
+}
+
+// TestSignalMatrix sends SIGTERM in the middle of each long-running phase
+// of lookupd serve.
+func TestSignalMatrix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the signal matrix runs the program several times over a large model")
+	}
+	m := newMatrix(t)
+	live := filepath.Join(t.TempDir(), "live") // the model the phases share, built by catch-up
+	consumer := m.pop.ConsumerID(0)
+	bound := matrixDelay + matrixTimeout
+
+	t.Run("catch-up after start", func(t *testing.T) {
+		c := startChild(t, m.env(t, live), "serve")
+		addrs := c.addrs(t)
+		wait.For(t, 60*time.Second, func() error {
+			if v := metric(t, addrs["admin"], "lookup_projector_applied_sequence"); v == "" || v == "0" {
+				return errors.New("nothing applied yet")
+			}
+			return nil
+		})
+		c.checkStopped(t, c.signalAndWait(t, syscall.SIGTERM, bound), "read model caught up; ready")
+		m.converge(t, m.env(t, live))
+	})
+
+	t.Run("snapshot upload", func(t *testing.T) {
+		c := startChild(t, m.env(t, live), "serve")
+		addrs := c.addrs(t)
+		waitReady(t, addrs["admin"])
+		go func() { _, _, _ = post("http://"+addrs["admin"]+"/snapshot", matrixAdmin) }()
+		c.waitLogged(t, 30*time.Second, "writing snapshot")
+		p := startPoller(t, addrs["api"], consumer, 2)
+		p.until(time.Now())
+		err := c.signalAndWait(t, syscall.SIGTERM, bound)
+		p.check(t)
+		c.checkStopped(t, err, "snapshot stored")
+		// The next start converges; a whole snapshot is taken for the
+		// restore below.
+		n := startChild(t, m.env(t, live), "serve")
+		nAddrs := n.addrs(t)
+		waitReady(t, nAddrs["admin"])
+		if code, body, err := post("http://"+nAddrs["admin"]+"/snapshot", matrixAdmin); code != http.StatusOK {
+			t.Fatalf("POST /snapshot after the interrupted one: %d %s %v", code, body, err)
+		}
+		n.checkStopped(t, n.signalAndWait(t, syscall.SIGTERM, bound))
+	})
+
+	t.Run("restore from a snapshot", func(t *testing.T) {
+		fresh := filepath.Join(t.TempDir(), "fresh")
+		c := startChild(t, m.env(t, fresh), "serve")
+		// The log is written every 200 ms: the restore's directory beside
+		// the active one says sooner that it is under way.
+		for deadline := time.Now().Add(60 * time.Second); !restoreUnderWay(fresh); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no restore under way after 60s; stderr:\n%s", c.stderr)
+			}
+		}
+		c.checkStopped(t, c.signalAndWait(t, syscall.SIGTERM, bound), "bootstrapped from a snapshot; catching up from its position")
+		m.converge(t, m.env(t, fresh))
+	})
+
+	t.Run("blue/green rebuild", func(t *testing.T) {
+		c := startChild(t, m.env(t, live), "serve")
+		addrs := c.addrs(t)
+		waitReady(t, addrs["admin"])
+		if code, body, err := post("http://"+addrs["admin"]+"/rebuild", matrixAdmin); code != http.StatusAccepted {
+			t.Fatalf("POST /rebuild: %d %s %v", code, body, err)
+		}
+		c.waitLogged(t, 30*time.Second, "rebuild started: a fresh read model is being built beside the live one")
+		p := startPoller(t, addrs["api"], consumer, 2)
+		p.until(time.Now())
+		err := c.signalAndWait(t, syscall.SIGTERM, bound)
+		p.check(t)
+		c.checkStopped(t, err, "rebuilt read model swapped in; the old one is deleted")
+		m.converge(t, m.env(t, live))
+	})
+
+	t.Run("burst of audited requests", func(t *testing.T) {
+		e := m.env(t, live)
+		e["LOOKUP_AUDIT"] = "required"
+		c := startChild(t, e, "serve")
+		addrs := c.addrs(t)
+		waitReady(t, addrs["admin"])
+		p := startPoller(t, addrs["api"], consumer, 8)
+		wait.For(t, 30*time.Second, func() error {
+			if p.ok.Load() < 50 {
+				return errors.New("the burst has not started")
+			}
+			return nil
+		})
+		p.until(time.Now())
+		err := c.signalAndWait(t, syscall.SIGTERM, bound)
+		p.check(t)
+		c.checkStopped(t, err)
+		m.converge(t, e)
+	})
+}
+
+// TestSignalProjectAndDev sends SIGINT to lookupd project in the middle of
+// its catch-up, and to lookupd dev while it starts and once it serves.
+func TestSignalProjectAndDev(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the signal matrix runs the program several times over a large model")
+	}
+	t.Run("project catching up", func(t *testing.T) {
+		m := newMatrix(t)
+		dir := filepath.Join(t.TempDir(), "data")
+		e := map[string]string{"LOOKUP_NATS_URL": m.ns.ClientURL(), "LOOKUP_DATA_DIR": dir}
+		c := startChild(t, e, "project", "--progress-interval", "100ms")
+		c.waitLogged(t, 60*time.Second, "projecting")
+		c.checkStopped(t, c.signalAndWait(t, os.Interrupt, matrixTimeout))
+		n := startChild(t, e, "project", "--until-caught-up")
+		select {
+		case <-n.done:
+			if n.err != nil {
+				t.Fatalf("project --until-caught-up after the interrupted one: %v; stderr:\n%s", n.err, n.stderr)
+			}
+		case <-time.After(120 * time.Second):
+			t.Fatalf("project --until-caught-up did not end; stderr:\n%s", n.stderr)
+		}
+		m.converge(t, m.env(t, dir))
+	})
+	for _, tc := range []struct{ name, after string }{
+		{"dev starting", "dev NATS server started"},
+		{"dev serving", "read model caught up; ready"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := startChild(t, map[string]string{"LOOKUP_SHUTDOWN_TIMEOUT": matrixTimeout.String(), "LOOKUP_LOG_FORMAT": "json"}, "dev", "--http-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0")
+			c.waitLogged(t, 60*time.Second, tc.after)
+			c.checkStopped(t, c.signalAndWait(t, os.Interrupt, matrixTimeout))
+		})
+	}
+}
+
+// restoreUnderWay reports whether root holds a model directory that
+// ACTIVE does not name, and a download beside it: a restore under way.
+func restoreUnderWay(root string) bool {
+	active, _ := projector.ActiveDir(root)
+	dirs, _ := filepath.Glob(filepath.Join(root, "model-*"))
+	for _, d := range dirs {
+		if d != active && !strings.HasSuffix(d, ".download") {
+			return true
+		}
+	}
+	return false
+}
