@@ -1,0 +1,509 @@
+package docs
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/lookup/persons/internal/repofile"
+)
+
+// What a document may name, and how the checker knows it exists:
+//
+//   - file: a path ending in a known extension (query/openapi.yaml,
+//     ./cmd/lookupd/run.go), from the repository root or the document's
+//     folder, or a bare Go file name (store.go), somewhere in the tree;
+//   - folder: a path whose first element is at the top of the repository
+//     (internal/audit/, deploy/streams, ./query);
+//   - package: an import path of this module, a Go identifier qualified by
+//     a package name in backticks (`events.NewPublisher`), or "package
+//     `name`": the name is one of our packages or one our code imports,
+//     and a name qualified by one of our packages is declared there;
+//   - flag (--foo), environment variable (LOOKUP_FOO) and metric
+//     (lookup_foo): a string literal of the non-test Go code (a flag name,
+//     a struct tag's value, a metric name), or, for a flag and its
+//     variable, the other one of the pair (--nats-url, LOOKUP_NATS_URL);
+//   - Go declaration: the names in backticks after a Go file, as the
+//     decision records cite code (`projector/session.go` (`session`)),
+//     are declared in that file.
+//
+// Markdown documents are checked for every kind; Go files for the files,
+// folders and packages their comments name; configuration files for the
+// paths they name.
+type refKind string
+
+const (
+	refFile    refKind = "file"
+	refFolder  refKind = "folder"
+	refPackage refKind = "package"
+	refFlag    refKind = "flag"
+	refEnv     refKind = "environment variable"
+	refMetric  refKind = "metric"
+	refDecl    refKind = "Go declaration"
+)
+
+type ref struct {
+	kind refKind
+	name string
+}
+
+// facts is what exists: the sources of truth the references are held to.
+type facts struct {
+	// exists reports whether a slash-separated path from the repository
+	// root names a file or a folder.
+	exists   func(rel string) bool
+	top      map[string]bool            // entries at the top of the repository
+	goFiles  map[string]bool            // base names of the Go files
+	pkgDirs  map[string]bool            // folders holding a Go package
+	inFile   map[string]map[string]bool // Go file -> the names it declares
+	pkgNames map[string]bool            // names of our packages and of those our code imports
+	decls    map[string]map[string]bool // our package name -> its top-level identifiers
+	literals map[string]bool            // string literals of non-test Go code, and struct tags' values
+}
+
+// otherTools' flags appear in the documents' commands (nats, kubectl,
+// curl, docker); they are not ours to check.
+var otherTools = map[string]bool{
+	"config": true, "from-file": true, "from-env-file": true, "user": true, "password": true,
+	"tlscert": true, "tlskey": true, "tlsca": true, "cacert": true, "header": true,
+	"signal": true, "replicas": true, "inbox-prefix": true, "help": true,
+}
+
+var (
+	pathRun   = regexp.MustCompile(`[A-Za-z0-9_.~/*-]+`)
+	fileExt   = regexp.MustCompile(`\.(?:go|md|yaml|yml|json|conf|Dockerfile|sh)$`)
+	bareGo    = regexp.MustCompile(`(?:^|[^A-Za-z0-9_./*-])([a-z0-9][a-z0-9_]*\.go)\b`)
+	qualified = regexp.MustCompile("`([a-z][a-z0-9]+)\\.([A-Z][A-Za-z0-9_]*)") // not `t.Helper`: a variable
+	// fileDecls is a Go file followed by names it declares, as the
+	// decision records cite code: `projector/session.go` (`session`).
+	fileDecls  = regexp.MustCompile("`([A-Za-z0-9_./-]+\\.go)` \\(([^)]*)\\)")
+	backticked = regexp.MustCompile("`([A-Za-z_][A-Za-z0-9_]*)`")
+	goCommand  = regexp.MustCompile(`\bgo (?:test|run|build|vet|list|install|generate)\b[^\n|]*`)
+	goPackage  = regexp.MustCompile(`(?:^|\s)(\./[A-Za-z0-9_./-]*)`)
+	flagRef    = regexp.MustCompile(`(?:^|[^A-Za-z0-9-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)`)
+	envRef     = regexp.MustCompile(`\bLOOKUP_[A-Z0-9_]*[A-Z0-9]\b`)
+	metricRef  = regexp.MustCompile(`\blookup_[a-z0-9_]*[a-z0-9]\b`)
+)
+
+const module = "github.com/lookup/persons/"
+
+// check returns the references of a document's text that name nothing
+// that exists. kinds limits the check to some kinds (nil: all).
+func (fx *facts) check(doc, text string, kinds ...refKind) []ref {
+	want := func(k refKind) bool {
+		if len(kinds) == 0 {
+			return true
+		}
+		for _, w := range kinds {
+			if w == k {
+				return true
+			}
+		}
+		return false
+	}
+	var out []ref
+	seen := map[ref]bool{}
+	report := func(k refKind, name string) {
+		r := ref{k, name}
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	dir := path.Dir(doc)
+	if want(refFile) || want(refFolder) || want(refPackage) {
+		for _, p := range pathRun.FindAllString(text, -1) {
+			if k, name, ok := fx.checkPath(dir, p); !ok && want(k) {
+				report(k, name)
+			}
+		}
+	}
+	if want(refFile) {
+		for _, m := range bareGo.FindAllStringSubmatch(text, -1) {
+			if m[1] != "nats.go" && !fx.goFiles[m[1]] {
+				report(refFile, m[1])
+			}
+		}
+	}
+	if want(refPackage) || want(refDecl) {
+		for _, m := range qualified.FindAllStringSubmatch(text, -1) {
+			pkg, id := m[1], m[2]
+			switch {
+			case fx.exists(path.Join(dir, pkg+"."+id)):
+				// a file: lookupd.Dockerfile
+			case !fx.pkgNames[pkg]:
+				report(refPackage, pkg)
+			case fx.decls[pkg] != nil && !fx.decls[pkg][id]:
+				report(refPackage, pkg+"."+id)
+			}
+		}
+		for _, m := range fileDecls.FindAllStringSubmatch(text, -1) {
+			decls := fx.inFile[path.Clean(m[1])]
+			if decls == nil {
+				continue // no such file: reported as a file
+			}
+			for _, id := range backticked.FindAllStringSubmatch(m[2], -1) {
+				if !decls[id[1]] {
+					report(refDecl, m[1]+": "+id[1])
+				}
+			}
+		}
+		for _, cmd := range goCommand.FindAllString(text, -1) {
+			for _, m := range goPackage.FindAllStringSubmatch(cmd, -1) {
+				p := path.Clean(strings.TrimSuffix(m[1], "/..."))
+				if p != "." && !fx.pkgDirs[p] {
+					report(refPackage, m[1])
+				}
+			}
+		}
+	}
+	if want(refFlag) {
+		for _, m := range flagRef.FindAllStringSubmatch(text, -1) {
+			if f := m[1]; !otherTools[f] && !fx.literals[f] && !fx.literals[envOf(f)] {
+				report(refFlag, "--"+f)
+			}
+		}
+	}
+	if want(refEnv) {
+		for _, v := range envRef.FindAllString(text, -1) {
+			if !fx.literals[v] && !fx.literals[flagOf(v)] {
+				report(refEnv, v)
+			}
+		}
+	}
+	if want(refMetric) {
+		for _, m := range metricRef.FindAllString(text, -1) {
+			base := m
+			for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+				if b, ok := strings.CutSuffix(m, suffix); ok && fx.literals[b] {
+					base = b
+				}
+			}
+			if !fx.literals[base] {
+				report(refMetric, m)
+			}
+		}
+	}
+	return out
+}
+
+// checkPath classifies a run of path characters and reports whether what
+// it names exists; runs that are not paths into the repository are ok.
+// A path counts when it ends in a file extension of ours or starts at the
+// top of the repository; it may hold a * (query/jwks*.go).
+func (fx *facts) checkPath(dir, p string) (refKind, string, bool) {
+	p = strings.TrimLeft(p, "-")
+	if !strings.Contains(p, "/") || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") {
+		return "", "", true
+	}
+	if rest, ok := strings.CutPrefix(p, module); ok {
+		rest = strings.TrimSuffix(strings.TrimSuffix(rest, "/..."), "/")
+		return refPackage, strings.TrimSuffix(p, "/..."), fx.pkgDirs[rest]
+	}
+	p = strings.TrimRight(strings.TrimSuffix(p, "/..."), ".")
+	first, rest, _ := strings.Cut(strings.TrimLeft(p, "./"), "/")
+	kind := refFolder
+	switch {
+	case fileExt.MatchString(p):
+		kind = refFile
+	case !fx.top[first] || strings.HasPrefix(p, "."):
+		return "", "", true // not a path into the repository: "and/or", "net/http", "./data"
+	case rest == "s":
+		return "", "", true // a rate: "2,000 events/s"
+	}
+	candidates := []string{path.Clean(p), path.Join(dir, p)}
+	for _, c := range candidates {
+		if fx.exists(c) || isGenerated(c) || isGenerated(path.Join(composeDir, p)) {
+			return "", "", true
+		}
+	}
+	return kind, strings.TrimSuffix(p, "/"), false
+}
+
+// composeDir is the folder the compose file's paths are relative to
+// (`${LOOKUP_JWKS_HOST_FILE:-./dev/jwks.json}`).
+const composeDir = "deploy/compose"
+
+// generated are the folders that commands of deploy/README.md write and
+// git ignores.
+var generated = []string{"deploy/compose/dev/", "deploy/compose/secrets/", "deploy/k8s/secrets/"}
+
+func isGenerated(p string) bool {
+	for _, g := range generated {
+		if strings.HasPrefix(p+"/", g) {
+			return true
+		}
+	}
+	return false
+}
+
+// envOf and flagOf give the other name of a setting: --nats-url is
+// LOOKUP_NATS_URL.
+func envOf(flag string) string {
+	return "LOOKUP_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+func flagOf(env string) string {
+	return strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(env, "LOOKUP_"), "_", "-"))
+}
+
+// repoFacts gathers the facts of the repository this test runs in.
+func repoFacts(t *testing.T) *facts {
+	t.Helper()
+	root, err := repofile.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx := &facts{
+		exists: func(rel string) bool {
+			matches, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(rel)))
+			return err == nil && len(matches) > 0
+		},
+		top:      map[string]bool{},
+		goFiles:  map[string]bool{},
+		pkgDirs:  map[string]bool{},
+		inFile:   map[string]map[string]bool{},
+		pkgNames: map[string]bool{},
+		decls:    map[string]map[string]bool{},
+		literals: map[string]bool{},
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		fx.top[e.Name()] = true
+	}
+	fset := token.NewFileSet()
+	for _, f := range repoFiles(t) {
+		if path.Ext(f) != ".go" {
+			continue
+		}
+		fx.goFiles[path.Base(f)] = true
+		fx.pkgDirs[path.Dir(f)] = true
+		src := repofile.Read(t, f)
+		file, err := parser.ParseFile(fset, f, src, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range file.Imports {
+			fx.pkgNames[importName(imp)] = true
+		}
+		fx.inFile[f] = map[string]bool{}
+		for _, d := range file.Decls {
+			for _, id := range declNames(d) {
+				fx.inFile[f][id] = true
+			}
+		}
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		name := file.Name.Name
+		fx.pkgNames[name] = true
+		if fx.decls[name] == nil {
+			fx.decls[name] = map[string]bool{}
+		}
+		for _, d := range file.Decls {
+			for _, id := range declNames(d) {
+				fx.decls[name][id] = true
+			}
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				fx.addLiteral(lit.Value)
+			}
+			return true
+		})
+	}
+	// The compose file's own variables (ports, host paths) are named
+	// LOOKUP_* too.
+	for _, f := range repoFiles(t) {
+		if strings.HasPrefix(f, composeDir+"/") && path.Ext(f) == ".yaml" {
+			for _, v := range envRef.FindAllString(repofile.Read(t, f), -1) {
+				fx.literals[v] = true
+			}
+		}
+	}
+	return fx
+}
+
+var (
+	tagValue     = regexp.MustCompile(`[A-Za-z_]+:"([^"]*)"`)
+	majorVersion = regexp.MustCompile(`^v[0-9]+$`)
+)
+
+// addLiteral records a Go string literal: its value, without the dashes
+// of a flag written in full, and the values of a struct tag.
+func (fx *facts) addLiteral(quoted string) {
+	v, err := strconv.Unquote(quoted)
+	if err != nil {
+		return
+	}
+	fx.literals[strings.TrimLeft(v, "-")] = true
+	for _, m := range tagValue.FindAllStringSubmatch(v, -1) {
+		for _, part := range strings.Split(m[1], ",") {
+			fx.literals[strings.TrimLeft(part, "-")] = true
+		}
+	}
+}
+
+// importName is the name a file uses for an import: its alias, or the
+// last element of its path that is not a major version.
+func importName(imp *ast.ImportSpec) string {
+	if imp.Name != nil {
+		return imp.Name.Name
+	}
+	p, _ := strconv.Unquote(imp.Path.Value)
+	elems := strings.Split(p, "/")
+	last := elems[len(elems)-1]
+	if majorVersion.MatchString(last) && len(elems) > 1 {
+		last = elems[len(elems)-2]
+	}
+	last, _, _ = strings.Cut(last, ".")
+	return strings.TrimPrefix(last, "go-")
+}
+
+// declNames returns the top-level names a declaration declares, methods
+// included (documents write `projector.Run` for (*Projector).Run).
+func declNames(d ast.Decl) []string {
+	var out []string
+	switch d := d.(type) {
+	case *ast.FuncDecl:
+		out = append(out, d.Name.Name)
+	case *ast.GenDecl:
+		for _, s := range d.Specs {
+			switch s := s.(type) {
+			case *ast.TypeSpec:
+				out = append(out, s.Name.Name)
+			case *ast.ValueSpec:
+				for _, n := range s.Names {
+					out = append(out, n.Name)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// goComments returns the comments of a Go file, one a line.
+func goComments(t *testing.T, name, src string) string {
+	t.Helper()
+	var s scanner.Scanner
+	fset := token.NewFileSet()
+	s.Init(fset.AddFile(name, -1, len(src)), []byte(src), nil, scanner.ScanComments)
+	var b strings.Builder
+	for {
+		_, tok, lit := s.Scan()
+		if tok == token.EOF {
+			return b.String()
+		}
+		if tok == token.COMMENT {
+			b.WriteString(lit)
+			b.WriteByte('\n')
+		}
+	}
+}
+
+// TestDocumentsNameWhatExists checks every document (README.md,
+// ARCHITECTURE.md, docs/, the decision records, deploy/README.md), the
+// comments of the Go code and the configuration files: each file, folder,
+// package, flag, environment variable and metric they name exists.
+func TestDocumentsNameWhatExists(t *testing.T) {
+	fx := repoFacts(t)
+	for _, f := range repoFiles(t) {
+		text := repofile.Read(t, f)
+		if strings.Contains(text, "PRODUCT"+".md") {
+			t.Errorf("%s cites PRODUCT%s, which is not in the repository (cite docs/)", f, ".md")
+		}
+		var stale []ref
+		switch path.Ext(f) {
+		case ".md":
+			stale = fx.check(f, text)
+		case ".go":
+			stale = fx.check(f, goComments(t, f, text), refFile, refFolder, refPackage)
+		default:
+			stale = fx.check(f, text, refFile)
+		}
+		sort.Slice(stale, func(i, j int) bool { return stale[i].name < stale[j].name })
+		for _, r := range stale {
+			t.Errorf("%s names the %s %s, which does not exist", f, r.kind, r.name)
+		}
+	}
+}
+
+// TestCheckerFindsStaleReferences plants a stale reference of each kind,
+// beside a true one of the same kind, in a document and in a Go comment:
+// the checker must report the stale one and only it.
+func TestCheckerFindsStaleReferences(t *testing.T) {
+	fx := repoFacts(t)
+	tests := []struct {
+		name, doc, text string
+		want            []ref
+	}{
+		{"file by path", "README.md", "the API is in `query/openapi.yaml`, auth in `query/auth.go`.",
+			[]ref{{refFile, "query/auth.go"}}},
+		{"file relative to the document", "docs/README.md", "see [x](api.md) and ../query/openapi.yaml and ../query/nope.yaml",
+			[]ref{{refFile, "../query/nope.yaml"}}},
+		{"bare Go file", "ARCHITECTURE.md", "`store.go` holds the store, `auth.go` the tokens.",
+			[]ref{{refFile, "auth.go"}}},
+		{"folder", "ARCHITECTURE.md", "### `internal/audit/`\n### `internal/widgets/`, `deploy/streams`",
+			[]ref{{refFolder, "internal/widgets"}}},
+		{"package by import path", "README.md", "import github.com/lookup/persons/events and github.com/lookup/persons/natsconn",
+			[]ref{{refPackage, "github.com/lookup/persons/natsconn"}}},
+		{"package by qualified name", "README.md", "use `events.NewPublisher(js)`, `widgets.Connect(url)` and `events.NoSuchThing`",
+			[]ref{{refPackage, "widgets"}, {refPackage, "events.NoSuchThing"}}},
+		{"declaration of a cited file", "docs/decisions/0003-ordered-consumer.md", "- Code: `projector/session.go` (`session`, the pipeline), `projector/projector.go` (`Run`, `deadLetter`).",
+			[]ref{{refDecl, "projector/projector.go: deadLetter"}}},
+		{"package in a go command", "README.md", "`go test -race ./projector/... ./internal/audit ./audit`, `go run ./cmd/loadtest --help`",
+			[]ref{{refPackage, "./audit"}}},
+		{"flag", "README.md", "`lookupd serve --nats-url nats://x --no-such-flag`, `loadtest --rounds 3`",
+			[]ref{{refFlag, "--no-such-flag"}}},
+		{"environment variable", "docs/operations.md", "set `LOOKUP_NATS_URL` and `LOOKUP_NO_SUCH_SETTING`.",
+			[]ref{{refEnv, "LOOKUP_NO_SUCH_SETTING"}}},
+		{"metric", "docs/operations.md", "`lookup_ready`, `lookup_http_request_duration_seconds_bucket` and `lookup_no_such_total{outcome}`",
+			[]ref{{refMetric, "lookup_no_such_total"}}},
+		{"not paths", "README.md", "read/write, and/or, `application/problem+json`, log/slog, https://example.com/query/x.go, /api/v1/persons, ~/.cache/lookupd/dev-key.pem",
+			nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := fx.check(tc.doc, tc.text)
+			if !sameRefs(got, tc.want) {
+				t.Errorf("check(%q) = %v, want %v", tc.text, got, tc.want)
+			}
+		})
+	}
+	t.Run("Go comment", func(t *testing.T) {
+		src := "// Package x reads query/openapi.yaml; see query/auth.go and internal/widgets.\npackage x\n\nvar s = \"query/auth.go\"\n"
+		got := fx.check("query/x.go", goComments(t, "x.go", src), refFile, refFolder, refPackage)
+		want := []ref{{refFile, "query/auth.go"}, {refFolder, "internal/widgets"}}
+		if !sameRefs(got, want) {
+			t.Errorf("check of a Go comment = %v, want %v", got, want)
+		}
+	})
+}
+
+func sameRefs(got, want []ref) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	g := map[ref]bool{}
+	for _, r := range got {
+		g[r] = true
+	}
+	for _, r := range want {
+		if !g[r] {
+			return false
+		}
+	}
+	return true
+}
