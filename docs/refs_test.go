@@ -1,16 +1,9 @@
 package docs
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/scanner"
-	"go/token"
-	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -20,14 +13,16 @@ import (
 // What a document may name, and how the checker knows it exists:
 //
 //   - file: a path ending in a known extension (query/openapi.yaml,
-//     ./cmd/lookupd/run.go), from the repository root or the document's
-//     folder, or a bare Go file name (store.go), somewhere in the tree;
+//     ./cmd/lookupd/run.go, query/jwks*.go), from the repository root or
+//     the document's folder, or a bare Go file name (store.go), somewhere
+//     in the tree;
 //   - folder: a path whose first element is at the top of the repository
-//     (internal/audit/, deploy/streams, ./query);
-//   - package: an import path of this module, a Go identifier qualified by
-//     a package name in backticks (`events.NewPublisher`), or "package
-//     `name`": the name is one of our packages or one our code imports,
-//     and a name qualified by one of our packages is declared there;
+//     (internal/audit/, deploy/streams);
+//   - package: an import path of this module, a package of a go command
+//     (go test ./query), or a Go name qualified by a package name in
+//     backticks (`events.NewPublisher`): the name is one of our packages
+//     or one our code imports, and a name qualified by one of our
+//     packages is declared there (methods included);
 //   - flag (--foo), environment variable (LOOKUP_FOO) and metric
 //     (lookup_foo): a string literal of the non-test Go code (a flag name,
 //     a struct tag's value, a metric name), or, for a flag and its
@@ -99,101 +94,115 @@ const module = "github.com/lookup/persons/"
 // check returns the references of a document's text that name nothing
 // that exists. kinds limits the check to some kinds (nil: all).
 func (fx *facts) check(doc, text string, kinds ...refKind) []ref {
-	want := func(k refKind) bool {
-		if len(kinds) == 0 {
+	c := &collector{kinds: kinds, seen: map[ref]bool{}}
+	fx.checkPaths(c, path.Dir(doc), text)
+	fx.checkGoNames(c, text)
+	fx.checkNames(c, text)
+	return c.out
+}
+
+// collector gathers the stale references of one document, once each, of
+// the kinds asked for.
+type collector struct {
+	kinds []refKind
+	seen  map[ref]bool
+	out   []ref
+}
+
+func (c *collector) want(k refKind) bool {
+	if len(c.kinds) == 0 {
+		return true
+	}
+	for _, w := range c.kinds {
+		if w == k {
 			return true
 		}
-		for _, w := range kinds {
-			if w == k {
-				return true
-			}
-		}
-		return false
 	}
-	var out []ref
-	seen := map[ref]bool{}
-	report := func(k refKind, name string) {
-		r := ref{k, name}
-		if !seen[r] {
-			seen[r] = true
-			out = append(out, r)
-		}
+	return false
+}
+
+func (c *collector) report(k refKind, name string) {
+	r := ref{k, name}
+	if c.want(k) && !c.seen[r] {
+		c.seen[r] = true
+		c.out = append(c.out, r)
 	}
-	dir := path.Dir(doc)
-	if want(refFile) || want(refFolder) || want(refPackage) {
-		for _, p := range pathRun.FindAllString(text, -1) {
-			if k, name, ok := fx.checkPath(dir, p); !ok && want(k) {
-				report(k, name)
-			}
+}
+
+// checkPaths checks the paths (files, folders, import paths) and the bare
+// Go file names of a text.
+func (fx *facts) checkPaths(c *collector, dir, text string) {
+	for _, p := range pathRun.FindAllString(text, -1) {
+		if k, name, ok := fx.checkPath(dir, p); !ok {
+			c.report(k, name)
 		}
 	}
-	if want(refFile) {
-		for _, m := range bareGo.FindAllStringSubmatch(text, -1) {
-			if m[1] != "nats.go" && !fx.goFiles[m[1]] {
-				report(refFile, m[1])
-			}
+	for _, m := range bareGo.FindAllStringSubmatch(text, -1) {
+		if m[1] != "nats.go" && !fx.goFiles[m[1]] {
+			c.report(refFile, m[1])
 		}
 	}
-	if want(refPackage) || want(refDecl) {
-		for _, m := range qualified.FindAllStringSubmatch(text, -1) {
-			pkg, id := m[1], m[2]
-			switch {
-			case fx.exists(path.Join(dir, pkg+"."+id)):
-				// a file: lookupd.Dockerfile
-			case !fx.pkgNames[pkg]:
-				report(refPackage, pkg)
-			case fx.decls[pkg] != nil && !fx.decls[pkg][id]:
-				report(refPackage, pkg+"."+id)
-			}
+}
+
+// checkGoNames checks qualified Go names, the declarations cited after a
+// Go file, and the packages of go commands.
+func (fx *facts) checkGoNames(c *collector, text string) {
+	for _, m := range qualified.FindAllStringSubmatch(text, -1) {
+		pkg, id := m[1], m[2]
+		switch {
+		case fx.goFiles[pkg+"."+id] || fileExt.MatchString("."+id):
+			// a file: lookupd.Dockerfile
+		case !fx.pkgNames[pkg]:
+			c.report(refPackage, pkg)
+		case fx.decls[pkg] != nil && !fx.decls[pkg][id]:
+			c.report(refPackage, pkg+"."+id)
 		}
-		for _, m := range fileDecls.FindAllStringSubmatch(text, -1) {
-			decls := fx.inFile[path.Clean(m[1])]
-			if decls == nil {
-				continue // no such file: reported as a file
-			}
-			for _, id := range backticked.FindAllStringSubmatch(m[2], -1) {
-				if !decls[id[1]] {
-					report(refDecl, m[1]+": "+id[1])
-				}
-			}
+	}
+	for _, m := range fileDecls.FindAllStringSubmatch(text, -1) {
+		decls := fx.inFile[path.Clean(m[1])]
+		if decls == nil {
+			continue // no such file: reported as a file
 		}
-		for _, cmd := range goCommand.FindAllString(text, -1) {
-			for _, m := range goPackage.FindAllStringSubmatch(cmd, -1) {
-				p := path.Clean(strings.TrimSuffix(m[1], "/..."))
-				if p != "." && !fx.pkgDirs[p] {
-					report(refPackage, m[1])
-				}
+		for _, id := range backticked.FindAllStringSubmatch(m[2], -1) {
+			if !decls[id[1]] {
+				c.report(refDecl, m[1]+": "+id[1])
 			}
 		}
 	}
-	if want(refFlag) {
-		for _, m := range flagRef.FindAllStringSubmatch(text, -1) {
-			if f := m[1]; !otherTools[f] && !fx.literals[f] && !fx.literals[envOf(f)] {
-				report(refFlag, "--"+f)
+	for _, cmd := range goCommand.FindAllString(text, -1) {
+		for _, m := range goPackage.FindAllStringSubmatch(cmd, -1) {
+			p := path.Clean(strings.TrimSuffix(m[1], "/..."))
+			if p != "." && !fx.pkgDirs[p] {
+				c.report(refPackage, m[1])
 			}
 		}
 	}
-	if want(refEnv) {
-		for _, v := range envRef.FindAllString(text, -1) {
-			if !fx.literals[v] && !fx.literals[flagOf(v)] {
-				report(refEnv, v)
-			}
+}
+
+// checkNames checks the flags, environment variables and metrics of a
+// text.
+func (fx *facts) checkNames(c *collector, text string) {
+	for _, m := range flagRef.FindAllStringSubmatch(text, -1) {
+		if f := m[1]; !otherTools[f] && !fx.literals[f] && !fx.literals[envOf(f)] {
+			c.report(refFlag, "--"+f)
 		}
 	}
-	if want(refMetric) {
-		for _, m := range metricRef.FindAllString(text, -1) {
-			base := m
-			for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-				if b, ok := strings.CutSuffix(m, suffix); ok && fx.literals[b] {
-					base = b
-				}
-			}
-			if !fx.literals[base] {
-				report(refMetric, m)
-			}
+	for _, v := range envRef.FindAllString(text, -1) {
+		if !fx.literals[v] && !fx.literals[flagOf(v)] {
+			c.report(refEnv, v)
 		}
 	}
-	return out
+	for _, m := range metricRef.FindAllString(text, -1) {
+		base := m
+		for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+			if b, ok := strings.CutSuffix(m, suffix); ok && fx.literals[b] {
+				base = b
+			}
+		}
+		if !fx.literals[base] {
+			c.report(refMetric, m)
+		}
+	}
 }
 
 // checkPath classifies a run of path characters and reports whether what
@@ -254,163 +263,6 @@ func envOf(flag string) string {
 
 func flagOf(env string) string {
 	return strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(env, "LOOKUP_"), "_", "-"))
-}
-
-// repoFacts gathers the facts of the repository this test runs in.
-func repoFacts(t *testing.T) *facts {
-	t.Helper()
-	root, err := repofile.Root()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fx := &facts{
-		exists: func(rel string) bool {
-			matches, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(rel)))
-			return err == nil && len(matches) > 0
-		},
-		top:      map[string]bool{},
-		goFiles:  map[string]bool{},
-		pkgDirs:  map[string]bool{},
-		inFile:   map[string]map[string]bool{},
-		pkgNames: map[string]bool{},
-		decls:    map[string]map[string]bool{},
-		literals: map[string]bool{},
-	}
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		fx.top[e.Name()] = true
-	}
-	fset := token.NewFileSet()
-	for _, f := range repoFiles(t) {
-		if path.Ext(f) != ".go" {
-			continue
-		}
-		fx.goFiles[path.Base(f)] = true
-		fx.pkgDirs[path.Dir(f)] = true
-		src := repofile.Read(t, f)
-		file, err := parser.ParseFile(fset, f, src, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range file.Imports {
-			fx.pkgNames[importName(imp)] = true
-		}
-		fx.inFile[f] = map[string]bool{}
-		for _, d := range file.Decls {
-			for _, id := range declNames(d) {
-				fx.inFile[f][id] = true
-			}
-		}
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		name := file.Name.Name
-		fx.pkgNames[name] = true
-		if fx.decls[name] == nil {
-			fx.decls[name] = map[string]bool{}
-		}
-		for _, d := range file.Decls {
-			for _, id := range declNames(d) {
-				fx.decls[name][id] = true
-			}
-		}
-		ast.Inspect(file, func(n ast.Node) bool {
-			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-				fx.addLiteral(lit.Value)
-			}
-			return true
-		})
-	}
-	// The compose file's own variables (ports, host paths) are named
-	// LOOKUP_* too.
-	for _, f := range repoFiles(t) {
-		if strings.HasPrefix(f, composeDir+"/") && path.Ext(f) == ".yaml" {
-			for _, v := range envRef.FindAllString(repofile.Read(t, f), -1) {
-				fx.literals[v] = true
-			}
-		}
-	}
-	return fx
-}
-
-var (
-	tagValue     = regexp.MustCompile(`[A-Za-z_]+:"([^"]*)"`)
-	majorVersion = regexp.MustCompile(`^v[0-9]+$`)
-)
-
-// addLiteral records a Go string literal: its value, without the dashes
-// of a flag written in full, and the values of a struct tag.
-func (fx *facts) addLiteral(quoted string) {
-	v, err := strconv.Unquote(quoted)
-	if err != nil {
-		return
-	}
-	fx.literals[strings.TrimLeft(v, "-")] = true
-	for _, m := range tagValue.FindAllStringSubmatch(v, -1) {
-		for _, part := range strings.Split(m[1], ",") {
-			fx.literals[strings.TrimLeft(part, "-")] = true
-		}
-	}
-}
-
-// importName is the name a file uses for an import: its alias, or the
-// last element of its path that is not a major version.
-func importName(imp *ast.ImportSpec) string {
-	if imp.Name != nil {
-		return imp.Name.Name
-	}
-	p, _ := strconv.Unquote(imp.Path.Value)
-	elems := strings.Split(p, "/")
-	last := elems[len(elems)-1]
-	if majorVersion.MatchString(last) && len(elems) > 1 {
-		last = elems[len(elems)-2]
-	}
-	last, _, _ = strings.Cut(last, ".")
-	return strings.TrimPrefix(last, "go-")
-}
-
-// declNames returns the top-level names a declaration declares, methods
-// included (documents write `projector.Run` for (*Projector).Run).
-func declNames(d ast.Decl) []string {
-	var out []string
-	switch d := d.(type) {
-	case *ast.FuncDecl:
-		out = append(out, d.Name.Name)
-	case *ast.GenDecl:
-		for _, s := range d.Specs {
-			switch s := s.(type) {
-			case *ast.TypeSpec:
-				out = append(out, s.Name.Name)
-			case *ast.ValueSpec:
-				for _, n := range s.Names {
-					out = append(out, n.Name)
-				}
-			}
-		}
-	}
-	return out
-}
-
-// goComments returns the comments of a Go file, one a line.
-func goComments(t *testing.T, name, src string) string {
-	t.Helper()
-	var s scanner.Scanner
-	fset := token.NewFileSet()
-	s.Init(fset.AddFile(name, -1, len(src)), []byte(src), nil, scanner.ScanComments)
-	var b strings.Builder
-	for {
-		_, tok, lit := s.Scan()
-		if tok == token.EOF {
-			return b.String()
-		}
-		if tok == token.COMMENT {
-			b.WriteString(lit)
-			b.WriteByte('\n')
-		}
-	}
 }
 
 // TestDocumentsNameWhatExists checks every document (README.md,
