@@ -35,6 +35,13 @@ func repoFacts(t *testing.T) *facts {
 		pkgNames: map[string]bool{},
 		decls:    map[string]map[string]bool{},
 		literals: map[string]bool{},
+		headings: func(rel string) map[string]bool {
+			b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+			if err != nil {
+				return nil
+			}
+			return headingsOf(string(b))
+		},
 	}
 	entries, err := os.ReadDir(root)
 	if err != nil {
@@ -176,4 +183,22 @@ func goComments(t *testing.T, name, src string) string {
 			b.WriteByte('\n')
 		}
 	}
+}
+
+// headingsOf returns the headings of a Markdown text, lower case and
+// without backticks: "## Memory: `make soak`" is "memory: make soak".
+func headingsOf(md string) map[string]bool {
+	out := map[string]bool{}
+	inFence := false
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "```") {
+			inFence = !inFence
+		}
+		if inFence || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		h := strings.TrimSpace(strings.TrimLeft(line, "#"))
+		out[strings.ToLower(strings.ReplaceAll(h, "`", ""))] = true
+	}
+	return out
 }

@@ -29,11 +29,13 @@ import (
 //     variable, the other one of the pair (--nats-url, LOOKUP_NATS_URL);
 //   - Go declaration: the names in backticks after a Go file, as the
 //     decision records cite code (`projector/session.go` (`session`)),
-//     are declared in that file.
+//     are declared in that file;
+//   - section: a heading in quotes after a document's name, as comments
+//     cite them (docs/operations.md, "Logs"), is a heading of it.
 //
 // Markdown documents are checked for every kind; Go files for the files,
-// folders and packages their comments name; configuration files for the
-// paths they name.
+// folders, packages and sections their comments name; configuration files
+// for the paths they name.
 type refKind string
 
 const (
@@ -44,6 +46,7 @@ const (
 	refEnv     refKind = "environment variable"
 	refMetric  refKind = "metric"
 	refDecl    refKind = "Go declaration"
+	refSection refKind = "section"
 )
 
 type ref struct {
@@ -63,6 +66,9 @@ type facts struct {
 	pkgNames map[string]bool            // names of our packages and of those our code imports
 	decls    map[string]map[string]bool // our package name -> its top-level identifiers
 	literals map[string]bool            // string literals of non-test Go code, and struct tags' values
+	// headings returns the headings (lower case, without backticks) of a
+	// Markdown document, nil when there is no such document.
+	headings func(rel string) map[string]bool
 }
 
 // otherTools' flags appear in the documents' commands (nats, kubectl,
@@ -87,6 +93,10 @@ var (
 	flagRef    = regexp.MustCompile(`(?:^|[^A-Za-z0-9-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)`)
 	envRef     = regexp.MustCompile(`\bLOOKUP_[A-Z0-9_]*[A-Z0-9]\b`)
 	metricRef  = regexp.MustCompile(`\blookup_[a-z0-9_]*[a-z0-9]\b`)
+	// section is a document followed by one of its headings in quotes, as
+	// comments cite them: (docs/operations.md, "Logs"), README "Commands".
+	section   = regexp.MustCompile(`(?:^|[^A-Za-z0-9_./-])((?:[A-Za-z0-9_-]+/)*[A-Za-z0-9_-]+\.md|README|ARCHITECTURE),? "([^"]+)"`)
+	lineBreak = regexp.MustCompile(`\s*\n\s*(?://\s*)?`)
 )
 
 const module = "github.com/lookup/persons/"
@@ -98,6 +108,7 @@ func (fx *facts) check(doc, text string, kinds ...refKind) []ref {
 	fx.checkPaths(c, path.Dir(doc), text)
 	fx.checkGoNames(c, text)
 	fx.checkNames(c, text)
+	fx.checkSections(c, path.Dir(doc), text)
 	return c.out
 }
 
@@ -205,6 +216,24 @@ func (fx *facts) checkNames(c *collector, text string) {
 	}
 }
 
+// checkSections checks that each heading a text cites, after the name of
+// a document, is a heading of that document.
+func (fx *facts) checkSections(c *collector, dir, text string) {
+	for _, m := range section.FindAllStringSubmatch(lineBreak.ReplaceAllString(text, " "), -1) {
+		doc, heading := m[1], m[2]
+		if doc == "README" || doc == "ARCHITECTURE" {
+			doc += ".md"
+		}
+		headings := fx.headings(doc)
+		if headings == nil {
+			headings = fx.headings(path.Join(dir, doc))
+		}
+		if headings != nil && !headings[strings.ToLower(heading)] {
+			c.report(refSection, doc+`, "`+heading+`"`)
+		}
+	}
+}
+
 // checkPath classifies a run of path characters and reports whether what
 // it names exists; runs that are not paths into the repository are ok.
 // A path counts when it ends in a file extension of ours or starts at the
@@ -281,7 +310,7 @@ func TestDocumentsNameWhatExists(t *testing.T) {
 		case ".md":
 			stale = fx.check(f, text)
 		case ".go":
-			stale = fx.check(f, goComments(t, f, text), refFile, refFolder, refPackage)
+			stale = fx.check(f, goComments(t, f, text), refFile, refFolder, refPackage, refSection)
 		default:
 			stale = fx.check(f, text, refFile)
 		}
@@ -323,6 +352,8 @@ func TestCheckerFindsStaleReferences(t *testing.T) {
 			[]ref{{refEnv, "LOOKUP_NO_SUCH_SETTING"}}},
 		{"metric", "docs/operations.md", "`lookup_ready`, `lookup_http_request_duration_seconds_bucket` and `lookup_no_such_total{outcome}`",
 			[]ref{{refMetric, "lookup_no_such_total"}}},
+		{"section", "deploy/README.md", "restores the newest (docs/operations.md, \"Snapshots, bootstrap\nand rebuilds\"); figures in README, \"Memory soak\"",
+			[]ref{{refSection, `README.md, "Memory soak"`}}},
 		{"not paths", "README.md", "read/write, and/or, `application/problem+json`, log/slog, https://example.com/query/x.go, /api/v1/persons, ~/.cache/lookupd/dev-key.pem",
 			nil},
 	}
@@ -335,9 +366,9 @@ func TestCheckerFindsStaleReferences(t *testing.T) {
 		})
 	}
 	t.Run("Go comment", func(t *testing.T) {
-		src := "// Package x reads query/openapi.yaml; see query/auth.go and internal/widgets.\npackage x\n\nvar s = \"query/auth.go\"\n"
-		got := fx.check("query/x.go", goComments(t, "x.go", src), refFile, refFolder, refPackage)
-		want := []ref{{refFile, "query/auth.go"}, {refFolder, "internal/widgets"}}
+		src := "// Package x reads query/openapi.yaml; see query/auth.go and internal/widgets\n// (README, \"Operations\"; docs/operations.md, \"Logs\").\npackage x\n\nvar s = \"query/auth.go\"\n"
+		got := fx.check("query/x.go", goComments(t, "x.go", src), refFile, refFolder, refPackage, refSection)
+		want := []ref{{refFile, "query/auth.go"}, {refFolder, "internal/widgets"}, {refSection, `README.md, "Operations"`}}
 		if !sameRefs(got, want) {
 			t.Errorf("check of a Go comment = %v, want %v", got, want)
 		}
