@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/lookup/persons/internal/repofile"
 )
@@ -85,8 +86,17 @@ func repoFacts(t *testing.T) *facts {
 			}
 		}
 		ast.Inspect(file, func(n ast.Node) bool {
-			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-				fx.addLiteral(lit.Value)
+			switch n := n.(type) {
+			case *ast.BasicLit:
+				if n.Kind == token.STRING {
+					fx.addLiteral(n.Value)
+				}
+			case *ast.Field:
+				// A configuration library may name a flag after its
+				// struct field: UntilCaughtUp is --until-caught-up.
+				for _, id := range n.Names {
+					fx.literals[kebab(id.Name)] = true
+				}
 			}
 			return true
 		})
@@ -201,4 +211,20 @@ func headingsOf(md string) map[string]bool {
 		out[strings.ToLower(strings.ReplaceAll(h, "`", ""))] = true
 	}
 	return out
+}
+
+// kebab writes a Go name as a flag: UntilCaughtUp is until-caught-up,
+// NatsURL nats-url, HTTPAddr http-addr.
+func kebab(name string) string {
+	var b strings.Builder
+	rs := []rune(name)
+	for i, r := range rs {
+		lower := unicode.ToLower(r)
+		if i > 0 && unicode.IsUpper(r) && (unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1]) ||
+			i+1 < len(rs) && unicode.IsLower(rs[i+1])) {
+			b.WriteByte('-')
+		}
+		b.WriteRune(lower)
+	}
+	return b.String()
 }

@@ -25,8 +25,11 @@ import (
 //     packages is declared there (methods included);
 //   - flag (--foo), environment variable (LOOKUP_FOO) and metric
 //     (lookup_foo): a string literal of the non-test Go code (a flag name,
-//     a struct tag's value, a metric name), or, for a flag and its
-//     variable, the other one of the pair (--nats-url, LOOKUP_NATS_URL);
+//     a struct tag's value, a metric name) or, for a flag, a struct
+//     field's name (UntilCaughtUp: --until-caught-up), or, for a flag and
+//     its variable, the other one of the pair (--nats-url,
+//     LOOKUP_NATS_URL). Loose on purpose: the configuration code may
+//     declare its settings in any of these ways;
 //   - Go declaration: the names in backticks after a Go file, as the
 //     decision records cite code (`projector/session.go` (`session`)),
 //     are declared in that file;
@@ -389,4 +392,19 @@ func sameRefs(got, want []ref) bool {
 		}
 	}
 	return true
+}
+
+func TestKebab(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"UntilCaughtUp", "until-caught-up"},
+		{"NatsURL", "nats-url"},
+		{"HTTPAddr", "http-addr"},
+		{"print", "print"},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			if got := kebab(tc.in); got != tc.want {
+				t.Errorf("kebab(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
 }
