@@ -1,6 +1,7 @@
-// Package docs holds the project's documentation; its test checks that the
-// documents, and the comments of the code, refer only to files and anchors
-// that exist in the repository.
+// Package docs holds the project's documentation; its tests check that the
+// documents, and the comments of the code, link only to files and anchors
+// that exist (links_test.go) and name only files, folders, packages,
+// flags, environment variables and metrics that exist (refs_test.go).
 package docs
 
 import (
@@ -79,9 +80,6 @@ func anchors(md string) map[string]bool {
 
 var (
 	mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
-	// repoPath is a path into the repository as comments and documents
-	// write it: docs/events.md, deploy/streams/persons.json, ...
-	repoPath = regexp.MustCompile(`\b((?:docs|events|projector|query|cmd|deploy|integration)/[A-Za-z0-9_./-]+\.(?:md|go|yaml|json|conf|Dockerfile))\b`)
 )
 
 // TestLinksResolve checks every relative Markdown link (and its anchor).
@@ -107,30 +105,6 @@ func TestLinksResolve(t *testing.T) {
 			if anchor != "" && path.Ext(rel) == ".md" && !anchors(repofile.Read(t, rel))[anchor] {
 				t.Errorf("%s links to %s: %s has no heading #%s", f, target, rel, anchor)
 			}
-		}
-	}
-}
-
-// TestCitedFilesExist checks that every path into the repository named by
-// a comment, a document or a configuration file exists, and that nothing
-// cites a document kept outside the repository.
-func TestCitedFilesExist(t *testing.T) {
-	generated := []string{"deploy/compose/dev/"} // written by the commands of deploy/README.md
-	for _, f := range repoFiles(t) {
-		text := repofile.Read(t, f)
-		if strings.Contains(text, "PRODUCT"+".md") {
-			t.Errorf("%s cites PRODUCT%s, which is not in the repository (cite docs/)", f, ".md")
-		}
-		for _, m := range repoPath.FindAllStringSubmatch(text, -1) {
-			p := strings.TrimSuffix(m[1], ".")
-			skip := false
-			for _, g := range generated {
-				skip = skip || strings.HasPrefix(p, g)
-			}
-			if skip || exists(p) || exists(path.Join(path.Dir(f), p)) {
-				continue
-			}
-			t.Errorf("%s names %s, which does not exist", f, p)
 		}
 	}
 }

@@ -44,7 +44,7 @@ const MinMemoryBudget = 32 << 20
 // Those are not bounded by any of these options: Badger writes each table
 // through its mapping and reads map whole runs of pages, so they grow to
 // about the size of the tables that reads and compactions touch (the
-// README's "Memory soak": 380 MiB at 1M people and 1M signers).
+// docs/performance.md, "Memory": 380 MiB at 1M people and 1M signers).
 func withMemoryBudget(o badger.Options, budget int64) (badger.Options, error) {
 	if budget < MinMemoryBudget {
 		return o, fmt.Errorf("memory budget %d bytes is below the minimum of %d", budget, MinMemoryBudget)

@@ -23,7 +23,7 @@ type Positioner interface {
 	Wait(ctx context.Context, n uint64) error
 }
 
-// Headers of the consistency protocol (README "Consistency").
+// Headers of the consistency protocol (docs/consistency.md).
 const (
 	hdrPosition    = "Lookup-Position"
 	hdrMinPosition = "Lookup-Min-Position"

@@ -19,7 +19,7 @@ const minRSABits = 2048
 // verify tokens under the accepted algorithms.
 var ErrNoUsableKeys = errors.New("jwks: no usable verification key (want RSA >= 2048 bits, EC P-256/P-384 or Ed25519, not marked for encryption)")
 
-// The accepted signature algorithms of RSA keys (docs: README, "Token
+// The accepted signature algorithms of RSA keys (docs/security.md, "Token
 // verification").
 var rsaAlgs = []jwa.SignatureAlgorithm{jwa.RS256(), jwa.RS384(), jwa.RS512(), jwa.PS256()}
 

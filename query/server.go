@@ -17,8 +17,9 @@
 // finally the resource (404, or 403 for another tenant's).
 //
 // Where things are: routes.go declares every route and middleware;
-// observe.go, accesslog.go and metrics.go wrap each request; auth.go and
-// jwks.go check tokens; requestid.go, accept.go and params.go check the
+// observe.go, accesslog.go and metrics.go wrap each request; authenticate.go
+// (with verify.go, claims.go and tokencache.go) and jwks.go check tokens;
+// requestid.go, accept.go and params.go check the
 // rest of the request; handlers.go answers the operations, resources.go
 // and problem.go write the answers (by hand, as encoding/json would).
 package query

@@ -10,7 +10,7 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jws"
 )
 
-// The scopes the API knows (README, "API").
+// The scopes the API knows (README.md, "The API and the events").
 const (
 	scopeRead = "read:persons"
 	scopeSSN  = "read:persons:ssn"

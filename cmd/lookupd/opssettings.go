@@ -2,8 +2,8 @@ package main
 
 import "time"
 
-// operationsConfig holds the settings of snapshots and rebuilds (see the
-// README, "Operations").
+// operationsConfig holds the settings of snapshots and rebuilds (see
+// docs/operations.md, "Snapshots, bootstrap and rebuilds").
 type operationsConfig struct {
 	SnapshotBucket    string        // JetStream Object Store bucket; "": no snapshots, no bootstrap
 	SnapshotInterval  time.Duration // between snapshots; 0: only on request

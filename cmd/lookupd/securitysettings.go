@@ -5,8 +5,8 @@ import (
 )
 
 // securityConfig holds the settings of the NATS connection's security, the
-// API's HTTPS and the token issuer/audience opt-out (see the README,
-// "Security").
+// API's HTTPS and the token issuer/audience opt-out (see
+// docs/security.md).
 type securityConfig struct {
 	NATSCreds        string
 	NATSNkeyFile     string

@@ -89,7 +89,7 @@ With --snapshot-bucket, an empty data directory is first restored from the
 newest snapshot of the stream, and snapshots are written every
 --snapshot-interval and on POST /snapshot (admin listener, admin token);
 POST /rebuild builds a fresh read model beside the live one and swaps it in
-once caught up (README, "Operations").`,
+once caught up (docs/operations.md).`,
 		getenv, serveSettings...)
 	if err != nil {
 		return err
@@ -319,7 +319,7 @@ func newAPI(cfg config, rep *replica.Replica, keys *query.JWKS, ledger *audit.Le
 		RequirePurpose: cfg.RequirePurpose,
 		TokenCacheSize: cfg.TokenCacheSize,
 
-		// Lookup-Position, Lookup-Min-Position, staleness: README "Consistency".
+		// Lookup-Position, Lookup-Min-Position, staleness: docs/consistency.md.
 		Position: rep, MaxPositionWait: cfg.MaxPositionWait, Stale: stale,
 	})
 	if err != nil {
