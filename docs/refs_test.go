@@ -274,9 +274,9 @@ func (fx *facts) checkPath(dir, p string) (refKind, string, bool) {
 // (`${LOOKUP_JWKS_HOST_FILE:-./dev/jwks.json}`).
 const composeDir = "deploy/compose"
 
-// generated are the folders that commands of deploy/README.md write and
-// git ignores.
-var generated = []string{"deploy/compose/dev/", "deploy/compose/secrets/", "deploy/k8s/secrets/"}
+// generated are the folders that commands of deploy/README.md and the
+// Makefile (bin/, its build output) write and git ignores.
+var generated = []string{"bin/", "deploy/compose/dev/", "deploy/compose/secrets/", "deploy/k8s/secrets/"}
 
 func isGenerated(p string) bool {
 	for _, g := range generated {
