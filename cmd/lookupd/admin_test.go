@@ -243,18 +243,13 @@ func TestPProfSetting(t *testing.T) {
 			}
 		}
 	}
-	c, err := newCommand("serve", "help", env(nil), serveSettings...)
-	if err != nil {
-		t.Fatal(err)
+	if cfg, err := parseConfig(inServe, nil); err != nil || cfg.PProf {
+		t.Errorf("pprof %v by default, err %v; want off", cfg.PProf, err)
 	}
-	if c.cfg.PProf {
-		t.Error("pprof is on by default")
+	if cfg, err := parseConfig(inServe, map[string]string{"LOOKUP_PPROF": "true"}); err != nil || !cfg.PProf {
+		t.Errorf("LOOKUP_PPROF=true: pprof %v, err %v", cfg.PProf, err)
 	}
-	c, err = newCommand("serve", "help", env(map[string]string{"LOOKUP_PPROF": "true"}), serveSettings...)
-	if err != nil || !c.cfg.PProf {
-		t.Errorf("LOOKUP_PPROF=true: pprof %v, err %v", c != nil && c.cfg.PProf, err)
-	}
-	if _, err := newCommand("serve", "help", env(map[string]string{"LOOKUP_PPROF": "yes please"}), serveSettings...); err == nil {
+	if _, err := parseConfig(inServe, map[string]string{"LOOKUP_PPROF": "yes please"}); err == nil {
 		t.Error("LOOKUP_PPROF=yes please accepted")
 	}
 }

@@ -15,7 +15,7 @@ import (
 )
 
 func cmdDemo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand("demo", `
+	c, err := newCommand(inDemo, "demo", `
 Publishes the demo data set of "lookupd dev" (three businesses, twenty
 consumers, business contacts, signers of every status, type and access
 level, some history) to the stream on any NATS server, through the real
@@ -29,14 +29,11 @@ versions it has already applied.
 
 With --print nothing is published: the events are written to stdout as
 JSON lines {"subject", "msg_id", "event"}, examples of the contract
-(docs/events.md) to publish with other tools.`,
-		getenv, append([]string{"nats-url", "stream"}, natsSettings...)...)
+(docs/events.md) to publish with other tools.`, getenv)
 	if err != nil {
 		return err
 	}
-	printOnly := c.fs.Bool("print", false, "write the events to stdout as JSON lines instead of publishing them")
-	c.extra = []string{"print"}
-	c.setUsage("stream", "stream that holds persons.> and receives the events (it must exist)")
+	printOnly := c.fs.BoolLong("print", "write the events to stdout as JSON lines instead of publishing them")
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
 	}

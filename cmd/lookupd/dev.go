@@ -27,7 +27,7 @@ import (
 const devScopes = "read:persons read:persons:ssn"
 
 func cmdDev(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand("dev", `
+	c, err := newCommand(inDev, "dev", `
 Runs everything on this machine with no set-up: an in-process NATS
 JetStream server with the stream created, a demo data set published through
 the real event contract, a fresh RSA dev key served as a JWKS on the admin
@@ -41,19 +41,12 @@ read model and the dev key (<data-dir>/dev-key.pem) survive restarts.
 Without it the dev key is the per-user one, ~/.cache/lookupd/dev-key.pem
 (under $XDG_CACHE_HOME when set), created on first use. "lookupd token"
 uses the same key by default (with the same --data-dir, if any). Logs are
-text unless LOOKUP_LOG_FORMAT or --log-format say otherwise.`,
-		getenv, "http-addr", "admin-addr", "stream", "encryption-key-file", "issuer", "audience",
-		"tenant-claim", "token-cache-size", "log-format", "log-level", "shutdown-timeout", "audit", "require-purpose", "pprof",
-		"max-position-wait", "max-staleness")
+text unless LOOKUP_LOG_FORMAT or --log-format say otherwise.`, getenv)
 	if err != nil {
 		return err
 	}
-	c.setDefault("log-format", "text") // a person reads dev's logs
-	c.setDefault("issuer", devIssuer)  // strict token checks, as serve
-	c.setDefault("audience", devAudience)
-	dataDir := c.fs.String("data-dir", "", "directory for the NATS store, the read model and the dev key (default: a temporary directory removed on exit)")
-	tokenTTL := c.positiveDuration("token-ttl", 12*time.Hour, "lifetime of the printed token")
-	c.extra = []string{"data-dir", "token-ttl"}
+	dataDir := c.fs.StringLong("data-dir", "", "directory for the NATS store, the read model and the dev key (default: a temporary directory removed on exit)")
+	tokenTTL := positiveDuration(c.fs, "token-ttl", 12*time.Hour, "lifetime of the printed token")
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
 	}

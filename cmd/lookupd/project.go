@@ -18,7 +18,7 @@ import (
 )
 
 func cmdProject(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand("project", `
+	c, err := newCommand(inProject, "project", `
 Runs the projector alone: it applies the events of the stream to the read
 model in --data-dir, resuming from its checkpoint, until stopped (SIGTERM or
 SIGINT). With --until-caught-up it exits 0 as soon as the read model has
@@ -27,15 +27,12 @@ rebuild a read model before "lookupd serve" opens it. Progress shows as a
 bar when stderr is a terminal, else as a log line every --progress-interval.
 With --snapshot-bucket, an empty read model is first restored from the
 newest snapshot of the stream, snapshots are written every
---snapshot-interval, and --until-caught-up writes one before it exits.`,
-		getenv, append(append([]string{"nats-url", "stream", "data-dir", "encryption-key-file", "log-format", "log-level", "memory-budget"},
-			natsSettings...), snapshotSettings...)...)
+--snapshot-interval, and --until-caught-up writes one before it exits.`, getenv)
 	if err != nil {
 		return err
 	}
-	until := c.fs.Bool("until-caught-up", false, "exit 0 once the read model has reached the end of the stream")
-	every := c.positiveDuration("progress-interval", 5*time.Second, "interval of progress log lines (when stderr is not a terminal)")
-	c.extra = []string{"until-caught-up", "progress-interval"}
+	until := c.fs.BoolLong("until-caught-up", "exit 0 once the read model has reached the end of the stream")
+	every := positiveDuration(c.fs, "progress-interval", 5*time.Second, "interval of progress log lines (when stderr is not a terminal)")
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
 	}

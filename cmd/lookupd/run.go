@@ -73,7 +73,7 @@ func topUsage(w io.Writer) {
 }
 
 func cmdVersion(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand("version", "Prints the version of lookupd and of the Go toolchain that built it.", getenv)
+	c, err := newCommand(0, "version", "Prints the version of lookupd and of the Go toolchain that built it.", getenv)
 	if err != nil {
 		return err
 	}

@@ -25,48 +25,21 @@ import (
 	"github.com/lookup/persons/query"
 )
 
-// errNoJWKS is returned by serve when no verification keys are configured.
-var errNoJWKS = errors.New("no JWKS configured: set LOOKUP_JWKS_URL or LOOKUP_JWKS_FILE (--jwks-url, --jwks-file)")
-
-var serveSettings = append([]string{"http-addr", "admin-addr", "nats-url", "stream", "data-dir",
-	"encryption-key-file", "jwks-url", "jwks-file", "jwks-allow-http", "issuer", "audience", "allow-no-audience",
-	"tenant-claim", "token-cache-size", "log-format", "log-level", "shutdown-timeout", "shutdown-delay", "admin-token-file",
-	"audit", "audit-stream", "require-purpose", "replica-id", "pprof", "memory-budget",
-	"max-position-wait", "max-staleness",
-	"tls-cert-file", "tls-key-file", "tls-client-ca-file", "admin-tls", "rebuild-on-mismatch"},
-	append(natsSettings, snapshotSettings...)...)
-
-// The issuer and audience of lookupd dev's tokens.
-const (
-	devIssuer   = "urn:lookupd:dev"
-	devAudience = "lookup"
-)
-
-// Errors of a serve configuration that would accept tokens meant for
-// other services (RFC 8725 sections 3.8 and 3.9).
-var (
-	errNoIssuer   = errors.New("no token issuer configured: set LOOKUP_ISSUER (--issuer) to your identity provider's iss")
-	errNoAudience = errors.New("no token audience configured: set LOOKUP_AUDIENCE (--audience) to this API's aud, " +
-		"or LOOKUP_ALLOW_NO_AUDIENCE=true for an identity provider that sets none")
-)
-
-// checkTokenRules refuses a configuration without an issuer, or without
-// an audience unless explicitly allowed (then loudly logged).
+// checkTokenRules refuses a configuration that lacks settings serve needs
+// (naming all of them at once), and loudly logs one without an audience
+// where that is explicitly allowed.
 func checkTokenRules(cfg config, logger *slog.Logger) error {
-	if cfg.Issuer == "" {
-		return errNoIssuer
+	if err := missingSettings(cfg); err != nil {
+		return err
 	}
 	if cfg.Audience == "" {
-		if !cfg.AllowNoAudience {
-			return errNoAudience
-		}
 		logger.Warn("LOOKUP_ALLOW_NO_AUDIENCE=true: tokens are accepted whatever their aud, so a token the identity provider minted for another service is accepted here too")
 	}
 	return nil
 }
 
 func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand("serve", `
+	c, err := newCommand(inServe, "serve", `
 Runs the projector and the query API over one read model, plus the admin
 listener (/livez, /readyz, /metrics). The projector applies the events of
 the stream to the read model in --data-dir, resuming from its checkpoint;
@@ -88,8 +61,7 @@ With --snapshot-bucket, an empty data directory is first restored from the
 newest snapshot of the stream, and snapshots are written every
 --snapshot-interval and on POST /snapshot (admin listener, admin token);
 POST /rebuild builds a fresh read model beside the live one and swaps it in
-once caught up (README, "Operations").`,
-		getenv, serveSettings...)
+once caught up (docs/operations.md).`, getenv)
 	if err != nil {
 		return err
 	}
