@@ -19,6 +19,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/demo"
+	"github.com/lookup/persons/internal/devkey"
 	"github.com/lookup/persons/internal/shellquote"
 	"github.com/lookup/persons/query"
 )
@@ -105,15 +107,15 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 	natsURL := ns.ClientURL()
 	logger.Info("dev NATS server started", "url", redactURLs(natsURL))
 
-	demo, err := newDemoData()
+	data, err := demo.New()
 	if err != nil {
 		return fmt.Errorf("demo data: %w", err)
 	}
-	if err := setUpDevStream(ctx, natsURL, cfg.Stream, demo, logger); err != nil {
+	if err := setUpDevStream(ctx, natsURL, cfg.Stream, data, logger); err != nil {
 		return err
 	}
 
-	keyPath := devKeyPath(getenv, dataDir, !temp)
+	keyPath := devkey.Path(getenv, dataDir, !temp)
 	key, jwks, keys, err := devSigningKey(logger, keyPath, dataDir)
 	if err != nil {
 		return err
@@ -124,7 +126,7 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 	scfg.DataDir = filepath.Join(dataDir, "store")
 	var tenants []string
 	if cfg.TenantClaim != "" {
-		tenants = demo.Businesses
+		tenants = data.Businesses
 	}
 	opts := serveOptions{
 		keys: keys,
@@ -136,7 +138,7 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 			}),
 		},
 		onReady: func(apiAddr, adminAddr string) {
-			tok, err := mintToken(key, tokenRequest{
+			tok, err := devkey.Mint(key, devkey.TokenRequest{
 				Issuer: cfg.Issuer, Audience: cfg.Audience, Subject: "dev-user", Scope: devScopes,
 				TTL: tokenTTL, TenantClaim: cfg.TenantClaim, Tenants: tenants, Now: time.Now(),
 			})
@@ -147,7 +149,7 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 			writeLogOut(logger) // the start-up lines come before the banner
 			printDevBanner(stdout, devBanner{
 				API: httpURL(apiAddr), Admin: httpURL(adminAddr), NATS: natsURL, Stream: cfg.Stream,
-				DataDir: dataDir, Temp: temp, KeyPath: keyPath, Token: tok, TTL: tokenTTL, Demo: demo,
+				DataDir: dataDir, Temp: temp, KeyPath: keyPath, Token: tok, TTL: tokenTTL, Demo: data,
 				MoreTokens: moreTokensCommand(keyPath, cfg, tenants),
 			})
 		},
@@ -159,16 +161,16 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 // JWKS of its public half into dataDir; it returns the key, that JWKS and
 // the verification keys read back from the file.
 func devSigningKey(logger *slog.Logger, keyPath, dataDir string) (*rsa.PrivateKey, []byte, *query.JWKS, error) {
-	key, err := loadOrCreateDevKey(keyPath)
+	key, err := devkey.LoadOrCreate(keyPath)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	warnLooseKeyFiles(logger, secretFile("dev signing key (--data-dir)", keyPath))
-	jwks, err := publicJWKS(key)
+	jwks, err := devkey.PublicJWKS(key)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	jwksPath := filepath.Join(dataDir, devJWKSFile)
+	jwksPath := filepath.Join(dataDir, devkey.JWKSFile)
 	if err := os.WriteFile(jwksPath, jwks, 0o600); err != nil {
 		return nil, nil, nil, fmt.Errorf("dev JWKS: %w", err)
 	}
@@ -204,7 +206,7 @@ func startDevNATS(dir string) (*server.Server, error) {
 
 // setUpDevStream creates the stream (or updates its configuration) and
 // publishes the demo data set into it when it is empty.
-func setUpDevStream(ctx context.Context, url, stream string, demo *demoData, logger *slog.Logger) error {
+func setUpDevStream(ctx context.Context, url, stream string, data *demo.Data, logger *slog.Logger) error {
 	nc, err := nats.Connect(url, nats.Name("lookupd-dev-publisher"))
 	if err != nil {
 		return fmt.Errorf("dev NATS server: %w", err)
@@ -217,7 +219,7 @@ func setUpDevStream(ctx context.Context, url, stream string, demo *demoData, log
 	if _, err := js.CreateOrUpdateStream(ctx, devStreamConfig(stream)); err != nil {
 		return fmt.Errorf("create stream %s: %w", stream, err)
 	}
-	n, err := publishDemo(ctx, js, stream, events.NewPublisher(js), demo)
+	n, err := demo.Publish(ctx, js, stream, events.NewPublisher(js), data)
 	if err != nil {
 		return err
 	}
@@ -249,7 +251,7 @@ type devBanner struct {
 	KeyPath                  string
 	Token                    string
 	TTL                      time.Duration
-	Demo                     *demoData
+	Demo                     *demo.Data
 	// MoreTokens is the command line that mints more tokens this dev
 	// server accepts.
 	MoreTokens string

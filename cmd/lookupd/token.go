@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/lookup/persons/internal/devkey"
 )
 
 // mintHelp is the help of "lookupd token".
@@ -52,12 +54,12 @@ func cmdToken(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	if *keyPath == "" {
-		*keyPath = devKeyPath(getenv, c.cfg.DataDir, c.given("data-dir"))
+		*keyPath = devkey.Path(getenv, c.cfg.DataDir, c.given("data-dir"))
 	}
 	if *count < 1 {
 		return c.refuse(stderr, fmt.Errorf("--count %d: want at least 1", *count))
 	}
-	req := tokenRequest{
+	req := devkey.TokenRequest{
 		Issuer:   c.cfg.Issuer,
 		Audience: c.cfg.Audience,
 		Subject:  *sub,
@@ -81,7 +83,7 @@ func cmdToken(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	if *printJWKS {
-		b, err := publicJWKS(key)
+		b, err := devkey.PublicJWKS(key)
 		if err != nil {
 			return err
 		}
@@ -110,9 +112,9 @@ func parseTenants(list string) ([]string, error) {
 
 // tokenKey loads the dev key at path, creating it when missing if create.
 func tokenKey(path string, create bool) (*rsa.PrivateKey, error) {
-	load := loadDevKey
+	load := devkey.Load
 	if create {
-		load = loadOrCreateDevKey
+		load = devkey.LoadOrCreate
 	}
 	key, err := load(path)
 	if err != nil && errors.Is(err, fs.ErrNotExist) {
@@ -124,13 +126,13 @@ func tokenKey(path string, create bool) (*rsa.PrivateKey, error) {
 // printTokens mints n tokens for req with k and writes them to w, one a
 // line. More than one token gives each a distinct jti claim, so that no
 // two are the same.
-func printTokens(w io.Writer, k *rsa.PrivateKey, req tokenRequest, n int) error {
+func printTokens(w io.Writer, k *rsa.PrivateKey, req devkey.TokenRequest, n int) error {
 	bw := bufio.NewWriter(w)
 	for range n {
 		if n > 1 {
 			req.ID = uuid.NewString()
 		}
-		tok, err := mintToken(k, req)
+		tok, err := devkey.Mint(k, req)
 		if err != nil {
 			return err
 		}
