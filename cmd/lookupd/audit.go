@@ -16,11 +16,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/projectormetrics"
 )
 
 // newLedger returns the audit ledger of serve, publishing through nc, with
 // the projector's position as the read model position.
-func newLedger(cfg config, nc *nats.Conn, proj progressSource, reg prometheus.Registerer, logger *slog.Logger) (*audit.Ledger, error) {
+func newLedger(cfg config, nc *nats.Conn, proj projectormetrics.Source, reg prometheus.Registerer, logger *slog.Logger) (*audit.Ledger, error) {
 	replica := replicaName(cfg)
 	mode := audit.Mode(cfg.Audit)
 	if mode == "" {

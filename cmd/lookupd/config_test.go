@@ -13,6 +13,7 @@ import (
 
 	"github.com/lookup/persons/internal/devkey"
 	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/projectormetrics"
 	"github.com/lookup/persons/internal/repofile"
 	"github.com/lookup/persons/query"
 )
@@ -377,7 +378,7 @@ func TestREADME(t *testing.T) {
 			t.Errorf("README does not describe lookupd %s", c.name)
 		}
 	}
-	for _, m := range []string{metricApplied, metricAppliedSeq, metricLag, metricAge} {
+	for _, m := range []string{projectormetrics.MetricApplied, projectormetrics.MetricAppliedSeq, projectormetrics.MetricLag, projectormetrics.MetricAge} {
 		if !strings.Contains(readme, m) && !strings.Contains(readme, strings.TrimPrefix(m, "lookup_projector")) {
 			t.Errorf("README does not document metric %s", m)
 		}

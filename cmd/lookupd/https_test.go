@@ -15,6 +15,7 @@ import (
 	"github.com/lookup/persons/internal/demo"
 	"github.com/lookup/persons/internal/devkey"
 	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/readiness"
 	"github.com/lookup/persons/internal/testcerts"
 	"github.com/lookup/persons/internal/wait"
 )
@@ -100,16 +101,16 @@ func TestServeHTTPSRotation(t *testing.T) {
 func TestReadinessFollowsNATSRefusal(t *testing.T) {
 	src := &fakeProgress{caughtUp: closedChan}
 	var health natsHealth
-	r := &readiness{src: src, nats: &health}
-	if !r.ready() {
+	r := &readiness.Readiness{Source: src, Refused: health.refused.Load}
+	if !r.Ready() {
 		t.Fatal("not ready while caught up and accepted")
 	}
 	health.refused.Store(true)
-	if r.ready() {
+	if r.Ready() {
 		t.Error("ready while NATS refuses the credentials")
 	}
 	health.refused.Store(false)
-	if !r.ready() {
+	if !r.Ready() {
 		t.Error("not ready once the credentials are accepted again")
 	}
 }

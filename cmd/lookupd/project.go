@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lookup/persons/internal/periodic"
+	"github.com/lookup/persons/internal/projectormetrics"
 	"github.com/lookup/persons/projector"
 )
 
@@ -90,7 +91,7 @@ func project(ctx context.Context, cfg config, logger *slog.Logger, opts projectO
 		}
 		return nil
 	})
-	g.Go(func() error { snapshotEvery(gctx, rep, cfg, logger); return nil })
+	g.Go(func() error { rep.SnapshotEvery(gctx, cfg.SnapshotInterval, logger); return nil })
 	g.Go(func() error {
 		reportProgress(gctx, rep, logger, opts)
 		return nil
@@ -110,7 +111,7 @@ func project(ctx context.Context, cfg config, logger *slog.Logger, opts projectO
 
 // reportProgress shows the projector's progress until ctx is done: a
 // progress bar when opts.bar, else a log line every opts.interval.
-func reportProgress(ctx context.Context, src progressSource, logger *slog.Logger, opts projectOptions) {
+func reportProgress(ctx context.Context, src projectormetrics.Source, logger *slog.Logger, opts projectOptions) {
 	if opts.bar {
 		bar := progressbar.NewOptions64(-1,
 			progressbar.OptionSetWriter(opts.barOut),

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -143,28 +142,5 @@ func TestSnapshotBootstrapRebuild(t *testing.T) {
 	}
 	if len(models) != 1 || models[0] != strings.TrimSpace(string(active)) {
 		t.Errorf("data dir holds models %v, ACTIVE %q: want only the active one", models, active)
-	}
-}
-
-// TestSoftMemoryLimit checks that lookupd keeps 3/4 of the memory budget
-// as the Go soft memory limit, none without a budget, and leaves a limit
-// the process started with (GOMEMLIMIT) standing.
-func TestSoftMemoryLimit(t *testing.T) {
-	tests := []struct {
-		name    string
-		budget  int64
-		started int64
-		want    int64
-	}{
-		{"default budget", 192 << 20, math.MaxInt64, 144 << 20},
-		{"no budget", 0, math.MaxInt64, 0},
-		{"GOMEMLIMIT set", 192 << 20, 900 << 20, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := softMemoryLimit(tt.budget, tt.started); got != tt.want {
-				t.Errorf("softMemoryLimit(budget %d, started with %d) = %d, want %d", tt.budget, tt.started, got, tt.want)
-			}
-		})
 	}
 }

@@ -12,7 +12,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/admintoken"
+	"github.com/lookup/persons/internal/projectormetrics"
+	"github.com/lookup/persons/internal/readiness"
 	"github.com/lookup/persons/internal/tracing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -100,7 +103,7 @@ type serveOptions struct {
 	onReady func(apiAddr, adminAddr string)
 	// adminActions are the state-changing endpoints of the admin listener,
 	// by ServeMux pattern ("POST /rebuild"), served only with the token of
-	// LOOKUP_ADMIN_TOKEN_FILE (see withAdminActions).
+	// LOOKUP_ADMIN_TOKEN_FILE (see admin.WithActions).
 	adminActions map[string]http.Handler
 	// tracing, when enabled, records a span per request and per applied
 	// batch (OTEL_* variables; see package tracing).
@@ -161,22 +164,22 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 		return err
 	}
 	defer nc.Close()
-	visible := newVisibleHistogram()
+	visible := projectormetrics.NewVisibleHistogram()
 	reg := newRegistry()
-	rep, err := openReplica(cfg, js, reg, logger, projector.Config{ObserveVisible: observeSeconds(visible),
+	rep, err := openReplica(cfg, js, reg, logger, projector.Config{ObserveVisible: projectormetrics.ObserveSeconds(visible),
 		Tracer: opts.tracing.Tracer("github.com/lookup/persons/projector")})
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, closeReplica(rep, logger)) }()
-	ready := &readiness{src: rep, stale: newStaleness(rep, cfg.MaxStaleness, time.Now), nats: &health}
-	reg.MustRegister(newProjectorCollector(rep, time.Now), visible, newReadyGauge(ready.ready), newJWKSFailures(keys))
+	ready := &readiness.Readiness{Source: rep, Stale: readiness.NewStaleness(rep, cfg.MaxStaleness, time.Now), Refused: health.refused.Load}
+	reg.MustRegister(projectormetrics.NewCollector(rep, time.Now), visible, ready.Gauge(), keys.FailuresCounter())
 	ledger, err := newLedger(cfg, nc, rep, reg, logger)
 	if err != nil {
 		return err
 	}
 	defer closeLedger(ledger, logger)
-	api, err := newAPI(cfg, rep, keys, ledger, reg, ready.stale, logger)
+	api, err := newAPI(cfg, rep, keys, ledger, reg, ready.Stale, logger)
 	if err != nil {
 		return err
 	}
@@ -185,13 +188,13 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	// timeout (http.Server.Close does not wait for handlers).
 	var inflight sync.WaitGroup
 	apiSrv := newHTTPServer(countInflight(traced(api, opts.tracing), &inflight), logger)
-	actions := replicaActions(rep, cfg.SnapshotBucket, logger)
+	actions := admin.ReplicaActions(rep, cfg.SnapshotBucket, logger)
 	maps.Copy(actions, opts.adminActions)
-	adminSrv := newHTTPServer(withAdminActions(newAdminHandler(ready, reg, opts.adminExtra, cfg.PProf), adminGuard, actions), logger)
+	adminSrv := newHTTPServer(admin.WithActions(admin.Handler(ready, reg, opts.adminExtra, cfg.PProf), adminGuard, actions), logger)
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return runReplica(gctx, rep, logger) })
-	g.Go(func() error { snapshotEvery(gctx, rep, cfg, logger); return nil })
+	g.Go(func() error { rep.SnapshotEvery(gctx, cfg.SnapshotInterval, logger); return nil })
 	g.Go(func() error { return serveHTTP(apiSrv, apiLn, "api", logger) })
 	g.Go(func() error { return serveHTTP(adminSrv, adminLn, "admin", logger) })
 	g.Go(func() error {
@@ -200,7 +203,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	})
 	g.Go(func() error {
 		<-gctx.Done()
-		ready.draining.Store(true)
+		ready.Draining.Store(true)
 		logger.Info("shutting down", append(shutdownCause(gctx), "drain_timeout", cfg.ShutdownTimeout.String())...)
 		delayShutdown(ctx, apiSrv, cfg.ShutdownDelay, logger)
 		return drainServers(apiSrv, adminSrv, cfg.ShutdownTimeout)
@@ -284,7 +287,7 @@ func countInflight(api http.Handler, inflight *sync.WaitGroup) http.Handler {
 
 // announceReady logs, and tells onReady (if any), once the read model has
 // caught up, unless ctx is done first.
-func announceReady(ctx context.Context, proj progressSource, apiAddr, adminAddr string, onReady func(apiAddr, adminAddr string), logger *slog.Logger) {
+func announceReady(ctx context.Context, proj readiness.Source, apiAddr, adminAddr string, onReady func(apiAddr, adminAddr string), logger *slog.Logger) {
 	select {
 	case <-proj.CaughtUp():
 		p := proj.Progress()

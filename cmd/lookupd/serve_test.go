@@ -24,6 +24,7 @@ import (
 	"github.com/lookup/persons/internal/devkey"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/projectormetrics"
 	"github.com/lookup/persons/internal/wait"
 	"github.com/lookup/persons/projector"
 )
@@ -121,9 +122,9 @@ func TestServe(t *testing.T) {
 			}
 			m := string(body)
 			for _, want := range []string{
-				metricApplied + " 8", metricSkipped + " 0", metricDeadLettered + " 0",
-				metricAppliedSeq + " 8", metricLag + " 0", metricCaughtUp + " 1", metricConnected + " 1",
-				metricStreamLastSeq + " 8", metricAge + " ",
+				projectormetrics.MetricApplied + " 8", projectormetrics.MetricSkipped + " 0", projectormetrics.MetricDeadLettered + " 0",
+				projectormetrics.MetricAppliedSeq + " 8", projectormetrics.MetricLag + " 0", projectormetrics.MetricCaughtUp + " 1", projectormetrics.MetricConnected + " 1",
+				projectormetrics.MetricStreamLastSeq + " 8", projectormetrics.MetricAge + " ",
 				`lookup_http_requests_total{`, `lookup_http_request_duration_seconds_bucket{`,
 				"go_goroutines ", "process_start_time_seconds ",
 			} {
