@@ -90,7 +90,13 @@ reports gaps and altered records (exit status 1 when it finds any).`, getenv)
 	if err != nil {
 		return err
 	}
-	return writeAccounting(stdout, recs, q.format)
+	if err := writeAccounting(stdout, recs, q.format); err != nil {
+		return err
+	}
+	// The count goes to stderr, so that stdout stays JSON lines (or one
+	// Bundle), and a person with no record does not get silence.
+	fmt.Fprintf(stderr, "%d disclosure(s) of %s in %s\n", len(recs), q.person, c.cfg.AuditStream)
+	return nil
 }
 
 // accountingQuery is the validated command line of "lookupd audit".

@@ -150,7 +150,7 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 			printDevBanner(stdout, devBanner{
 				API: httpURL(apiAddr), Admin: httpURL(adminAddr), NATS: natsURL, Stream: cfg.Stream,
 				DataDir: dataDir, Temp: temp, KeyPath: keyPath, Token: tok, TTL: tokenTTL, Demo: data,
-				MoreTokens: moreTokensCommand(keyPath, cfg, tenants),
+				MoreTokens: moreTokensCommand(keyPath, devkey.Path(getenv, "", false), cfg, tenants),
 			})
 		},
 	}
@@ -257,25 +257,45 @@ type devBanner struct {
 	MoreTokens string
 }
 
+// repoLookupd is how the banner's commands run lookupd: from the
+// repository, as the README's do.
+const repoLookupd = "go run ./cmd/lookupd"
+
+// readmeTokenCommand is the token command of the README: what
+// moreTokensCommand prints for "make run" with no flags.
+const readmeTokenCommand = repoLookupd + " token --scope 'read:persons read:persons:ssn'"
+
 // moreTokensCommand returns the "lookupd token" command line (run from the
-// repository) that mints tokens the dev server configured by cfg accepts:
-// its key, issuer and audience and, when tenancy is on, its tenancy claim
-// naming tenants.
-func moreTokensCommand(keyPath string, cfg config, tenants []string) string {
-	args := []string{"go", "run", "./cmd/lookupd", "token", "--key", keyPath, "--scope", "read:persons", "--ttl", "1h"}
-	if cfg.Issuer != "" {
+// repository) that mints tokens the dev server configured by cfg accepts,
+// naming only what differs from the token command's defaults: its key
+// (unless it is defaultKey, the one "lookupd token" takes by itself), its
+// issuer and audience and, when tenancy is on, its tenancy claim naming
+// tenants.
+func moreTokensCommand(keyPath, defaultKey string, cfg config, tenants []string) string {
+	var args []string
+	if keyPath != defaultKey {
+		args = append(args, "--key", keyPath)
+	}
+	args = append(args, "--scope", devScopes)
+	if cfg.Issuer != devIssuer {
 		args = append(args, "--issuer", cfg.Issuer)
 	}
-	if cfg.Audience != "" {
+	if cfg.Audience != devAudience {
 		args = append(args, "--audience", cfg.Audience)
 	}
 	if cfg.TenantClaim != "" {
 		args = append(args, "--tenant-claim", cfg.TenantClaim, "--tenant", strings.Join(tenants, ","))
 	}
+	return repoLookupd + " token " + quoteArgs(args)
+}
+
+// quoteArgs returns args as words of a shell command line.
+func quoteArgs(args []string) string {
+	q := make([]string, len(args))
 	for i, a := range args {
-		args[i] = shellquote.Quote(a)
+		q[i] = shellquote.Quote(a)
 	}
-	return strings.Join(args, " ")
+	return strings.Join(q, " ")
 }
 
 // printDevBanner writes the token and the example requests of dev mode.
@@ -311,11 +331,19 @@ ssn_mode is LAST4, MASKED, FULL or NONE):
   curl -s %[10]s '%[1]s/api/v1/authorized-signers?consumer_id=%[11]s&expand=PROTECTED_PERSONAL_DATA'
   curl -s %[10]s '%[1]s/api/v1/authorized-signers?consumer_id=%[11]s&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL'
 
+The accounting of disclosures of a signer (after the requests above), the
+dead letters, and readiness, from the repository:
+
+  %[15]s audit --person %[16]s --nats-url %[17]s
+  %[15]s dlq ls --nats-url %[17]s
+  curl -s %[2]s/readyz
+
 More tokens this server accepts, from the repository:
   %[14]s
 Stop with Ctrl-C.
 `, b.API, b.Admin, b.NATS, b.Stream, b.DataDir, removed, shortDuration(b.TTL), devScopes, b.Token, auth,
-		b.Demo.Consumer, b.Demo.BusinessContact, b.Demo.DeletedConsumer, b.MoreTokens)
+		b.Demo.Consumer, b.Demo.BusinessContact, b.Demo.DeletedConsumer, b.MoreTokens,
+		repoLookupd, b.Demo.Signer, shellquote.Quote(b.NATS))
 	_, _ = io.WriteString(w, sb.String())
 }
 

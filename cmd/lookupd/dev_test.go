@@ -28,11 +28,19 @@ var (
 	curlLine  = regexp.MustCompile(`(?m)^  curl -s -H "Authorization: Bearer \$TOKEN" '?([^'\s]+)'?$`)
 	dataLine  = regexp.MustCompile(`(?m)^  data    (\S+) \(removed on exit\)$`)
 	moreLine  = regexp.MustCompile(`(?m)^More tokens this server accepts, from the repository:\n  (.+)$`)
+	toolLine  = regexp.MustCompile(`(?m)^  go run \./cmd/lookupd ((?:audit|dlq) .+)$`)
+	readyLine = regexp.MustCompile(`(?m)^  curl -s (\S+/readyz)$`)
 )
 
 // moreTokens runs the banner's "More tokens" command through run, with
 // an empty environment, and returns the token it prints.
 func moreTokens(t *testing.T, banner string) string {
+	t.Helper()
+	return moreTokensIn(t, banner, nil)
+}
+
+// moreTokensIn is moreTokens in the environment environ.
+func moreTokensIn(t *testing.T, banner string, environ map[string]string) string {
 	t.Helper()
 	m := moreLine.FindStringSubmatch(banner)
 	if m == nil {
@@ -47,17 +55,58 @@ func moreTokens(t *testing.T, banner string) string {
 		t.Fatalf("More tokens command %q does not start with %q", m[1], prefix)
 	}
 	var out, errOut logtest.Buffer
-	if err := run(context.Background(), words[3:], env(nil), &out, &errOut); err != nil {
+	if err := run(context.Background(), words[3:], env(environ), &out, &errOut); err != nil {
 		t.Fatalf("%s: %v\n%s", m[1], err, errOut.String())
 	}
 	return strings.TrimSpace(out.String())
 }
 
+// checkBannerTools runs the banner's audit and dlq commands, verbatim but
+// for "go run ./cmd/lookupd", and its readiness curl, against the dev
+// server that printed it: the audit of a signer whose protected data the
+// banner's requests disclosed lists records, and the DLQ is empty.
+func checkBannerTools(t *testing.T, banner string) {
+	t.Helper()
+	lines := toolLine.FindAllStringSubmatch(banner, -1)
+	if len(lines) != 2 {
+		t.Fatalf("%d audit and dlq commands in the banner, want 2:\n%s", len(lines), banner)
+	}
+	for _, l := range lines {
+		words, err := shellquote.Split(l[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out, errOut logtest.Buffer
+		if err := run(context.Background(), words, env(nil), &out, &errOut); err != nil {
+			t.Fatalf("%s: %v\n%s", l[1], err, errOut.String())
+		}
+		switch words[0] {
+		case "audit":
+			if !strings.Contains(out.String(), `"request_id"`) || !strings.Contains(errOut.String(), "disclosure(s) of") {
+				t.Errorf("%s: stdout %q, stderr %q; want records and their count", l[1], out.String(), errOut.String())
+			}
+		case "dlq":
+			if !strings.Contains(out.String(), "0 dead letter(s)") {
+				t.Errorf("%s: %q, want an empty dead-letter stream", l[1], out.String())
+			}
+		}
+	}
+	m := readyLine.FindStringSubmatch(banner)
+	if m == nil {
+		t.Fatalf("no readiness curl in:\n%s", banner)
+	}
+	if code, body, err := get(m[1], ""); err != nil || code != http.StatusOK {
+		t.Errorf("GET %s: %d %s %v, want 200", m[1], code, body, err)
+	}
+}
+
 func TestDev(t *testing.T) {
+	home := map[string]string{"HOME": t.TempDir()} // the per-user dev key goes there
 	p := start(t, map[string]string{
 		"LOOKUP_HTTP_ADDR":  "127.0.0.1:0",
 		"LOOKUP_ADMIN_ADDR": "127.0.0.1:0",
 		"LOOKUP_LOG_FORMAT": "json",
+		"HOME":              home["HOME"],
 	}, "dev")
 	var out string
 	wait.For(t, 60*time.Second, func() error {
@@ -128,17 +177,22 @@ func TestDev(t *testing.T) {
 	if strings.Contains(p.stderr.String(), tok) {
 		t.Errorf("the token reached the logs")
 	}
-	// The banner's More tokens command mints a token this server accepts.
-	if code, body, err := get(curls[0][1], moreTokens(t, out)); err != nil || code != http.StatusOK {
+	// The banner's More tokens command is the README's, and mints a token
+	// this server accepts.
+	if !strings.Contains(out, "\n  "+readmeTokenCommand+"\n") {
+		t.Errorf("the banner's token command is not %q:\n%s", readmeTokenCommand, out)
+	}
+	if code, body, err := get(curls[0][1], moreTokensIn(t, out, home)); err != nil || code != http.StatusOK {
 		t.Errorf("More tokens token: GET %s: %d %s %v, want 200", curls[0][1], code, body, err)
 	}
+	checkBannerTools(t, out)
 
 	dm := dataLine.FindStringSubmatch(out)
 	if dm == nil {
 		t.Fatalf("no data line in:\n%s", out)
 	}
-	if _, err := os.Stat(filepath.Join(dm[1], devkey.KeyFile)); err != nil {
-		t.Errorf("dev key: %v", err)
+	if _, err := os.Stat(filepath.Join(home["HOME"], ".cache", "lookupd", devkey.KeyFile)); err != nil {
+		t.Errorf("per-user dev key: %v", err)
 	}
 	p.cancel() // Ctrl-C
 	if err := p.wait(t, 30*time.Second); err != nil {
@@ -276,7 +330,7 @@ func TestLoadtestParsesDevBanner(t *testing.T) {
 			printDevBanner(&out, devBanner{
 				API: httpURL("127.0.0.1:41234"), Admin: httpURL("127.0.0.1:41235"), NATS: "nats://127.0.0.1:41236",
 				Stream: cfg.Stream, DataDir: "/tmp/d", Temp: false, KeyPath: tt.keyPath, Token: "aaa.bbb.ccc",
-				TTL: time.Hour, Demo: data, MoreTokens: moreTokensCommand(tt.keyPath, cfg, nil),
+				TTL: time.Hour, Demo: data, MoreTokens: moreTokensCommand(tt.keyPath, "", cfg, nil),
 			})
 			got, err := loadtest.ParseBanner(strings.NewReader(out.String()))
 			if err != nil {

@@ -37,6 +37,7 @@ type Data struct {
 	Consumer        string // a consumer with many signers
 	BusinessContact string // a business contact
 	DeletedConsumer string // a deleted consumer (404)
+	Signer          string // a signer of Consumer with an SSN and a date of birth
 }
 
 var (
@@ -126,6 +127,7 @@ func New() (*Data, error) {
 	d.Consumer = ID("consumer", 0)
 	d.BusinessContact = ID("contact", 0)
 	d.DeletedConsumer = ID("consumer", 19)
+	d.Signer = ID("signer", 0) // Signer(Consumer, 0): an SSN and a date of birth
 	return d, nil
 }
 
