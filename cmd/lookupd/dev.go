@@ -21,6 +21,8 @@ import (
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/demo"
 	"github.com/lookup/persons/internal/devkey"
+	"github.com/lookup/persons/internal/keyfile"
+	"github.com/lookup/persons/internal/logbuffer"
 	"github.com/lookup/persons/internal/shellquote"
 	"github.com/lookup/persons/query"
 )
@@ -146,7 +148,7 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 				logger.Error("mint dev token", "err", err)
 				return
 			}
-			writeLogOut(logger) // the start-up lines come before the banner
+			logbuffer.WriteOut(logger) // the start-up lines come before the banner
 			printDevBanner(stdout, devBanner{
 				API: httpURL(apiAddr), Admin: httpURL(adminAddr), NATS: natsURL, Stream: cfg.Stream,
 				DataDir: dataDir, Temp: temp, KeyPath: keyPath, Token: tok, TTL: tokenTTL, Demo: data,
@@ -165,7 +167,7 @@ func devSigningKey(logger *slog.Logger, keyPath, dataDir string) (*rsa.PrivateKe
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	warnLooseKeyFiles(logger, secretFile("dev signing key (--data-dir)", keyPath))
+	keyfile.WarnLoose(logger, keyfile.Secret("dev signing key (--data-dir)", keyPath))
 	jwks, err := devkey.PublicJWKS(key)
 	if err != nil {
 		return nil, nil, nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/lookup/persons/internal/keyfile"
 	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/query"
 )
@@ -49,7 +50,7 @@ func withJetStream(nc *nats.Conn, err error) (*nats.Conn, jetstream.JetStream, e
 // URL or a failed TLS verification is an error at once; unreachable
 // servers are retried in the background forever, with a capped backoff.
 func connectNATS(cfg config, name string, logger *slog.Logger, health *natsHealth) (*nats.Conn, error) {
-	warnLooseKeyFiles(logger, natsSecretFiles(cfg)...)
+	keyfile.WarnLoose(logger, natsSecretFiles(cfg)...)
 	c := natsconn.Config{Name: name, InboxPrefix: cfg.NATSInboxPrefix, Logger: logger, Redact: query.RedactURL}
 	if health != nil {
 		c.OnRefused = func(error) { health.refused.Store(true) }
@@ -100,13 +101,13 @@ func connectNATSWithin(ctx context.Context, cfg config, name string, logger *slo
 
 // natsSecretFiles are the NATS settings' files that hold secrets, for the
 // permission check, each named by its setting.
-func natsSecretFiles(cfg config) []keyFile {
-	return []keyFile{
-		secretFile("LOOKUP_NATS_CREDS", cfg.NATSCreds),
-		secretFile("LOOKUP_NATS_NKEY_FILE", cfg.NATSNkeyFile),
-		secretFile("LOOKUP_NATS_PASSWORD_FILE", cfg.NATSPasswordFile),
-		secretFile("LOOKUP_NATS_TOKEN_FILE", cfg.NATSTokenFile),
-		secretFile("LOOKUP_NATS_KEY_FILE", cfg.NATSKeyFile),
+func natsSecretFiles(cfg config) []keyfile.File {
+	return []keyfile.File{
+		keyfile.Secret("LOOKUP_NATS_CREDS", cfg.NATSCreds),
+		keyfile.Secret("LOOKUP_NATS_NKEY_FILE", cfg.NATSNkeyFile),
+		keyfile.Secret("LOOKUP_NATS_PASSWORD_FILE", cfg.NATSPasswordFile),
+		keyfile.Secret("LOOKUP_NATS_TOKEN_FILE", cfg.NATSTokenFile),
+		keyfile.Secret("LOOKUP_NATS_KEY_FILE", cfg.NATSKeyFile),
 	}
 }
 

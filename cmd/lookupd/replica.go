@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/lookup/persons/internal/keyfile"
 	"github.com/lookup/persons/internal/memlimit"
 	"github.com/lookup/persons/internal/replica"
 	"github.com/lookup/persons/projector"
@@ -20,7 +21,7 @@ import (
 func storeOpener(cfg config, logger *slog.Logger) (func(dir string) (*projector.Store, error), []byte, error) {
 	var key []byte
 	if cfg.EncryptionKeyFile != "" {
-		warnLooseKeyFiles(logger, secretFile("LOOKUP_ENCRYPTION_KEY_FILE", cfg.EncryptionKeyFile))
+		keyfile.WarnLoose(logger, keyfile.Secret("LOOKUP_ENCRYPTION_KEY_FILE", cfg.EncryptionKeyFile))
 		k, err := projector.ReadKeyFile(cfg.EncryptionKeyFile)
 		if err != nil {
 			return nil, nil, fmt.Errorf("encryption key file: %w", err)
@@ -37,16 +38,6 @@ func storeOpener(cfg config, logger *slog.Logger) (func(dir string) (*projector.
 		return s, nil
 	}
 	return open, key, nil
-}
-
-// openStore opens the read model in cfg.DataDir itself, encrypted with the
-// key in cfg.EncryptionKeyFile when set. Errors name the file or directory.
-func openStore(cfg config, logger *slog.Logger) (*projector.Store, error) {
-	open, _, err := storeOpener(cfg, logger)
-	if err != nil {
-		return nil, err
-	}
-	return open(cfg.DataDir)
 }
 
 // openReplica opens the replica's read model in cfg.DataDir (its active

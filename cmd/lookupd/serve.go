@@ -14,6 +14,7 @@ import (
 
 	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/admintoken"
+	"github.com/lookup/persons/internal/keyfile"
 	"github.com/lookup/persons/internal/projectormetrics"
 	"github.com/lookup/persons/internal/readiness"
 	"github.com/lookup/persons/internal/tracing"
@@ -80,7 +81,7 @@ once caught up (docs/operations.md).`, getenv)
 	if err != nil {
 		return err
 	}
-	defer shutdownTracing(tr, logger)
+	defer tr.Flush(logger)
 	return serve(ctx, c.cfg, logger, serveOptions{tracing: tr})
 }
 
@@ -121,7 +122,7 @@ func loadKeys(ctx context.Context, cfg config, logger *slog.Logger) (*query.JWKS
 	case cfg.JWKSURL != "" && cfg.JWKSFile != "":
 		return nil, errors.New("both LOOKUP_JWKS_URL and LOOKUP_JWKS_FILE are set: configure one JWKS source")
 	case cfg.JWKSFile != "":
-		warnLooseKeyFiles(logger, trustFile("LOOKUP_JWKS_FILE", cfg.JWKSFile))
+		keyfile.WarnLoose(logger, keyfile.Trust("LOOKUP_JWKS_FILE", cfg.JWKSFile))
 		k, err := query.LoadJWKSFile(cfg.JWKSFile)
 		if err != nil {
 			return nil, fmt.Errorf("JWKS file: %w", err)
@@ -187,7 +188,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	// closed only after the last of them, even one that outlived the drain
 	// timeout (http.Server.Close does not wait for handlers).
 	var inflight sync.WaitGroup
-	apiSrv := newHTTPServer(countInflight(traced(api, opts.tracing), &inflight), logger)
+	apiSrv := newHTTPServer(countInflight(opts.tracing.Handler(api, "lookupd api", api.Route), &inflight), logger)
 	actions := admin.ReplicaActions(rep, cfg.SnapshotBucket, logger)
 	maps.Copy(actions, opts.adminActions)
 	adminSrv := newHTTPServer(admin.WithActions(admin.Handler(ready, reg, opts.adminExtra, cfg.PProf), adminGuard, actions), logger)
