@@ -88,13 +88,9 @@ func connectNATSWithin(ctx context.Context, cfg config, name string, logger *slo
 	if err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(wait)
-	for !nc.IsConnected() {
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			nc.Close()
-			return nil, fmt.Errorf("nats %s: not reachable within %v", redactURLs(cfg.NATSURL), wait)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !natsconn.WaitConnected(ctx, nc, wait) {
+		nc.Close()
+		return nil, fmt.Errorf("nats %s: not reachable within %v", redactURLs(cfg.NATSURL), wait)
 	}
 	return nc, nil
 }
