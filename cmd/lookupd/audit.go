@@ -93,9 +93,11 @@ reports gaps and altered records (exit status 1 when it finds any).`, getenv)
 	if err := writeAccounting(stdout, recs, q.format); err != nil {
 		return err
 	}
-	// The count goes to stderr, so that stdout stays JSON lines (or one
-	// Bundle), and a person with no record does not get silence.
-	fmt.Fprintf(stderr, "%d disclosure(s) of %s in %s\n", len(recs), q.person, c.cfg.AuditStream)
+	if len(recs) == 0 {
+		// On stderr, so that stdout stays JSON lines (or one Bundle): a
+		// person with no record does not get silence.
+		fmt.Fprintf(stderr, "0 disclosures of %s in %s\n", q.person, c.cfg.AuditStream)
+	}
 	return nil
 }
 

@@ -82,8 +82,8 @@ func checkBannerTools(t *testing.T, banner string) {
 		}
 		switch words[0] {
 		case "audit":
-			if !strings.Contains(out.String(), `"request_id"`) || !strings.Contains(errOut.String(), "disclosure(s) of") {
-				t.Errorf("%s: stdout %q, stderr %q; want records and their count", l[1], out.String(), errOut.String())
+			if !strings.Contains(out.String(), `"request_id"`) {
+				t.Errorf("%s: stdout %q, stderr %q; want the records of the disclosures above", l[1], out.String(), errOut.String())
 			}
 		case "dlq":
 			if !strings.Contains(out.String(), "0 dead letter(s)") {
