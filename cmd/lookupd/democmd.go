@@ -85,17 +85,9 @@ func publishDemoTo(ctx context.Context, cfg config, data *demo.Data, w io.Writer
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", cfg.Stream, err)
 	}
-	before := s.CachedInfo().State.LastSeq
-	p := events.NewPublisher(js)
-	added := 0
-	for _, ev := range data.Events {
-		seq, err := p.Publish(ctx, ev)
-		if err != nil {
-			return fmt.Errorf("publish demo event %s: %w", ev.ID, err)
-		}
-		if seq > before {
-			added++ // a duplicate answers with the sequence of the original
-		}
+	added, err := demo.PublishAll(ctx, events.NewPublisher(js), s.CachedInfo().State.LastSeq, data)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(w, "Published the demo data set to stream %s on %s: %d events, %d new (the others were already there).\n",
 		cfg.Stream, redactURLs(cfg.NATSURL), len(data.Events), added)

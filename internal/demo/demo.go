@@ -193,3 +193,20 @@ func Publish(ctx context.Context, js jetstream.JetStream, stream string, p *even
 	}
 	return len(d.Events), nil
 }
+
+// PublishAll publishes every demo event through p to a stream whose last
+// sequence was before, and returns how many were new: the stream drops a
+// duplicate within its window and answers with the sequence of the
+// original, at or before before.
+func PublishAll(ctx context.Context, p *events.Publisher, before uint64, d *Data) (added int, err error) {
+	for _, ev := range d.Events {
+		seq, err := p.Publish(ctx, ev)
+		if err != nil {
+			return added, fmt.Errorf("publish demo event %s: %w", ev.ID, err)
+		}
+		if seq > before {
+			added++
+		}
+	}
+	return added, nil
+}

@@ -1,9 +1,11 @@
 package demo
 
 import (
+	"context"
 	"testing"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/natstest"
 )
 
 func mustNew(t *testing.T) *Data {
@@ -77,5 +79,33 @@ func TestDemoData(t *testing.T) {
 	again := mustNew(t)
 	if again.Events[0].ID != d.Events[0].ID || again.Consumer != d.Consumer {
 		t.Errorf("demo ids are not deterministic")
+	}
+}
+
+// TestPublish: Publish fills an empty stream and leaves one that holds
+// events alone; PublishAll publishes again and counts no event as new
+// (the stream drops duplicates of the deterministic ids).
+func TestPublish(t *testing.T) {
+	_, js := natstest.Start(t)
+	natstest.PersonsStream(t, js)
+	ctx := context.Background()
+	d := mustNew(t)
+	p := events.NewPublisher(js)
+	for i, want := range []int{len(d.Events), 0} {
+		n, err := Publish(ctx, js, "PERSONS", p, d)
+		if err != nil || n != want {
+			t.Fatalf("Publish #%d = %d, %v; want %d", i+1, n, err, want)
+		}
+	}
+	s, err := js.Stream(ctx, "PERSONS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := s.CachedInfo().State.LastSeq
+	if added, err := PublishAll(ctx, p, last, d); err != nil || added != 0 {
+		t.Errorf("PublishAll again = %d, %v; want 0 new", added, err)
+	}
+	if added, err := PublishAll(ctx, p, 0, d); err != nil || added != len(d.Events) {
+		t.Errorf("PublishAll over an empty stream's sequence = %d, %v; want %d", added, err, len(d.Events))
 	}
 }
