@@ -15,12 +15,12 @@ import (
 // background, until the test ends.
 func startServe(t *testing.T, environ map[string]string, opts serveOptions) *program {
 	t.Helper()
-	c, err := newCommand("serve", "", env(environ), serveSettings...)
+	cfg, err := parseConfig(inServe, environ)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return startFunc(t, "serve", func(ctx context.Context, _, stderr io.Writer) error {
-		return serve(ctx, c.cfg, newLogger(c.cfg, stderr), opts)
+		return serve(ctx, cfg, newLogger(cfg, stderr), opts)
 	})
 }
 

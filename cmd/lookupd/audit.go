@@ -16,11 +16,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/projectormetrics"
 )
 
 // newLedger returns the audit ledger of serve, publishing through nc, with
 // the projector's position as the read model position.
-func newLedger(cfg config, nc *nats.Conn, proj progressSource, reg prometheus.Registerer, logger *slog.Logger) (*audit.Ledger, error) {
+func newLedger(cfg config, nc *nats.Conn, proj projectormetrics.Source, reg prometheus.Registerer, logger *slog.Logger) (*audit.Ledger, error) {
 	replica := replicaName(cfg)
 	mode := audit.Mode(cfg.Audit)
 	if mode == "" {
@@ -55,7 +56,7 @@ func cmdAudit(ctx context.Context, args []string, getenv func(string) string, st
 	if len(args) > 0 && args[0] == "verify" {
 		return cmdAuditVerify(ctx, args[1:], getenv, stdout, stderr)
 	}
-	c, err := newCommand("audit", `
+	c, err := newCommand(inAudit, "audit", `
 Prints the accounting of disclosures of one person: every answer of the API
 that disclosed the person's SSN (whole or in part) or date of birth, newest
 first, with when, to whom (token sub and client), why (Lookup-Purpose), and
@@ -64,17 +65,14 @@ FHIR R4 Bundle of AuditEvent resources (IHE BALP patient-read pattern).
 --since and --until take an RFC 3339 time or a date (YYYY-MM-DD, UTC).
 
 "lookupd audit verify" checks every replica's chain of records instead and
-reports gaps and altered records (exit status 1 when it finds any).`,
-		getenv, append([]string{"nats-url", "audit-stream"}, natsSettings...)...)
+reports gaps and altered records (exit status 1 when it finds any).`, getenv)
 	if err != nil {
 		return err
 	}
-	person := c.fs.String("person", "", "id of the person (or signer) whose disclosures are listed (required)")
-	since := c.fs.String("since", "", "list disclosures at or after this time")
-	until := c.fs.String("until", "", "list disclosures at or before this time")
-	format := c.fs.String("format", "jsonl", "output: jsonl or fhir")
-	c.extra = []string{"person", "since", "until", "format"}
-	c.setUsage("audit-stream", "JetStream stream of the audit ledger")
+	person := c.fs.StringLong("person", "", "id of the person (or signer) whose disclosures are listed (required)")
+	since := c.fs.StringLong("since", "", "list disclosures at or after this time")
+	until := c.fs.StringLong("until", "", "list disclosures at or before this time")
+	format := c.fs.StringLong("format", "jsonl", "output: jsonl or fhir")
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
 	}
@@ -92,7 +90,15 @@ reports gaps and altered records (exit status 1 when it finds any).`,
 	if err != nil {
 		return err
 	}
-	return writeAccounting(stdout, recs, q.format)
+	if err := writeAccounting(stdout, recs, q.format); err != nil {
+		return err
+	}
+	if len(recs) == 0 {
+		// On stderr, so that stdout stays JSON lines (or one Bundle): a
+		// person with no record does not get silence.
+		fmt.Fprintf(stderr, "0 disclosures of %s in %s\n", q.person, c.cfg.AuditStream)
+	}
+	return nil
 }
 
 // accountingQuery is the validated command line of "lookupd audit".
@@ -179,17 +185,15 @@ func writeAccounting(w io.Writer, recs []audit.Record, format string) error {
 }
 
 func cmdAuditVerify(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand("audit verify", `
+	c, err := newCommand(inAudit, "audit verify", `
 Reads every record of the audit stream and checks each replica's chain: it
 must run from record 1 without a gap, each record must hold the hash of its
 predecessor, and no message may be missing between the stream's first and
 last sequence. Prints one line per chain and one per problem found; exits
-with status 1 when it finds any.`,
-		getenv, append([]string{"nats-url", "audit-stream"}, natsSettings...)...)
+with status 1 when it finds any.`, getenv)
 	if err != nil {
 		return err
 	}
-	c.setUsage("audit-stream", "JetStream stream of the audit ledger")
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
 	}

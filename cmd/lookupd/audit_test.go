@@ -11,15 +11,17 @@ import (
 	"time"
 
 	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/demo"
+	"github.com/lookup/persons/internal/devkey"
 	"github.com/lookup/persons/internal/logtest"
 )
 
 func TestServeAuditsDisclosures(t *testing.T) {
 	ns, js := personsNATS(t)
 	consumer := adaConsumer(t, "a-consumer")
-	withBoth := demoSigner(consumer.ConsumerID, 0)
+	withBoth := demo.Signer(consumer.ConsumerID, 0)
 	withBoth.SSN, withBoth.DateOfBirth = "123456789", "1980-01-02"
-	withNone := demoSigner(consumer.ConsumerID, 1)
+	withNone := demo.Signer(consumer.ConsumerID, 1)
 	withNone.SSN, withNone.DateOfBirth = "", ""
 	publish(t, js, consumer, withBoth, withNone)
 
@@ -28,7 +30,7 @@ func TestServeAuditsDisclosures(t *testing.T) {
 	p := start(t, environ, "serve")
 	addrs := p.addrs(t)
 	waitReady(t, addrs["admin"])
-	tok := token(t, tokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "alice", Scope: "read:persons read:persons:ssn"})
+	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "alice", Scope: "read:persons read:persons:ssn"})
 	base := "http://" + addrs["api"] + "/api/v1/authorized-signers?consumer_id=" + consumer.ConsumerID
 	for i, q := range []string{"&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL", "", "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=NONE"} {
 		code, body, err := getWithHeaders(base+q, tok, map[string]string{"Lookup-Purpose": "TREAT", "X-Request-Id": fmt.Sprintf("req-%d", i)})
@@ -65,6 +67,16 @@ func TestServeAuditsDisclosures(t *testing.T) {
 	// shorter fragment such as "123" may occur in a timestamp or a hash).
 	if s := out.String(); strings.Contains(s, "123456789") || strings.Contains(s, "123-45-6789") || strings.Contains(s, "1980-01-02") {
 		t.Errorf("accounting holds protected data: %s", s)
+	}
+	if errOut.String() != "" {
+		t.Errorf("audit --person with records: stderr %q, want nothing (integration reads stdout and stderr as one)", errOut.String())
+	}
+	out, errOut = logtest.Buffer{}, logtest.Buffer{}
+	if err := run(context.Background(), []string{"audit", "--person", withNone.SignerID}, env(nats), &out, &errOut); err != nil {
+		t.Fatalf("audit --person: %v", err)
+	}
+	if want := "0 disclosures of " + withNone.SignerID; out.String() != "" || !strings.Contains(errOut.String(), want) {
+		t.Errorf("audit --person of a signer never disclosed: stdout %q, stderr %q; want nothing and %q", out.String(), errOut.String(), want)
 	}
 	out = logtest.Buffer{}
 	if err := run(context.Background(), []string{"audit", "--person", withNone.SignerID, "--format", "fhir"}, env(nats), &out, &errOut); err != nil {

@@ -1,25 +1,26 @@
 package main
 
+//go:generate go test -run TestConfigurationDoc -update .
+
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"log/slog"
-	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/dustin/go-humanize"
 
+	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/projector"
 )
 
 // config is the configuration of every command. Each setting comes from a
 // flag, else from its environment variable, else from its default: the flag
-// wins over the environment.
+// wins over the environment, and an empty variable counts as unset. A
+// command reads only the settings of the table that name it; the others
+// stay zero.
 type config struct {
 	HTTPAddr          string
 	AdminAddr         string
@@ -51,359 +52,357 @@ type config struct {
 	operationsConfig
 }
 
-// setting is one configuration value: its flag, its environment variable,
-// its default and where it goes in config.
+// securityConfig holds the settings of the NATS connection's security, the
+// API's HTTPS and the token audience opt-out (docs/configuration.md).
+type securityConfig struct {
+	NATSCreds        string
+	NATSNkeyFile     string
+	NATSUser         string
+	NATSPasswordFile string
+	NATSTokenFile    string
+	NATSCAFile       string
+	NATSCertFile     string
+	NATSKeyFile      string
+	NATSInboxPrefix  string
+	TLSCertFile      string
+	TLSKeyFile       string
+	TLSClientCAFile  string
+	AllowNoAudience  bool
+	AdminTLS         bool
+}
+
+// natsSecurity returns the natsconn.Security of c.
+func (c securityConfig) natsSecurity() natsconn.Security {
+	return natsconn.Security{CredsFile: c.NATSCreds, NkeyFile: c.NATSNkeyFile, User: c.NATSUser,
+		PasswordFile: c.NATSPasswordFile, TokenFile: c.NATSTokenFile, CAFile: c.NATSCAFile,
+		CertFile: c.NATSCertFile, KeyFile: c.NATSKeyFile}
+}
+
+// operationsConfig holds the settings of snapshots and rebuilds.
+type operationsConfig struct {
+	SnapshotBucket    string        // JetStream Object Store bucket; "": no snapshots, no bootstrap
+	SnapshotInterval  time.Duration // between snapshots; 0: only on request
+	SnapshotKeep      int           // snapshots of the stream kept in the bucket
+	RebuildOnMismatch bool          // rebuild a model of another stream instead of refusing to start
+}
+
+// cmdSet names commands of lookupd, as a set: the commands that read a
+// setting. "dlq" stands for dlq ls and dlq replay, "audit" for audit and
+// audit verify.
+type cmdSet uint8
+
+const (
+	inServe cmdSet = 1 << iota
+	inProject
+	inDev
+	inDemo
+	inDLQ
+	inAudit
+	inToken
+
+	// inNATS are the commands that connect to a NATS server of their
+	// configuration; inSnapshots those that write or restore snapshots.
+	inNATS      = inServe | inProject | inDemo | inDLQ | inAudit
+	inSnapshots = inServe | inProject
+)
+
+// cmdNames are the names of the commands of cmdSet, in the order of the
+// help (docs/configuration.md lists them so).
+var cmdNames = []struct {
+	in   cmdSet
+	name string
+}{{inServe, "serve"}, {inProject, "project"}, {inDev, "dev"}, {inDemo, "demo"}, {inDLQ, "dlq"}, {inAudit, "audit"}, {inToken, "token"}}
+
+// setting is one row of the settings table: a flag, its environment
+// variable (envName), its default, what it means, the commands that read
+// it, and how its value is parsed into config.
 type setting struct {
-	flag  string
-	env   string
-	def   string
+	name  string // the flag; the variable is envName(name)
+	def   string // "" for none
 	usage string
-	// set stores a value (from the environment or a flag) into c.
-	set func(c *config, v string) error
+	in    cmdSet
+	// per are the defaults and meanings of commands where they differ
+	// from def and usage.
+	per map[cmdSet]variant
+	parser
 }
 
-// str is the parse function of a setting that is any string, set through
-// dst.
-func str(dst func(c *config) *string) func(c *config, v string) error {
-	return func(c *config, v string) error { *dst(c) = v; return nil }
+// variant is a command's own default or meaning of a setting ("" keeps
+// the table's).
+type variant struct{ def, usage string }
+
+// parser parses a setting's value into config.
+type parser struct {
+	arg    string // placeholder of the value in the help
+	isBool bool
+	set    func(c *config, v string) error
 }
 
-// boolean is the parse function of a setting that is true or false, set
-// through dst; what names the setting in errors.
-func boolean(what string, dst func(c *config) *bool) func(c *config, v string) error {
-	return func(c *config, v string) error {
+// envName is the environment variable of the setting flag:
+// LOOKUP_ and the flag in upper case, dashes as underscores.
+func envName(flag string) string {
+	return "LOOKUP_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// defaultIn returns the default of s for the command in.
+func (s setting) defaultIn(in cmdSet) string {
+	if v := s.per[in]; v.def != "" {
+		return v.def
+	}
+	return s.def
+}
+
+// usageIn returns the meaning of s for the command in.
+func (s setting) usageIn(in cmdSet) string {
+	if v := s.per[in]; v.usage != "" {
+		return v.usage
+	}
+	return s.usage
+}
+
+// str parses any string into dst.
+func str(dst func(c *config) *string) parser {
+	return parser{arg: "STRING", set: func(c *config, v string) error { *dst(c) = v; return nil }}
+}
+
+// oneOf parses one of the words valid into dst; what names the setting
+// in errors.
+func oneOf(what string, dst func(c *config) *string, valid ...string) parser {
+	return parser{arg: strings.Join(valid, "|"), set: func(c *config, v string) error {
+		for _, w := range valid {
+			if v == w {
+				*dst(c) = v
+				return nil
+			}
+		}
+		last := len(valid) - 1
+		return fmt.Errorf("%s %q: want %s or %s", what, v, strings.Join(valid[:last], ", "), valid[last])
+	}}
+}
+
+// boolean parses true or false into dst; what names the setting in errors.
+func boolean(what string, dst func(c *config) *bool) parser {
+	return parser{isBool: true, set: func(c *config, v string) error {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
 			return fmt.Errorf("%s %q: want true or false", what, v)
 		}
 		*dst(c) = b
 		return nil
-	}
+	}}
 }
 
-// atLeast is the parse function of a setting that is a whole number of
-// at least least, set through dst; what names the setting in errors.
-func atLeast(what string, least int, dst func(c *config) *int) func(c *config, v string) error {
-	return func(c *config, v string) error {
+// atLeast parses a whole number of at least least into dst; what names
+// the setting in errors.
+func atLeast(what string, least int, dst func(c *config) *int) parser {
+	return parser{arg: "N", set: func(c *config, v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < least {
 			return fmt.Errorf("%s %q: want a whole number, %d or more", what, v, least)
 		}
 		*dst(c) = n
 		return nil
-	}
+	}}
 }
 
-// duration is the parse function of a duration setting set through dst:
-// positive, or 0 too when zeroOK; what names the setting and want says
-// what is wanted in errors.
-func duration(what, want string, zeroOK bool, dst func(c *config) *time.Duration) func(c *config, v string) error {
-	return func(c *config, v string) error {
+// duration parses a duration into dst: positive, or 0 too when zeroOK;
+// what names the setting and want says what is wanted in errors.
+func duration(what, want string, zeroOK bool, dst func(c *config) *time.Duration) parser {
+	return parser{arg: "DURATION", set: func(c *config, v string) error {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 || (d == 0 && !zeroOK) {
 			return fmt.Errorf("%s %q: want %s", what, v, want)
 		}
 		*dst(c) = d
 		return nil
+	}}
+}
+
+// logLevel parses a slog level name.
+var logLevel = parser{arg: "LEVEL", set: func(c *config, v string) error {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(v)); err != nil {
+		return fmt.Errorf("log level %q: want debug, info, warn or error", v)
 	}
-}
-
-// settings is the table of docs/operations.md, plus the logging and
-// shutdown settings. Help output and the README are generated from it.
-var settings = []setting{
-	{"http-addr", "LOOKUP_HTTP_ADDR", ":8080", "API listener address",
-		str(func(c *config) *string { return &c.HTTPAddr })},
-	{"admin-addr", "LOOKUP_ADMIN_ADDR", ":9090", "admin listener address (/livez, /readyz, /metrics)",
-		str(func(c *config) *string { return &c.AdminAddr })},
-	{"nats-url", "LOOKUP_NATS_URL", "nats://127.0.0.1:4222", "NATS JetStream server URL(s), comma-separated",
-		str(func(c *config) *string { return &c.NATSURL })},
-	{"stream", "LOOKUP_STREAM", "PERSONS", "source JetStream stream",
-		str(func(c *config) *string { return &c.Stream })},
-	{"data-dir", "LOOKUP_DATA_DIR", "./data", "Badger read model directory",
-		str(func(c *config) *string { return &c.DataDir })},
-	{"encryption-key-file", "LOOKUP_ENCRYPTION_KEY_FILE", "", "AES key file for encryption at rest of the read model (none: unencrypted)",
-		str(func(c *config) *string { return &c.EncryptionKeyFile })},
-	{"jwks-url", "LOOKUP_JWKS_URL", "", "URL of the JWKS that verifies tokens (cached, refreshed)",
-		str(func(c *config) *string { return &c.JWKSURL })},
-	{"jwks-file", "LOOKUP_JWKS_FILE", "", "file holding the JWKS that verifies tokens",
-		str(func(c *config) *string { return &c.JWKSFile })},
-	{"issuer", "LOOKUP_ISSUER", "", "required token iss (serve refuses to start without it)",
-		str(func(c *config) *string { return &c.Issuer })},
-	{"audience", "LOOKUP_AUDIENCE", "", "required token aud (serve refuses to start without it unless --allow-no-audience)",
-		str(func(c *config) *string { return &c.Audience })},
-	{"tenant-claim", "LOOKUP_TENANT_CLAIM", "", "token claim listing the caller's business ids; enables tenancy checks",
-		str(func(c *config) *string { return &c.TenantClaim })},
-	{"token-cache-size", "LOOKUP_TOKEN_CACHE_SIZE", "10000", "verified tokens remembered, so a token presented again is not verified afresh (0: off)",
-		atLeast("token cache size", 0, func(c *config) *int { return &c.TokenCacheSize })},
-	{"jwks-allow-http", "LOOKUP_JWKS_ALLOW_HTTP", "false", "allow a plain http:// JWKS URL to a host that is not loopback",
-		boolean("jwks allow http", func(c *config) *bool { return &c.JWKSAllowHTTP })},
-	{"log-format", "LOOKUP_LOG_FORMAT", "json", "log format: json or text",
-		func(c *config, v string) error {
-			if v != "json" && v != "text" {
-				return fmt.Errorf("log format %q: want json or text", v)
-			}
-			c.LogFormat = v
-			return nil
-		}},
-	{"log-level", "LOOKUP_LOG_LEVEL", "info", "log level: debug, info, warn or error",
-		func(c *config, v string) error {
-			var l slog.Level
-			if err := l.UnmarshalText([]byte(v)); err != nil {
-				return fmt.Errorf("log level %q: want debug, info, warn or error", v)
-			}
-			c.LogLevel = v
-			return nil
-		}},
-	{"memory-budget", "LOOKUP_MEMORY_BUDGET", "192MiB", "memory the process is sized for: Badger's memtables, caches and value log, and Go's soft memory limit (0: Badger's defaults, no limit)",
-		func(c *config, v string) error {
-			n, err := humanize.ParseBytes(v)
-			switch {
-			case err != nil:
-				return fmt.Errorf("memory budget %q: want a size such as 192MiB or 1GiB", v)
-			case n != 0 && n < projector.MinMemoryBudget:
-				return fmt.Errorf("memory budget %q: want 0 or at least 32MiB", v)
-			case n > 1<<50:
-				return fmt.Errorf("memory budget %q: too large", v)
-			}
-			c.MemoryBudget = int64(n)
-			return nil
-		}},
-	{"shutdown-timeout", "LOOKUP_SHUTDOWN_TIMEOUT", "10s", "how long a shutdown waits for in-flight requests",
-		duration("shutdown timeout", "a positive duration such as 10s", false, func(c *config) *time.Duration { return &c.ShutdownTimeout })},
-	{"shutdown-delay", "LOOKUP_SHUTDOWN_DELAY", "0s", "how long a shutdown keeps serving, not ready, before it stops accepting requests (load balancers update)",
-		duration("shutdown delay", "a duration such as 5s, or 0s", true, func(c *config) *time.Duration { return &c.ShutdownDelay })},
-	{"admin-token-file", "LOOKUP_ADMIN_TOKEN_FILE", "", "file holding the bearer token of the state-changing admin endpoints (none: they are off)",
-		str(func(c *config) *string { return &c.AdminTokenFile })},
-	{"audit", "LOOKUP_AUDIT", "required", "audit ledger of disclosures of protected data: required (no disclosure unless recorded), best-effort or off",
-		func(c *config, v string) error {
-			if v != "required" && v != "best-effort" && v != "off" {
-				return fmt.Errorf("audit %q: want required, best-effort or off", v)
-			}
-			c.Audit = v
-			return nil
-		}},
-	{"audit-stream", "LOOKUP_AUDIT_STREAM", "PERSONS_AUDIT", "JetStream stream of the audit ledger (created when missing)",
-		str(func(c *config) *string { return &c.AuditStream })},
-	{"require-purpose", "LOOKUP_REQUIRE_PURPOSE", "false", "require the Lookup-Purpose header on requests for protected data",
-		boolean("require purpose", func(c *config) *bool { return &c.RequirePurpose })},
-	{"replica-id", "LOOKUP_REPLICA_ID", "", "name of this replica in audit records (none: the host name)",
-		str(func(c *config) *string { return &c.ReplicaID })},
-	{"pprof", "LOOKUP_PPROF", "false", "serve net/http/pprof under /debug/pprof/ on the admin listener: true or false",
-		boolean("pprof", func(c *config) *bool { return &c.PProf })},
-	{"max-position-wait", "LOOKUP_MAX_POSITION_WAIT", "2s", "longest wait of a request for its Lookup-Min-Position before a 503 position-not-reached",
-		duration("max position wait", "a positive duration such as 2s", false, func(c *config) *time.Duration { return &c.MaxPositionWait })},
-	{"max-staleness", "LOOKUP_MAX_STALENESS", "0s", "staleness bound: not ready, and API answers 503 stale, while the oldest unapplied event or the loss of the stream is older (0s: off)",
-		duration("max staleness", "a duration such as 30s, or 0s (off)", true, func(c *config) *time.Duration { return &c.MaxStaleness })},
-}
-
-// allSettings returns every setting: the table above, then the security
-// settings (securitysettings.go) and those of operations (opssettings.go).
-func allSettings() []setting {
-	return append(append(append([]setting(nil), settings...), securitySettings...), operationsSettings...)
-}
-
-// settingsFor returns the settings named by flag, in the order of the
-// settings table.
-func settingsFor(flags ...string) []setting {
-	want := make(map[string]bool, len(flags))
-	for _, f := range flags {
-		want[f] = true
-	}
-	var out []setting
-	for _, s := range allSettings() {
-		if want[s.flag] {
-			out = append(out, s)
-			delete(want, s.flag)
-		}
-	}
-	if len(want) != 0 {
-		panic(fmt.Sprintf("settingsFor: unknown settings %v", want))
-	}
-	return out
-}
-
-// errUsage marks an error in the command line or the environment: the
-// program prints the usage and exits with status 2.
-var errUsage = errors.New("usage")
-
-type usageError struct{ err error }
-
-func (e *usageError) Error() string        { return e.err.Error() }
-func (e *usageError) Is(target error) bool { return target == errUsage }
-func (e *usageError) Unwrap() error        { return e.err }
-
-// command is one sub-command of lookupd with its flag set.
-type command struct {
-	name     string
-	help     string // paragraph for the command's --help
-	settings []setting
-	fs       *flag.FlagSet
-	cfg      config
-	// extra holds the names of command-specific flags, in the order they
-	// are listed in the help.
-	extra []string
-	// extraEnv documents command-specific variables in the help.
-	extraEnv [][3]string // name, default, meaning
-	// defaults are the defaults of this command that differ from the
-	// settings table, by flag, as its help shows them.
-	defaults map[string]string
-	getenv   func(string) string
-	// positive are the command-specific duration flags that parse
-	// refuses unless positive.
-	positive []string
-}
-
-// newCommand returns a command whose flag set holds its settings, with
-// defaults taken from the environment (through getenv) when set.
-func newCommand(name, help string, getenv func(string) string, flags ...string) (*command, error) {
-	c := &command{name: name, help: help, settings: settingsFor(flags...),
-		defaults: map[string]string{}, getenv: getenv}
-	c.fs = flag.NewFlagSet("lookupd "+name, flag.ContinueOnError)
-	c.fs.SetOutput(io.Discard)
-	for _, s := range c.settings {
-		if err := s.set(&c.cfg, s.def); err != nil {
-			panic(fmt.Sprintf("default of %s: %v", s.flag, err))
-		}
-		if v, ok := lookupEnv(getenv, s.env); ok {
-			if err := s.set(&c.cfg, v); err != nil {
-				return nil, &usageError{fmt.Errorf("%s: %w", s.env, err)}
-			}
-		}
-		c.fs.Func(s.flag, s.usage, func(v string) error { return s.set(&c.cfg, v) })
-	}
-	return c, nil
-}
-
-// lookupEnv reports the value of the variable name and whether it is set
-// to a non-empty value (an empty variable counts as unset).
-func lookupEnv(getenv func(string) string, name string) (string, bool) {
-	v := getenv(name)
-	return v, v != ""
-}
-
-// setDefault makes def the default of the setting flag for this command:
-// the value used when neither the variable nor the flag is given, and the
-// default its help shows. Call it before parse.
-func (c *command) setDefault(flag, def string) {
-	for _, s := range c.settings {
-		if s.flag != flag {
-			continue
-		}
-		if _, ok := lookupEnv(c.getenv, s.env); !ok {
-			if err := s.set(&c.cfg, def); err != nil {
-				panic(fmt.Sprintf("default of %s for %s: %v", flag, c.name, err))
-			}
-		}
-		c.defaults[flag] = def
-		return
-	}
-	panic(fmt.Sprintf("setDefault: %s has no setting %s", c.name, flag))
-}
-
-// showDefault makes the help show def as the default of the setting flag,
-// for a command that applies the default itself (in its own logic).
-func (c *command) showDefault(flag, def string) {
-	c.defaults[flag] = def
-}
-
-// defaultOf returns the default of setting s for this command.
-func (c *command) defaultOf(s setting) string {
-	if d, ok := c.defaults[s.flag]; ok {
-		return d
-	}
-	return s.def
-}
-
-// setUsage replaces the help text of the setting or flag name, for a
-// command where it means something more specific.
-func (c *command) setUsage(name, usage string) {
-	c.fs.Lookup(name).Usage = usage
-}
-
-// parse parses args. It returns flag.ErrHelp after printing the help to
-// stdout when asked for it, and a usage error (after printing the usage to
-// stderr) for a bad flag or a stray argument.
-func (c *command) parse(args []string, stdout, stderr io.Writer) error {
-	if err := c.fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			c.usage(stdout)
-			return flag.ErrHelp
-		}
-		return c.refuse(stderr, err)
-	}
-	if c.fs.NArg() > 0 {
-		return c.refuse(stderr, fmt.Errorf("lookupd %s: unexpected argument %q", c.name, c.fs.Arg(0)))
-	}
-	for _, name := range c.positive {
-		if d := c.fs.Lookup(name).Value.(flag.Getter).Get().(time.Duration); d <= 0 {
-			return c.refuse(stderr, fmt.Errorf("--%s %v: want a positive duration", name, d))
-		}
-	}
+	c.LogLevel = v
 	return nil
+}}
+
+// memoryBudget parses a size: 0, or at least projector.MinMemoryBudget.
+var memoryBudget = parser{arg: "SIZE", set: func(c *config, v string) error {
+	n, err := humanize.ParseBytes(v)
+	switch {
+	case err != nil:
+		return fmt.Errorf("memory budget %q: want a size such as 192MiB or 1GiB", v)
+	case n != 0 && n < projector.MinMemoryBudget:
+		return fmt.Errorf("memory budget %q: want 0 or at least 32MiB", v)
+	case n > 1<<50:
+		return fmt.Errorf("memory budget %q: too large", v)
+	}
+	c.MemoryBudget = int64(n)
+	return nil
+}}
+
+// The issuer and audience of lookupd dev's tokens.
+const (
+	devIssuer   = "urn:lookupd:dev"
+	devAudience = "lookup"
+)
+
+// defaultTenantClaim names the tenancy claim of minted tokens when tenants
+// are given but LOOKUP_TENANT_CLAIM is not set.
+const defaultTenantClaim = "business_ids"
+
+// settings is the table of every setting of every command: each command's
+// flags, its --help and docs/configuration.md are made from it.
+var settings = []setting{
+	{name: "http-addr", def: ":8080", usage: "API listener address", in: inServe | inDev,
+		parser: str(func(c *config) *string { return &c.HTTPAddr })},
+	{name: "admin-addr", def: ":9090", usage: "admin listener address (/livez, /readyz, /metrics)", in: inServe | inDev,
+		parser: str(func(c *config) *string { return &c.AdminAddr })},
+	{name: "nats-url", def: "nats://127.0.0.1:4222", usage: "NATS JetStream server URL(s), comma-separated", in: inNATS,
+		parser: str(func(c *config) *string { return &c.NATSURL })},
+	{name: "stream", def: "PERSONS", usage: "source JetStream stream", in: inServe | inProject | inDev | inDemo,
+		per:    map[cmdSet]variant{inDemo: {usage: "stream that holds persons.> and receives the events (it must exist)"}},
+		parser: str(func(c *config) *string { return &c.Stream })},
+	{name: "data-dir", def: "./data", usage: "Badger read model directory", in: inServe | inProject | inToken,
+		per:    map[cmdSet]variant{inToken: {usage: "data directory of lookupd dev, where the default --key is"}},
+		parser: str(func(c *config) *string { return &c.DataDir })},
+	{name: "encryption-key-file", usage: "AES key file for encryption at rest of the read model (none: unencrypted)", in: inServe | inProject | inDev,
+		parser: str(func(c *config) *string { return &c.EncryptionKeyFile })},
+	{name: "jwks-url", usage: "URL of the JWKS that verifies tokens (cached, refreshed)", in: inServe,
+		parser: str(func(c *config) *string { return &c.JWKSURL })},
+	{name: "jwks-file", usage: "file holding the JWKS that verifies tokens", in: inServe,
+		parser: str(func(c *config) *string { return &c.JWKSFile })},
+	{name: "jwks-allow-http", def: "false", usage: "allow a plain http:// JWKS URL to a host that is not loopback", in: inServe,
+		parser: boolean("jwks allow http", func(c *config) *bool { return &c.JWKSAllowHTTP })},
+	{name: "issuer", usage: "required token iss (serve refuses to start without it)", in: inServe | inDev | inToken,
+		per: map[cmdSet]variant{inDev: {def: devIssuer},
+			inToken: {def: devIssuer, usage: "iss claim of the token; match the server's (the default is lookupd dev's)"}},
+		parser: str(func(c *config) *string { return &c.Issuer })},
+	{name: "audience", usage: "required token aud (serve refuses to start without it unless --allow-no-audience)", in: inServe | inDev | inToken,
+		per: map[cmdSet]variant{inDev: {def: devAudience},
+			inToken: {def: devAudience, usage: "aud claim of the token; match the server's (the default is lookupd dev's)"}},
+		parser: str(func(c *config) *string { return &c.Audience })},
+	{name: "allow-no-audience", def: "false", usage: "serve without LOOKUP_AUDIENCE, for an identity provider that sets no aud (logged as a warning)", in: inServe,
+		parser: boolean("allow no audience", func(c *config) *bool { return &c.AllowNoAudience })},
+	{name: "tenant-claim", usage: "token claim listing the caller's business ids; enables tenancy checks", in: inServe | inDev | inToken,
+		per:    map[cmdSet]variant{inToken: {def: defaultTenantClaim, usage: "name of the claim carrying --tenant (added only with --tenant business ids)"}},
+		parser: str(func(c *config) *string { return &c.TenantClaim })},
+	{name: "token-cache-size", def: "10000", usage: "verified tokens remembered, so a token presented again is not verified afresh (0: off)", in: inServe | inDev,
+		parser: atLeast("token cache size", 0, func(c *config) *int { return &c.TokenCacheSize })},
+	{name: "log-format", def: "json", usage: "log format: json or text", in: inServe | inProject | inDev | inDLQ,
+		per:    map[cmdSet]variant{inDev: {def: "text"}, inDLQ: {def: "text"}},
+		parser: oneOf("log format", func(c *config) *string { return &c.LogFormat }, "json", "text")},
+	{name: "log-level", def: "info", usage: "log level: debug, info, warn or error", in: inServe | inProject | inDev | inDLQ,
+		per: map[cmdSet]variant{inDLQ: {def: "warn"}}, parser: logLevel},
+	{name: "memory-budget", def: "192MiB", usage: "memory the process is sized for: Badger's memtables, caches and value log, and Go's soft memory limit (0: Badger's defaults, no limit)",
+		in: inServe | inProject, parser: memoryBudget},
+	{name: "shutdown-timeout", def: "10s", usage: "how long a shutdown waits for in-flight requests", in: inServe | inDev,
+		parser: duration("shutdown timeout", "a positive duration such as 10s", false, func(c *config) *time.Duration { return &c.ShutdownTimeout })},
+	{name: "shutdown-delay", def: "0s", usage: "how long a shutdown keeps serving, not ready, before it stops accepting requests (load balancers update)", in: inServe,
+		parser: duration("shutdown delay", "a duration such as 5s, or 0s", true, func(c *config) *time.Duration { return &c.ShutdownDelay })},
+	{name: "admin-token-file", usage: "file holding the bearer token of the state-changing admin endpoints (none: they are off)", in: inServe,
+		parser: str(func(c *config) *string { return &c.AdminTokenFile })},
+	{name: "audit", def: "required", usage: "audit ledger of disclosures of protected data: required (no disclosure unless recorded), best-effort or off", in: inServe | inDev,
+		parser: oneOf("audit", func(c *config) *string { return &c.Audit }, "required", "best-effort", "off")},
+	{name: "audit-stream", def: "PERSONS_AUDIT", usage: "JetStream stream of the audit ledger (created when missing)", in: inServe | inAudit,
+		per:    map[cmdSet]variant{inAudit: {usage: "JetStream stream of the audit ledger"}},
+		parser: str(func(c *config) *string { return &c.AuditStream })},
+	{name: "require-purpose", def: "false", usage: "require the Lookup-Purpose header on requests for protected data", in: inServe | inDev,
+		parser: boolean("require purpose", func(c *config) *bool { return &c.RequirePurpose })},
+	{name: "replica-id", usage: "name of this replica in audit records (none: the host name)", in: inServe,
+		parser: str(func(c *config) *string { return &c.ReplicaID })},
+	{name: "pprof", def: "false", usage: "serve net/http/pprof under /debug/pprof/ on the admin listener: true or false", in: inServe | inDev,
+		parser: boolean("pprof", func(c *config) *bool { return &c.PProf })},
+	{name: "max-position-wait", def: "2s", usage: "longest wait of a request for its Lookup-Min-Position before a 503 position-not-reached", in: inServe | inDev,
+		parser: duration("max position wait", "a positive duration such as 2s", false, func(c *config) *time.Duration { return &c.MaxPositionWait })},
+	{name: "max-staleness", def: "0s", usage: "staleness bound: not ready, and API answers 503 stale, while the oldest unapplied event or the loss of the stream is older (0s: off)", in: inServe | inDev,
+		parser: duration("max staleness", "a duration such as 30s, or 0s (off)", true, func(c *config) *time.Duration { return &c.MaxStaleness })},
+
+	// The NATS connection's security.
+	{name: "nats-creds", usage: "NATS credentials file (user JWT and nkey seed)", in: inNATS,
+		parser: str(func(c *config) *string { return &c.NATSCreds })},
+	{name: "nats-nkey-file", usage: "NATS nkey seed file", in: inNATS,
+		parser: str(func(c *config) *string { return &c.NATSNkeyFile })},
+	{name: "nats-user", usage: "NATS user name (with --nats-password-file)", in: inNATS,
+		parser: str(func(c *config) *string { return &c.NATSUser })},
+	{name: "nats-password-file", usage: "file holding the NATS user's password", in: inNATS,
+		parser: str(func(c *config) *string { return &c.NATSPasswordFile })},
+	{name: "nats-token-file", usage: "file holding a NATS authentication token", in: inNATS,
+		parser: str(func(c *config) *string { return &c.NATSTokenFile })},
+	{name: "nats-ca-file", usage: "PEM CA bundle that verifies the NATS servers' certificates (TLS)", in: inNATS,
+		parser: str(func(c *config) *string { return &c.NATSCAFile })},
+	{name: "nats-cert-file", usage: "client certificate for NATS (mutual TLS, with --nats-key-file)", in: inNATS,
+		parser: str(func(c *config) *string { return &c.NATSCertFile })},
+	{name: "nats-key-file", usage: "client key for NATS (mutual TLS)", in: inNATS,
+		parser: str(func(c *config) *string { return &c.NATSKeyFile })},
+	{name: "nats-inbox-prefix", def: natsconn.DefaultInboxPrefix, usage: "prefix of lookupd's NATS reply subjects (a least-privilege deployment allows only lookupd's user under it)", in: inNATS,
+		parser: str(func(c *config) *string { return &c.NATSInboxPrefix })},
+
+	// The API's HTTPS.
+	{name: "tls-cert-file", usage: "certificate (PEM) of the API's HTTPS listener; reloaded when the file changes (none: plain HTTP)", in: inServe,
+		parser: str(func(c *config) *string { return &c.TLSCertFile })},
+	{name: "tls-key-file", usage: "key (PEM) of the API's HTTPS certificate", in: inServe,
+		parser: str(func(c *config) *string { return &c.TLSKeyFile })},
+	{name: "tls-client-ca-file", usage: "CA bundle (PEM): the API requires client certificates it verifies (mutual TLS)", in: inServe,
+		parser: str(func(c *config) *string { return &c.TLSClientCAFile })},
+	{name: "admin-tls", def: "false", usage: "true: the admin listener speaks HTTPS too, with the API's certificate (no client certificates asked)", in: inServe,
+		parser: boolean("admin tls", func(c *config) *bool { return &c.AdminTLS })},
+
+	// Snapshots and rebuilds.
+	{name: "snapshot-bucket", usage: "JetStream Object Store bucket of read model snapshots: written every --snapshot-interval and on POST /snapshot, restored into an empty data directory at start (none: off)", in: inSnapshots,
+		parser: str(func(c *config) *string { return &c.SnapshotBucket })},
+	{name: "snapshot-interval", def: "1h", usage: "interval between snapshots, once caught up, when --snapshot-bucket is set (0s: only on request)", in: inSnapshots,
+		parser: duration("snapshot interval", "a duration such as 1h, or 0s (only on request)", true, func(c *config) *time.Duration { return &c.SnapshotInterval })},
+	{name: "snapshot-keep", def: "3", usage: "snapshots of the stream kept in the bucket (older ones are deleted)", in: inSnapshots,
+		parser: atLeast("snapshot keep", 1, func(c *config) *int { return &c.SnapshotKeep })},
+	{name: "rebuild-on-mismatch", def: "false", usage: "true: a read model of another stream, or of an earlier incarnation of it, is rebuilt beside the old one at start-up instead of stopping serve", in: inServe,
+		parser: boolean("rebuild on mismatch", func(c *config) *bool { return &c.RebuildOnMismatch })},
 }
 
-// positiveDuration defines a command-specific duration flag that parse
-// refuses (a usage error) unless it is positive.
-func (c *command) positiveDuration(name string, def time.Duration, usage string) *time.Duration {
-	c.positive = append(c.positive, name)
-	return c.fs.Duration(name, def, usage)
+// Settings serve cannot start without (RFC 8725 sections 3.8 and 3.9 for
+// the issuer and audience: else it would accept tokens meant for other
+// services).
+var (
+	errNoJWKS     = errors.New("no JWKS configured: set LOOKUP_JWKS_URL or LOOKUP_JWKS_FILE (--jwks-url, --jwks-file)")
+	errNoIssuer   = errors.New("no token issuer configured: set LOOKUP_ISSUER (--issuer) to your identity provider's iss")
+	errNoAudience = errors.New("no token audience configured: set LOOKUP_AUDIENCE (--audience) to this API's aud, " +
+		"or LOOKUP_ALLOW_NO_AUDIENCE=true for an identity provider that sets none")
+)
+
+// missingSettings returns the one error that names every setting serve
+// needs and cfg lacks, nil when none is missing. It matches each of
+// errNoJWKS, errNoIssuer and errNoAudience that applies.
+func missingSettings(cfg config) error {
+	var missing missingError
+	if cfg.JWKSURL == "" && cfg.JWKSFile == "" {
+		missing = append(missing, errNoJWKS)
+	}
+	if cfg.Issuer == "" {
+		missing = append(missing, errNoIssuer)
+	}
+	if cfg.Audience == "" && !cfg.AllowNoAudience {
+		missing = append(missing, errNoAudience)
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return missing
 }
 
-// refuse writes the usage of the command to w and returns err as a usage
-// error (exit status 2).
-func (c *command) refuse(w io.Writer, err error) error {
-	c.usage(w)
-	return &usageError{err}
+// missingError lists the settings missing at start-up.
+type missingError []error
+
+func (m missingError) Error() string {
+	if len(m) == 1 {
+		return m[0].Error()
+	}
+	msgs := make([]string, len(m))
+	for i, err := range m {
+		msgs[i] = err.Error()
+	}
+	return fmt.Sprintf("%d settings missing:\n  %s", len(m), strings.Join(msgs, "\n  "))
 }
 
-// usage writes the help of the command: what it does, its flags, and the
-// environment variables it reads.
-func (c *command) usage(w io.Writer) {
-	fmt.Fprintf(w, "Usage: lookupd %s [flags]\n\n%s\n\nFlags:\n", c.name, strings.TrimSpace(c.help))
-	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	envOf := map[string]setting{}
-	for _, s := range c.settings {
-		envOf[s.flag] = s
-	}
-	var names []string
-	c.fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	order := map[string]int{}
-	for i, s := range c.settings {
-		order[s.flag] = i
-	}
-	for i, e := range c.extra {
-		order[e] = len(c.settings) + i
-	}
-	sort.SliceStable(names, func(i, j int) bool { return order[names[i]] < order[names[j]] })
-	for _, n := range names {
-		f := c.fs.Lookup(n)
-		if s, ok := envOf[n]; ok {
-			fmt.Fprintf(tw, "  --%s\t%s (env %s)\n", n, f.Usage, s.env)
-			continue
-		}
-		def := ""
-		if f.DefValue != "" && f.DefValue != "false" {
-			def = fmt.Sprintf(" (default %s)", f.DefValue)
-		}
-		fmt.Fprintf(tw, "  --%s\t%s%s\n", n, f.Usage, def)
-	}
-	fmt.Fprintf(tw, "  -h, --help\tshow this help\n")
-	tw.Flush()
-	if len(c.settings)+len(c.extraEnv) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\nEnvironment (a flag wins over its variable):\n")
-	tw = tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	fmt.Fprintf(tw, "  VARIABLE\tDEFAULT\tMEANING\n")
-	for _, s := range c.settings {
-		def := c.defaultOf(s)
-		if def == "" {
-			def = "(none)"
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.env, def, c.fs.Lookup(s.flag).Usage)
-	}
-	for _, e := range c.extraEnv {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", e[0], e[1], e[2])
-	}
-	tw.Flush()
-}
+func (m missingError) Unwrap() []error { return m }

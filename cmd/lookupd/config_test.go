@@ -11,10 +11,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lookup/persons/internal/devkey"
 	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/projectormetrics"
 	"github.com/lookup/persons/internal/repofile"
 	"github.com/lookup/persons/query"
 )
+
+// parseConfig returns the configuration of the command in for environ
+// and args.
+func parseConfig(in cmdSet, environ map[string]string, args ...string) (config, error) {
+	c, err := newCommand(in, "test", "help", env(environ))
+	if err != nil {
+		return config{}, err
+	}
+	err = c.parse(args, io.Discard, io.Discard)
+	return c.cfg, err
+}
 
 func TestSettingPrecedence(t *testing.T) {
 	tests := []struct {
@@ -70,16 +83,12 @@ func TestSettingPrecedence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := newCommand("serve", "help", env(tt.env), serveSettings...)
+			got, err := parseConfig(inServe, tt.env, tt.args...)
 			if err != nil {
-				t.Fatalf("newCommand: %v", err)
-			}
-			var out, errOut logtest.Buffer
-			if err := c.parse(tt.args, &out, &errOut); err != nil {
 				t.Fatalf("parse: %v", err)
 			}
-			if c.cfg != tt.want {
-				t.Errorf("config:\n got %+v\nwant %+v", c.cfg, tt.want)
+			if got != tt.want {
+				t.Errorf("config:\n got %+v\nwant %+v", got, tt.want)
 			}
 		})
 	}
@@ -113,7 +122,7 @@ func TestHelpListsFlagsAndEnvironment(t *testing.T) {
 					t.Fatalf("run: %v", err)
 				}
 				help := out.String()
-				if !strings.HasPrefix(help, "Usage: lookupd "+tt.cmd) {
+				if !strings.HasPrefix(help, "USAGE\n  lookupd "+tt.cmd) {
 					t.Errorf("help does not start with the usage line:\n%s", help)
 				}
 				for _, w := range tt.want {
@@ -197,64 +206,106 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// TestHelpDefaults: the DEFAULT column of each command's help is the
-// default that command uses, and no flag line states another one.
+// TestHelpDefaults: the help of each command states, on the line of each
+// setting, the default that command uses ("" for none).
 func TestHelpDefaults(t *testing.T) {
 	tests := []struct{ cmd, env, want string }{
 		{"dev", "LOOKUP_LOG_FORMAT", "text"},
 		{"serve", "LOOKUP_LOG_FORMAT", "json"},
 		{"project", "LOOKUP_LOG_FORMAT", "json"},
+		{"dlq ls", "LOOKUP_LOG_LEVEL", "warn"},
 		{"token", "LOOKUP_TENANT_CLAIM", "business_ids"},
-		{"serve", "LOOKUP_TENANT_CLAIM", "(none)"},
-		{"dev", "LOOKUP_TENANT_CLAIM", "(none)"},
+		{"token", "LOOKUP_ISSUER", devIssuer},
+		{"serve", "LOOKUP_TENANT_CLAIM", ""},
+		{"dev", "LOOKUP_TENANT_CLAIM", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cmd+" "+tt.env, func(t *testing.T) {
 			var out, errOut logtest.Buffer
-			if err := run(context.Background(), []string{tt.cmd, "--help"}, env(nil), &out, &errOut); err != nil {
+			args := append(strings.Fields(tt.cmd), "--help")
+			if err := run(context.Background(), args, env(nil), &out, &errOut); err != nil {
 				t.Fatalf("run: %v", err)
 			}
 			help := out.String()
-			m := regexp.MustCompile(`(?m)^  ` + tt.env + ` +(\S+) `).FindStringSubmatch(help)
+			m := regexp.MustCompile(`(?m)\(env ` + tt.env + `\)(?: \(default: (\S+)\))?$`).FindStringSubmatch(help)
 			if m == nil || m[1] != tt.want {
-				t.Errorf("%s default in help = %v, want %q:\n%s", tt.env, m, tt.want, help)
-			}
-			for _, line := range strings.Split(help, "\n") {
-				if strings.Contains(line, "(env LOOKUP_") && strings.Contains(line, "(default") {
-					t.Errorf("flag line states a default beside the environment table: %q", line)
-				}
+				t.Errorf("%s default in help = %q, want %q:\n%s", tt.env, m, tt.want, help)
 			}
 		})
 	}
 }
 
-// TestSetDefault: a command's own default applies when neither the
-// variable nor the flag is given, and loses to both.
-func TestSetDefault(t *testing.T) {
+// TestCommandDefaults: a command's own default applies when neither the
+// variable nor the flag is given, and loses to both; another command
+// keeps the table's default.
+func TestCommandDefaults(t *testing.T) {
 	tests := []struct {
 		name    string
+		in      cmdSet
 		environ map[string]string
 		args    []string
 		want    string
 	}{
-		{"default", nil, nil, "text"},
-		{"variable wins", map[string]string{"LOOKUP_LOG_FORMAT": "json"}, nil, "json"},
-		{"flag wins", map[string]string{"LOOKUP_LOG_FORMAT": "text"}, []string{"--log-format", "json"}, "json"},
+		{"dev default", inDev, nil, nil, "text"},
+		{"serve default", inServe, nil, nil, "json"},
+		{"variable wins", inDev, map[string]string{"LOOKUP_LOG_FORMAT": "json"}, nil, "json"},
+		{"flag wins", inDev, map[string]string{"LOOKUP_LOG_FORMAT": "text"}, []string{"--log-format", "json"}, "json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := newCommand("dev", "", env(tt.environ), "log-format")
+			cfg, err := parseConfig(tt.in, tt.environ, tt.args...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.setDefault("log-format", "text")
-			if err := c.parse(tt.args, io.Discard, io.Discard); err != nil {
-				t.Fatal(err)
-			}
-			if c.cfg.LogFormat != tt.want {
-				t.Errorf("LogFormat = %q, want %q", c.cfg.LogFormat, tt.want)
+			if cfg.LogFormat != tt.want {
+				t.Errorf("LogFormat = %q, want %q", cfg.LogFormat, tt.want)
 			}
 		})
+	}
+}
+
+// TestSettingsTable: every default of the table parses, for every command
+// that reads it, and every row names a command and a variable of its own.
+func TestSettingsTable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range settings {
+		if s.in == 0 {
+			t.Errorf("setting %s is read by no command", s.name)
+		}
+		if seen[envName(s.name)] {
+			t.Errorf("variable %s twice in the table", envName(s.name))
+		}
+		seen[envName(s.name)] = true
+		for in := range s.per {
+			if s.in&in == 0 {
+				t.Errorf("setting %s has a variant for a command that does not read it", s.name)
+			}
+		}
+	}
+	for _, c := range cmdNames {
+		if _, err := newCommand(c.in, c.name, "", env(nil)); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}
+
+// TestMissingSettings: serve without its required settings names all of
+// them in one error, and each is a match for errors.Is.
+func TestMissingSettings(t *testing.T) {
+	var out, errOut logtest.Buffer
+	err := run(context.Background(), []string{"serve"}, env(map[string]string{"LOOKUP_DATA_DIR": t.TempDir()}), &out, &errOut)
+	for _, want := range []error{errNoJWKS, errNoIssuer, errNoAudience} {
+		if !errors.Is(err, want) {
+			t.Errorf("err = %v, want it to match %v", err, want)
+		}
+	}
+	for _, v := range []string{"LOOKUP_JWKS_URL", "LOOKUP_JWKS_FILE", "LOOKUP_ISSUER", "LOOKUP_AUDIENCE"} {
+		if err == nil || !strings.Contains(err.Error(), v) {
+			t.Errorf("err = %v, want it to name %s", err, v)
+		}
+	}
+	if got := missingSettings(config{JWKSFile: "f", Issuer: "i", securityConfig: securityConfig{AllowNoAudience: true}}); got != nil {
+		t.Errorf("missingSettings with all set = %v, want nil", got)
 	}
 }
 
@@ -278,7 +329,7 @@ func TestServeTokenCacheSetting(t *testing.T) {
 			p := start(t, environ, "serve")
 			addrs := p.addrs(t)
 			waitReady(t, addrs["admin"])
-			tok := token(t, tokenRequest{Issuer: testIssuer, Audience: testAudience})
+			tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience})
 			for i := 0; i < 3; i++ {
 				if code, body, err := get("http://"+addrs["api"]+"/api/v1/persons/"+c.ConsumerID, tok); err != nil || code != http.StatusOK {
 					t.Fatalf("GET person: %d %s %v", code, body, err)
@@ -306,28 +357,17 @@ func TestPlainHTTPJWKSURLRefused(t *testing.T) {
 	}
 }
 
-// TestREADME keeps the README and docs/ true to the code: the
-// configuration table (docs/configuration.md) names every setting with its
-// flag and default, the README's example ids are the dev mode's, its test
-// command is the Makefile's and its command table names every command, and
-// docs/operations.md documents the projector's metrics.
+// TestREADME keeps the README and docs/ true to the code: the README's
+// example ids are the dev mode's, its test command is the Makefile's and
+// its command table names every command, and docs/operations.md documents
+// the projector's metrics (the settings are in docs/configuration.md:
+// TestConfigurationDoc).
 func TestREADME(t *testing.T) {
 	readme := repofile.Read(t, "README.md")
-	configuration := repofile.Read(t, "docs/configuration.md")
-	for _, s := range allSettings() {
-		def := "none"
-		if s.def != "" {
-			def = "`" + s.def + "`"
-		}
-		row := regexp.MustCompile(`(?m)^\| ` + "`" + s.env + "`" + ` \| ` + "`--" + s.flag + "`" + ` \| ` + regexp.QuoteMeta(def) + ` \|`)
-		if !row.MatchString(configuration) {
-			t.Errorf("docs/configuration.md lacks the row | `%s` | `--%s` | %s |", s.env, s.flag, def)
-		}
-	}
 	d := testDemoData(t)
 	for _, id := range regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`).FindAllString(readme, -1) {
-		if id != d.Consumer {
-			t.Errorf("README example id %s is not the dev mode's example consumer %s", id, d.Consumer)
+		if id != d.Consumer && id != d.BusinessContact && id != d.DeletedConsumer && id != d.Signer {
+			t.Errorf("README example id %s is none of the dev banner's example ids", id)
 		}
 	}
 	mk := repofile.Read(t, "Makefile")
@@ -341,7 +381,7 @@ func TestREADME(t *testing.T) {
 		}
 	}
 	operations := repofile.Read(t, "docs/operations.md")
-	for _, m := range []string{metricApplied, metricAppliedSeq, metricLag, metricAge} {
+	for _, m := range []string{projectormetrics.MetricApplied, projectormetrics.MetricAppliedSeq, projectormetrics.MetricLag, projectormetrics.MetricAge} {
 		if !strings.Contains(operations, "`"+m+"`") {
 			t.Errorf("docs/operations.md does not document metric %s", m)
 		}

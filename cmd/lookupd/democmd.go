@@ -12,10 +12,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/demo"
 )
 
 func cmdDemo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand("demo", `
+	c, err := newCommand(inDemo, "demo", `
 Publishes the demo data set of "lookupd dev" (three businesses, twenty
 consumers, business contacts, signers of every status, type and access
 level, some history) to the stream on any NATS server, through the real
@@ -29,25 +30,22 @@ versions it has already applied.
 
 With --print nothing is published: the events are written to stdout as
 JSON lines {"subject", "msg_id", "event"}, examples of the contract
-(docs/events.md) to publish with other tools.`,
-		getenv, append([]string{"nats-url", "stream"}, natsSettings...)...)
+(docs/events.md) to publish with other tools.`, getenv)
 	if err != nil {
 		return err
 	}
-	printOnly := c.fs.Bool("print", false, "write the events to stdout as JSON lines instead of publishing them")
-	c.extra = []string{"print"}
-	c.setUsage("stream", "stream that holds persons.> and receives the events (it must exist)")
+	printOnly := c.fs.BoolLong("print", "write the events to stdout as JSON lines instead of publishing them")
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	demo, err := newDemoData()
+	data, err := demo.New()
 	if err != nil {
 		return fmt.Errorf("demo data: %w", err)
 	}
 	if *printOnly {
-		return printDemo(stdout, demo)
+		return printDemo(stdout, data)
 	}
-	return publishDemoTo(ctx, c.cfg, demo, stdout)
+	return publishDemoTo(ctx, c.cfg, data, stdout)
 }
 
 // demoLine is one line of "lookupd demo --print".
@@ -58,9 +56,9 @@ type demoLine struct {
 }
 
 // printDemo writes the demo events to w as JSON lines, in publishing order.
-func printDemo(w io.Writer, demo *demoData) error {
+func printDemo(w io.Writer, data *demo.Data) error {
 	enc := json.NewEncoder(w)
-	for _, ev := range demo.Events {
+	for _, ev := range data.Events {
 		body, err := events.Encode(ev)
 		if err != nil {
 			return fmt.Errorf("encode demo event %s: %w", ev.ID, err)
@@ -74,7 +72,7 @@ func printDemo(w io.Writer, demo *demoData) error {
 
 // publishDemoTo publishes the demo events to cfg.Stream at cfg.NATSURL and
 // reports on w how many were new.
-func publishDemoTo(ctx context.Context, cfg config, demo *demoData, w io.Writer) error {
+func publishDemoTo(ctx context.Context, cfg config, data *demo.Data, w io.Writer) error {
 	nc, js, err := withJetStream(connectNATSWithin(ctx, cfg, "lookupd-demo", slog.New(slog.DiscardHandler), 5*time.Second))
 	if err != nil {
 		return err
@@ -87,21 +85,13 @@ func publishDemoTo(ctx context.Context, cfg config, demo *demoData, w io.Writer)
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", cfg.Stream, err)
 	}
-	before := s.CachedInfo().State.LastSeq
-	p := events.NewPublisher(js)
-	added := 0
-	for _, ev := range demo.Events {
-		seq, err := p.Publish(ctx, ev)
-		if err != nil {
-			return fmt.Errorf("publish demo event %s: %w", ev.ID, err)
-		}
-		if seq > before {
-			added++ // a duplicate answers with the sequence of the original
-		}
+	added, err := demo.PublishAll(ctx, events.NewPublisher(js), s.CachedInfo().State.LastSeq, data)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(w, "Published the demo data set to stream %s on %s: %d events, %d new (the others were already there).\n",
-		cfg.Stream, redactURLs(cfg.NATSURL), len(demo.Events), added)
-	fmt.Fprintf(w, "Once lookupd has applied them, try consumer %s:\n", demo.Consumer)
-	fmt.Fprintf(w, "  curl -s -H \"Authorization: Bearer $TOKEN\" 'http://localhost:8080/api/v1/authorized-signers?consumer_id=%s&expand=PROTECTED_PERSONAL_DATA'\n", demo.Consumer)
+		cfg.Stream, redactURLs(cfg.NATSURL), len(data.Events), added)
+	fmt.Fprintf(w, "Once lookupd has applied them, try consumer %s:\n", data.Consumer)
+	fmt.Fprintf(w, "  curl -s -H \"Authorization: Bearer $TOKEN\" 'http://localhost:8080/api/v1/authorized-signers?consumer_id=%s&expand=PROTECTED_PERSONAL_DATA'\n", data.Consumer)
 	return nil
 }

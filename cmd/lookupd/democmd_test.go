@@ -16,24 +16,24 @@ func TestDemoCommandPublishes(t *testing.T) {
 	ns := runNATS(t)
 	js := jetStream(t, ns)
 	createStream(t, js, "DEMO")
-	demo := testDemoData(t)
+	data := testDemoData(t)
 	environ := map[string]string{"LOOKUP_NATS_URL": ns.ClientURL(), "LOOKUP_STREAM": "DEMO"}
-	for i, wantNew := range []int{len(demo.Events), 0} {
+	for i, wantNew := range []int{len(data.Events), 0} {
 		t.Run(fmt.Sprintf("run %d", i+1), func(t *testing.T) {
 			var out, errOut logtest.Buffer
 			if err := run(context.Background(), []string{"demo"}, env(environ), &out, &errOut); err != nil {
 				t.Fatalf("demo: %v (stderr %q)", err, errOut.String())
 			}
-			want := fmt.Sprintf("%d events, %d new", len(demo.Events), wantNew)
-			if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), demo.Consumer) {
-				t.Errorf("output = %q, want %q and consumer %s", out.String(), want, demo.Consumer)
+			want := fmt.Sprintf("%d events, %d new", len(data.Events), wantNew)
+			if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), data.Consumer) {
+				t.Errorf("output = %q, want %q and consumer %s", out.String(), want, data.Consumer)
 			}
 			s, err := js.Stream(context.Background(), "DEMO")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := s.CachedInfo().State.Msgs; got != uint64(len(demo.Events)) {
-				t.Errorf("stream holds %d messages, want %d (a second run adds nothing)", got, len(demo.Events))
+			if got := s.CachedInfo().State.Msgs; got != uint64(len(data.Events)) {
+				t.Errorf("stream holds %d messages, want %d (a second run adds nothing)", got, len(data.Events))
 			}
 		})
 	}
@@ -77,7 +77,7 @@ func TestDemoPrint(t *testing.T) {
 	if err := run(context.Background(), []string{"demo", "--print"}, env(nil), &out, &errOut); err != nil {
 		t.Fatalf("demo --print: %v (stderr %q)", err, errOut.String())
 	}
-	demo := testDemoData(t)
+	data := testDemoData(t)
 	sc := bufio.NewScanner(strings.NewReader(out.String()))
 	sc.Buffer(nil, 1<<20)
 	n := 0
@@ -91,12 +91,12 @@ func TestDemoPrint(t *testing.T) {
 			t.Errorf("line %d: %v", n+1, err)
 			continue
 		}
-		if want := demo.Events[n]; ev.ID != want.ID || line.MsgID != want.ID || line.Subject != want.Subject() {
+		if want := data.Events[n]; ev.ID != want.ID || line.MsgID != want.ID || line.Subject != want.Subject() {
 			t.Errorf("line %d: id %s, msg_id %s, subject %s; want %s on %s", n+1, ev.ID, line.MsgID, line.Subject, want.ID, want.Subject())
 		}
 		n++
 	}
-	if n != len(demo.Events) {
-		t.Errorf("printed %d events, want %d", n, len(demo.Events))
+	if n != len(data.Events) {
+		t.Errorf("printed %d events, want %d", n, len(data.Events))
 	}
 }

@@ -19,6 +19,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/demo"
+	"github.com/lookup/persons/internal/devkey"
+	"github.com/lookup/persons/internal/keyfile"
+	"github.com/lookup/persons/internal/logbuffer"
 	"github.com/lookup/persons/internal/shellquote"
 	"github.com/lookup/persons/query"
 )
@@ -27,7 +31,7 @@ import (
 const devScopes = "read:persons read:persons:ssn"
 
 func cmdDev(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand("dev", `
+	c, err := newCommand(inDev, "dev", `
 Runs everything on this machine with no set-up: an in-process NATS
 JetStream server with the stream created, a demo data set published through
 the real event contract, a fresh RSA dev key served as a JWKS on the admin
@@ -41,19 +45,12 @@ read model and the dev key (<data-dir>/dev-key.pem) survive restarts.
 Without it the dev key is the per-user one, ~/.cache/lookupd/dev-key.pem
 (under $XDG_CACHE_HOME when set), created on first use. "lookupd token"
 uses the same key by default (with the same --data-dir, if any). Logs are
-text unless LOOKUP_LOG_FORMAT or --log-format say otherwise.`,
-		getenv, "http-addr", "admin-addr", "stream", "encryption-key-file", "issuer", "audience",
-		"tenant-claim", "token-cache-size", "log-format", "log-level", "shutdown-timeout", "audit", "require-purpose", "pprof",
-		"max-position-wait", "max-staleness")
+text unless LOOKUP_LOG_FORMAT or --log-format say otherwise.`, getenv)
 	if err != nil {
 		return err
 	}
-	c.setDefault("log-format", "text") // a person reads dev's logs
-	c.setDefault("issuer", devIssuer)  // strict token checks, as serve
-	c.setDefault("audience", devAudience)
-	dataDir := c.fs.String("data-dir", "", "directory for the NATS store, the read model and the dev key (default: a temporary directory removed on exit)")
-	tokenTTL := c.positiveDuration("token-ttl", 12*time.Hour, "lifetime of the printed token")
-	c.extra = []string{"data-dir", "token-ttl"}
+	dataDir := c.fs.StringLong("data-dir", "", "directory for the NATS store, the read model and the dev key (default: a temporary directory removed on exit)")
+	tokenTTL := positiveDuration(c.fs, "token-ttl", 12*time.Hour, "lifetime of the printed token")
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
 	}
@@ -112,15 +109,15 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 	natsURL := ns.ClientURL()
 	logger.Info("dev NATS server started", "url", redactURLs(natsURL))
 
-	demo, err := newDemoData()
+	data, err := demo.New()
 	if err != nil {
 		return fmt.Errorf("demo data: %w", err)
 	}
-	if err := setUpDevStream(ctx, natsURL, cfg.Stream, demo, logger); err != nil {
+	if err := setUpDevStream(ctx, natsURL, cfg.Stream, data, logger); err != nil {
 		return err
 	}
 
-	keyPath := devKeyPath(getenv, dataDir, !temp)
+	keyPath := devkey.Path(getenv, dataDir, !temp)
 	key, jwks, keys, err := devSigningKey(logger, keyPath, dataDir)
 	if err != nil {
 		return err
@@ -131,7 +128,7 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 	scfg.DataDir = filepath.Join(dataDir, "store")
 	var tenants []string
 	if cfg.TenantClaim != "" {
-		tenants = demo.Businesses
+		tenants = data.Businesses
 	}
 	opts := serveOptions{
 		keys: keys,
@@ -143,7 +140,7 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 			}),
 		},
 		onReady: func(apiAddr, adminAddr string) {
-			tok, err := mintToken(key, tokenRequest{
+			tok, err := devkey.Mint(key, devkey.TokenRequest{
 				Issuer: cfg.Issuer, Audience: cfg.Audience, Subject: "dev-user", Scope: devScopes,
 				TTL: tokenTTL, TenantClaim: cfg.TenantClaim, Tenants: tenants, Now: time.Now(),
 			})
@@ -151,11 +148,11 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 				logger.Error("mint dev token", "err", err)
 				return
 			}
-			writeLogOut(logger) // the start-up lines come before the banner
+			logbuffer.WriteOut(logger) // the start-up lines come before the banner
 			printDevBanner(stdout, devBanner{
 				API: httpURL(apiAddr), Admin: httpURL(adminAddr), NATS: natsURL, Stream: cfg.Stream,
-				DataDir: dataDir, Temp: temp, KeyPath: keyPath, Token: tok, TTL: tokenTTL, Demo: demo,
-				MoreTokens: moreTokensCommand(keyPath, cfg, tenants),
+				DataDir: dataDir, Temp: temp, KeyPath: keyPath, Token: tok, TTL: tokenTTL, Demo: data,
+				MoreTokens: moreTokensCommand(keyPath, devkey.Path(getenv, "", false), cfg, tenants),
 			})
 		},
 	}
@@ -166,16 +163,16 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 // JWKS of its public half into dataDir; it returns the key, that JWKS and
 // the verification keys read back from the file.
 func devSigningKey(logger *slog.Logger, keyPath, dataDir string) (*rsa.PrivateKey, []byte, *query.JWKS, error) {
-	key, err := loadOrCreateDevKey(keyPath)
+	key, err := devkey.LoadOrCreate(keyPath)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	warnLooseKeyFiles(logger, secretFile("dev signing key (--data-dir)", keyPath))
-	jwks, err := publicJWKS(key)
+	keyfile.WarnLoose(logger, keyfile.Secret("dev signing key (--data-dir)", keyPath))
+	jwks, err := devkey.PublicJWKS(key)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	jwksPath := filepath.Join(dataDir, devJWKSFile)
+	jwksPath := filepath.Join(dataDir, devkey.JWKSFile)
 	if err := os.WriteFile(jwksPath, jwks, 0o600); err != nil {
 		return nil, nil, nil, fmt.Errorf("dev JWKS: %w", err)
 	}
@@ -211,7 +208,7 @@ func startDevNATS(dir string) (*server.Server, error) {
 
 // setUpDevStream creates the stream (or updates its configuration) and
 // publishes the demo data set into it when it is empty.
-func setUpDevStream(ctx context.Context, url, stream string, demo *demoData, logger *slog.Logger) error {
+func setUpDevStream(ctx context.Context, url, stream string, data *demo.Data, logger *slog.Logger) error {
 	nc, err := nats.Connect(url, nats.Name("lookupd-dev-publisher"))
 	if err != nil {
 		return fmt.Errorf("dev NATS server: %w", err)
@@ -224,7 +221,7 @@ func setUpDevStream(ctx context.Context, url, stream string, demo *demoData, log
 	if _, err := js.CreateOrUpdateStream(ctx, devStreamConfig(stream)); err != nil {
 		return fmt.Errorf("create stream %s: %w", stream, err)
 	}
-	n, err := publishDemo(ctx, js, stream, events.NewPublisher(js), demo)
+	n, err := demo.Publish(ctx, js, stream, events.NewPublisher(js), data)
 	if err != nil {
 		return err
 	}
@@ -256,31 +253,51 @@ type devBanner struct {
 	KeyPath                  string
 	Token                    string
 	TTL                      time.Duration
-	Demo                     *demoData
+	Demo                     *demo.Data
 	// MoreTokens is the command line that mints more tokens this dev
 	// server accepts.
 	MoreTokens string
 }
 
+// repoLookupd is how the banner's commands run lookupd: from the
+// repository, as the README's do.
+const repoLookupd = "go run ./cmd/lookupd"
+
+// readmeTokenCommand is the token command of the README: what
+// moreTokensCommand prints for "make run" with no flags.
+const readmeTokenCommand = repoLookupd + " token --scope 'read:persons read:persons:ssn'"
+
 // moreTokensCommand returns the "lookupd token" command line (run from the
-// repository) that mints tokens the dev server configured by cfg accepts:
-// its key, issuer and audience and, when tenancy is on, its tenancy claim
-// naming tenants.
-func moreTokensCommand(keyPath string, cfg config, tenants []string) string {
-	args := []string{"go", "run", "./cmd/lookupd", "token", "--key", keyPath, "--scope", "read:persons", "--ttl", "1h"}
-	if cfg.Issuer != "" {
+// repository) that mints tokens the dev server configured by cfg accepts,
+// naming only what differs from the token command's defaults: its key
+// (unless it is defaultKey, the one "lookupd token" takes by itself), its
+// issuer and audience and, when tenancy is on, its tenancy claim naming
+// tenants.
+func moreTokensCommand(keyPath, defaultKey string, cfg config, tenants []string) string {
+	var args []string
+	if keyPath != defaultKey {
+		args = append(args, "--key", keyPath)
+	}
+	args = append(args, "--scope", devScopes)
+	if cfg.Issuer != devIssuer {
 		args = append(args, "--issuer", cfg.Issuer)
 	}
-	if cfg.Audience != "" {
+	if cfg.Audience != devAudience {
 		args = append(args, "--audience", cfg.Audience)
 	}
 	if cfg.TenantClaim != "" {
 		args = append(args, "--tenant-claim", cfg.TenantClaim, "--tenant", strings.Join(tenants, ","))
 	}
+	return repoLookupd + " token " + quoteArgs(args)
+}
+
+// quoteArgs returns args as words of a shell command line.
+func quoteArgs(args []string) string {
+	q := make([]string, len(args))
 	for i, a := range args {
-		args[i] = shellquote.Quote(a)
+		q[i] = shellquote.Quote(a)
 	}
-	return strings.Join(args, " ")
+	return strings.Join(q, " ")
 }
 
 // printDevBanner writes the token and the example requests of dev mode.
@@ -316,11 +333,19 @@ ssn_mode is LAST4, MASKED, FULL or NONE):
   curl -s %[10]s '%[1]s/api/v1/authorized-signers?consumer_id=%[11]s&expand=PROTECTED_PERSONAL_DATA'
   curl -s %[10]s '%[1]s/api/v1/authorized-signers?consumer_id=%[11]s&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL'
 
+The accounting of disclosures of a signer (after the requests above), the
+dead letters, and readiness, from the repository:
+
+  %[15]s audit --person %[16]s --nats-url %[17]s
+  %[15]s dlq ls --nats-url %[17]s
+  curl -s %[2]s/readyz
+
 More tokens this server accepts, from the repository:
   %[14]s
 Stop with Ctrl-C.
 `, b.API, b.Admin, b.NATS, b.Stream, b.DataDir, removed, shortDuration(b.TTL), devScopes, b.Token, auth,
-		b.Demo.Consumer, b.Demo.BusinessContact, b.Demo.DeletedConsumer, b.MoreTokens)
+		b.Demo.Consumer, b.Demo.BusinessContact, b.Demo.DeletedConsumer, b.MoreTokens,
+		repoLookupd, b.Demo.Signer, shellquote.Quote(b.NATS))
 	_, _ = io.WriteString(w, sb.String())
 }
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/devkey"
 	"github.com/lookup/persons/internal/loadtest"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/repofile"
@@ -28,11 +28,19 @@ var (
 	curlLine  = regexp.MustCompile(`(?m)^  curl -s -H "Authorization: Bearer \$TOKEN" '?([^'\s]+)'?$`)
 	dataLine  = regexp.MustCompile(`(?m)^  data    (\S+) \(removed on exit\)$`)
 	moreLine  = regexp.MustCompile(`(?m)^More tokens this server accepts, from the repository:\n  (.+)$`)
+	toolLine  = regexp.MustCompile(`(?m)^  go run \./cmd/lookupd ((?:audit|dlq) .+)$`)
+	readyLine = regexp.MustCompile(`(?m)^  curl -s (\S+/readyz)$`)
 )
 
 // moreTokens runs the banner's "More tokens" command through run, with
 // an empty environment, and returns the token it prints.
 func moreTokens(t *testing.T, banner string) string {
+	t.Helper()
+	return moreTokensIn(t, banner, nil)
+}
+
+// moreTokensIn is moreTokens in the environment environ.
+func moreTokensIn(t *testing.T, banner string, environ map[string]string) string {
 	t.Helper()
 	m := moreLine.FindStringSubmatch(banner)
 	if m == nil {
@@ -47,17 +55,58 @@ func moreTokens(t *testing.T, banner string) string {
 		t.Fatalf("More tokens command %q does not start with %q", m[1], prefix)
 	}
 	var out, errOut logtest.Buffer
-	if err := run(context.Background(), words[3:], env(nil), &out, &errOut); err != nil {
+	if err := run(context.Background(), words[3:], env(environ), &out, &errOut); err != nil {
 		t.Fatalf("%s: %v\n%s", m[1], err, errOut.String())
 	}
 	return strings.TrimSpace(out.String())
 }
 
+// checkBannerTools runs the banner's audit and dlq commands, verbatim but
+// for "go run ./cmd/lookupd", and its readiness curl, against the dev
+// server that printed it: the audit of a signer whose protected data the
+// banner's requests disclosed lists records, and the DLQ is empty.
+func checkBannerTools(t *testing.T, banner string) {
+	t.Helper()
+	lines := toolLine.FindAllStringSubmatch(banner, -1)
+	if len(lines) != 2 {
+		t.Fatalf("%d audit and dlq commands in the banner, want 2:\n%s", len(lines), banner)
+	}
+	for _, l := range lines {
+		words, err := shellquote.Split(l[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out, errOut logtest.Buffer
+		if err := run(context.Background(), words, env(nil), &out, &errOut); err != nil {
+			t.Fatalf("%s: %v\n%s", l[1], err, errOut.String())
+		}
+		switch words[0] {
+		case "audit":
+			if !strings.Contains(out.String(), `"request_id"`) {
+				t.Errorf("%s: stdout %q, stderr %q; want the records of the disclosures above", l[1], out.String(), errOut.String())
+			}
+		case "dlq":
+			if !strings.Contains(out.String(), "0 dead letter(s)") {
+				t.Errorf("%s: %q, want an empty dead-letter stream", l[1], out.String())
+			}
+		}
+	}
+	m := readyLine.FindStringSubmatch(banner)
+	if m == nil {
+		t.Fatalf("no readiness curl in:\n%s", banner)
+	}
+	if code, body, err := get(m[1], ""); err != nil || code != http.StatusOK {
+		t.Errorf("GET %s: %d %s %v, want 200", m[1], code, body, err)
+	}
+}
+
 func TestDev(t *testing.T) {
+	home := map[string]string{"HOME": t.TempDir()} // the per-user dev key goes there
 	p := start(t, map[string]string{
 		"LOOKUP_HTTP_ADDR":  "127.0.0.1:0",
 		"LOOKUP_ADMIN_ADDR": "127.0.0.1:0",
 		"LOOKUP_LOG_FORMAT": "json",
+		"HOME":              home["HOME"],
 	}, "dev")
 	var out string
 	wait.For(t, 60*time.Second, func() error {
@@ -128,17 +177,22 @@ func TestDev(t *testing.T) {
 	if strings.Contains(p.stderr.String(), tok) {
 		t.Errorf("the token reached the logs")
 	}
-	// The banner's More tokens command mints a token this server accepts.
-	if code, body, err := get(curls[0][1], moreTokens(t, out)); err != nil || code != http.StatusOK {
+	// The banner's More tokens command is the README's, and mints a token
+	// this server accepts.
+	if !strings.Contains(out, "\n  "+readmeTokenCommand+"\n") {
+		t.Errorf("the banner's token command is not %q:\n%s", readmeTokenCommand, out)
+	}
+	if code, body, err := get(curls[0][1], moreTokensIn(t, out, home)); err != nil || code != http.StatusOK {
 		t.Errorf("More tokens token: GET %s: %d %s %v, want 200", curls[0][1], code, body, err)
 	}
+	checkBannerTools(t, out)
 
 	dm := dataLine.FindStringSubmatch(out)
 	if dm == nil {
 		t.Fatalf("no data line in:\n%s", out)
 	}
-	if _, err := os.Stat(filepath.Join(dm[1], devKeyFile)); err != nil {
-		t.Errorf("dev key: %v", err)
+	if _, err := os.Stat(filepath.Join(home["HOME"], ".cache", "lookupd", devkey.KeyFile)); err != nil {
+		t.Errorf("per-user dev key: %v", err)
 	}
 	p.cancel() // Ctrl-C
 	if err := p.wait(t, 30*time.Second); err != nil {
@@ -179,73 +233,8 @@ func TestDevDataDirSurvives(t *testing.T) {
 			t.Fatalf("run %d: %v", i, err)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, devKeyFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, devkey.KeyFile)); err != nil {
 		t.Errorf("data dir not kept: %v", err)
-	}
-}
-
-func TestDemoData(t *testing.T) {
-	d := testDemoData(t)
-	var (
-		consumers, contacts                            = map[string]bool{}, map[string]bool{}
-		statuses                                       = map[events.SignerStatus]bool{}
-		types                                          = map[events.SignerType]bool{}
-		access                                         = map[events.AccountAccess]bool{}
-		mid, noMid, addr, noAddr, ph, noPh, ssn, noSSN int
-		dob, noDOB, deletes                            int
-	)
-	ids := map[string]bool{}
-	for _, ev := range d.Events {
-		// Every demo event is valid under the v1 contract.
-		body, err := events.Encode(ev)
-		if err != nil {
-			t.Fatalf("encode: %v", err)
-		}
-		if _, err := events.Decode(ev.Subject(), body); err != nil {
-			t.Errorf("demo event %s %s invalid: %v", ev.Type, ev.Subject(), err)
-		}
-		if ids[ev.ID] {
-			t.Errorf("duplicate event id %s", ev.ID)
-		}
-		ids[ev.ID] = true
-		switch x := ev.Data.(type) {
-		case events.Consumer:
-			consumers[x.ConsumerID] = true
-		case events.BusinessContact:
-			contacts[x.ContactID] = true
-		case events.Signer:
-			statuses[x.Status], types[x.Type], access[x.AccountAccess] = true, true, true
-			count := func(has bool, yes, no *int) {
-				if has {
-					*yes++
-				} else {
-					*no++
-				}
-			}
-			count(x.MiddleName != "", &mid, &noMid)
-			count(x.Address != nil, &addr, &noAddr)
-			count(x.Phone != nil, &ph, &noPh)
-			count(x.SSN != "", &ssn, &noSSN)
-			count(x.DateOfBirth != "", &dob, &noDOB)
-		default:
-			deletes++
-		}
-	}
-	if len(consumers) != 20 || len(contacts) < 3 || len(d.Businesses) < 2 {
-		t.Errorf("%d consumers, %d contacts, %d businesses; want 20, >=3, >=2", len(consumers), len(contacts), len(d.Businesses))
-	}
-	if len(statuses) != 4 || len(types) != 6 || len(access) != 4 {
-		t.Errorf("signers cover %d statuses, %d types, %d access levels; want 4, 6, 4", len(statuses), len(types), len(access))
-	}
-	for name, n := range map[string]int{"middle name": mid, "no middle name": noMid, "address": addr, "no address": noAddr,
-		"phone": ph, "no phone": noPh, "SSN": ssn, "no SSN": noSSN, "DOB": dob, "no DOB": noDOB, "deletions": deletes} {
-		if n == 0 {
-			t.Errorf("no signer (or event) with %s", name)
-		}
-	}
-	again := testDemoData(t)
-	if again.Events[0].ID != d.Events[0].ID || again.Consumer != d.Consumer {
-		t.Errorf("demo ids are not deterministic")
 	}
 }
 
@@ -275,29 +264,6 @@ func TestDevStreamMatchesDeploy(t *testing.T) {
 	}
 	if pick(got) != pick(want) {
 		t.Errorf("dev stream differs from deploy/streams/persons.json:\n got %s\nwant %s", pick(got), pick(want))
-	}
-}
-
-func TestDevKeyPath(t *testing.T) {
-	tests := []struct {
-		name    string
-		environ map[string]string
-		dataDir string
-		given   bool
-		want    string
-	}{
-		{"data dir given", map[string]string{"HOME": "/home/a"}, "/d", true, "/d/dev-key.pem"},
-		{"per-user key under HOME", map[string]string{"HOME": "/home/a"}, "/tmp/x", false, "/home/a/.cache/lookupd/dev-key.pem"},
-		{"per-user key under XDG_CACHE_HOME", map[string]string{"HOME": "/home/a", "XDG_CACHE_HOME": "/c"}, "/tmp/x", false, "/c/lookupd/dev-key.pem"},
-		{"relative XDG_CACHE_HOME ignored", map[string]string{"HOME": "/home/a", "XDG_CACHE_HOME": "c"}, "/tmp/x", false, "/home/a/.cache/lookupd/dev-key.pem"},
-		{"no home: the data dir", nil, "/tmp/x", false, "/tmp/x/dev-key.pem"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := devKeyPath(env(tt.environ), tt.dataDir, tt.given); got != tt.want {
-				t.Errorf("devKeyPath = %q, want %q", got, tt.want)
-			}
-		})
 	}
 }
 
@@ -349,7 +315,7 @@ func TestTokenDefaultsToDevKey(t *testing.T) {
 // which reads the banner of "lookupd dev" for its addresses and key, in
 // step with the banner.
 func TestLoadtestParsesDevBanner(t *testing.T) {
-	demo := testDemoData(t)
+	data := testDemoData(t)
 	tests := []struct {
 		name    string
 		keyPath string
@@ -364,7 +330,7 @@ func TestLoadtestParsesDevBanner(t *testing.T) {
 			printDevBanner(&out, devBanner{
 				API: httpURL("127.0.0.1:41234"), Admin: httpURL("127.0.0.1:41235"), NATS: "nats://127.0.0.1:41236",
 				Stream: cfg.Stream, DataDir: "/tmp/d", Temp: false, KeyPath: tt.keyPath, Token: "aaa.bbb.ccc",
-				TTL: time.Hour, Demo: demo, MoreTokens: moreTokensCommand(tt.keyPath, cfg, nil),
+				TTL: time.Hour, Demo: data, MoreTokens: moreTokensCommand(tt.keyPath, "", cfg, nil),
 			})
 			got, err := loadtest.ParseBanner(strings.NewReader(out.String()))
 			if err != nil {

@@ -17,9 +17,6 @@ import (
 	"github.com/lookup/persons/internal/dlq"
 )
 
-// dlqSettings are the settings of the dlq sub-commands.
-var dlqSettings = append([]string{"nats-url", "log-format", "log-level"}, natsSettings...)
-
 // connectWait is how long a dlq command waits for NATS before giving up.
 var connectWait = 10 * time.Second // a variable for tests
 
@@ -55,18 +52,13 @@ Run "lookupd dlq <sub-command> --help" for its flags.
 `)
 }
 
-// newDLQCommand returns the command "dlq name" with its --dlq-stream flag,
-// quiet (warnings only) and with text logs unless told otherwise.
+// newDLQCommand returns the command "dlq name" with its --dlq-stream flag.
 func newDLQCommand(name, help string, getenv func(string) string) (*command, *string, error) {
-	c, err := newCommand("dlq "+name, help, getenv, dlqSettings...)
+	c, err := newCommand(inDLQ, "dlq "+name, help, getenv)
 	if err != nil {
 		return nil, nil, err
 	}
-	c.setDefault("log-format", "text")
-	c.setDefault("log-level", "warn")
-	stream := c.fs.String("dlq-stream", dlq.DefaultStream, "dead-letter stream")
-	c.extra = []string{"dlq-stream"}
-	return c, stream, nil
+	return c, c.fs.StringLong("dlq-stream", dlq.DefaultStream, "dead-letter stream"), nil
 }
 
 // dlqTool connects to NATS as the other commands do (connectNATS) and
@@ -89,8 +81,7 @@ which may hold personal data, are never fetched nor shown.`, getenv)
 	if err != nil {
 		return err
 	}
-	asJSON := c.fs.Bool("json", false, "write one JSON object per dead letter instead of a table")
-	c.extra = append(c.extra, "json")
+	asJSON := c.fs.BoolLong("json", "write one JSON object per dead letter instead of a table")
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
 	}
@@ -143,7 +134,7 @@ Replay once every replica runs the fixed build.`, getenv)
 		return err
 	}
 	var seqs []uint64
-	c.fs.Func("seq", "sequence of a dead letter to replay (repeatable; see lookupd dlq ls)", func(v string) error {
+	c.fs.FuncLong("seq", func(v string) error {
 		for _, f := range strings.Split(v, ",") {
 			n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
 			if err != nil || n == 0 {
@@ -152,10 +143,9 @@ Replay once every replica runs the fixed build.`, getenv)
 			seqs = append(seqs, n)
 		}
 		return nil
-	})
-	all := c.fs.Bool("all", false, "replay every dead letter, oldest first")
-	force := c.fs.Bool("force", false, "republish events that still do not decode")
-	c.extra = append(c.extra, "seq", "all", "force")
+	}, "sequence of a dead letter to replay (repeatable; see lookupd dlq ls)")
+	all := c.fs.BoolLong("all", "replay every dead letter, oldest first")
+	force := c.fs.BoolLong("force", "republish events that still do not decode")
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
 	}

@@ -5,84 +5,23 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lookup/persons/internal/demo"
+	"github.com/lookup/persons/internal/devkey"
 	"github.com/lookup/persons/internal/httpget"
+	"github.com/lookup/persons/internal/projectormetrics"
+	"github.com/lookup/persons/internal/readiness"
 	"github.com/lookup/persons/internal/wait"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/natstest"
-	"github.com/lookup/persons/projector"
 )
-
-func TestIsStale(t *testing.T) {
-	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
-	tests := []struct {
-		name         string
-		oldest, lost time.Time
-		bound        time.Duration
-		want         bool
-	}{
-		{name: "nothing pending, connected", bound: time.Second},
-		{name: "pending within the bound", oldest: now.Add(-500 * time.Millisecond), bound: time.Second},
-		{name: "pending beyond the bound", oldest: now.Add(-2 * time.Second), bound: time.Second, want: true},
-		{name: "lost within the bound", lost: now.Add(-time.Second), bound: 2 * time.Second},
-		{name: "lost beyond the bound", lost: now.Add(-3 * time.Second), bound: 2 * time.Second, want: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := isStale(tt.oldest, tt.lost, now, tt.bound); got != tt.want {
-				t.Errorf("isStale(%v, %v, bound %v) = %v, want %v", tt.oldest, tt.lost, tt.bound, got, tt.want)
-			}
-		})
-	}
-}
-
-// TestReadyzStaleness: with a bound, /readyz is 503 while the oldest
-// unapplied event is older, and 200 again once it is applied; the check
-// is reused for staleCheckInterval.
-func TestReadyzStaleness(t *testing.T) {
-	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
-	var oldest time.Time
-	calls := 0
-	src := &fakeProgress{
-		progress: func() projector.Progress {
-			calls++
-			return projector.Progress{AppliedSeq: 5, StreamLastSeq: 9, Connected: true, OldestUnappliedTime: oldest}
-		},
-		caughtUp: closedChan,
-	}
-	clock := now
-	if newStaleness(src, 0, func() time.Time { return clock }) != nil {
-		t.Fatal("newStaleness with bound 0 is not nil (off)")
-	}
-	r := &readiness{src: src, stale: newStaleness(src, time.Minute, func() time.Time { return clock })}
-	h := newAdminHandler(r, prometheus.NewRegistry(), nil, false)
-	readyz := func() (int, string) {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
-		return rec.Code, rec.Body.String()
-	}
-	oldest = now.Add(-2 * time.Minute)
-	if code, body := readyz(); code != http.StatusServiceUnavailable || !strings.Contains(body, `"stale":true`) {
-		t.Fatalf("stale: readyz %d %s, want 503 with stale true", code, body)
-	}
-	oldest = time.Time{}
-	if code, _ := readyz(); code != http.StatusServiceUnavailable {
-		t.Fatalf("within staleCheckInterval: readyz %d, want the reused 503", code)
-	}
-	clock = clock.Add(staleCheckInterval)
-	if code, body := readyz(); code != http.StatusOK {
-		t.Fatalf("fresh again: readyz %d %s, want 200", code, body)
-	}
-}
 
 // getHeaders sends a GET with token and headers; it returns the response
 // (body read into body).
@@ -107,12 +46,12 @@ func TestServeReadYourWrites(t *testing.T) {
 	ns := runNATS(t)
 	js := jetStream(t, ns)
 	createStream(t, js, "PERSONS")
-	id, biz := demoID("t-consumer", 0), demoID("business", 0)
+	id, biz := demo.ID("t-consumer", 0), demo.ID("business", 0)
 	publish(t, js, events.Consumer{ConsumerID: id, BusinessID: biz, FirstName: "V0", LastName: "L"})
 	p := start(t, serveEnv(t, ns, t.TempDir()), "serve")
 	addrs := p.addrs(t)
 	waitReady(t, addrs["admin"])
-	tok := token(t, tokenRequest{Issuer: testIssuer, Audience: testAudience})
+	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience})
 	url := "http://" + addrs["api"] + "/api/v1/persons/" + id
 
 	// A steady background load of other events while the caller writes
@@ -123,7 +62,7 @@ func TestServeReadYourWrites(t *testing.T) {
 		defer close(loadDone)
 		bg := events.NewPublisher(js)
 		for v := uint64(1); loadCtx.Err() == nil; v++ {
-			ev, err := events.NewEvent("urn:load", v, events.Consumer{ConsumerID: demoID("t-load", int(v%50)), BusinessID: biz, FirstName: "L", LastName: "L"})
+			ev, err := events.NewEvent("urn:load", v, events.Consumer{ConsumerID: demo.ID("t-load", int(v%50)), BusinessID: biz, FirstName: "L", LastName: "L"})
 			if err == nil {
 				_, _ = bg.Publish(loadCtx, ev)
 			}
@@ -162,8 +101,8 @@ func TestServeReadYourWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{metricVisible + "_count ", metricPositionWts + `{outcome="timeout"} 1`,
-		metricOldestAge + " ", metricReady + " 1"} {
+	for _, want := range []string{projectormetrics.MetricVisible + "_count ", "lookup_position_waits_total" + `{outcome="timeout"} 1`,
+		projectormetrics.MetricOldestAge + " ", readiness.MetricReady + " 1"} {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
@@ -184,14 +123,14 @@ func TestServeStaleness(t *testing.T) {
 	ns := startNATS()
 	js := jetStream(t, ns)
 	createStream(t, js, "PERSONS")
-	id := demoID("t-consumer", 0)
-	publish(t, js, events.Consumer{ConsumerID: id, BusinessID: demoID("business", 0), FirstName: "A", LastName: "B"})
+	id := demo.ID("t-consumer", 0)
+	publish(t, js, events.Consumer{ConsumerID: id, BusinessID: demo.ID("business", 0), FirstName: "A", LastName: "B"})
 	environ := serveEnv(t, ns, t.TempDir())
 	environ["LOOKUP_MAX_STALENESS"] = "1s"
 	p := start(t, environ, "serve")
 	addrs := p.addrs(t)
 	waitReady(t, addrs["admin"])
-	tok := token(t, tokenRequest{Issuer: testIssuer, Audience: testAudience})
+	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience})
 	url := "http://" + addrs["api"] + "/api/v1/persons/" + id
 
 	ns.Shutdown()

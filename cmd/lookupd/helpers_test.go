@@ -21,6 +21,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/demo"
+	"github.com/lookup/persons/internal/devkey"
 	"github.com/lookup/persons/internal/httpget"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/natstest"
@@ -66,11 +68,11 @@ func serveEnv(t *testing.T, ns *server.Server, dir string) map[string]string {
 	}
 }
 
-// testDemoData returns the demo data set (newDemoData), failing the test
+// testDemoData returns the demo data set (demo.New), failing the test
 // if it cannot be built.
-func testDemoData(t *testing.T) *demoData {
+func testDemoData(t *testing.T) *demo.Data {
 	t.Helper()
-	d, err := newDemoData()
+	d, err := demo.New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +108,7 @@ func personsNATS(t *testing.T) (*server.Server, jetstream.JetStream) {
 func oneConsumerNATS(t *testing.T) (*server.Server, jetstream.JetStream, events.Consumer) {
 	t.Helper()
 	ns, js := personsNATS(t)
-	c := events.Consumer{ConsumerID: demoID("u-consumer", 0), BusinessID: demoID("business", 0), FirstName: "A", LastName: "B"}
+	c := events.Consumer{ConsumerID: demo.ID("u-consumer", 0), BusinessID: demo.ID("business", 0), FirstName: "A", LastName: "B"}
 	publish(t, js, c)
 	return ns, js, c
 }
@@ -123,11 +125,11 @@ func freePort(t *testing.T) int {
 }
 
 // adaConsumer returns the consumer Ada Lovelace, of the first demo
-// business, with the id demoID(prefix, 0).
+// business, with the id demo.ID(prefix, 0).
 func adaConsumer(t *testing.T, prefix string) events.Consumer {
 	t.Helper()
-	demo := testDemoData(t)
-	return events.Consumer{ConsumerID: demoID(prefix, 0), BusinessID: demo.Businesses[0], FirstName: "Ada", LastName: "Lovelace"}
+	data := testDemoData(t)
+	return events.Consumer{ConsumerID: demo.ID(prefix, 0), BusinessID: data.Businesses[0], FirstName: "Ada", LastName: "Lovelace"}
 }
 
 // createStream creates the stream name on subjects persons.>.
@@ -150,7 +152,7 @@ var testKey = sync.OnceValue(func() *rsa.PrivateKey {
 // writeJWKS writes the JWKS of testKey to a file and returns its path.
 func writeJWKS(t *testing.T) string {
 	t.Helper()
-	b, err := publicJWKS(testKey())
+	b, err := devkey.PublicJWKS(testKey())
 	if err != nil {
 		t.Fatalf("jwks: %v", err)
 	}
@@ -162,7 +164,7 @@ func writeJWKS(t *testing.T) string {
 }
 
 // token mints a token with testKey.
-func token(t *testing.T, req tokenRequest) string {
+func token(t *testing.T, req devkey.TokenRequest) string {
 	t.Helper()
 	if req.TTL == 0 {
 		req.TTL = time.Hour
@@ -173,7 +175,7 @@ func token(t *testing.T, req tokenRequest) string {
 	if req.Scope == "" {
 		req.Scope = "read:persons"
 	}
-	tok, err := mintToken(testKey(), req)
+	tok, err := devkey.Mint(testKey(), req)
 	if err != nil {
 		t.Fatalf("mint token: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 
 	"github.com/lookup/persons/internal/certreload"
+	"github.com/lookup/persons/internal/keyfile"
 )
 
 var errTLSPair = errors.New("LOOKUP_TLS_CERT_FILE and LOOKUP_TLS_KEY_FILE go together: set both for HTTPS, or neither")
@@ -32,7 +33,7 @@ func listenerTLS(cfg config, logger *slog.Logger) (api, admin *tls.Config, err e
 	if cfg.TLSCertFile == "" || cfg.TLSKeyFile == "" {
 		return nil, nil, &usageError{errTLSPair}
 	}
-	warnLooseKeyFiles(logger, secretFile("LOOKUP_TLS_KEY_FILE", cfg.TLSKeyFile))
+	keyfile.WarnLoose(logger, keyfile.Secret("LOOKUP_TLS_KEY_FILE", cfg.TLSKeyFile))
 	r, err := certreload.New(cfg.TLSCertFile, cfg.TLSKeyFile, 0, logger.With("component", "tls"))
 	if err != nil {
 		return nil, nil, err

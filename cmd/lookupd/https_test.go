@@ -12,7 +12,10 @@ import (
 	"time"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/demo"
+	"github.com/lookup/persons/internal/devkey"
 	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/readiness"
 	"github.com/lookup/persons/internal/testcerts"
 	"github.com/lookup/persons/internal/wait"
 )
@@ -23,8 +26,8 @@ import (
 // one the next connection gets, without a restart.
 func TestServeHTTPSRotation(t *testing.T) {
 	ns, js := personsNATS(t)
-	id := demoID("t-consumer", 0)
-	publish(t, js, events.Consumer{ConsumerID: id, BusinessID: demoID("business", 0), FirstName: "A", LastName: "B"})
+	id := demo.ID("t-consumer", 0)
+	publish(t, js, events.Consumer{ConsumerID: id, BusinessID: demo.ID("business", 0), FirstName: "A", LastName: "B"})
 	ca := testcerts.NewCA(t)
 	first := ca.Server(t, "api")
 	environ := serveEnv(t, ns, t.TempDir())
@@ -39,7 +42,7 @@ func TestServeHTTPSRotation(t *testing.T) {
 	}
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(b)
-	tok := token(t, tokenRequest{Issuer: testIssuer, Audience: testAudience})
+	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience})
 	url := "https://" + addrs["api"] + "/api/v1/persons/" + id
 	// getOver answers one GET on a new connection and the serial number of
 	// the certificate the server presented.
@@ -98,16 +101,16 @@ func TestServeHTTPSRotation(t *testing.T) {
 func TestReadinessFollowsNATSRefusal(t *testing.T) {
 	src := &fakeProgress{caughtUp: closedChan}
 	var health natsHealth
-	r := &readiness{src: src, nats: &health}
-	if !r.ready() {
+	r := &readiness.Readiness{Source: src, Refused: health.refused.Load}
+	if !r.Ready() {
 		t.Fatal("not ready while caught up and accepted")
 	}
 	health.refused.Store(true)
-	if r.ready() {
+	if r.Ready() {
 		t.Error("ready while NATS refuses the credentials")
 	}
 	health.refused.Store(false)
-	if !r.ready() {
+	if !r.Ready() {
 		t.Error("not ready once the credentials are accepted again")
 	}
 }

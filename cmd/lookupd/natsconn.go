@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/lookup/persons/internal/keyfile"
 	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/query"
 )
@@ -49,7 +50,7 @@ func withJetStream(nc *nats.Conn, err error) (*nats.Conn, jetstream.JetStream, e
 // URL or a failed TLS verification is an error at once; unreachable
 // servers are retried in the background forever, with a capped backoff.
 func connectNATS(cfg config, name string, logger *slog.Logger, health *natsHealth) (*nats.Conn, error) {
-	warnLooseKeyFiles(logger, natsSecretFiles(cfg)...)
+	keyfile.WarnLoose(logger, natsSecretFiles(cfg)...)
 	c := natsconn.Config{Name: name, InboxPrefix: cfg.NATSInboxPrefix, Logger: logger, Redact: query.RedactURL}
 	if health != nil {
 		c.OnRefused = func(error) { health.refused.Store(true) }
@@ -87,26 +88,22 @@ func connectNATSWithin(ctx context.Context, cfg config, name string, logger *slo
 	if err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(wait)
-	for !nc.IsConnected() {
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			nc.Close()
-			return nil, fmt.Errorf("nats %s: not reachable within %v", redactURLs(cfg.NATSURL), wait)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !natsconn.WaitConnected(ctx, nc, wait) {
+		nc.Close()
+		return nil, fmt.Errorf("nats %s: not reachable within %v", redactURLs(cfg.NATSURL), wait)
 	}
 	return nc, nil
 }
 
 // natsSecretFiles are the NATS settings' files that hold secrets, for the
 // permission check, each named by its setting.
-func natsSecretFiles(cfg config) []keyFile {
-	return []keyFile{
-		secretFile("LOOKUP_NATS_CREDS", cfg.NATSCreds),
-		secretFile("LOOKUP_NATS_NKEY_FILE", cfg.NATSNkeyFile),
-		secretFile("LOOKUP_NATS_PASSWORD_FILE", cfg.NATSPasswordFile),
-		secretFile("LOOKUP_NATS_TOKEN_FILE", cfg.NATSTokenFile),
-		secretFile("LOOKUP_NATS_KEY_FILE", cfg.NATSKeyFile),
+func natsSecretFiles(cfg config) []keyfile.File {
+	return []keyfile.File{
+		keyfile.Secret("LOOKUP_NATS_CREDS", cfg.NATSCreds),
+		keyfile.Secret("LOOKUP_NATS_NKEY_FILE", cfg.NATSNkeyFile),
+		keyfile.Secret("LOOKUP_NATS_PASSWORD_FILE", cfg.NATSPasswordFile),
+		keyfile.Secret("LOOKUP_NATS_TOKEN_FILE", cfg.NATSTokenFile),
+		keyfile.Secret("LOOKUP_NATS_KEY_FILE", cfg.NATSKeyFile),
 	}
 }
 

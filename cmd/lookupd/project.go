@@ -14,11 +14,12 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lookup/persons/internal/periodic"
+	"github.com/lookup/persons/internal/projectormetrics"
 	"github.com/lookup/persons/projector"
 )
 
 func cmdProject(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand("project", `
+	c, err := newCommand(inProject, "project", `
 Runs the projector alone: it applies the events of the stream to the read
 model in --data-dir, resuming from its checkpoint, until stopped (SIGTERM or
 SIGINT). With --until-caught-up it exits 0 as soon as the read model has
@@ -27,15 +28,12 @@ rebuild a read model before "lookupd serve" opens it. Progress shows as a
 bar when stderr is a terminal, else as a log line every --progress-interval.
 With --snapshot-bucket, an empty read model is first restored from the
 newest snapshot of the stream, snapshots are written every
---snapshot-interval, and --until-caught-up writes one before it exits.`,
-		getenv, append(append([]string{"nats-url", "stream", "data-dir", "encryption-key-file", "log-format", "log-level", "memory-budget"},
-			natsSettings...), snapshotSettings...)...)
+--snapshot-interval, and --until-caught-up writes one before it exits.`, getenv)
 	if err != nil {
 		return err
 	}
-	until := c.fs.Bool("until-caught-up", false, "exit 0 once the read model has reached the end of the stream")
-	every := c.positiveDuration("progress-interval", 5*time.Second, "interval of progress log lines (when stderr is not a terminal)")
-	c.extra = []string{"until-caught-up", "progress-interval"}
+	until := c.fs.BoolLong("until-caught-up", "exit 0 once the read model has reached the end of the stream")
+	every := positiveDuration(c.fs, "progress-interval", 5*time.Second, "interval of progress log lines (when stderr is not a terminal)")
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
 	}
@@ -93,7 +91,7 @@ func project(ctx context.Context, cfg config, logger *slog.Logger, opts projectO
 		}
 		return nil
 	})
-	g.Go(func() error { snapshotEvery(gctx, rep, cfg, logger); return nil })
+	g.Go(func() error { rep.SnapshotEvery(gctx, cfg.SnapshotInterval, logger); return nil })
 	g.Go(func() error {
 		reportProgress(gctx, rep, logger, opts)
 		return nil
@@ -113,7 +111,7 @@ func project(ctx context.Context, cfg config, logger *slog.Logger, opts projectO
 
 // reportProgress shows the projector's progress until ctx is done: a
 // progress bar when opts.bar, else a log line every opts.interval.
-func reportProgress(ctx context.Context, src progressSource, logger *slog.Logger, opts projectOptions) {
+func reportProgress(ctx context.Context, src projectormetrics.Source, logger *slog.Logger, opts projectOptions) {
 	if opts.bar {
 		bar := progressbar.NewOptions64(-1,
 			progressbar.OptionSetWriter(opts.barOut),

@@ -16,10 +16,10 @@ import (
 
 func TestProjectUntilCaughtUp(t *testing.T) {
 	ns, js := personsNATS(t)
-	demo := testDemoData(t)
+	data := testDemoData(t)
 	pub := events.NewPublisher(js)
 	var last uint64
-	for _, ev := range demo.Events {
+	for _, ev := range data.Events {
 		var err error
 		if last, err = pub.Publish(context.Background(), ev); err != nil {
 			t.Fatal(err)
@@ -47,10 +47,10 @@ func TestProjectUntilCaughtUp(t *testing.T) {
 	if cp, err := s.Checkpoint(); err != nil || cp != last {
 		t.Errorf("checkpoint = %d, %v; want %d", cp, err, last)
 	}
-	if _, sg, err := s.Signers(context.Background(), demo.Consumer); err != nil || len(sg) != 8 {
-		t.Errorf("signers of %s: %d, %v; want 8", demo.Consumer, len(sg), err)
+	if _, sg, err := s.Signers(context.Background(), data.Consumer); err != nil || len(sg) != 8 {
+		t.Errorf("signers of %s: %d, %v; want 8", data.Consumer, len(sg), err)
 	}
-	if _, err := s.Person(context.Background(), demo.DeletedConsumer); !errors.Is(err, events.ErrNotFound) {
+	if _, err := s.Person(context.Background(), data.DeletedConsumer); !errors.Is(err, events.ErrNotFound) {
 		t.Errorf("deleted consumer: %v, want ErrNotFound", err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lookup/persons/internal/demo"
+	"github.com/lookup/persons/internal/devkey"
 	"github.com/lookup/persons/internal/wait"
 )
 
@@ -58,7 +59,7 @@ func TestSnapshotBootstrapRebuild(t *testing.T) {
 	ada := adaConsumer(t, "snap")
 	publish(t, js, ada)
 	for k := range 20 {
-		publish(t, js, demoSigner(ada.ConsumerID, k))
+		publish(t, js, demo.Signer(ada.ConsumerID, k))
 	}
 	adminToken := filepath.Join(t.TempDir(), "admin-token")
 	if err := os.WriteFile(adminToken, []byte("s3cret-admin-token-of-32-chars!!\n"), 0o600); err != nil {
@@ -103,7 +104,7 @@ func TestSnapshotBootstrapRebuild(t *testing.T) {
 	if got := metric(t, bAddrs["admin"], `lookup_snapshot_restores_total{outcome="restored"}`); got != "1" {
 		t.Errorf("lookup_snapshot_restores_total restored = %q, want 1", got)
 	}
-	tok := token(t, tokenRequest{Issuer: testIssuer, Audience: testAudience})
+	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience})
 	signers := "http://" + bAddrs["api"] + "/api/v1/authorized-signers?consumer_id=" + ada.ConsumerID
 	_, want, err := get(signers, tok)
 	if err != nil {
@@ -141,28 +142,5 @@ func TestSnapshotBootstrapRebuild(t *testing.T) {
 	}
 	if len(models) != 1 || models[0] != strings.TrimSpace(string(active)) {
 		t.Errorf("data dir holds models %v, ACTIVE %q: want only the active one", models, active)
-	}
-}
-
-// TestSoftMemoryLimit checks that lookupd keeps 3/4 of the memory budget
-// as the Go soft memory limit, none without a budget, and leaves a limit
-// the process started with (GOMEMLIMIT) standing.
-func TestSoftMemoryLimit(t *testing.T) {
-	tests := []struct {
-		name    string
-		budget  int64
-		started int64
-		want    int64
-	}{
-		{"default budget", 192 << 20, math.MaxInt64, 144 << 20},
-		{"no budget", 0, math.MaxInt64, 0},
-		{"GOMEMLIMIT set", 192 << 20, 900 << 20, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := softMemoryLimit(tt.budget, tt.started); got != tt.want {
-				t.Errorf("softMemoryLimit(budget %d, started with %d) = %d, want %d", tt.budget, tt.started, got, tt.want)
-			}
-		})
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"text/tabwriter"
 
 	"golang.org/x/term"
+
+	"github.com/lookup/persons/internal/logbuffer"
 )
 
 // commands lists the sub-commands in the order of the help.
@@ -73,7 +75,7 @@ func topUsage(w io.Writer) {
 }
 
 func cmdVersion(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand("version", "Prints the version of lookupd and of the Go toolchain that built it.", getenv)
+	c, err := newCommand(0, "version", "Prints the version of lookupd and of the Go toolchain that built it.", getenv)
 	if err != nil {
 		return err
 	}
@@ -98,6 +100,13 @@ func newLogger(cfg config, w io.Writer) *slog.Logger {
 	// would cost every log line, the access log's included, about 0.5 us
 	// and two allocations.
 	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// bufferedLogger returns the logger of a long-running command (serve,
+// dev), as newLogger would, writing through a buffer when w is a file
+// (logbuffer.New), and the function to call once when the command returns.
+func bufferedLogger(cfg config, w io.Writer) (*slog.Logger, func()) {
+	return logbuffer.New(w, func(w io.Writer) *slog.Logger { return newLogger(cfg, w) })
 }
 
 // isTerminal reports whether w is a terminal.

@@ -12,7 +12,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/admintoken"
+	"github.com/lookup/persons/internal/keyfile"
+	"github.com/lookup/persons/internal/projectormetrics"
+	"github.com/lookup/persons/internal/readiness"
 	"github.com/lookup/persons/internal/tracing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,48 +30,21 @@ import (
 	"github.com/lookup/persons/query"
 )
 
-// errNoJWKS is returned by serve when no verification keys are configured.
-var errNoJWKS = errors.New("no JWKS configured: set LOOKUP_JWKS_URL or LOOKUP_JWKS_FILE (--jwks-url, --jwks-file)")
-
-var serveSettings = append([]string{"http-addr", "admin-addr", "nats-url", "stream", "data-dir",
-	"encryption-key-file", "jwks-url", "jwks-file", "jwks-allow-http", "issuer", "audience", "allow-no-audience",
-	"tenant-claim", "token-cache-size", "log-format", "log-level", "shutdown-timeout", "shutdown-delay", "admin-token-file",
-	"audit", "audit-stream", "require-purpose", "replica-id", "pprof", "memory-budget",
-	"max-position-wait", "max-staleness",
-	"tls-cert-file", "tls-key-file", "tls-client-ca-file", "admin-tls", "rebuild-on-mismatch"},
-	append(natsSettings, snapshotSettings...)...)
-
-// The issuer and audience of lookupd dev's tokens.
-const (
-	devIssuer   = "urn:lookupd:dev"
-	devAudience = "lookup"
-)
-
-// Errors of a serve configuration that would accept tokens meant for
-// other services (RFC 8725 sections 3.8 and 3.9).
-var (
-	errNoIssuer   = errors.New("no token issuer configured: set LOOKUP_ISSUER (--issuer) to your identity provider's iss")
-	errNoAudience = errors.New("no token audience configured: set LOOKUP_AUDIENCE (--audience) to this API's aud, " +
-		"or LOOKUP_ALLOW_NO_AUDIENCE=true for an identity provider that sets none")
-)
-
-// checkTokenRules refuses a configuration without an issuer, or without
-// an audience unless explicitly allowed (then loudly logged).
+// checkTokenRules refuses a configuration that lacks settings serve needs
+// (naming all of them at once), and loudly logs one without an audience
+// where that is explicitly allowed.
 func checkTokenRules(cfg config, logger *slog.Logger) error {
-	if cfg.Issuer == "" {
-		return errNoIssuer
+	if err := missingSettings(cfg); err != nil {
+		return err
 	}
 	if cfg.Audience == "" {
-		if !cfg.AllowNoAudience {
-			return errNoAudience
-		}
 		logger.Warn("LOOKUP_ALLOW_NO_AUDIENCE=true: tokens are accepted whatever their aud, so a token the identity provider minted for another service is accepted here too")
 	}
 	return nil
 }
 
 func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand("serve", `
+	c, err := newCommand(inServe, "serve", `
 Runs the projector and the query API over one read model, plus the admin
 listener (/livez, /readyz, /metrics). The projector applies the events of
 the stream to the read model in --data-dir, resuming from its checkpoint;
@@ -89,8 +66,7 @@ With --snapshot-bucket, an empty data directory is first restored from the
 newest snapshot of the stream, and snapshots are written every
 --snapshot-interval and on POST /snapshot (admin listener, admin token);
 POST /rebuild builds a fresh read model beside the live one and swaps it in
-once caught up (docs/operations.md).`,
-		getenv, serveSettings...)
+once caught up (docs/operations.md).`, getenv)
 	if err != nil {
 		return err
 	}
@@ -106,7 +82,7 @@ once caught up (docs/operations.md).`,
 	if err != nil {
 		return err
 	}
-	defer shutdownTracing(tr, logger)
+	defer tr.Flush(logger)
 	return serve(ctx, c.cfg, logger, serveOptions{tracing: tr})
 }
 
@@ -129,7 +105,7 @@ type serveOptions struct {
 	onReady func(apiAddr, adminAddr string)
 	// adminActions are the state-changing endpoints of the admin listener,
 	// by ServeMux pattern ("POST /rebuild"), served only with the token of
-	// LOOKUP_ADMIN_TOKEN_FILE (see withAdminActions).
+	// LOOKUP_ADMIN_TOKEN_FILE (see admin.WithActions).
 	adminActions map[string]http.Handler
 	// tracing, when enabled, records a span per request and per applied
 	// batch (OTEL_* variables; see package tracing).
@@ -147,7 +123,7 @@ func loadKeys(ctx context.Context, cfg config, logger *slog.Logger) (*query.JWKS
 	case cfg.JWKSURL != "" && cfg.JWKSFile != "":
 		return nil, errors.New("both LOOKUP_JWKS_URL and LOOKUP_JWKS_FILE are set: configure one JWKS source")
 	case cfg.JWKSFile != "":
-		warnLooseKeyFiles(logger, trustFile("LOOKUP_JWKS_FILE", cfg.JWKSFile))
+		keyfile.WarnLoose(logger, keyfile.Trust("LOOKUP_JWKS_FILE", cfg.JWKSFile))
 		k, err := query.LoadJWKSFile(cfg.JWKSFile)
 		if err != nil {
 			return nil, fmt.Errorf("JWKS file: %w", err)
@@ -190,22 +166,22 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 		return err
 	}
 	defer nc.Close()
-	visible := newVisibleHistogram()
+	visible := projectormetrics.NewVisibleHistogram()
 	reg := newRegistry()
-	rep, err := openReplica(cfg, js, reg, logger, projector.Config{ObserveVisible: observeSeconds(visible),
+	rep, err := openReplica(cfg, js, reg, logger, projector.Config{ObserveVisible: projectormetrics.ObserveSeconds(visible),
 		Tracer: opts.tracing.Tracer("github.com/lookup/persons/projector")})
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, closeReplica(rep, logger)) }()
-	ready := &readiness{src: rep, stale: newStaleness(rep, cfg.MaxStaleness, time.Now), nats: &health}
-	reg.MustRegister(newProjectorCollector(rep, time.Now), visible, newReadyGauge(ready.ready), newJWKSFailures(keys))
+	ready := &readiness.Readiness{Source: rep, Stale: readiness.NewStaleness(rep, cfg.MaxStaleness, time.Now), Refused: health.refused.Load}
+	reg.MustRegister(projectormetrics.NewCollector(rep, time.Now), visible, ready.Gauge(), keys.FailuresCounter())
 	ledger, err := newLedger(cfg, nc, rep, reg, logger)
 	if err != nil {
 		return err
 	}
 	defer closeLedger(ledger, logger)
-	api, err := newAPI(cfg, rep, keys, ledger, reg, ready.stale, logger)
+	api, err := newAPI(cfg, rep, keys, ledger, reg, ready.Stale, logger)
 	if err != nil {
 		return err
 	}
@@ -213,20 +189,20 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	// closed only after the last of them, even one that outlived the drain
 	// timeout (http.Server.Close does not wait for handlers).
 	var inflight sync.WaitGroup
-	apiSrv := newHTTPServer(countInflight(traced(api, opts.tracing), &inflight), logger)
+	apiSrv := newHTTPServer(countInflight(opts.tracing.Handler(api, "lookupd api", api.Route), &inflight), logger)
 	// Background work (the projector, snapshots, rebuilds, admin actions)
 	// runs under bg, which is stopped only once the API has drained: the
 	// requests of the shutdown delay are answered from a model still
 	// being fed, and nothing a request reads is closed under it.
 	bg, stopBackground := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stopBackground(nil)
-	actions := replicaActions(bg, rep, cfg.SnapshotBucket, logger)
+	actions := admin.ReplicaActions(bg, rep, cfg.SnapshotBucket, logger)
 	maps.Copy(actions, opts.adminActions)
-	adminSrv := newHTTPServer(withAdminActions(newAdminHandler(ready, reg, opts.adminExtra, cfg.PProf), adminGuard, actions), logger)
+	adminSrv := newHTTPServer(admin.WithActions(admin.Handler(ready, reg, opts.adminExtra, cfg.PProf), adminGuard, actions), logger)
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { defer crash.Guard(); return runReplica(bg, rep, logger) })
-	g.Go(func() error { defer crash.Guard(); snapshotEvery(bg, rep, cfg, logger); return nil })
+	g.Go(func() error { defer crash.Guard(); rep.SnapshotEvery(bg, cfg.SnapshotInterval, logger); return nil })
 	g.Go(func() error { defer crash.Guard(); return serveHTTP(apiSrv, apiLn, "api", logger) })
 	g.Go(func() error { defer crash.Guard(); return serveHTTP(adminSrv, adminLn, "admin", logger) })
 	g.Go(func() error {
@@ -254,7 +230,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 
 // shutdownSteps are what shutDown stops, in its order.
 type shutdownSteps struct {
-	ready          *readiness
+	ready          *readiness.Readiness
 	api, admin     *http.Server
 	stopBackground context.CancelCauseFunc
 }
@@ -266,7 +242,7 @@ type shutdownSteps struct {
 // background work (the projector, snapshots, rebuilds). serve does the
 // rest: the audit ledger flushed, the store closed, the log written out.
 func shutDown(parent, gctx context.Context, s shutdownSteps, cfg config, logger *slog.Logger) error {
-	s.ready.draining.Store(true)
+	s.ready.Draining.Store(true)
 	logger.Info("shutting down", append(shutdownCause(gctx), "drain_timeout", cfg.ShutdownTimeout.String())...)
 	delayShutdown(parent, s.api, cfg.ShutdownDelay, logger)
 	err := drainServer(s.api, cfg.ShutdownTimeout)
@@ -344,7 +320,7 @@ func countInflight(api http.Handler, inflight *sync.WaitGroup) http.Handler {
 
 // announceReady logs, and tells onReady (if any), once the read model has
 // caught up, unless ctx is done first.
-func announceReady(ctx context.Context, proj progressSource, apiAddr, adminAddr string, onReady func(apiAddr, adminAddr string), logger *slog.Logger) {
+func announceReady(ctx context.Context, proj readiness.Source, apiAddr, adminAddr string, onReady func(apiAddr, adminAddr string), logger *slog.Logger) {
 	select {
 	case <-proj.CaughtUp():
 		p := proj.Progress()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rsa"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -13,11 +12,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-)
 
-// defaultTenantClaim names the tenancy claim of minted tokens when tenants
-// are given but LOOKUP_TENANT_CLAIM is not set.
-const defaultTenantClaim = "business_ids"
+	"github.com/lookup/persons/internal/devkey"
+)
 
 // mintHelp is the help of "lookupd token".
 const mintHelp = `
@@ -38,42 +35,31 @@ With --count N it prints N distinct tokens, one a line, each with its own
 jti claim (for a load test: see "make loadtest").`
 
 func cmdToken(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand("token", mintHelp, getenv, "data-dir", "issuer", "audience", "tenant-claim")
-	if err == nil {
-		// The tokens lookupd dev accepts, unless told otherwise.
-		c.setDefault("issuer", devIssuer)
-		c.setDefault("audience", devAudience)
-	}
+	// Its settings' defaults are those of the tokens lookupd dev accepts.
+	c, err := newCommand(inToken, "token", mintHelp, getenv)
 	if err != nil {
 		return err
 	}
 	var (
-		keyPath   = c.fs.String("key", "", "PEM file of the dev RSA key (default: the key of lookupd dev, see above)")
-		scope     = c.fs.String("scope", "read:persons", "space-separated scopes")
-		ttl       = c.positiveDuration("ttl", time.Hour, "lifetime of the token")
-		sub       = c.fs.String("sub", "dev-user", "subject (sub claim)")
-		tenants   = c.fs.String("tenant", "", "comma-separated business ids for the tenancy claim (named by --tenant-claim)")
-		printJWKS = c.fs.Bool("print-jwks", false, "print the public JWKS of the key instead of a token")
-		create    = c.fs.Bool("create", false, "create the key file when it does not exist")
-		count     = c.fs.Int("count", 1, "number of tokens to mint, one a line; more than one gives each a distinct jti claim")
+		keyPath   = c.fs.StringLong("key", "", "PEM file of the dev RSA key (default: the key of lookupd dev, see above)")
+		scope     = c.fs.StringLong("scope", "read:persons", "space-separated scopes")
+		ttl       = positiveDuration(c.fs, "ttl", time.Hour, "lifetime of the token")
+		sub       = c.fs.StringLong("sub", "dev-user", "subject (sub claim)")
+		tenants   = c.fs.StringLong("tenant", "", "comma-separated business ids for the tenancy claim (named by --tenant-claim)")
+		printJWKS = c.fs.BoolLong("print-jwks", "print the public JWKS of the key instead of a token")
+		create    = c.fs.BoolLong("create", "create the key file when it does not exist")
+		count     = c.fs.IntLong("count", 1, "number of tokens to mint, one a line; more than one gives each a distinct jti claim")
 	)
-	c.extra = []string{"key", "scope", "ttl", "sub", "tenant", "print-jwks", "create", "count"}
-	c.setUsage("data-dir", "data directory of lookupd dev, where the default --key is")
-	c.setUsage("issuer", "iss claim of the token; match the server's (the default is lookupd dev's)")
-	c.setUsage("audience", "aud claim of the token; match the server's (the default is lookupd dev's)")
-	c.setUsage("tenant-claim", "name of the claim carrying --tenant (added only with --tenant business ids)")
-	c.showDefault("tenant-claim", defaultTenantClaim)
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
 	}
 	if *keyPath == "" {
-		_, envDir := lookupEnv(getenv, "LOOKUP_DATA_DIR")
-		*keyPath = devKeyPath(getenv, c.cfg.DataDir, envDir || flagGiven(c, "data-dir"))
+		*keyPath = devkey.Path(getenv, c.cfg.DataDir, c.given("data-dir"))
 	}
 	if *count < 1 {
 		return c.refuse(stderr, fmt.Errorf("--count %d: want at least 1", *count))
 	}
-	req := tokenRequest{
+	req := devkey.TokenRequest{
 		Issuer:   c.cfg.Issuer,
 		Audience: c.cfg.Audience,
 		Subject:  *sub,
@@ -88,7 +74,7 @@ func cmdToken(ctx context.Context, args []string, getenv func(string) string, st
 	// configured claim name alone adds nothing (not an empty claim).
 	if len(req.Tenants) > 0 {
 		req.TenantClaim = c.cfg.TenantClaim
-		if req.TenantClaim == "" {
+		if req.TenantClaim == "" { // --tenant-claim ''
 			req.TenantClaim = defaultTenantClaim
 		}
 	}
@@ -97,7 +83,7 @@ func cmdToken(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	if *printJWKS {
-		b, err := publicJWKS(key)
+		b, err := devkey.PublicJWKS(key)
 		if err != nil {
 			return err
 		}
@@ -126,9 +112,9 @@ func parseTenants(list string) ([]string, error) {
 
 // tokenKey loads the dev key at path, creating it when missing if create.
 func tokenKey(path string, create bool) (*rsa.PrivateKey, error) {
-	load := loadDevKey
+	load := devkey.Load
 	if create {
-		load = loadOrCreateDevKey
+		load = devkey.LoadOrCreate
 	}
 	key, err := load(path)
 	if err != nil && errors.Is(err, fs.ErrNotExist) {
@@ -140,24 +126,17 @@ func tokenKey(path string, create bool) (*rsa.PrivateKey, error) {
 // printTokens mints n tokens for req with k and writes them to w, one a
 // line. More than one token gives each a distinct jti claim, so that no
 // two are the same.
-func printTokens(w io.Writer, k *rsa.PrivateKey, req tokenRequest, n int) error {
+func printTokens(w io.Writer, k *rsa.PrivateKey, req devkey.TokenRequest, n int) error {
 	bw := bufio.NewWriter(w)
 	for range n {
 		if n > 1 {
 			req.ID = uuid.NewString()
 		}
-		tok, err := mintToken(k, req)
+		tok, err := devkey.Mint(k, req)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintln(bw, tok)
 	}
 	return bw.Flush()
-}
-
-// flagGiven reports whether the flag name was given on c's command line.
-func flagGiven(c *command, name string) bool {
-	given := false
-	c.fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
-	return given
 }

@@ -12,13 +12,14 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jwt"
 
+	"github.com/lookup/persons/internal/devkey"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/tokentest"
 )
 
 func TestTokenCommand(t *testing.T) {
 	dir := t.TempDir()
-	keyPath := filepath.Join(dir, "k", devKeyFile)
+	keyPath := filepath.Join(dir, "k", devkey.KeyFile)
 	runOK := func(t *testing.T, environ map[string]string, args ...string) string {
 		t.Helper()
 		var out, errOut logtest.Buffer

@@ -1,4 +1,7 @@
-package main
+// Package logbuffer writes the log of a long-running process through a
+// buffer, written out on a timer, at once after any line at WARN or above,
+// and when the process returns.
+package logbuffer
 
 import (
 	"context"
@@ -12,53 +15,53 @@ import (
 	"github.com/lookup/persons/internal/crash"
 )
 
-// The long-running commands (serve, dev) write their log through a buffer:
+// The long-running commands (lookupd serve, dev) write their log through a buffer:
 // at tens of thousands of requests a second, one write(2) per access-log
 // line cost more than the rest of the line (docs/operations.md, "Logs"). What a
-// buffer holds is written when it reaches logBufferSize, every
-// logFlushInterval, at once after any line at WARN or above (so an error
+// buffer holds is written when it reaches Size, every
+// FlushInterval, at once after any line at WARN or above (so an error
 // is never held back, nor the lines before it), and when the command
 // returns. What a crash of the process loses is at most the last
-// logFlushInterval of INFO lines; the log is not a record of anything
+// FlushInterval of INFO lines; the log is not a record of anything
 // the service must keep (the audit ledger is, and it is in JetStream).
 const (
-	logBufferSize    = 256 << 10
-	logFlushInterval = 200 * time.Millisecond
+	Size          = 256 << 10
+	FlushInterval = 200 * time.Millisecond
 )
 
-// bufferedLogger returns the logger of a long-running command, as
-// newLogger would, and the function to call once when the command
-// returns. When w is a file (stderr, as the process runs), the logger
-// writes through a buffer (see withBuffer); any other writer, which costs
-// no system call a line, gets every line at once.
-func bufferedLogger(cfg config, w io.Writer) (*slog.Logger, func()) {
+// New returns the logger newLogger makes over w, and the function to call
+// once when the process returns. When w is a file (stderr, as the process
+// runs), the logger writes through a buffer (see Buffered); any other
+// writer, which costs no system call a line, gets every line at once.
+func New(w io.Writer, newLogger func(io.Writer) *slog.Logger) (*slog.Logger, func()) {
 	if _, ok := w.(*os.File); !ok {
-		return newLogger(cfg, w), func() {}
+		return newLogger(w), func() {}
 	}
-	return withBuffer(cfg, w)
+	return Buffered(w, newLogger)
 }
 
-// withBuffer returns a logger writing to w through a buffer, and the
-// function that writes out what the buffer holds and stops its flushing.
-func withBuffer(cfg config, w io.Writer) (*slog.Logger, func()) {
+// Buffered returns the logger newLogger makes over a buffer in front of w,
+// and the function that writes out what the buffer holds and stops its
+// flushing.
+func Buffered(w io.Writer, newLogger func(io.Writer) *slog.Logger) (*slog.Logger, func()) {
 	ws := &zapcore.BufferedWriteSyncer{
 		// AddSync of a bare io.Writer: Sync writes the buffer out and never
 		// fsyncs the file behind w (stderr may be a pipe or a disk file).
 		WS:            zapcore.AddSync(struct{ io.Writer }{w}),
-		Size:          logBufferSize,
-		FlushInterval: logFlushInterval,
+		Size:          Size,
+		FlushInterval: FlushInterval,
 	}
-	base := newLogger(cfg, ws)
+	base := newLogger(ws)
 	logger := slog.New(flushOnWarn{Handler: base.Handler(), flush: func() { _ = ws.Sync() }})
 	// A panic in a background goroutine writes the buffer out first.
 	unregister := crash.OnPanic(func() { _ = ws.Sync() })
 	return logger, func() { unregister(); _ = ws.Stop() }
 }
 
-// writeLogOut writes out what the buffer of logger holds, when it has one
-// (a logger of bufferedLogger): for output on stdout that should follow
+// WriteOut writes out what the buffer of logger holds, when it has one
+// (a logger of New or Buffered): for output on stdout that should follow
 // the log lines before it.
-func writeLogOut(logger *slog.Logger) {
+func WriteOut(logger *slog.Logger) {
 	if h, ok := logger.Handler().(flushOnWarn); ok {
 		h.flush()
 	}

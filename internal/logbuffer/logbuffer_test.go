@@ -1,7 +1,9 @@
-package main
+package logbuffer
 
 import (
 	"errors"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,20 +19,20 @@ import (
 // before it, and every line when the command returns; and that only a file
 // is written through a buffer.
 func TestBufferedLogger(t *testing.T) {
-	cfg := config{LogFormat: "json", LogLevel: "info"}
+	newLogger := func(w io.Writer) *slog.Logger { return slog.New(slog.NewJSONHandler(w, nil)) }
 	t.Run("a file is buffered, another writer is not", func(t *testing.T) {
 		f, err := os.Create(filepath.Join(t.TempDir(), "log"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		logger, stop := bufferedLogger(cfg, f)
+		logger, stop := New(f, newLogger)
 		start := time.Now()
 		logger.Info("held")
 		b, err := os.ReadFile(f.Name())
 		// Within half the flush interval of the first line, no tick can
 		// have written it out (a slower machine proves nothing here).
-		if early := time.Since(start) < logFlushInterval/2; early && (err != nil || len(b) != 0) {
+		if early := time.Since(start) < FlushInterval/2; early && (err != nil || len(b) != 0) {
 			t.Errorf("the file holds %q (%v) right after an INFO line, want nothing yet", b, err)
 		}
 		stop()
@@ -38,7 +40,7 @@ func TestBufferedLogger(t *testing.T) {
 			t.Errorf("after stop the file holds %q (%v), want the INFO line", b, err)
 		}
 		out := new(logtest.Buffer)
-		logger, stop = bufferedLogger(cfg, out)
+		logger, stop = New(out, newLogger)
 		defer stop()
 		logger.Info("direct")
 		if !strings.Contains(out.String(), `"msg":"direct"`) {
@@ -47,7 +49,7 @@ func TestBufferedLogger(t *testing.T) {
 	})
 	t.Run("warn flushes at once, in order", func(t *testing.T) {
 		out := new(logtest.Buffer)
-		logger, stop := withBuffer(cfg, out)
+		logger, stop := Buffered(out, newLogger)
 		defer stop()
 		logger.Info("first")
 		logger.With("component", "api").Warn("second")
@@ -59,29 +61,29 @@ func TestBufferedLogger(t *testing.T) {
 	})
 	t.Run("info within the flush interval", func(t *testing.T) {
 		out := new(logtest.Buffer)
-		logger, stop := withBuffer(cfg, out)
+		logger, stop := Buffered(out, newLogger)
 		defer stop()
 		logger.Info("held")
-		wait.For(t, 10*logFlushInterval, func() error {
+		wait.For(t, 10*FlushInterval, func() error {
 			if !strings.Contains(out.String(), `"msg":"held"`) {
 				return errors.New("INFO line not written yet")
 			}
 			return nil
 		})
 	})
-	t.Run("writeLogOut writes what is held", func(t *testing.T) {
+	t.Run("WriteOut writes what is held", func(t *testing.T) {
 		out := new(logtest.Buffer)
-		logger, stop := withBuffer(cfg, out)
+		logger, stop := Buffered(out, newLogger)
 		defer stop()
 		logger.With("component", "api").Info("before the banner")
-		writeLogOut(logger)
+		WriteOut(logger)
 		if !strings.Contains(out.String(), `"msg":"before the banner"`) {
 			t.Fatalf("after writeLogOut the writer holds %q, want the INFO line", out.String())
 		}
 	})
 	t.Run("stop writes what is held", func(t *testing.T) {
 		out := new(logtest.Buffer)
-		logger, stop := withBuffer(cfg, out)
+		logger, stop := Buffered(out, newLogger)
 		logger.Info("last words")
 		stop()
 		if !strings.Contains(out.String(), `"msg":"last words"`) {

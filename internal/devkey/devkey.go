@@ -1,4 +1,8 @@
-package main
+// Package devkey is the RSA key of "lookupd dev" and "lookupd token": where
+// it is kept, how it is created and loaded, its public JWKS, and the tokens
+// it signs. For development only: a deployment verifies the tokens of its
+// own identity provider.
+package devkey
 
 import (
 	"crypto/rand"
@@ -20,43 +24,43 @@ import (
 )
 
 // The dev key is a file of this name: in the data directory of "lookupd
-// dev --data-dir", else the per-user key (userDevKey). "lookupd token"
-// uses the same one by default (see devKeyPath). The public half is
+// dev --data-dir", else the per-user key (userPath). "lookupd token"
+// uses the same one by default (see Path). The public half is
 // written to dev's data directory as a JWKS.
 const (
-	devKeyFile  = "dev-key.pem"
-	devJWKSFile = "dev-jwks.json"
+	KeyFile  = "dev-key.pem"
+	JWKSFile = "dev-jwks.json"
 )
 
-// userDevKey returns the path of the per-user dev key,
+// userPath returns the path of the per-user dev key,
 // $XDG_CACHE_HOME/lookupd/dev-key.pem or else ~/.cache/lookupd/dev-key.pem,
 // and "" when neither XDG_CACHE_HOME (absolute) nor HOME is set.
-func userDevKey(getenv func(string) string) string {
+func userPath(getenv func(string) string) string {
 	if d := getenv("XDG_CACHE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "lookupd", devKeyFile)
+		return filepath.Join(d, "lookupd", KeyFile)
 	}
 	if h := getenv("HOME"); h != "" {
-		return filepath.Join(h, ".cache", "lookupd", devKeyFile)
+		return filepath.Join(h, ".cache", "lookupd", KeyFile)
 	}
 	return ""
 }
 
-// devKeyPath returns where "lookupd dev" and "lookupd token" keep the dev
+// Path returns where "lookupd dev" and "lookupd token" keep the dev
 // key: in dataDir when one was given (dataDirGiven), else the per-user
 // key, else (no home directory) in dataDir.
-func devKeyPath(getenv func(string) string, dataDir string, dataDirGiven bool) string {
+func Path(getenv func(string) string, dataDir string, dataDirGiven bool) string {
 	if !dataDirGiven {
-		if p := userDevKey(getenv); p != "" {
+		if p := userPath(getenv); p != "" {
 			return p
 		}
 	}
-	return filepath.Join(dataDir, devKeyFile)
+	return filepath.Join(dataDir, KeyFile)
 }
 
-// loadOrCreateDevKey returns the RSA key in the PEM file at path, creating
+// LoadOrCreate returns the RSA key in the PEM file at path, creating
 // a fresh 2048-bit key there (mode 0600) when the file does not exist.
-func loadOrCreateDevKey(path string) (*rsa.PrivateKey, error) {
-	k, err := loadDevKey(path)
+func LoadOrCreate(path string) (*rsa.PrivateKey, error) {
+	k, err := Load(path)
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return k, err
 	}
@@ -85,9 +89,9 @@ func loadOrCreateDevKey(path string) (*rsa.PrivateKey, error) {
 	return k, nil
 }
 
-// loadDevKey reads an RSA private key from a PEM file (PKCS#8 or PKCS#1).
+// Load reads an RSA private key from a PEM file (PKCS#8 or PKCS#1).
 // The error wraps fs.ErrNotExist when there is no such file.
-func loadDevKey(path string) (*rsa.PrivateKey, error) {
+func Load(path string) (*rsa.PrivateKey, error) {
 	b, err := os.ReadFile(filepath.Clean(path))
 	if err != nil {
 		return nil, fmt.Errorf("dev key: %w", err)
@@ -126,8 +130,8 @@ func signingKey(k *rsa.PrivateKey) (jwk.Key, error) {
 	return key, nil
 }
 
-// publicJWKS returns the JWKS (JSON) holding the public half of k.
-func publicJWKS(k *rsa.PrivateKey) ([]byte, error) {
+// PublicJWKS returns the JWKS (JSON) holding the public half of k.
+func PublicJWKS(k *rsa.PrivateKey) ([]byte, error) {
 	key, err := signingKey(k)
 	if err != nil {
 		return nil, err
@@ -146,8 +150,8 @@ func publicJWKS(k *rsa.PrivateKey) ([]byte, error) {
 	return json.MarshalIndent(set, "", "  ")
 }
 
-// tokenRequest describes a token to mint.
-type tokenRequest struct {
+// TokenRequest describes a token to mint.
+type TokenRequest struct {
 	Issuer      string // iss; "" leaves it out
 	Audience    string // aud; "" leaves it out
 	Subject     string // sub
@@ -159,9 +163,9 @@ type tokenRequest struct {
 	Now         time.Time
 }
 
-// mintToken returns a compact RS256 JWT signed with k carrying the claims
+// Mint returns a compact RS256 JWT signed with k carrying the claims
 // of req (iat and nbf are req.Now, exp is req.Now + req.TTL).
-func mintToken(k *rsa.PrivateKey, req tokenRequest) (string, error) {
+func Mint(k *rsa.PrivateKey, req TokenRequest) (string, error) {
 	if req.TTL <= 0 {
 		return "", fmt.Errorf("token ttl %v: want a positive duration", req.TTL)
 	}

@@ -1,4 +1,8 @@
-package main
+// Package demo is the demo data set of "lookupd dev" and "lookupd demo":
+// a few businesses, twenty consumers, business contacts and signers of
+// every status, type and access level, with a little history, built
+// through the real event contract with deterministic ids.
+package demo
 
 import (
 	"context"
@@ -11,28 +15,29 @@ import (
 	"github.com/lookup/persons/events"
 )
 
-// demoNamespace derives the deterministic ids of the demo data set, so
+// namespace derives the deterministic ids of the demo data set, so
 // that the example requests dev prints are the same on every run.
-var demoNamespace = uuid.MustParse("6f1c9a52-3f4e-4b8a-9d2e-0c7a51e3b7d4")
+var namespace = uuid.MustParse("6f1c9a52-3f4e-4b8a-9d2e-0c7a51e3b7d4")
 
-func demoID(kind string, i int) string {
-	return uuid.NewSHA1(demoNamespace, fmt.Appendf(nil, "%s-%d", kind, i)).String()
+func ID(kind string, i int) string {
+	return uuid.NewSHA1(namespace, fmt.Appendf(nil, "%s-%d", kind, i)).String()
 }
 
-// demoSource is the CloudEvents source of the demo events.
-const demoSource = "urn:lookupd:dev"
+// Source is the CloudEvents source of the demo events.
+const Source = "urn:lookupd:dev"
 
-// demoData is the demo data set: a few businesses, twenty consumers, some
+// Data is the demo data set: a few businesses, twenty consumers, some
 // business contacts and signers of every status, type and access level,
 // with and without each optional field, plus a little history (updates
 // and deletions) so that versions and 404s can be seen.
-type demoData struct {
+type Data struct {
 	Businesses []string
 	Events     []events.Event
 	// Examples for the printed requests.
 	Consumer        string // a consumer with many signers
 	BusinessContact string // a business contact
 	DeletedConsumer string // a deleted consumer (404)
+	Signer          string // a signer of Consumer with an SSN and a date of birth
 }
 
 var (
@@ -45,12 +50,12 @@ var (
 	accesses    = []events.AccountAccess{events.AccountAccessNone, events.AccountAccessPHI, events.AccountAccessPHIAndAccountUpdates, events.AccountAccessUnspecified}
 )
 
-// newDemoData builds the demo data set. Event ids are deterministic too,
+// New builds the demo data set. Event ids are deterministic too,
 // so a re-publish inside the stream's duplicate window is dropped.
-func newDemoData() (*demoData, error) {
-	d := &demoData{}
+func New() (*Data, error) {
+	d := &Data{}
 	for i := range 3 {
-		d.Businesses = append(d.Businesses, demoID("business", i))
+		d.Businesses = append(d.Businesses, ID("business", i))
 	}
 	var err error // the first error of add; add does nothing after one
 	add := func(version uint64, data any) {
@@ -58,18 +63,18 @@ func newDemoData() (*demoData, error) {
 			return
 		}
 		var ev events.Event
-		if ev, err = events.NewEvent(demoSource, version, data); err != nil {
+		if ev, err = events.NewEvent(Source, version, data); err != nil {
 			return
 		}
 		ent := ev.Entity()
-		ev.ID = uuid.NewSHA1(demoNamespace, fmt.Appendf(nil, "event-%s-%s-%d", ent.Kind, ent.ID, version)).String()
+		ev.ID = uuid.NewSHA1(namespace, fmt.Appendf(nil, "event-%s-%s-%d", ent.Kind, ent.ID, version)).String()
 		ev.Time = time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC).Add(time.Duration(len(d.Events)) * time.Minute)
 		d.Events = append(d.Events, ev)
 	}
 	const consumers = 20
 	for i := range consumers {
 		c := events.Consumer{
-			ConsumerID: demoID("consumer", i),
+			ConsumerID: ID("consumer", i),
 			BusinessID: d.Businesses[i%len(d.Businesses)],
 			FirstName:  firstNames[i%len(firstNames)],
 			LastName:   lastNames[(i*7)%len(lastNames)],
@@ -80,11 +85,11 @@ func newDemoData() (*demoData, error) {
 		add(1, c)
 	}
 	// An update: consumer 1 changed their last name.
-	c1 := events.Consumer{ConsumerID: demoID("consumer", 1), BusinessID: d.Businesses[1], FirstName: firstNames[1], LastName: "Hopper-Murray"}
+	c1 := events.Consumer{ConsumerID: ID("consumer", 1), BusinessID: d.Businesses[1], FirstName: firstNames[1], LastName: "Hopper-Murray"}
 	add(2, c1)
 	for i := range 6 {
 		bc := events.BusinessContact{
-			ContactID:  demoID("contact", i),
+			ContactID:  ID("contact", i),
 			BusinessID: d.Businesses[i%len(d.Businesses)],
 			FirstName:  firstNames[(i+5)%len(firstNames)],
 			LastName:   lastNames[(i+11)%len(lastNames)],
@@ -103,33 +108,34 @@ func newDemoData() (*demoData, error) {
 			n = 8
 		}
 		for range n {
-			add(1, demoSigner(demoID("consumer", ci), k))
+			add(1, Signer(ID("consumer", ci), k))
 			k++
 		}
 	}
 	// History: a signer of consumer 0 becomes active again (version 2), a
 	// signer of consumer 2 is deleted, contact 5 is deleted, and consumer
 	// 19 (no signers) is deleted.
-	s := demoSigner(demoID("consumer", 0), 1)
+	s := Signer(ID("consumer", 0), 1)
 	s.Status = events.SignerStatusActive
 	add(2, s)
-	add(2, events.SignerDeleted{SignerID: demoID("signer", 12), ConsumerID: demoID("consumer", 2)})
-	add(2, events.BusinessContactDeleted{ContactID: demoID("contact", 5)})
-	add(2, events.ConsumerDeleted{ConsumerID: demoID("consumer", 19)})
+	add(2, events.SignerDeleted{SignerID: ID("signer", 12), ConsumerID: ID("consumer", 2)})
+	add(2, events.BusinessContactDeleted{ContactID: ID("contact", 5)})
+	add(2, events.ConsumerDeleted{ConsumerID: ID("consumer", 19)})
 	if err != nil {
 		return nil, err
 	}
-	d.Consumer = demoID("consumer", 0)
-	d.BusinessContact = demoID("contact", 0)
-	d.DeletedConsumer = demoID("consumer", 19)
+	d.Consumer = ID("consumer", 0)
+	d.BusinessContact = ID("contact", 0)
+	d.DeletedConsumer = ID("consumer", 19)
+	d.Signer = ID("signer", 0) // Signer(Consumer, 0): an SSN and a date of birth
 	return d, nil
 }
 
-// demoSigner returns the k-th demo signer, of consumer. The optional fields
+// Signer returns the k-th demo signer, of consumer. The optional fields
 // vary with k so that every combination shows up.
-func demoSigner(consumer string, k int) events.Signer {
+func Signer(consumer string, k int) events.Signer {
 	s := events.Signer{
-		SignerID:        demoID("signer", k),
+		SignerID:        ID("signer", k),
 		ConsumerID:      consumer,
 		FirstName:       firstNames[(k*3+1)%len(firstNames)],
 		LastName:        lastNames[(k*7+2)%len(lastNames)],
@@ -169,10 +175,10 @@ func demoSigner(consumer string, k int) events.Signer {
 	return s
 }
 
-// publishDemo publishes the demo events through p, unless the stream
+// Publish publishes the demo events through p, unless the stream
 // already holds messages (a dev data directory used again). It returns the
 // number of events published.
-func publishDemo(ctx context.Context, js jetstream.JetStream, stream string, p *events.Publisher, d *demoData) (int, error) {
+func Publish(ctx context.Context, js jetstream.JetStream, stream string, p *events.Publisher, d *Data) (int, error) {
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
 		return 0, fmt.Errorf("stream %s: %w", stream, err)
@@ -186,4 +192,21 @@ func publishDemo(ctx context.Context, js jetstream.JetStream, stream string, p *
 		}
 	}
 	return len(d.Events), nil
+}
+
+// PublishAll publishes every demo event through p to a stream whose last
+// sequence was before, and returns how many were new: the stream drops a
+// duplicate within its window and answers with the sequence of the
+// original, at or before before.
+func PublishAll(ctx context.Context, p *events.Publisher, before uint64, d *Data) (added int, err error) {
+	for _, ev := range d.Events {
+		seq, err := p.Publish(ctx, ev)
+		if err != nil {
+			return added, fmt.Errorf("publish demo event %s: %w", ev.ID, err)
+		}
+		if seq > before {
+			added++
+		}
+	}
+	return added, nil
 }
