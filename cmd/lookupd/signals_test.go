@@ -173,22 +173,40 @@ func (c *child) addrs(t *testing.T) map[string]string {
 	return (&program{stderr: c.stderr, done: make(chan error, 1)}).addrs(t)
 }
 
-// checkStopped fails unless the child exited 0, and (with ok) logged no
-// line before its shutdown whose msg is one of notBefore: the phase was
-// interrupted, not finished.
-func (c *child) checkStopped(t *testing.T, err error, notBefore ...string) {
+// checkStopped fails unless the child exited 0 without a panic or a race.
+// It reports whether the child logged none of the lines notBefore (the
+// end of the phase it was signalled in): false when the phase had ended
+// first, and the signal did not reach it in its middle.
+func (c *child) checkStopped(t *testing.T, err error, notBefore ...string) (interrupted bool) {
 	t.Helper()
 	if err != nil {
 		t.Fatalf("exit: %v, want status 0; stderr:\n%s", err, c.stderr)
 	}
-	for _, msg := range notBefore {
-		if c.logged(msg) {
-			t.Errorf("%q was logged: the signal came after the phase, not in its middle (make the model larger)", msg)
-		}
-	}
 	if strings.Contains(c.stderr.String(), "panic:") || strings.Contains(c.stderr.String(), "DATA RACE") {
 		t.Errorf("stderr holds a panic or a race:\n%s", c.stderr)
 	}
+	for _, msg := range notBefore {
+		if c.logged(msg) {
+			return false
+		}
+	}
+	return true
+}
+
+// phaseTries is how many times a phase that may end before the signal
+// reaches it is tried: one of them must be interrupted in its middle.
+const phaseTries = 4
+
+// interruptPhase runs try until it reports a phase interrupted in its
+// middle, at most phaseTries times, failing the test if none was.
+func interruptPhase(t *testing.T, what string, try func() bool) {
+	t.Helper()
+	for range phaseTries {
+		if try() {
+			return
+		}
+	}
+	t.Fatalf("%s ended before the signal in each of %d tries: make the model larger", what, phaseTries)
 }
 
 // poller sends protected GETs (signers, SSN in full) at the API, counting
@@ -294,21 +312,25 @@ func TestSignalMatrix(t *testing.T) {
 			}
 			return nil
 		})
-		c.checkStopped(t, c.signalAndWait(t, syscall.SIGTERM, bound), "read model caught up; ready")
+		if !c.checkStopped(t, c.signalAndWait(t, syscall.SIGTERM, bound), "read model caught up; ready") {
+			t.Fatal("the catch-up ended before the signal: make the model larger")
+		}
 		m.converge(t, m.env(t, live))
 	})
 
 	t.Run("snapshot upload", func(t *testing.T) {
-		c := startChild(t, m.env(t, live), "serve")
-		addrs := c.addrs(t)
-		waitReady(t, addrs["admin"])
-		go func() { _, _, _ = post("http://"+addrs["admin"]+"/snapshot", matrixAdmin) }()
-		c.waitLogged(t, 30*time.Second, "writing snapshot")
-		p := startPoller(t, addrs["api"], consumer, 2)
-		p.until(time.Now())
-		err := c.signalAndWait(t, syscall.SIGTERM, bound)
-		p.check(t)
-		c.checkStopped(t, err, "snapshot stored")
+		interruptPhase(t, "the snapshot upload", func() bool {
+			c := startChild(t, m.env(t, live), "serve")
+			addrs := c.addrs(t)
+			waitReady(t, addrs["admin"])
+			go func() { _, _, _ = post("http://"+addrs["admin"]+"/snapshot", matrixAdmin) }()
+			c.waitLogged(t, 30*time.Second, "writing snapshot")
+			p := startPoller(t, addrs["api"], consumer, 2)
+			p.until(time.Now())
+			err := c.signalAndWait(t, syscall.SIGTERM, bound)
+			p.check(t)
+			return c.checkStopped(t, err, "snapshot stored")
+		})
 		// The next start converges; a whole snapshot is taken for the
 		// restore below.
 		n := startChild(t, m.env(t, live), "serve")
@@ -321,16 +343,19 @@ func TestSignalMatrix(t *testing.T) {
 	})
 
 	t.Run("restore from a snapshot", func(t *testing.T) {
-		fresh := filepath.Join(t.TempDir(), "fresh")
-		c := startChild(t, m.env(t, fresh), "serve")
-		// The log is written every 200 ms: the restore's directory beside
-		// the active one says sooner that it is under way.
-		for deadline := time.Now().Add(60 * time.Second); !restoreUnderWay(fresh); time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no restore under way after 60s; stderr:\n%s", c.stderr)
+		var fresh string
+		interruptPhase(t, "the restore", func() bool {
+			fresh = filepath.Join(t.TempDir(), "fresh")
+			c := startChild(t, m.env(t, fresh), "serve")
+			// The log is written every 200 ms: the restore's directory
+			// beside the active one says sooner that it is under way.
+			for deadline := time.Now().Add(60 * time.Second); !restoreUnderWay(fresh); time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("no restore under way after 60s; stderr:\n%s", c.stderr)
+				}
 			}
-		}
-		c.checkStopped(t, c.signalAndWait(t, syscall.SIGTERM, bound), "bootstrapped from a snapshot; catching up from its position")
+			return c.checkStopped(t, c.signalAndWait(t, syscall.SIGTERM, bound), "bootstrapped from a snapshot; catching up from its position")
+		})
 		m.converge(t, m.env(t, fresh))
 	})
 
@@ -346,7 +371,9 @@ func TestSignalMatrix(t *testing.T) {
 		p.until(time.Now())
 		err := c.signalAndWait(t, syscall.SIGTERM, bound)
 		p.check(t)
-		c.checkStopped(t, err, "rebuilt read model swapped in; the old one is deleted")
+		if !c.checkStopped(t, err, "rebuilt read model swapped in; the old one is deleted") {
+			t.Fatal("the rebuild ended before the signal: make the model larger")
+		}
 		m.converge(t, m.env(t, live))
 	})
 
