@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+
+	"github.com/lookup/persons/internal/redact"
 )
 
 // The JWKS tuning defaults.
@@ -184,7 +186,7 @@ type jwksTuning struct {
 }
 
 func newJWKSFromURL(ctx context.Context, rawURL string, client *http.Client, t jwksTuning) (*JWKS, error) {
-	shown := RedactURL(rawURL)
+	shown := redact.URL(rawURL)
 	origin, err := checkJWKSURL(rawURL, shown, t.allowHTTP)
 	if err != nil {
 		return nil, err
