@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/devnats"
 	"github.com/lookup/persons/internal/httpget"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/natstest"
@@ -130,10 +131,10 @@ func adaConsumer(t *testing.T, prefix string) events.Consumer {
 	return events.Consumer{ConsumerID: demoID(prefix, 0), BusinessID: demo.Businesses[0], FirstName: "Ada", LastName: "Lovelace"}
 }
 
-// createStream creates the stream name on subjects persons.>.
+// createStream creates the stream name as deployed (subjects persons.>).
 func createStream(t *testing.T, js jetstream.JetStream, name string) {
 	t.Helper()
-	if _, err := js.CreateStream(context.Background(), devStreamConfig(name)); err != nil {
+	if _, err := js.CreateStream(context.Background(), devnats.PersonsStream(name)); err != nil {
 		t.Fatalf("create stream: %v", err)
 	}
 }

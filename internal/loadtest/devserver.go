@@ -6,9 +6,9 @@
 // Only ratios measured in one run mean anything: the machine is shared.
 //
 // For a memory soak ("make soak") it runs "lookupd serve" instead, with
-// its default settings, against a broker in this process holding a large
-// Population, and samples the process's memory from /proc and its
-// /metrics (MemSample) while lookups and events run at fixed rates.
+// its default settings, against a broker in this process (internal/devnats)
+// holding a large Population, and samples the process's memory from /proc
+// and its /metrics (MemSample) while lookups and events run at fixed rates.
 package loadtest
 
 import (
