@@ -1,7 +1,7 @@
 // Package loadtest is the machinery of "make loadtest" (cmd/loadtest): it
 // starts "lookupd dev" and a bare net/http server answering the same bytes,
-// gives the dev server a fixed data set and tokens, drives both with wrk or
-// vegeta, and writes the figures as Markdown tables.
+// gives the dev server a fixed data set and tokens, and drives both with
+// wrk or vegeta; cmd/loadtest writes the figures as Markdown.
 //
 // Only ratios measured in one run mean anything: the machine is shared.
 //
