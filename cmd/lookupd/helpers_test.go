@@ -26,6 +26,7 @@ import (
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/natstest"
 	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/projector"
 )
 
 // env returns a getenv over m.
@@ -293,4 +294,16 @@ func waitStatus(t *testing.T, timeout time.Duration, url, tok string, want int) 
 		}
 		return nil
 	})
+}
+
+// checkpoint returns the stream sequence of the last event s processed:
+// the position a snapshot of it records.
+func checkpoint(t *testing.T, s *projector.Store) uint64 {
+	t.Helper()
+	sn, err := s.Snapshot()
+	if err != nil {
+		t.Fatalf("snapshot of the store: %v", err)
+	}
+	defer sn.Close()
+	return sn.Info.Position
 }

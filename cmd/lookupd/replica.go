@@ -55,16 +55,6 @@ func storeOpener(cfg config, logger *slog.Logger) (func(dir string) (*projector.
 	return open, key, nil
 }
 
-// openStore opens the read model in cfg.DataDir itself, encrypted with the
-// key in cfg.EncryptionKeyFile when set. Errors name the file or directory.
-func openStore(cfg config, logger *slog.Logger) (*projector.Store, error) {
-	open, _, err := storeOpener(cfg, logger)
-	if err != nil {
-		return nil, err
-	}
-	return open(cfg.DataDir)
-}
-
 // openReplica opens the replica's read model in cfg.DataDir (its active
 // model: see projector.ActiveDir), fed from cfg.Stream over js with pcfg,
 // bootstrapped from and snapshotted to cfg.SnapshotBucket when set. Its
