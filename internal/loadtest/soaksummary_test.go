@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-func sample(at time.Duration, rss, heap int64) MemSample {
-	return MemSample{At: at, ProcMem: ProcMem{RSS: rss * MiB, Anon: rss * MiB / 2, File: rss * MiB / 2, Tables: rss * MiB / 4}, Heap: heap, TablesOnDisk: 300 * MiB, Applied: 2000000}
+// sample is a memory sample at at of rss MiB.
+func sample(at time.Duration, rss int64) MemSample {
+	return MemSample{At: at, ProcMem: ProcMem{RSS: rss * MiB}}
 }
 
 func TestSummarize(t *testing.T) {
@@ -18,11 +19,11 @@ func TestSummarize(t *testing.T) {
 		growth           int64
 	}{
 		{name: "none"},
-		{name: "one", in: []MemSample{sample(0, 100, 1)}, ok: true},
-		{name: "peak in the middle, first of equals", in: []MemSample{sample(0, 100, 1), sample(10*time.Second, 200, 1),
-			sample(20*time.Second, 200, 1), sample(30*time.Second, 150, 1)},
+		{name: "one", in: []MemSample{sample(0, 100)}, ok: true},
+		{name: "peak in the middle, first of equals", in: []MemSample{sample(0, 100), sample(10*time.Second, 200),
+			sample(20*time.Second, 200), sample(30*time.Second, 150)},
 			ok: true, peak: 10 * time.Second, end: 30 * time.Second, growth: 50 * MiB},
-		{name: "shrinking", in: []MemSample{sample(0, 300, 1), sample(10*time.Second, 200, 1)},
+		{name: "shrinking", in: []MemSample{sample(0, 300), sample(10*time.Second, 200)},
 			ok: true, end: 10 * time.Second, growth: -100 * MiB},
 	}
 	for _, tt := range tests {
