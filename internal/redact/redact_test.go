@@ -1,12 +1,24 @@
 package redact
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
 
-// secrets are the credentials the inputs below carry; none may survive.
-var secrets = []string{"s3cret", "s3cr3tT0ken", "abc"}
+// checkRedacted fails t unless got, what call returned, is want and
+// holds none of the credentials the inputs carry.
+func checkRedacted(t *testing.T, call, got, want string) {
+	t.Helper()
+	if got != want {
+		t.Errorf("%s = %q, want %q", call, got, want)
+	}
+	for _, secret := range []string{"s3cret", "s3cr3tT0ken", "abc"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("%s = %q still carries %q", call, got, secret)
+		}
+	}
+}
 
 func TestURL(t *testing.T) {
 	tests := []struct{ name, in, want string }{
@@ -25,15 +37,7 @@ func TestURL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := URL(tt.in)
-			if got != tt.want {
-				t.Errorf("URL(%q) = %q, want %q", tt.in, got, tt.want)
-			}
-			for _, secret := range secrets {
-				if strings.Contains(got, secret) {
-					t.Errorf("URL(%q) = %q still carries %q", tt.in, got, secret)
-				}
-			}
+			checkRedacted(t, fmt.Sprintf("URL(%q)", tt.in), URL(tt.in), tt.want)
 		})
 	}
 }
@@ -46,15 +50,7 @@ func TestURLs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := URLs(tt.in)
-			if got != tt.want {
-				t.Errorf("URLs(%q) = %q, want %q", tt.in, got, tt.want)
-			}
-			for _, secret := range secrets {
-				if strings.Contains(got, secret) {
-					t.Errorf("URLs(%q) = %q still carries %q", tt.in, got, secret)
-				}
-			}
+			checkRedacted(t, fmt.Sprintf("URLs(%q)", tt.in), URLs(tt.in), tt.want)
 		})
 	}
 }
