@@ -224,10 +224,11 @@ func checkID(id *string, name string) error {
 	if *id == "" {
 		return &InvalidEventError{Field: "data." + name, Reason: "is required"}
 	}
-	if !ValidUUID(*id) {
+	norm, ok := NormalizeID(*id)
+	if !ok {
 		return &InvalidEventError{Field: "data." + name, Reason: "must be a UUID written 8-4-4-4-12 hex digits, got " + quote(*id)}
 	}
-	*id = strings.ToLower(*id)
+	*id = norm
 	return nil
 }
 
@@ -236,6 +237,18 @@ func checkID(id *string, name string) error {
 // forms (urn:uuid:, braces, no dashes) are not valid. The version and
 // variant bits are not checked.
 func ValidUUID(s string) bool { return len(s) == 36 && uuid.Validate(s) == nil }
+
+// NormalizeID returns the id s lower-case, the form ids take in events,
+// in the read model and in the API's answers, and whether s is a UUID in
+// canonical form (ValidUUID): ids are compared case-insensitively. It is
+// the one check of an id, for data fields, the API's person_id and
+// consumer_id, and the command line.
+func NormalizeID(s string) (string, bool) {
+	if !ValidUUID(s) {
+		return "", false
+	}
+	return strings.ToLower(s), true
+}
 
 // NormalizeSSN returns the 9 digits of a social security number written
 // either 123456789 or 123-45-6789, and whether s was one of those forms.

@@ -654,6 +654,31 @@ func TestValidUUID(t *testing.T) {
 	}
 }
 
+func TestNormalizeID(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+		ok             bool
+	}{
+		{"lower", testConsumerID, testConsumerID, true},
+		{"upper", strings.ToUpper(testConsumerID), testConsumerID, true},
+		{"mixed", "0B7E0F4E-3a1c-4C7E-9a52-7F3F2C1D9E01", "0b7e0f4e-3a1c-4c7e-9a52-7f3f2c1d9e01", true},
+		{"empty", "", "", false},
+		{"urn", "urn:uuid:" + testConsumerID, "", false},
+		{"braces", "{" + testConsumerID + "}", "", false},
+		{"no dashes", strings.ReplaceAll(testConsumerID, "-", ""), "", false},
+		{"not hex", "0b7e0f4e-3a1c-4c7e-9a52-7f3f2c1d9e0z", "", false},
+		{"non-ASCII letter", "0b7e0f4e-3a1c-4c7e-9a52-7f3f2c1d9e\u00e9", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := NormalizeID(tt.in)
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("NormalizeID(%q) = %q, %v, want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
 // TestReasonsHoldNoPersonalData checks that no error of Decode quotes a
 // social security number or a date of birth, valid or not, so that logging
 // the error of a refused event leaks neither.

@@ -377,3 +377,10 @@ const testBiz = "0b0b0b0b-0000-4000-8000-00000000b12b"
 func badgerIterOpts(prefix []byte) badger.IteratorOptions {
 	return badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 16, Prefix: prefix}
 }
+
+// Checkpoint returns the stream sequence of the last processed event (applied,
+// skipped or dead-lettered), 0 if none.
+func (s *Store) Checkpoint() (uint64, error) {
+	seq, _, err := s.checkpoint()
+	return seq, err
+}

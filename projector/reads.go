@@ -107,13 +107,6 @@ func (s *Store) Signers(ctx context.Context, consumerID string) (events.Person, 
 	return p, signers, nil
 }
 
-// Checkpoint returns the stream sequence of the last processed event (applied,
-// skipped or dead-lettered), 0 if none.
-func (s *Store) Checkpoint() (uint64, error) {
-	seq, _, err := s.checkpoint()
-	return seq, err
-}
-
 // checkpoint returns the checkpoint's sequence and the stream time of that event.
 func (s *Store) checkpoint() (uint64, time.Time, error) {
 	var (

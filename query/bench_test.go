@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -176,6 +177,24 @@ func BenchmarkHandlers(b *testing.B) {
 				if w.status != http.StatusOK || w.n == 0 {
 					b.Fatalf("status %d, %d bytes", w.status, w.n)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkParseSignersQuery is the query check of Get Authorized
+// Signers alone, consumer_id in lower case, in upper case (lower-cased,
+// one allocation) and invalid.
+func BenchmarkParseSignersQuery(b *testing.B) {
+	for _, tc := range []struct{ name, raw string }{
+		{"lower", "consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=LAST4"},
+		{"upper", "consumer_id=" + strings.ToUpper(consumerA) + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=LAST4"},
+		{"invalid", "consumer_id=" + consumerA[:35] + "g&expand=PROTECTED_PERSONAL_DATA&ssn_mode=LAST4"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				parseSignersQuery(tc.raw)
 			}
 		})
 	}

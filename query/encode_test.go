@@ -132,20 +132,3 @@ func TestEncodingMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
-
-// FuzzJSONString: appendJSONString writes what json.Marshal writes of any
-// string.
-func FuzzJSONString(f *testing.F) {
-	for _, s := range awkward {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
-			t.Errorf("appendJSONString(%q) = %s, want %s", s, got, want)
-		}
-	})
-}

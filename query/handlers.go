@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/lookup/persons/events"
@@ -70,10 +69,11 @@ func personID(r *http.Request) (id, reason string) {
 		}
 		id = dec
 	}
-	if !isCanonicalUUID(id) {
+	norm, ok := events.NormalizeID(id)
+	if !ok {
 		return "", reasonUUID
 	}
-	return strings.ToLower(id), ""
+	return norm, ""
 }
 
 // handleSigners answers Get Authorized Signers. fresh gates the read

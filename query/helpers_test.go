@@ -288,3 +288,6 @@ func decodeProblem(t *testing.T, rec *httptest.ResponseRecorder) problem {
 	}
 	return p
 }
+
+// typeURI returns the stable type URI of k.
+func (k problemKind) typeURI() string { return problemBase + problemKinds[k].slug }

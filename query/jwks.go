@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/lookup/persons/internal/crash"
+	"github.com/lookup/persons/internal/redact"
 )
 
 // The JWKS tuning defaults.
@@ -186,7 +187,7 @@ type jwksTuning struct {
 }
 
 func newJWKSFromURL(ctx context.Context, rawURL string, client *http.Client, t jwksTuning) (*JWKS, error) {
-	shown := RedactURL(rawURL)
+	shown := redact.URL(rawURL)
 	origin, err := checkJWKSURL(rawURL, shown, t.allowHTTP)
 	if err != nil {
 		return nil, err

@@ -458,31 +458,3 @@ func TestWithJWKSRefreshInterval(t *testing.T) {
 	})
 	_ = keys
 }
-
-func TestRedactURL(t *testing.T) {
-	tests := []struct{ name, in, want string }{
-		{"plain", "https://idp.example/jwks.json", "https://idp.example/jwks.json"},
-		{"user and password", "http://user:s3cret@host/jwks.json", "http://host/jwks.json"},
-		{"user alone (a token)", "nats://s3cr3tT0ken@127.0.0.1:4222", "nats://127.0.0.1:4222"},
-		{"query", "http://host/jwks.json?token=abc", "http://host/jwks.json?redacted"},
-		{"all of it", "http://user:s3cret@host/jwks.json?token=abc#frag", "http://host/jwks.json?redacted"},
-		{"fragment", "http://host/jwks.json#s3cret", "http://host/jwks.json"},
-		{"unparseable with a token", "nats://s3cr3tT0ken@127.0.0.1:bad port", "nats://127.0.0.1:bad port"},
-		{"unparseable with a query", "http://u:s3cret@h:x/p?token=abc", "http://h:x/p?redacted"},
-		{"no scheme, token", "s3cr3tT0ken@127.0.0.1:4222", "127.0.0.1:4222"},
-		{"opaque, scrubbed by hand", "nats:s3cr3tT0ken@host", "host"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := RedactURL(tt.in)
-			if got != tt.want {
-				t.Errorf("RedactURL(%q) = %q, want %q", tt.in, got, tt.want)
-			}
-			for _, secret := range []string{"s3cret", "s3cr3tT0ken", "abc"} {
-				if strings.Contains(got, secret) {
-					t.Errorf("RedactURL(%q) = %q still carries %q", tt.in, got, secret)
-				}
-			}
-		})
-	}
-}

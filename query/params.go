@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/lookup/persons/events"
 )
 
 // The query parameter values of Get Authorized Signers.
@@ -28,28 +30,6 @@ const (
 	reasonNeedsExp = "requires expand=PROTECTED_PERSONAL_DATA"
 	reasonQuery    = "the query string is malformed"
 )
-
-// isCanonicalUUID reports whether s is a UUID written 8-4-4-4-12 in
-// hexadecimal digits of any case.
-func isCanonicalUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if (c < '0' || c > '9') && (c < 'a' || c > 'f') && (c < 'A' || c > 'F') {
-				return false
-			}
-		}
-	}
-	return true
-}
 
 // signersQuery is the validated query of Get Authorized Signers.
 type signersQuery struct {
@@ -150,10 +130,10 @@ func parseSignersQuery(raw string) (signersQuery, []invalidParam) {
 		if _, n := params.get("consumer_id"); n == 0 {
 			bad = append(bad, invalidParam{Name: "consumer_id", Reason: reasonRequired})
 		}
-	} else if !isCanonicalUUID(id) {
+	} else if norm, ok := events.NormalizeID(id); !ok {
 		bad = append(bad, invalidParam{Name: "consumer_id", Reason: reasonUUID})
 	} else {
-		q.consumerID = strings.ToLower(id)
+		q.consumerID = norm
 	}
 	if v, ok := single("expand"); ok {
 		if v == expandPPD {

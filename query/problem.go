@@ -52,9 +52,6 @@ var problemKinds = [...]struct {
 	probStale:              {"stale", "Read model stale", http.StatusServiceUnavailable},
 }
 
-// typeURI returns the stable type URI of k.
-func (k problemKind) typeURI() string { return problemBase + problemKinds[k].slug }
-
 // invalidParam says why one request parameter is invalid (an RFC 9457
 // extension member of 400 responses).
 type invalidParam struct {

@@ -66,13 +66,13 @@ func writeReport(w io.Writer, o options, tool loadtest.ClosedLoop, m machine, cl
 	}
 	fmt.Fprintf(w, "Closed loop (%s, %v a scenario after a %v warm-up%s; ratios to the bare server answering the same bytes, in this run):\n\n",
 		tool.Name(), o.duration, o.warmup, rounds)
-	loadtest.WriteClosedLoop(w, closed)
+	writeClosedLoop(w, closed)
 	fmt.Fprintln(w, "\nServer CPU a request: the user and system CPU time of the serving process (lookupd dev with its in-process NATS, or the bare server) over the requests it completed; n/a when the load generator shares its process.")
 	writeAuditRatio(w, closed)
 	if len(open) > 0 {
 		fmt.Fprintf(w, "\nOpen loop (vegeta at a fixed %s req/s, %v a scenario, at most %d requests in flight; latency of the successful requests):\n\n",
 			loadtest.Thousands(float64(o.rate)), o.openDuration, o.openWorkers)
-		loadtest.WriteOpenLoop(w, open)
+		writeOpenLoop(w, open)
 	}
 }
 
@@ -93,6 +93,47 @@ func writeAuditRatio(w io.Writer, closed []loadtest.Result) {
 	}
 	fmt.Fprintf(w, "\nAudit ledger: GET signers with expand with `LOOKUP_AUDIT=required` at %.2fx of the same GET with auditing off (%s vs %s req/s).\n",
 		on.Rate/off.Rate, loadtest.Thousands(on.Rate), loadtest.Thousands(off.Rate))
+}
+
+// writeClosedLoop writes the closed-loop results as a Markdown table,
+// each with its ratio to the result of its Baseline (a baseline itself is
+// 1.00x; n/a when the baseline was not measured).
+func writeClosedLoop(w io.Writer, results []loadtest.Result) {
+	rates := make(map[string]float64, len(results))
+	for _, r := range results {
+		rates[r.Scenario] = r.Rate
+	}
+	fmt.Fprintln(w, "| server | tool | req/s | p99 | vs bare | server CPU a request | errors |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|")
+	for _, r := range results {
+		base := r.Baseline
+		if base == "" {
+			base = r.Scenario
+		}
+		ratio := "n/a"
+		if rates[base] > 0 {
+			ratio = fmt.Sprintf("%.2fx", r.Rate/rates[base])
+		}
+		cpu := "n/a"
+		if r.CPUPerRequest > 0 {
+			cpu = fmt.Sprintf("%.1f µs", float64(r.CPUPerRequest.Nanoseconds())/1e3)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %d |\n", r.Scenario, r.Tool, loadtest.Thousands(r.Rate), ms(r.P99), ratio, cpu, r.Errors)
+	}
+}
+
+// writeOpenLoop writes the open-loop results as a Markdown table.
+func writeOpenLoop(w io.Writer, results []loadtest.Result) {
+	fmt.Fprintln(w, "| server | tool | achieved req/s | p50 | p99 | errors |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|")
+	for _, r := range results {
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %d |\n", r.Scenario, r.Tool, loadtest.Thousands(r.Rate), ms(r.P50), ms(r.P99), r.Errors)
+	}
+}
+
+// ms formats a latency in milliseconds with two decimals.
+func ms(d time.Duration) string {
+	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
 }
 
 func orUnknown(s string) string {

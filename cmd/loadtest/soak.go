@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/lookup/persons/internal/devnats"
 	"github.com/lookup/persons/internal/loadtest"
 )
 
@@ -53,7 +54,7 @@ type soakRun struct {
 // It writes the samples and their summary as Markdown on stdout.
 func runSoak(ctx context.Context, o options, bin, dir string, stdout, stderr io.Writer) (err error) {
 	m := readMachine(ctx, bin)
-	broker, err := loadtest.StartBroker(filepath.Join(dir, "nats"))
+	broker, err := devnats.Start("loadtest-soak", filepath.Join(dir, "nats"))
 	if err != nil {
 		return err
 	}
@@ -67,7 +68,7 @@ func runSoak(ctx context.Context, o options, bin, dir string, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	if err := loadtest.CreateStream(ctx, js, loadtest.PersonsStream(soakStream)); err != nil {
+	if err := devnats.EnsurePersonsStream(ctx, js, soakStream); err != nil {
 		return err
 	}
 	pop := loadtest.NewPopulation(o.soak.people, o.soak.signers, 1)

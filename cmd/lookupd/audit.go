@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/audit"
 	"github.com/lookup/persons/internal/projectormetrics"
 )
@@ -109,11 +109,12 @@ type accountingQuery struct {
 }
 
 func parseAccountingQuery(person, since, until, format string) (accountingQuery, error) {
-	q := accountingQuery{person: strings.ToLower(person), format: format}
+	q := accountingQuery{format: format}
 	if person == "" {
 		return q, errors.New("--person is required")
 	}
-	if !isUUID(q.person) {
+	var ok bool
+	if q.person, ok = events.NormalizeID(person); !ok {
 		return q, fmt.Errorf("--person %q: want a UUID", person)
 	}
 	if format != "jsonl" && format != "fhir" {
@@ -144,24 +145,6 @@ func parseAuditTime(flag, v string) (time.Time, error) {
 		return t, nil
 	}
 	return time.Time{}, fmt.Errorf("%s %q: want an RFC 3339 time or a date YYYY-MM-DD", flag, v)
-}
-
-// isUUID reports whether s is a lower-case UUID written 8-4-4-4-12.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if i == 8 || i == 13 || i == 18 || i == 23 {
-			if c != '-' {
-				return false
-			}
-		} else if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // writeAccounting prints recs in format.

@@ -14,13 +14,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/demo"
 	"github.com/lookup/persons/internal/devkey"
+	"github.com/lookup/persons/internal/devnats"
 	"github.com/lookup/persons/internal/keyfile"
 	"github.com/lookup/persons/internal/logbuffer"
 	"github.com/lookup/persons/internal/shellquote"
@@ -59,28 +59,6 @@ text unless LOOKUP_LOG_FORMAT or --log-format say otherwise.`, getenv)
 	return dev(ctx, c.cfg, logger, stdout, *dataDir, *tokenTTL, getenv)
 }
 
-// devStreamConfig is the source stream of dev mode: the limits of
-// deploy/streams/persons.json (a test keeps them in step), a smaller size.
-func devStreamConfig(name string) jetstream.StreamConfig {
-	return jetstream.StreamConfig{
-		Name:              name,
-		Description:       "Person and authorized signer change events, CloudEvents 1.0 JSON, contract v1 (lookupd dev)",
-		Subjects:          []string{events.SubjectRoot + ".>"},
-		Retention:         jetstream.LimitsPolicy,
-		MaxConsumers:      -1,
-		MaxMsgs:           -1,
-		MaxBytes:          1 << 30,
-		MaxMsgsPerSubject: 16,
-		MaxMsgSize:        65536,
-		Discard:           jetstream.DiscardNew,
-		Storage:           jetstream.FileStorage,
-		Replicas:          1,
-		Duplicates:        10 * time.Minute,
-		AllowDirect:       true,
-		Compression:       jetstream.S2Compression,
-	}
-}
-
 // dev runs the dev mode (see cmdDev). dataDir "" means a temporary
 // directory removed on return.
 func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer, dataDir string, tokenTTL time.Duration, getenv func(string) string) (err error) {
@@ -98,15 +76,12 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 		return fmt.Errorf("dev data directory: %w", err)
 	}
 
-	ns, err := startDevNATS(filepath.Join(dataDir, "nats"))
+	ns, err := devnats.Start("lookupd-dev", filepath.Join(dataDir, "nats"))
 	if err != nil {
 		return err
 	}
-	defer func() {
-		ns.Shutdown()
-		ns.WaitForShutdown()
-	}()
-	natsURL := ns.ClientURL()
+	defer ns.Close()
+	natsURL := ns.URL
 	logger.Info("dev NATS server started", "url", redactURLs(natsURL))
 
 	data, err := demo.New()
@@ -183,29 +158,6 @@ func devSigningKey(logger *slog.Logger, keyPath, dataDir string) (*rsa.PrivateKe
 	return key, jwks, keys, nil
 }
 
-// startDevNATS starts an in-process NATS server with JetStream, storing
-// in dir, on a free port of the loopback interface.
-func startDevNATS(dir string) (*server.Server, error) {
-	ns, err := server.NewServer(&server.Options{
-		ServerName: "lookupd-dev",
-		Host:       "127.0.0.1",
-		Port:       server.RANDOM_PORT,
-		JetStream:  true,
-		StoreDir:   dir,
-		NoSigs:     true,
-		NoLog:      true,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("dev NATS server: %w", err)
-	}
-	ns.Start()
-	if !ns.ReadyForConnections(30 * time.Second) {
-		ns.Shutdown()
-		return nil, errors.New("dev NATS server: not ready after 30s")
-	}
-	return ns, nil
-}
-
 // setUpDevStream creates the stream (or updates its configuration) and
 // publishes the demo data set into it when it is empty.
 func setUpDevStream(ctx context.Context, url, stream string, data *demo.Data, logger *slog.Logger) error {
@@ -218,8 +170,8 @@ func setUpDevStream(ctx context.Context, url, stream string, data *demo.Data, lo
 	if err != nil {
 		return fmt.Errorf("dev NATS server: %w", err)
 	}
-	if _, err := js.CreateOrUpdateStream(ctx, devStreamConfig(stream)); err != nil {
-		return fmt.Errorf("create stream %s: %w", stream, err)
+	if err := devnats.EnsurePersonsStream(ctx, js, stream); err != nil {
+		return err
 	}
 	n, err := demo.Publish(ctx, js, stream, events.NewPublisher(js), data)
 	if err != nil {

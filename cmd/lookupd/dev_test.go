@@ -13,12 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/lookup/persons/internal/devkey"
 	"github.com/lookup/persons/internal/loadtest"
 	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/repofile"
 	"github.com/lookup/persons/internal/shellquote"
 	"github.com/lookup/persons/internal/wait"
 )
@@ -235,35 +232,6 @@ func TestDevDataDirSurvives(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, devkey.KeyFile)); err != nil {
 		t.Errorf("data dir not kept: %v", err)
-	}
-}
-
-// TestDevStreamMatchesDeploy keeps the dev stream in step with the stream
-// definition operators apply (deploy/streams/persons.json).
-func TestDevStreamMatchesDeploy(t *testing.T) {
-	b := []byte(repofile.Read(t, "deploy/streams/persons.json"))
-	var want jetstream.StreamConfig
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatalf("decode deploy stream definition: %v", err)
-	}
-	got := devStreamConfig(want.Name)
-	type limits struct {
-		Subjects          []string
-		Retention         jetstream.RetentionPolicy
-		Discard           jetstream.DiscardPolicy
-		Storage           jetstream.StorageType
-		MaxMsgsPerSubject int64
-		MaxMsgSize        int32
-		Duplicates        time.Duration
-		AllowDirect       bool
-		Compression       jetstream.StoreCompression
-	}
-	pick := func(c jetstream.StreamConfig) string {
-		return fmt.Sprintf("%+v", limits{c.Subjects, c.Retention, c.Discard, c.Storage, c.MaxMsgsPerSubject,
-			c.MaxMsgSize, c.Duplicates, c.AllowDirect, c.Compression})
-	}
-	if pick(got) != pick(want) {
-		t.Errorf("dev stream differs from deploy/streams/persons.json:\n got %s\nwant %s", pick(got), pick(want))
 	}
 }
 

@@ -23,10 +23,12 @@ import (
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/demo"
 	"github.com/lookup/persons/internal/devkey"
+	"github.com/lookup/persons/internal/devnats"
 	"github.com/lookup/persons/internal/httpget"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/natstest"
 	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/projector"
 )
 
 // env returns a getenv over m.
@@ -132,10 +134,10 @@ func adaConsumer(t *testing.T, prefix string) events.Consumer {
 	return events.Consumer{ConsumerID: demo.ID(prefix, 0), BusinessID: data.Businesses[0], FirstName: "Ada", LastName: "Lovelace"}
 }
 
-// createStream creates the stream name on subjects persons.>.
+// createStream creates the stream name as deployed (subjects persons.>).
 func createStream(t *testing.T, js jetstream.JetStream, name string) {
 	t.Helper()
-	if _, err := js.CreateStream(context.Background(), devStreamConfig(name)); err != nil {
+	if _, err := js.CreateStream(context.Background(), devnats.PersonsStream(name)); err != nil {
 		t.Fatalf("create stream: %v", err)
 	}
 }
@@ -294,4 +296,16 @@ func waitStatus(t *testing.T, timeout time.Duration, url, tok string, want int) 
 		}
 		return nil
 	})
+}
+
+// checkpoint returns the stream sequence of the last event s processed:
+// the position a snapshot of it records.
+func checkpoint(t *testing.T, s *projector.Store) uint64 {
+	t.Helper()
+	sn, err := s.Snapshot()
+	if err != nil {
+		t.Fatalf("snapshot of the store: %v", err)
+	}
+	defer sn.Close()
+	return sn.Info.Position
 }

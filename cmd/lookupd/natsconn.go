@@ -14,7 +14,7 @@ import (
 
 	"github.com/lookup/persons/internal/keyfile"
 	"github.com/lookup/persons/internal/natsconn"
-	"github.com/lookup/persons/query"
+	"github.com/lookup/persons/internal/redact"
 )
 
 // natsHealth records whether the NATS server refuses lookupd's
@@ -51,7 +51,7 @@ func withJetStream(nc *nats.Conn, err error) (*nats.Conn, jetstream.JetStream, e
 // servers are retried in the background forever, with a capped backoff.
 func connectNATS(cfg config, name string, logger *slog.Logger, health *natsHealth) (*nats.Conn, error) {
 	keyfile.WarnLoose(logger, natsSecretFiles(cfg)...)
-	c := natsconn.Config{Name: name, InboxPrefix: cfg.NATSInboxPrefix, Logger: logger, Redact: query.RedactURL}
+	c := natsconn.Config{Name: name, InboxPrefix: cfg.NATSInboxPrefix, Logger: logger}
 	if health != nil {
 		c.OnRefused = func(error) { health.refused.Store(true) }
 		c.OnAccepted = func() { health.refused.Store(false) }
@@ -107,7 +107,7 @@ func natsSecretFiles(cfg config) []keyfile.File {
 	}
 }
 
-// redactURLs returns urls (comma-separated) fit for logs and errors, each
-// through query.RedactURL: no user information (a token alone too), no
-// query. Every URL the program logs goes through it.
-func redactURLs(urls string) string { return natsconn.RedactURLs(urls, query.RedactURL) }
+// redactURLs returns urls (comma-separated) fit for logs and errors
+// (redact.URLs): no user information (a token alone too), no query. Every
+// URL the program logs goes through it.
+func redactURLs(urls string) string { return redact.URLs(urls) }

@@ -44,8 +44,8 @@ func TestProjectUntilCaughtUp(t *testing.T) {
 		t.Fatalf("open built store: %v", err)
 	}
 	defer s.Close()
-	if cp, err := s.Checkpoint(); err != nil || cp != last {
-		t.Errorf("checkpoint = %d, %v; want %d", cp, err, last)
+	if cp := checkpoint(t, s); cp != last {
+		t.Errorf("checkpoint = %d, want %d", cp, last)
 	}
 	if _, sg, err := s.Signers(context.Background(), data.Consumer); err != nil || len(sg) != 8 {
 		t.Errorf("signers of %s: %d, %v; want 8", data.Consumer, len(sg), err)

@@ -265,8 +265,8 @@ func TestServe(t *testing.T) {
 		t.Fatalf("reopen store: %v", err)
 	}
 	defer s.Close()
-	if cp, err := s.Checkpoint(); err != nil || cp != 9 { // 7 at start, then the late and the lone consumer
-		t.Errorf("checkpoint = %d, %v; want 9", cp, err)
+	if cp := checkpoint(t, s); cp != 9 { // 7 at start, then the late and the lone consumer
+		t.Errorf("checkpoint = %d, want 9", cp)
 	}
 	if _, sg, err := s.Signers(context.Background(), consumer.ConsumerID); err != nil || len(sg) != 5 {
 		t.Errorf("signers after reopen: %d, %v; want 5", len(sg), err)

@@ -30,20 +30,3 @@ func TestAppendRecordIsJSONMarshal(t *testing.T) {
 		})
 	}
 }
-
-// FuzzAppendStringIsJSONMarshal holds appendString (runs copied at once,
-// escapes one by one) equal to json.Marshal for any string.
-func FuzzAppendStringIsJSONMarshal(f *testing.F) {
-	for _, s := range []string{"", "plain", "a\"b\\c\n\r\t\x01<>&", "é\u2028\u2029\xff€ tail", "head<"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := appendString(nil, s); string(got) != string(want) {
-			t.Errorf("appendString(%q) = %s, want %s", s, got, want)
-		}
-	})
-}

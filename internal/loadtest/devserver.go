@@ -1,14 +1,14 @@
 // Package loadtest is the machinery of "make loadtest" (cmd/loadtest): it
 // starts "lookupd dev" and a bare net/http server answering the same bytes,
-// gives the dev server a fixed data set and tokens, drives both with wrk or
-// vegeta, and writes the figures as Markdown tables.
+// gives the dev server a fixed data set and tokens, and drives both with
+// wrk or vegeta; cmd/loadtest writes the figures as Markdown.
 //
 // Only ratios measured in one run mean anything: the machine is shared.
 //
 // For a memory soak ("make soak") it runs "lookupd serve" instead, with
-// its default settings, against a broker in this process holding a large
-// Population, and samples the process's memory from /proc and its
-// /metrics (MemSample) while lookups and events run at fixed rates.
+// its default settings, against a broker in this process (internal/devnats)
+// holding a large Population, and samples the process's memory from /proc
+// and its /metrics (MemSample) while lookups and events run at fixed rates.
 package loadtest
 
 import (

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/lookup/persons/internal/redact"
 )
 
 // DefaultInboxPrefix is the prefix of lookupd's reply subjects (JetStream
@@ -25,9 +27,6 @@ type Config struct {
 	Name        string       // client name shown by the server ("lookupd" when empty)
 	InboxPrefix string       // reply subject prefix ("" = nats.go's default _INBOX)
 	Logger      *slog.Logger // connection events; nil = discarded
-	// Redact returns a URL fit for logs and errors (no user information,
-	// no query); nil = RedactURL.
-	Redact func(string) string
 	// OnRefused, when set, is called when the server refuses the
 	// credentials after the connection was established (a revoked user,
 	// an expired credential), and OnAccepted when it accepts them again
@@ -46,10 +45,7 @@ func Connect(urls string, s Security, cfg Config) (*nats.Conn, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if cfg.Redact == nil {
-		cfg.Redact = RedactURL
-	}
-	shown := RedactURLs(urls, cfg.Redact)
+	shown := redact.URLs(urls)
 	secOpts, err := s.Options()
 	if err != nil {
 		return nil, err
@@ -101,7 +97,7 @@ func baseOptions(cfg Config, shown string) []nats.Option {
 		nats.MaxReconnects(-1),
 		nats.CustomReconnectDelay(ReconnectDelay),
 		nats.ConnectHandler(func(nc *nats.Conn) {
-			log.Info("nats connected", "url", cfg.Redact(nc.ConnectedUrl()))
+			log.Info("nats connected", "url", redact.URL(nc.ConnectedUrl()))
 		}),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
@@ -114,7 +110,7 @@ func baseOptions(cfg Config, shown string) []nats.Option {
 			report(err)
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
-			log.Info("nats reconnected", "url", cfg.Redact(nc.ConnectedUrl()))
+			log.Info("nats reconnected", "url", redact.URL(nc.ConnectedUrl()))
 			if cfg.OnAccepted != nil {
 				cfg.OnAccepted()
 			}
@@ -167,28 +163,4 @@ func badTLS(err error) bool {
 func malformed(err error) bool {
 	var ue *url.Error
 	return errors.As(err, &ue) && ue.Op == "parse"
-}
-
-// RedactURL returns raw without user information and query, for logs.
-func RedactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(invalid URL)"
-	}
-	u.User = nil
-	if u.RawQuery != "" {
-		u.RawQuery = "redacted"
-	}
-	u.Fragment = ""
-	return u.String()
-}
-
-// RedactURLs applies redact to each of the comma-separated urls (a NATS
-// server list).
-func RedactURLs(urls string, redact func(string) string) string {
-	parts := strings.Split(urls, ",")
-	for i, p := range parts {
-		parts[i] = redact(strings.TrimSpace(p))
-	}
-	return strings.Join(parts, ",")
 }

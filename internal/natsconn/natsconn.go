@@ -114,19 +114,6 @@ func (s Security) Options() ([]nats.Option, error) {
 	return opts, nil
 }
 
-// Files returns the files of s that hold secrets (for a check of their
-// permissions), by the name of their setting.
-func (s Security) Files() map[string]string {
-	m := map[string]string{}
-	for name, f := range map[string]string{"credentials": s.CredsFile, "nkey seed": s.NkeyFile,
-		"password": s.PasswordFile, "token": s.TokenFile, "client key": s.KeyFile} {
-		if f != "" {
-			m[name] = f
-		}
-	}
-	return m
-}
-
 // readSecret returns the content of file without surrounding white space;
 // its errors never hold the content.
 func readSecret(file, what string) (string, error) {

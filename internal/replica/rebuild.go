@@ -10,14 +10,6 @@ import (
 	"github.com/lookup/persons/projector"
 )
 
-// Rebuilding reports whether a rebuild is under way (until its model is
-// swapped in and the old one deleted, or it failed).
-func (r *Replica) Rebuilding() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.rebuilding
-}
-
 // Rebuild starts building a fresh read model from the start of the
 // stream, in a new directory beside the live one, while the live one
 // keeps serving; once it has caught up it is swapped in (see swap) and the

@@ -371,3 +371,11 @@ func TestStopDuringRebuild(t *testing.T) {
 		})
 	}
 }
+
+// Rebuilding reports whether a rebuild is under way (until its model is
+// swapped in and the old one deleted, or it failed).
+func (r *Replica) Rebuilding() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rebuilding
+}

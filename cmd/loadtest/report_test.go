@@ -1,14 +1,16 @@
-package loadtest
+package main
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lookup/persons/internal/loadtest"
 )
 
 func TestWriteClosedLoop(t *testing.T) {
 	var b strings.Builder
-	WriteClosedLoop(&b, []Result{
+	writeClosedLoop(&b, []loadtest.Result{
 		{Scenario: "bare", Tool: "wrk", Rate: 80000, P99: 6 * time.Millisecond, CPUPerRequest: 15500 * time.Nanosecond},
 		{Scenario: "lookupd", Baseline: "bare", Tool: "wrk", Rate: 20000, P99: 29500 * time.Microsecond, Errors: 3},
 		{Scenario: "bare signers", Tool: "wrk", Rate: 40000},
@@ -30,16 +32,8 @@ func TestWriteClosedLoop(t *testing.T) {
 
 func TestWriteOpenLoop(t *testing.T) {
 	var b strings.Builder
-	WriteOpenLoop(&b, []Result{{Scenario: "lookupd", Tool: "vegeta", Rate: 9999.6, P50: 400 * time.Microsecond, P99: 1500 * time.Microsecond}})
+	writeOpenLoop(&b, []loadtest.Result{{Scenario: "lookupd", Tool: "vegeta", Rate: 9999.6, P50: 400 * time.Microsecond, P99: 1500 * time.Microsecond}})
 	if want := "| lookupd | vegeta | 10,000 | 0.40 ms | 1.50 ms | 0 |"; !strings.Contains(b.String(), want) {
 		t.Errorf("table lacks %q:\n%s", want, b.String())
-	}
-}
-
-func TestThousands(t *testing.T) {
-	for in, want := range map[float64]string{0: "0", 999.4: "999", 1000: "1,000", 76877.2: "76,877", 1234567: "1,234,567"} {
-		if got := Thousands(in); got != want {
-			t.Errorf("Thousands(%v) = %q, want %q", in, got, want)
-		}
 	}
 }

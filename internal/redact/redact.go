@@ -1,21 +1,26 @@
-package query
+// Package redact makes URLs fit for a log line or an error message: the
+// one place where the program's URLs (NATS servers, the JWKS) lose their
+// credentials before anyone sees them. The standard library's
+// url.URL.Redacted masks only a password; a token given as the user alone
+// (nats://token@host), a query (?token=…) and a fragment stay in it.
+package redact
 
 import (
 	"net/url"
 	"strings"
 )
 
-// RedactURL returns raw fit for a log line or an error message: without
-// its user information (a user alone, such as a token, as well as
+// URL returns raw fit for a log line or an error message: without its
+// user information (a user alone, such as a token, as well as
 // user:password), with a query replaced by "redacted", and without a
 // fragment. A raw that does not parse as a URL is scrubbed the same way
 // by hand (everything between "://" and the last "@" of the authority is
 // dropped, and everything after "?" or "#"), so that no credential it
-// carries is shown either. The program's URLs reach logs only through it.
-func RedactURL(raw string) string {
+// carries is shown either.
+func URL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Opaque != "" {
-		return scrubURL(raw)
+		return scrub(raw)
 	}
 	u.User = nil
 	if u.RawQuery != "" || u.ForceQuery {
@@ -26,8 +31,18 @@ func RedactURL(raw string) string {
 	return u.String()
 }
 
-// scrubURL is RedactURL for a raw that does not parse as a URL.
-func scrubURL(raw string) string {
+// URLs applies URL to each of the comma-separated urls (a NATS server
+// list), trimming the spaces around each.
+func URLs(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		parts[i] = URL(strings.TrimSpace(p))
+	}
+	return strings.Join(parts, ",")
+}
+
+// scrub is URL for a raw that does not parse as a URL.
+func scrub(raw string) string {
 	s, query := raw, false
 	if i := strings.IndexAny(s, "?#"); i >= 0 {
 		query = s[i] == '?'
