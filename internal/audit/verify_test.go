@@ -14,8 +14,14 @@ import (
 // message each).
 func fill(t *testing.T, l *Ledger, n int) {
 	t.Helper()
+	fillAs(t, l, "req", n)
+}
+
+// fillAs is fill with request ids prefix-0, prefix-1...
+func fillAs(t *testing.T, l *Ledger, prefix string, n int) {
+	t.Helper()
 	for i := 0; i < n; i++ {
-		if err := l.Disclose(context.Background(), disclosure(fmt.Sprintf("req-%d", i), personA)); err != nil {
+		if err := l.Disclose(context.Background(), disclosure(fmt.Sprintf("%s-%d", prefix, i), personA)); err != nil {
 			t.Fatalf("Disclose: %v", err)
 		}
 	}
