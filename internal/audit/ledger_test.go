@@ -236,3 +236,30 @@ func TestLedgerRequiredFailsAtOnceWithoutNATS(t *testing.T) {
 		t.Errorf("Disclose without NATS took %v, want an error at once", d)
 	}
 }
+
+// TestLedgerSplitsADisclosureLargerThanAMessage: a disclosure of more
+// records than a message holds is stored in consecutive messages, and
+// released once the last is acknowledged.
+func TestLedgerSplitsADisclosureLargerThanAMessage(t *testing.T) {
+	withAndWithoutBatchPublish(t, nil, func(t *testing.T, nc *nats.Conn, js jetstream.JetStream, _ bool) {
+		l := newLedger(t, nc, Config{MaxMessageRecords: 3})
+		var persons []string
+		for i := range 10 {
+			persons = append(persons, fmt.Sprintf("%08d-0000-4000-8000-000000000000", i))
+		}
+		if err := l.Disclose(context.Background(), disclosure("big", persons...)); err != nil {
+			t.Fatalf("Disclose: %v", err)
+		}
+		if got := streamMsgs(t, js); got != 4 {
+			t.Errorf("stream holds %d messages, want 4 (3+3+3+1 records)", got)
+		}
+		rep, err := Verify(context.Background(), js, DefaultStream)
+		if err != nil || !rep.OK() || rep.Records != 10 {
+			t.Errorf("Verify = %+v, %v; want 10 records, no problem", rep, err)
+		}
+		recs, err := Accounting(context.Background(), js, DefaultStream, persons[9], time.Time{}, time.Time{})
+		if err != nil || len(recs) != 1 || recs[0].Seq != 4 || recs[0].Index != 1 || recs[0].Persons != 10 {
+			t.Errorf("Accounting of the last person = %+v, %v; want its record, message 4, index 1", recs, err)
+		}
+	})
+}

@@ -5,19 +5,7 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/lookup/persons/query"
 )
-
-// pendings returns n disclosures of one person each.
-func pendings(n int) []*pending {
-	b := make([]*pending, n)
-	for i := range b {
-		b[i] = &pending{d: query.Disclosure{RequestID: fmt.Sprint("req-", i), Operation: "getPerson",
-			Persons: []query.DisclosedPerson{{ID: personA}}}}
-	}
-	return b
-}
 
 // TestOutboxWritesWhatJSONMarshalWrites: a message written record by
 // record is the JSON of its Message, and decodes back to its records.
