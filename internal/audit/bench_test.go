@@ -237,14 +237,9 @@ func BenchmarkLedger64(b *testing.B) {
 		name string
 		new  func(b *testing.B, nc *nats.Conn) query.Auditor
 	}{
-		{"group-commit", func(b *testing.B, nc *nats.Conn) query.Auditor {
-			l, err := New(nc, Config{Replica: "bench"})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { _ = l.Close(context.Background()) })
-			return l
-		}},
+		{"group-commit", func(b *testing.B, nc *nats.Conn) query.Auditor { return benchLedger(b, nc, 0) }},
+		{"group-commit-one-in-flight", func(b *testing.B, nc *nats.Conn) query.Auditor { return benchLedger(b, nc, 1) }},
+		{"group-commit-eight-in-flight", func(b *testing.B, nc *nats.Conn) query.Auditor { return benchLedger(b, nc, 8) }},
 		{"per-record", func(b *testing.B, nc *nats.Conn) query.Auditor { return newPerRecord(b, nc) }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
@@ -269,4 +264,16 @@ func BenchmarkLedger64(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "answers/s")
 		})
 	}
+}
+
+// benchLedger returns a required Ledger on nc with MaxInFlight inFlight
+// (0: the default).
+func benchLedger(b *testing.B, nc *nats.Conn, inFlight int) *Ledger {
+	b.Helper()
+	l, err := New(nc, Config{Replica: "bench", MaxInFlight: inFlight})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = l.Close(context.Background()) })
+	return l
 }

@@ -247,3 +247,18 @@ func TestSubjectsBoundedByReplicas(t *testing.T) {
 	}
 	t.Logf("%d records in %d messages", rep.Records, rep.Messages)
 }
+
+// TestLedgerPipelines: under load several messages are in flight at once,
+// none beyond MaxInFlight, and the chain stays intact.
+func TestLedgerPipelines(t *testing.T) {
+	nc, js := runNATS(t)
+	l := newLedger(t, nc, Config{MaxMessageRecords: 8, MaxInFlight: 3})
+	stop := make(chan struct{})
+	released, _ := storm(l, "req", stop)
+	waitFor(t, "two messages in flight at once", func() bool { return l.peakInFlight.Load() >= 2 })
+	close(stop)
+	checkLedger(t, js, released())
+	if peak := l.peakInFlight.Load(); peak > 3 {
+		t.Errorf("%d messages in flight at once, want at most 3", peak)
+	}
+}

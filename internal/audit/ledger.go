@@ -130,6 +130,8 @@ type Ledger struct {
 	ensured atomic.Bool
 	batched atomic.Bool
 	batches *fastBatches
+	// peakInFlight is the most messages in flight at once so far.
+	peakInFlight atomic.Int64
 }
 
 var _ query.Auditor = (*Ledger)(nil)

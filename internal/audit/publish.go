@@ -74,6 +74,10 @@ type publisher struct {
 	inflight           []*message
 	carry              *pending // a disclosure partly written
 	carryAt            int      // the index of its next record
+	// backlog holds the disclosures taken from the queue and not written
+	// yet (backlogRecords records), up to two messages' worth.
+	backlog        []*pending
+	backlogRecords int
 	out                outbox
 	msg                *nats.Msg
 	timer              *time.Timer
@@ -122,20 +126,21 @@ func (l *Ledger) publish() {
 	pb.timer.Stop()
 	closingCh := l.closing
 	for {
+		pb.gather()
 		if closingCh == nil && pb.drained() {
 			return
 		}
-		if pb.carry != nil && pb.canSend() {
-			pb.send(nil)
+		if pb.due() {
+			pb.send()
 			continue
 		}
 		var queue <-chan *pending
-		if pb.canSend() {
+		if pb.backlogRecords < 2*l.cfg.MaxMessageRecords {
 			queue = l.queue
 		}
 		select {
 		case p := <-queue:
-			pb.send(p)
+			pb.take(p)
 		case r := <-pb.fb.replies:
 			pb.reply(r)
 		case <-pb.timer.C:
@@ -156,30 +161,63 @@ func (l *Ledger) publish() {
 	}
 }
 
-// drained reports whether nothing is queued, written or in flight.
-func (pb *publisher) drained() bool {
-	return len(pb.l.queue) == 0 && pb.carry == nil && len(pb.inflight) == 0 && (pb.st == idle || pb.st == broken)
+// take adds p to the backlog.
+func (pb *publisher) take(p *pending) {
+	pb.backlog = append(pb.backlog, p)
+	pb.backlogRecords += p.records()
 }
 
-// canSend reports whether the next message may be sent now.
-func (pb *publisher) canSend() bool {
+// gather moves the disclosures queued into the backlog, up to two
+// messages' worth.
+func (pb *publisher) gather() {
+	for pb.backlogRecords < 2*pb.l.cfg.MaxMessageRecords {
+		select {
+		case p := <-pb.l.queue:
+			pb.take(p)
+		default:
+			return
+		}
+	}
+}
+
+// drained reports whether nothing is queued, written or in flight.
+func (pb *publisher) drained() bool {
+	return len(pb.l.queue) == 0 && len(pb.backlog) == 0 && pb.carry == nil && len(pb.inflight) == 0 &&
+		(pb.st == idle || pb.st == broken)
+}
+
+// due reports whether the next message is to be sent now. With no batch
+// open, at once: a lone disclosure waits for nothing. In an open batch,
+// with a message in flight, only once half a message's worth has gathered
+// (or a disclosure did not fit in the last message): the next message
+// then holds many disclosures, not one, and several are in flight only
+// when the load fills them.
+func (pb *publisher) due() bool {
+	if pb.carry == nil && len(pb.backlog) == 0 {
+		return false
+	}
 	switch pb.st {
 	case idle, broken:
 		return true
 	case open:
-		return len(pb.inflight) < pb.l.cfg.MaxInFlight
+		if len(pb.inflight) >= pb.l.cfg.MaxInFlight {
+			return false
+		}
+		return len(pb.inflight) == 0 || pb.carry != nil || 2*pb.backlogRecords >= pb.l.cfg.MaxMessageRecords
 	}
 	return false
 }
 
-// send writes the next message, from the disclosure partly written, then
-// first, then those queued, and sends it.
-func (pb *publisher) send(first *pending) {
+// idleAfter reports whether nothing waits to be written.
+func (pb *publisher) idleAfter() bool {
+	return pb.carry == nil && len(pb.backlog) == 0 && len(pb.l.queue) == 0
+}
+
+// send writes the next message, from the disclosure partly written and
+// the backlog, and sends it.
+func (pb *publisher) send() {
 	if err := pb.ready(); err != nil {
 		// Fail what is waiting at once rather than one message a time.
-		if first != nil {
-			pb.failed(first, err)
-		}
 		if pb.carry != nil {
 			pb.failed(pb.carry, err)
 			pb.carry = nil
@@ -187,7 +225,7 @@ func (pb *publisher) send(first *pending) {
 		pb.failQueued(err)
 		return
 	}
-	m, data := pb.write(first)
+	m, data := pb.write()
 	if !pb.l.batched.Load() {
 		pb.sendOne(m, data)
 		return
@@ -198,7 +236,7 @@ func (pb *publisher) send(first *pending) {
 		pb.b = pb.fb.newBatch()
 		pb.b.seq = 1
 		op := opStart
-		if pb.carry == nil && len(pb.l.queue) == 0 {
+		if pb.idleAfter() {
 			op, pb.st = opCommit, closing // a batch of one: no need to end it later
 		} else {
 			pb.st = open
@@ -239,14 +277,13 @@ func (pb *publisher) ready() error {
 }
 
 // write writes the next message: the rest of the disclosure partly
-// written, first (if not nil), then those queued, within the message's
-// bounds. A disclosure that does not fit whole goes on in the next
-// message (pb.carry).
-func (pb *publisher) write(first *pending) (*message, []byte) {
+// written, then the backlog, within the message's bounds. A disclosure
+// that does not fit whole goes on in the next message (pb.carry).
+func (pb *publisher) write() (*message, []byte) {
 	m := &message{seq: pb.sent.seq + 1}
 	pb.out.start(pb.l.cfg.Replica, m.seq, pb.sent.hash)
 	var r Record
-	take := func(p *pending, from int) bool {
+	put := func(p *pending, from int) bool {
 		for i := from; i < p.records(); i++ {
 			p.record(i, pb.l.cfg.Replica, &r)
 			if !pb.out.add(&r) {
@@ -260,20 +297,15 @@ func (pb *publisher) write(first *pending) (*message, []byte) {
 	full := false
 	if p := pb.carry; p != nil {
 		pb.carry = nil
-		full = !take(p, pb.carryAt)
+		full = !put(p, pb.carryAt)
 	}
-	if first != nil && !full {
-		full = !take(first, 0)
+	n := 0
+	for ; !full && n < len(pb.backlog); n++ {
+		p := pb.backlog[n]
+		pb.backlogRecords -= p.records()
+		full = !put(p, 0)
 	}
-	for !full && pb.out.n < pb.out.maxRecords {
-		select {
-		case p := <-pb.l.queue:
-			full = !take(p, 0)
-			continue
-		default:
-		}
-		break
-	}
+	pb.backlog = append(pb.backlog[:0], pb.backlog[n:]...)
 	data := pb.out.finish()
 	m.hash, m.records = hashOf(data), pb.out.n
 	pb.sent = chainHead{seq: m.seq, hash: m.hash}
@@ -287,6 +319,9 @@ func (pb *publisher) track(m *message) {
 		pb.timer.Reset(pb.l.cfg.AckTimeout)
 	}
 	pb.inflight = append(pb.inflight, m)
+	if n := int64(len(pb.inflight)); n > pb.l.peakInFlight.Load() {
+		pb.l.peakInFlight.Store(n)
+	}
 	pb.l.metrics.recordsPerMessage.Observe(float64(m.records))
 	pb.l.metrics.inFlight.Set(float64(len(pb.inflight)))
 }
@@ -305,7 +340,7 @@ func (pb *publisher) reply(r *nats.Msg) {
 	switch {
 	case rep.Type == "ack":
 		pb.acked(rep.Seq)
-		if pb.st == open && len(pb.inflight) == 0 && pb.carry == nil && len(pb.l.queue) == 0 {
+		if pb.st == open && len(pb.inflight) == 0 && pb.idleAfter() {
 			pb.end()
 		}
 	case rep.Type == "gap": // messages from LastSeq on were lost; the PubAck follows
@@ -403,8 +438,13 @@ func (pb *publisher) abandon(err error) {
 	pb.timer.Stop()
 }
 
-// failQueued fails every disclosure queued.
+// failQueued fails every disclosure in the backlog and queued.
 func (pb *publisher) failQueued(err error) {
+	for _, p := range pb.backlog {
+		pb.failed(p, err)
+	}
+	clear(pb.backlog)
+	pb.backlog, pb.backlogRecords = pb.backlog[:0], 0
 	for {
 		select {
 		case p := <-pb.l.queue:
