@@ -17,10 +17,10 @@ import (
 )
 
 // storm discloses from 32 callers at once, three persons each under a
-// request id of its own, until stop is closed, and returns the request ids
+// request id of its own (req-<caller>-<n>), until stop is closed, and returns the request ids
 // whose Disclose returned nil (their answers would have been sent) and the
 // number that failed.
-func storm(l *Ledger, prefix string, stop <-chan struct{}) (released func() map[string]bool, failed *atomic.Int64) {
+func storm(l *Ledger, stop <-chan struct{}) (released func() map[string]bool, failed *atomic.Int64) {
 	var mu sync.Mutex
 	ok := map[string]bool{}
 	failed = new(atomic.Int64)
@@ -35,7 +35,7 @@ func storm(l *Ledger, prefix string, stop <-chan struct{}) (released func() map[
 					return
 				default:
 				}
-				id := fmt.Sprintf("%s-%d-%d", prefix, w, i)
+				id := fmt.Sprintf("req-%d-%d", w, i)
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 				err := l.Disclose(ctx, disclosure(id, personA, personB, fmt.Sprintf("%08d-0000-4000-8000-000000000000", i)))
 				cancel()
@@ -106,7 +106,7 @@ func TestFaultServerShutdownMidBatch(t *testing.T) {
 	stored := func() float64 { return testutil.ToFloat64(l.metrics.records.WithLabelValues("stored")) }
 
 	stop := make(chan struct{})
-	released, failed := storm(l, "req", stop)
+	released, failed := storm(l, stop)
 	waitFor(t, "records stored before the shutdown", func() bool { return stored() > 300 })
 	ns.Shutdown() // mid-batch: 32 callers keep the pipeline full
 	ns.WaitForShutdown()
@@ -163,7 +163,7 @@ func TestFaultMessageRefusedMidPipeline(t *testing.T) {
 	}
 	l := newLedger(t, nc, Config{MaxMessageRecords: 6}) // small messages: many in flight
 	stop := make(chan struct{})
-	released, failed := storm(l, "req", stop)
+	released, failed := storm(l, stop)
 	waitFor(t, "the stream full", func() bool { return failed.Load() > 50 })
 	close(stop)
 	rel := released()
@@ -183,7 +183,7 @@ func TestCloseGivesUpAtItsDeadline(t *testing.T) {
 	nc, js := runNATS(t)
 	l := newLedger(t, nc, Config{})
 	stop := make(chan struct{})
-	released, _ := storm(l, "req", stop)
+	released, _ := storm(l, stop)
 	waitFor(t, "records stored", func() bool { return testutil.ToFloat64(l.metrics.records.WithLabelValues("stored")) > 100 })
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -254,7 +254,7 @@ func TestLedgerPipelines(t *testing.T) {
 	nc, js := runNATS(t)
 	l := newLedger(t, nc, Config{MaxMessageRecords: 8, MaxInFlight: 3})
 	stop := make(chan struct{})
-	released, _ := storm(l, "req", stop)
+	released, _ := storm(l, stop)
 	waitFor(t, "two messages in flight at once", func() bool { return l.peakInFlight.Load() >= 2 })
 	close(stop)
 	checkLedger(t, js, released())

@@ -78,10 +78,10 @@ type publisher struct {
 	// yet (backlogRecords records), up to two messages' worth.
 	backlog        []*pending
 	backlogRecords int
-	out                outbox
-	msg                *nats.Msg
-	timer              *time.Timer
-	status             chan nats.Status
+	out            outbox
+	msg            *nats.Msg
+	timer          *time.Timer
+	status         chan nats.Status
 }
 
 // chainHead is a message of the chain: its seq, its hash and (when
