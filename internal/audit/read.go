@@ -76,3 +76,10 @@ func (m stored) records() ([]Record, error) {
 	}
 	return []Record{r}, nil
 }
+
+// RecordsOf returns the records of the message data stored on subject in
+// the audit stream, of either format, each with where it is stored: what
+// a projection of the stream (internal/accounting) indexes.
+func RecordsOf(subject string, data []byte) ([]Record, error) {
+	return stored{subject: subject, data: data}.records()
+}
