@@ -126,7 +126,7 @@ func FHIRBundle(recs []Record, now time.Time) Bundle {
 func auditEvent(r Record) AuditEvent {
 	ev := AuditEvent{
 		ResourceType: "AuditEvent",
-		ID:           fmt.Sprintf("%s-%d", r.Chain, r.Seq),
+		ID:           eventID(r),
 		Meta:         map[string]any{"profile": []string{balpPatientRead}},
 		Type:         Coding{System: auditEventType, Code: "rest", Display: "RESTful Operation"},
 		Subtype:      []Coding{{System: restfulInteract, Code: "read", Display: "read"}},
@@ -184,4 +184,14 @@ func orUnknown(s string) string {
 		return "unknown"
 	}
 	return s
+}
+
+// eventID returns the AuditEvent id of r: where it is stored, chain-seq
+// for a format 1 record, chain-seq-index for a record of a format 2
+// message (which holds many).
+func eventID(r Record) string {
+	if r.Index > 0 {
+		return fmt.Sprintf("%s-%d-%d", r.Chain, r.Seq, r.Index)
+	}
+	return fmt.Sprintf("%s-%d", r.Chain, r.Seq)
 }
