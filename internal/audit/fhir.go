@@ -94,11 +94,20 @@ type EntityDetail struct {
 
 // Bundle is a FHIR R4 Bundle of AuditEvents.
 type Bundle struct {
-	ResourceType string        `json:"resourceType"`
-	Type         string        `json:"type"`
-	Timestamp    string        `json:"timestamp"`
-	Total        int           `json:"total"`
-	Entry        []BundleEntry `json:"entry"`
+	ResourceType string `json:"resourceType"`
+	Type         string `json:"type"`
+	Timestamp    string `json:"timestamp"`
+	// Total is the number of matches, when known (a page of a longer
+	// search leaves it out).
+	Total *int          `json:"total,omitempty"`
+	Link  []BundleLink  `json:"link,omitempty"`
+	Entry []BundleEntry `json:"entry"`
+}
+
+// BundleLink is a Bundle.link: relation self or next.
+type BundleLink struct {
+	Relation string `json:"relation"`
+	URL      string `json:"url"`
 }
 
 // BundleEntry is one entry of a Bundle.
@@ -110,8 +119,9 @@ type BundleEntry struct {
 // FHIRBundle returns recs as a FHIR R4 Bundle (type searchset) of
 // AuditEvent resources, in the order given.
 func FHIRBundle(recs []Record, now time.Time) Bundle {
+	total := len(recs)
 	b := Bundle{ResourceType: "Bundle", Type: "searchset", Timestamp: now.UTC().Format(time.RFC3339),
-		Total: len(recs), Entry: make([]BundleEntry, len(recs))}
+		Total: &total, Entry: make([]BundleEntry, len(recs))}
 	for i, r := range recs {
 		ev := auditEvent(r)
 		b.Entry[i] = BundleEntry{FullURL: "urn:lookup:audit:" + ev.ID, Resource: ev}
