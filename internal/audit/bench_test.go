@@ -277,3 +277,36 @@ func benchLedger(b *testing.B, nc *nats.Conn, inFlight int) *Ledger {
 	b.Cleanup(func() { _ = l.Close(context.Background()) })
 	return l
 }
+
+// BenchmarkLoneDisclose is one caller at a time: the ledger's latency for
+// a disclosure of five persons (disclose-ns) against one JetStream publish
+// round trip of a message as large on the same server (rtt-ns), one after
+// the other: a lone disclosure waits for no timer, only for its message's
+// round trip.
+func BenchmarkLoneDisclose(b *testing.B) {
+	nc, js := natstest.Start(b)
+	if err := EnsureStream(context.Background(), js, DefaultStream); err != nil {
+		b.Fatal(err)
+	}
+	l := benchLedger(b, nc, 0)
+	d := disclosure("req", personA, personB, personA, personB, personA)
+	if err := l.Disclose(context.Background(), d); err != nil {
+		b.Fatal(err)
+	}
+	body := make([]byte, 5*300)
+	var rtt, disclose time.Duration
+	n := 0
+	for b.Loop() { // alternated, so that both see the same machine load
+		start := time.Now()
+		if _, err := js.Publish(context.Background(), ReplicaSubject("rtt"), body); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		if err := l.Disclose(context.Background(), d); err != nil {
+			b.Fatal(err)
+		}
+		rtt, disclose, n = rtt+mid.Sub(start), disclose+time.Since(mid), n+1
+	}
+	b.ReportMetric(float64(disclose.Nanoseconds())/float64(n), "disclose-ns")
+	b.ReportMetric(float64(rtt.Nanoseconds())/float64(n), "rtt-ns")
+}
