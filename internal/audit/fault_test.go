@@ -181,7 +181,8 @@ func TestFaultMessageRefusedMidPipeline(t *testing.T) {
 // released is stored.
 func TestCloseGivesUpAtItsDeadline(t *testing.T) {
 	nc, js := runNATS(t)
-	l := newLedger(t, nc, Config{})
+	// Acknowledgements waited for would take up to 30 s: Close must not.
+	l := newLedger(t, nc, Config{AckTimeout: 30 * time.Second})
 	stop := make(chan struct{})
 	released, _ := storm(l, stop)
 	waitFor(t, "records stored", func() bool { return testutil.ToFloat64(l.metrics.records.WithLabelValues("stored")) > 100 })
@@ -191,7 +192,7 @@ func TestCloseGivesUpAtItsDeadline(t *testing.T) {
 	if err := l.Close(ctx); err == nil {
 		t.Log("Close found nothing left (it may): nil")
 	}
-	if d := time.Since(start); d > time.Second {
+	if d := time.Since(start); d > 5*time.Second { // at once, but a loaded machine under -race is slow
 		t.Errorf("Close took %v past its deadline", d)
 	}
 	close(stop)

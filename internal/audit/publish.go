@@ -126,6 +126,13 @@ func (l *Ledger) publish() {
 	pb.timer.Stop()
 	closingCh := l.closing
 	for {
+		select { // before anything else: Close has given up
+		case <-l.abort:
+			pb.abandon(ErrClosed)
+			pb.failQueued(ErrClosed)
+			return
+		default:
+		}
 		pb.gather()
 		if closingCh == nil && pb.drained() {
 			return
