@@ -52,7 +52,7 @@ func checkLookupdUser(ctx context.Context, t *testing.T, s *secrets, urls []stri
 	t.Run("writes the DLQ, the audit stream and snapshots", func(t *testing.T) {
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		for _, subj := range []string{"dlq.persons.x", "audit.persons.x"} {
+		for _, subj := range []string{"dlq.persons.x", "audit.replicas.x"} {
 			if _, err := js.Publish(cctx, subj, []byte("{}")); err != nil {
 				t.Errorf("publish %s: %v", subj, err)
 			}

@@ -134,7 +134,7 @@ func checkPublisherDenied(ctx context.Context, t *testing.T, nc *nats.Conn, ae a
 	}{
 		{"publish outside persons.>", "people.x", "{}"},
 		{"publish to the DLQ", "dlq.persons.x", "{}"},
-		{"publish to the audit stream", "audit.persons.x", "{}"},
+		{"publish to the audit stream", "audit.replicas.x", "{}"},
 		{"PERSONS stream info", "$JS.API.STREAM.INFO.PERSONS", ""},
 		{"PERSONS consumer create", "$JS.API.CONSUMER.CREATE.PERSONS", `{"stream_name":"PERSONS","config":{"ack_policy":"none"}}`},
 		{"PERSONS message get", "$JS.API.STREAM.MSG.GET.PERSONS", `{"seq":1}`},

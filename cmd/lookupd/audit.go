@@ -63,6 +63,9 @@ first, with when, to whom (token sub and client), why (Lookup-Purpose), and
 which fields. --format jsonl prints one audit record per line; fhir prints a
 FHIR R4 Bundle of AuditEvent resources (IHE BALP patient-read pattern).
 --since and --until take an RFC 3339 time or a date (YYYY-MM-DD, UTC).
+It reads the whole audit stream (records are in each replica's chain, not
+on a subject per person) and says "0 disclosures" on stderr when it finds
+none.
 
 "lookupd audit verify" checks every replica's chain of records instead and
 reports gaps and altered records (exit status 1 when it finds any).`, getenv)
@@ -169,11 +172,11 @@ func writeAccounting(w io.Writer, recs []audit.Record, format string) error {
 
 func cmdAuditVerify(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c, err := newCommand(inAudit, "audit verify", `
-Reads every record of the audit stream and checks each replica's chain: it
-must run from record 1 without a gap, each record must hold the hash of its
-predecessor, and no message may be missing between the stream's first and
-last sequence. Prints one line per chain and one per problem found; exits
-with status 1 when it finds any.`, getenv)
+Reads every message of the audit stream and checks each replica's chain: it
+must run from message 1 without a gap, in stream order, each message must
+hold the hash of its predecessor, and no message may be missing between the
+stream's first and last sequence (the last one too). Prints one line per
+chain and one per problem found; exits with status 1 when it finds any.`, getenv)
 	if err != nil {
 		return err
 	}
@@ -189,10 +192,10 @@ with status 1 when it finds any.`, getenv)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%d records in %d chains\n", rep.Records, len(rep.Chains))
+	fmt.Fprintf(stdout, "%d records in %d messages in %d chains\n", rep.Records, rep.Messages, len(rep.Chains))
 	for _, ch := range rep.Chains {
-		fmt.Fprintf(stdout, "chain %s replica %s: records %d-%d (%d held), %d problems\n",
-			ch.ID, ch.Replica, ch.First, ch.Last, ch.Records, ch.Problems)
+		fmt.Fprintf(stdout, "chain %s replica %s: messages %d-%d (%d held, %d records), %d problems\n",
+			ch.ID, ch.Replica, ch.First, ch.Last, ch.Messages, ch.Records, ch.Problems)
 	}
 	for _, p := range rep.Problems {
 		fmt.Fprintf(stdout, "PROBLEM %s\n", p)

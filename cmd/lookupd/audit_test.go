@@ -83,15 +83,22 @@ func TestServeAuditsDisclosures(t *testing.T) {
 		t.Fatalf("audit --format fhir: %v", err)
 	}
 	var b audit.Bundle
-	if err := json.Unmarshal([]byte(out.String()), &b); err != nil || b.ResourceType != "Bundle" || b.Total != 0 {
+	if err := json.Unmarshal([]byte(out.String()), &b); err != nil || b.ResourceType != "Bundle" || b.Total == nil || *b.Total != 0 {
 		t.Errorf("fhir accounting of a signer never disclosed = %s (%v), want an empty Bundle", out.String(), err)
+	}
+	out, errOut = logtest.Buffer{}, logtest.Buffer{}
+	if err := run(context.Background(), []string{"audit", "--person", withNone.SignerID}, env(nats), &out, &errOut); err != nil {
+		t.Fatalf("audit --person: %v", err)
+	}
+	if out.String() != "" || !strings.Contains(errOut.String(), "0 disclosures") {
+		t.Errorf("accounting of a signer never disclosed: stdout %q, stderr %q; want nothing, and 0 disclosures on stderr", out.String(), errOut.String())
 	}
 
 	out = logtest.Buffer{}
 	if err := run(context.Background(), []string{"audit", "verify"}, env(nats), &out, &errOut); err != nil {
 		t.Fatalf("audit verify: %v\n%s", err, out.String())
 	}
-	if !strings.HasPrefix(out.String(), "2 records in 1 chains") {
+	if !strings.HasPrefix(out.String(), "2 records in 2 messages in 1 chains") {
 		t.Errorf("audit verify printed %q", out.String())
 	}
 

@@ -117,3 +117,25 @@ func TestFHIRBundleIsBALPPatientRead(t *testing.T) {
 		}
 	}
 }
+
+// TestFHIRIDsAreDistinctWithinAMessage: the records of one message get
+// AuditEvent ids of their own.
+func TestFHIRIDsAreDistinctWithinAMessage(t *testing.T) {
+	nc, js := runNATS(t)
+	l := newLedger(t, nc, Config{})
+	if err := l.Disclose(context.Background(), disclosure("req-1", personA, personB)); err != nil {
+		t.Fatal(err)
+	}
+	var recs []Record
+	for _, p := range []string{personA, personB} {
+		r, err := Accounting(context.Background(), js, DefaultStream, p, time.Time{}, time.Time{})
+		if err != nil || len(r) != 1 {
+			t.Fatalf("Accounting(%s) = %v, %v", p, r, err)
+		}
+		recs = append(recs, r...)
+	}
+	b := FHIRBundle(recs, time.Now())
+	if a, c := b.Entry[0].Resource.ID, b.Entry[1].Resource.ID; a == c || a != "r1-1-1" || c != "r1-1-2" {
+		t.Errorf("AuditEvent ids %q and %q, want r1-1-1 and r1-1-2", a, c)
+	}
+}

@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -11,13 +10,14 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// fastBatches stores batches of records with JetStream fast batch
-// publishing (a stream with allow_batched): the records of a batch go out
-// without a reply each, and one acknowledgement at the commit says how
-// many were persisted. With gap mode "fail" the server persists them in
-// order and stops at the first one lost or refused, so a PubAck counting
-// every record of the batch proves that all are stored; anything else (an
-// error, a gap, a short count, no answer in time) is a failure.
+// fastBatches is the client side of JetStream fast batch publishing (a
+// stream with allow_batched; nats-server's ADR-50): the messages of a
+// batch go out without waiting, each names its batch and its place in it
+// in its reply subject, and the server answers on those subjects. A
+// Ledger's batches ask for gap mode "fail" and a flow acknowledgement per
+// message: the server persists a batch's messages in order and stops at
+// the first one lost or refused (every later one is refused too), and an
+// acknowledgement of batch sequence n says that messages 1..n are stored.
 type fastBatches struct {
 	nc      *nats.Conn
 	inbox   string
@@ -25,15 +25,19 @@ type fastBatches struct {
 	sub     *nats.Subscription
 }
 
-// fastBatchFlow asks the server for a flow acknowledgement every so many
-// records: more than a batch holds, so that only the first record's and
-// the commit's are sent.
-const fastBatchFlow = 2 * maxBatch
+// The operations of a fast batch message (the server's FastBatchOp*).
+const (
+	opStart     = 0 // first message
+	opAppend    = 1
+	opCommit    = 2 // last message (the first too, for a batch of one)
+	opCommitEOB = 3 // end the batch without storing this message
+	opPing      = 4 // ask for the batch's state; stores nothing
+)
 
 func newFastBatches(nc *nats.Conn) (*fastBatches, error) {
 	// nc.NewInbox, not nats.NewInbox: the connection's inbox prefix is the
 	// only reply subject a least-privilege user may subscribe to.
-	fb := &fastBatches{nc: nc, inbox: nc.NewInbox(), replies: make(chan *nats.Msg, 64)}
+	fb := &fastBatches{nc: nc, inbox: nc.NewInbox(), replies: make(chan *nats.Msg, 256)}
 	sub, err := nc.ChanSubscribe(fb.inbox+".>", fb.replies)
 	if err != nil {
 		return nil, fmt.Errorf("audit: subscribe to batch replies: %w", err)
@@ -42,68 +46,74 @@ func newFastBatches(nc *nats.Conn) (*fastBatches, error) {
 	return fb, nil
 }
 
-// batchReply is any answer of the server to a fast batch: a flow ack
-// ("ack"), a gap ("gap"), an error ("err", or an API error), or the PubAck
-// of the commit (with batch and count).
-type batchReply struct {
-	Type  string `json:"type"`
-	Batch string `json:"batch"`
-	Count int    `json:"count"`
-	Error *struct {
-		Code        int    `json:"code"`
-		Description string `json:"description"`
-	} `json:"error"`
-}
-
-// store publishes msgs as one fast batch and waits for its PubAck.
-func (fb *fastBatches) store(ctx context.Context, msgs []*nats.Msg) error {
-	id := strings.ReplaceAll(uuid.NewString(), "-", "")
-	prefix := fb.inbox + "." + id + "."
-	flow := strconv.Itoa(fastBatchFlow) + ".fail."
-	for i, m := range msgs {
-		op := 1 // append
-		switch {
-		case i == len(msgs)-1:
-			op = 2 // commit
-		case i == 0:
-			op = 0 // start
-		}
-		m.Reply = prefix + flow + strconv.Itoa(i+1) + "." + strconv.Itoa(op) + ".$FI"
-		if err := fb.nc.PublishMsg(m); err != nil {
-			return fmt.Errorf("audit: publish: %w", err)
-		}
-	}
-	for {
-		select {
-		case r := <-fb.replies:
-			if !strings.HasPrefix(r.Subject, prefix) {
-				continue // an answer to an earlier batch, given up on
-			}
-			if r.Header.Get("Status") == "503" {
-				return nats.ErrNoResponders // no stream takes the subject
-			}
-			var rep batchReply
-			if err := json.Unmarshal(r.Data, &rep); err != nil {
-				return fmt.Errorf("audit: batch answer %q: %w", r.Data, err)
-			}
-			switch {
-			case rep.Error != nil:
-				return fmt.Errorf("audit: batch refused: %s (%d)", rep.Error.Description, rep.Error.Code)
-			case rep.Type == "gap" || rep.Type == "err":
-				return fmt.Errorf("audit: batch %s: %s", rep.Type, r.Data)
-			case rep.Batch == id && rep.Count == len(msgs):
-				return nil
-			case rep.Batch == id:
-				return fmt.Errorf("audit: batch stored %d of %d records", rep.Count, len(msgs))
-			}
-		case <-ctx.Done():
-			return fmt.Errorf("audit: batch of %d records unacknowledged: %w", len(msgs), ctx.Err())
-		}
-	}
-}
-
 func (fb *fastBatches) close() {
 	if fb != nil && fb.sub != nil {
 		_ = fb.sub.Unsubscribe()
 	}
+}
+
+// batch is one fast batch: its id and the batch sequence of the last
+// message sent in it.
+type batch struct {
+	id     string
+	prefix string // of its reply subjects
+	seq    uint64
+}
+
+func (fb *fastBatches) newBatch() *batch {
+	id := strings.ReplaceAll(uuid.NewString(), "-", "")
+	return &batch{id: id, prefix: fb.inbox + "." + id + "."}
+}
+
+// reply returns the reply subject of the message seq of b with operation
+// op: <inbox>.<batch id>.<flow>.<gap mode>.<seq>.<op>.$FI, with flow 1
+// (an acknowledgement per message) and gap mode fail.
+func (b *batch) reply(seq uint64, op int) string {
+	return b.prefix + "1.fail." + strconv.FormatUint(seq, 10) + "." + strconv.Itoa(op) + ".$FI"
+}
+
+// owns reports whether the server's answer r is about b.
+func (b *batch) owns(r *nats.Msg) bool { return b != nil && strings.HasPrefix(r.Subject, b.prefix) }
+
+// batchReply is any answer of the server to a fast batch message: a flow
+// acknowledgement ("ack": messages up to Seq are stored), a gap ("gap":
+// messages from LastSeq on were lost), an error ("err": message Seq was
+// refused), or the PubAck that ends the batch (Stream set: Count messages
+// stored, the last at stream sequence Seq; or Error).
+type batchReply struct {
+	Type    string    `json:"type"`
+	Seq     uint64    `json:"seq"`
+	LastSeq uint64    `json:"last_seq"`
+	Stream  string    `json:"stream"`
+	Batch   string    `json:"batch"`
+	Count   uint64    `json:"count"`
+	Error   *apiError `json:"error"`
+}
+
+// apiError is a JetStream API error.
+type apiError struct {
+	Code        int    `json:"code"`
+	ErrCode     int    `json:"err_code"`
+	Description string `json:"description"`
+}
+
+func (e *apiError) Error() string {
+	return fmt.Sprintf("%s (%d, err_code %d)", e.Description, e.Code, e.ErrCode)
+}
+
+// parseBatchReply decodes the server's answer r.
+func parseBatchReply(r *nats.Msg) (batchReply, error) {
+	var rep batchReply
+	if r.Header.Get("Status") == "503" {
+		return rep, nats.ErrNoResponders // no stream takes the subject
+	}
+	if err := json.Unmarshal(r.Data, &rep); err != nil {
+		return rep, fmt.Errorf("audit: batch answer %q: %w", r.Data, err)
+	}
+	return rep, nil
+}
+
+// pubAck reports whether rep is the PubAck that ends a batch.
+func (rep *batchReply) pubAck() bool {
+	return rep.Type == "" && (rep.Stream != "" || rep.Error != nil)
 }

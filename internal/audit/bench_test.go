@@ -13,6 +13,7 @@ import (
 
 	"github.com/lestrrat-go/jwx/v3/jwt"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/events"
@@ -79,7 +80,13 @@ func benchAPI(b *testing.B, nc *nats.Conn, keys *query.JWKS, mode Mode) http.Han
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = l.Close(context.Background()) })
-	s, err := query.NewServer(query.Config{Reader: benchReader{}, Keys: keys, Auditor: l, Registerer: prometheus.NewRegistry()})
+	return benchServer(b, keys, l)
+}
+
+// benchServer returns the API recording disclosures with a.
+func benchServer(b *testing.B, keys *query.JWKS, a query.Auditor) http.Handler {
+	b.Helper()
+	s, err := query.NewServer(query.Config{Reader: benchReader{}, Keys: keys, Auditor: a, Registerer: prometheus.NewRegistry()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -158,34 +165,148 @@ func chunk(b *testing.B, h http.Handler, tok string, n, workers int) (wall, cpu 
 }
 
 // BenchmarkProtectedGETRatio alternates chunks of protected GETs with the
-// ledger off and required (256 concurrent callers, 1,024 requests a chunk),
-// so that both see the same machine load, and reports the throughput of
-// required relative to off (required/off; the target is >= 0.7), the same
-// from the CPU time the process used (cpu-required/off: what a replica
-// can serve when its CPUs are the limit, whatever else the machine runs;
-// the in-process NATS server's CPU counts against required), and the time
-// per request of each.
+// ledger off, required, and the one-message-per-record ledger it replaced
+// (perRecord; 256 concurrent callers, 1,024 requests a chunk), so that all
+// see the same machine load, and reports the throughput of required and
+// of per-record relative to off (the target is >= 0.7), the same from the
+// CPU time the process used (cpu-required/off: what a replica can serve
+// when its CPUs are the limit, whatever else the machine runs; the
+// in-process NATS server's CPU counts against required), the time per
+// request of each, and the audit stream's messages per audited answer.
 func BenchmarkProtectedGETRatio(b *testing.B) {
 	nc := benchNATS(b)
 	keys, tok := benchKeys(b)
-	handlers := map[Mode]http.Handler{Off: benchAPI(b, nc, keys, Off), Required: benchAPI(b, nc, keys, Required)}
+	const perRec = Mode("per-record")
+	handlers := map[Mode]http.Handler{Off: benchAPI(b, nc, keys, Off), Required: benchAPI(b, nc, keys, Required),
+		perRec: benchServer(b, keys, newPerRecord(b, nc))}
 	const n, workers = 1024, 256
 	wall, cpu := map[Mode]time.Duration{}, map[Mode]time.Duration{}
+	msgs := map[Mode]uint64{}
 	rounds := 0
 	for b.Loop() {
-		order := []Mode{Off, Required}
+		order := []Mode{Off, Required, perRec}
 		if rounds%2 == 1 {
-			order = []Mode{Required, Off}
+			order = []Mode{perRec, Required, Off}
 		}
 		for _, m := range order {
+			before := benchStreamMsgs(b, nc)
 			w, c := chunk(b, handlers[m], tok, n, workers)
 			wall[m] += w
 			cpu[m] += c
+			msgs[m] += benchStreamMsgs(b, nc) - before
 		}
 		rounds++
 	}
 	b.ReportMetric(float64(wall[Off])/float64(wall[Required]), "required/off")
+	b.ReportMetric(float64(wall[Off])/float64(wall[perRec]), "per-record/off")
 	b.ReportMetric(float64(cpu[Off])/float64(cpu[Required]), "cpu-required/off")
+	b.ReportMetric(float64(cpu[Off])/float64(cpu[perRec]), "cpu-per-record/off")
 	b.ReportMetric(float64(wall[Off].Nanoseconds())/float64(rounds*n), "off-ns/req")
 	b.ReportMetric(float64(wall[Required].Nanoseconds())/float64(rounds*n), "required-ns/req")
+	b.ReportMetric(float64(wall[perRec].Nanoseconds())/float64(rounds*n), "per-record-ns/req")
+	b.ReportMetric(float64(msgs[Required])/float64(rounds*n), "required-msgs/answer")
+	b.ReportMetric(float64(msgs[perRec])/float64(rounds*n), "per-record-msgs/answer")
+}
+
+// benchStreamMsgs returns the number of messages in the audit stream (0
+// before it exists).
+func benchStreamMsgs(b *testing.B, nc *nats.Conn) uint64 {
+	b.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := js.Stream(context.Background(), DefaultStream)
+	if err != nil {
+		return 0
+	}
+	info, err := s.Info(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
+// BenchmarkLedger64 is the ledger alone: 64 concurrent callers, each
+// disclosing five persons (as a GET signers with expand) and waiting for
+// the records to be stored, through the group-commit Ledger and the
+// one-message-per-record baseline. It reports the audit stream's messages
+// per disclosure (the target is <= 0.2) and disclosures per second.
+func BenchmarkLedger64(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		new  func(b *testing.B, nc *nats.Conn) query.Auditor
+	}{
+		{"group-commit", func(b *testing.B, nc *nats.Conn) query.Auditor { return benchLedger(b, nc, 0) }},
+		{"group-commit-one-in-flight", func(b *testing.B, nc *nats.Conn) query.Auditor { return benchLedger(b, nc, 1) }},
+		{"group-commit-eight-in-flight", func(b *testing.B, nc *nats.Conn) query.Auditor { return benchLedger(b, nc, 8) }},
+		{"per-record", func(b *testing.B, nc *nats.Conn) query.Auditor { return newPerRecord(b, nc) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			nc, js := natstest.Start(b)
+			if err := EnsureStream(context.Background(), js, DefaultStream); err != nil {
+				b.Fatal(err)
+			}
+			a := tc.new(b, nc)
+			d := disclosure("req", personA, personB, personA, personB, personA)
+			b.SetParallelism(32) // 64 callers on 2 CPUs
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := a.Disclose(context.Background(), d); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.StopTimer()
+			b.ReportMetric(float64(benchStreamMsgs(b, nc))/float64(b.N), "msgs/answer")
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "answers/s")
+		})
+	}
+}
+
+// benchLedger returns a required Ledger on nc with MaxInFlight inFlight
+// (0: the default).
+func benchLedger(b *testing.B, nc *nats.Conn, inFlight int) *Ledger {
+	b.Helper()
+	l, err := New(nc, Config{Replica: "bench", MaxInFlight: inFlight})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = l.Close(context.Background()) })
+	return l
+}
+
+// BenchmarkLoneDisclose is one caller at a time: the ledger's latency for
+// a disclosure of five persons (disclose-ns) against one JetStream publish
+// round trip of a message as large on the same server (rtt-ns), one after
+// the other: a lone disclosure waits for no timer, only for its message's
+// round trip.
+func BenchmarkLoneDisclose(b *testing.B) {
+	nc, js := natstest.Start(b)
+	if err := EnsureStream(context.Background(), js, DefaultStream); err != nil {
+		b.Fatal(err)
+	}
+	l := benchLedger(b, nc, 0)
+	d := disclosure("req", personA, personB, personA, personB, personA)
+	if err := l.Disclose(context.Background(), d); err != nil {
+		b.Fatal(err)
+	}
+	body := make([]byte, 5*300)
+	var rtt, disclose time.Duration
+	n := 0
+	for b.Loop() { // alternated, so that both see the same machine load
+		start := time.Now()
+		if _, err := js.Publish(context.Background(), ReplicaSubject("rtt"), body); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		if err := l.Disclose(context.Background(), d); err != nil {
+			b.Fatal(err)
+		}
+		rtt, disclose, n = rtt+mid.Sub(start), disclose+time.Since(mid), n+1
+	}
+	b.ReportMetric(float64(disclose.Nanoseconds())/float64(n), "disclose-ns")
+	b.ReportMetric(float64(rtt.Nanoseconds())/float64(n), "rtt-ns")
 }

@@ -42,10 +42,13 @@ func appendRecord(dst []byte, r *Record) []byte {
 	dst = jsonstr.Append(dst, r.Replica)
 	dst = append(dst, `,"read_model_sequence":`...)
 	dst = strconv.AppendUint(dst, r.ReadModelSeq, 10)
-	dst = append(dst, `,"chain":`...)
-	dst = jsonstr.Append(dst, r.Chain)
-	dst = append(dst, `,"seq":`...)
-	dst = strconv.AppendUint(dst, r.Seq, 10)
+	dst = appendOpt(dst, `,"chain":`, r.Chain)
+	if r.Seq != 0 {
+		dst = strconv.AppendUint(append(dst, `,"seq":`...), r.Seq, 10)
+	}
+	if r.Index != 0 {
+		dst = strconv.AppendInt(append(dst, `,"index":`...), int64(r.Index), 10)
+	}
 	dst = appendOpt(dst, `,"prev":`, r.Prev)
 	return append(dst, '}')
 }

@@ -94,11 +94,20 @@ type EntityDetail struct {
 
 // Bundle is a FHIR R4 Bundle of AuditEvents.
 type Bundle struct {
-	ResourceType string        `json:"resourceType"`
-	Type         string        `json:"type"`
-	Timestamp    string        `json:"timestamp"`
-	Total        int           `json:"total"`
-	Entry        []BundleEntry `json:"entry"`
+	ResourceType string `json:"resourceType"`
+	Type         string `json:"type"`
+	Timestamp    string `json:"timestamp"`
+	// Total is the number of matches, when known (a page of a longer
+	// search leaves it out).
+	Total *int          `json:"total,omitempty"`
+	Link  []BundleLink  `json:"link,omitempty"`
+	Entry []BundleEntry `json:"entry"`
+}
+
+// BundleLink is a Bundle.link: relation self or next.
+type BundleLink struct {
+	Relation string `json:"relation"`
+	URL      string `json:"url"`
 }
 
 // BundleEntry is one entry of a Bundle.
@@ -110,8 +119,9 @@ type BundleEntry struct {
 // FHIRBundle returns recs as a FHIR R4 Bundle (type searchset) of
 // AuditEvent resources, in the order given.
 func FHIRBundle(recs []Record, now time.Time) Bundle {
+	total := len(recs)
 	b := Bundle{ResourceType: "Bundle", Type: "searchset", Timestamp: now.UTC().Format(time.RFC3339),
-		Total: len(recs), Entry: make([]BundleEntry, len(recs))}
+		Total: &total, Entry: make([]BundleEntry, len(recs))}
 	for i, r := range recs {
 		ev := auditEvent(r)
 		b.Entry[i] = BundleEntry{FullURL: "urn:lookup:audit:" + ev.ID, Resource: ev}
@@ -126,7 +136,7 @@ func FHIRBundle(recs []Record, now time.Time) Bundle {
 func auditEvent(r Record) AuditEvent {
 	ev := AuditEvent{
 		ResourceType: "AuditEvent",
-		ID:           fmt.Sprintf("%s-%d", r.Chain, r.Seq),
+		ID:           eventID(r),
 		Meta:         map[string]any{"profile": []string{balpPatientRead}},
 		Type:         Coding{System: auditEventType, Code: "rest", Display: "RESTful Operation"},
 		Subtype:      []Coding{{System: restfulInteract, Code: "read", Display: "read"}},
@@ -184,4 +194,14 @@ func orUnknown(s string) string {
 		return "unknown"
 	}
 	return s
+}
+
+// eventID returns the AuditEvent id of r: where it is stored, chain-seq
+// for a format 1 record, chain-seq-index for a record of a format 2
+// message (which holds many).
+func eventID(r Record) string {
+	if r.Index > 0 {
+		return fmt.Sprintf("%s-%d-%d", r.Chain, r.Seq, r.Index)
+	}
+	return fmt.Sprintf("%s-%d", r.Chain, r.Seq)
 }

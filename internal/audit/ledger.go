@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -46,17 +45,60 @@ func ParseMode(s string) (Mode, error) {
 type Config struct {
 	Mode    Mode   // "" = Required
 	Stream  string // "" = DefaultStream
-	Replica string // this replica's name, recorded in each record
+	Replica string // this replica's name, recorded in each record; its chain's subject
 	// Position returns the read model's position; nil = 0.
 	Position   func() uint64
 	Logger     *slog.Logger          // nil = discard
 	Registerer prometheus.Registerer // metrics; nil = none
 	Now        func() time.Time      // nil = time.Now
-	// AckTimeout bounds the wait for the acknowledgement of a batch;
+	// AckTimeout bounds the wait for the acknowledgement of a message;
 	// 0 = 5s.
 	AckTimeout time.Duration
 	// QueueSize bounds the disclosures waiting to be published; 0 = 4096.
 	QueueSize int
+	// MaxInFlight bounds the messages sent and not yet acknowledged;
+	// 0 = 4. (1 is group commit without pipelining.)
+	MaxInFlight int
+	// MaxMessageRecords and MaxMessageBytes bound a message; 0 = 256
+	// records and 56 KiB (the stream's largest message is 64 KiB). A
+	// disclosure of more records than fit is stored in several messages.
+	MaxMessageRecords int
+	MaxMessageBytes   int
+}
+
+// withDefaults returns cfg with its zero fields set to their defaults.
+func (cfg Config) withDefaults() Config {
+	if cfg.Mode == "" {
+		cfg.Mode = Required
+	}
+	if cfg.Stream == "" {
+		cfg.Stream = DefaultStream
+	}
+	if cfg.Position == nil {
+		cfg.Position = func() uint64 { return 0 }
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.AckTimeout <= 0 {
+		cfg.AckTimeout = 5 * time.Second
+	}
+	if cfg.QueueSize <= 0 {
+		cfg.QueueSize = 4096
+	}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = 4
+	}
+	if cfg.MaxMessageRecords <= 0 {
+		cfg.MaxMessageRecords = 256
+	}
+	if cfg.MaxMessageBytes <= 0 {
+		cfg.MaxMessageBytes = 56 << 10
+	}
+	return cfg
 }
 
 // ErrClosed is returned by Disclose once the Ledger is closed.
@@ -76,9 +118,11 @@ type Ledger struct {
 
 	nc      *nats.Conn
 	queue   chan *pending
-	closing chan struct{}
+	closing chan struct{} // closed by Close: no more disclosures
+	abort   chan struct{} // closed when Close gives up: fail what is left
 	done    chan struct{} // closed when the publisher has finished
 	once    sync.Once
+	abortMu sync.Once
 
 	// ensured is set once the audit stream is known to exist; a stream
 	// deleted later is not re-created (the records then fail). batched
@@ -86,20 +130,32 @@ type Ledger struct {
 	ensured atomic.Bool
 	batched atomic.Bool
 	batches *fastBatches
-	out     outbox // the publisher's, reused from batch to batch
+	// peakInFlight is the most messages in flight at once so far.
+	peakInFlight atomic.Int64
 }
 
 var _ query.Auditor = (*Ledger)(nil)
 
 // pending is one disclosure on its way: what was disclosed, when, and the
 // read model's position then (the publisher writes its records, one per
-// person, straight into the batch), and where its outcome goes (buffered,
-// so that nobody waits for a best-effort caller).
+// person, into the messages that store them), and where its outcome goes
+// (buffered, so that nobody waits for a best-effort caller). Only the
+// publisher touches settled.
 type pending struct {
-	d    query.Disclosure
-	time time.Time
-	pos  uint64
-	done chan error
+	d       query.Disclosure
+	time    time.Time
+	pos     uint64
+	done    chan error
+	settled bool
+}
+
+// settle reports err (nil: every record of p is stored) to p's caller,
+// once.
+func (p *pending) settle(err error) {
+	if !p.settled {
+		p.settled = true
+		p.done <- err
+	}
 }
 
 // records returns the number of records of p: one per disclosed person.
@@ -118,29 +174,9 @@ func (p *pending) record(i int, replica string, r *Record) {
 // New returns a Ledger publishing through nc, and starts it; Close stops
 // it. With Mode Off it records nothing and needs no connection.
 func New(nc *nats.Conn, cfg Config) (*Ledger, error) {
-	if cfg.Mode == "" {
-		cfg.Mode = Required
-	}
+	cfg = cfg.withDefaults()
 	if _, err := ParseMode(string(cfg.Mode)); err != nil {
 		return nil, err
-	}
-	if cfg.Stream == "" {
-		cfg.Stream = DefaultStream
-	}
-	if cfg.Position == nil {
-		cfg.Position = func() uint64 { return 0 }
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.AckTimeout <= 0 {
-		cfg.AckTimeout = 5 * time.Second
-	}
-	if cfg.QueueSize <= 0 {
-		cfg.QueueSize = 4096
 	}
 	m, err := newMetrics(cfg.Registerer)
 	if err != nil {
@@ -148,7 +184,7 @@ func New(nc *nats.Conn, cfg Config) (*Ledger, error) {
 	}
 	l := &Ledger{cfg: cfg, log: cfg.Logger, metrics: m, nc: nc,
 		queue:   make(chan *pending, cfg.QueueSize),
-		closing: make(chan struct{}), done: make(chan struct{})}
+		closing: make(chan struct{}), abort: make(chan struct{}), done: make(chan struct{})}
 	if cfg.Mode == Off {
 		close(l.done)
 		return l, nil
@@ -255,16 +291,20 @@ func (l *Ledger) newPending(d query.Disclosure) *pending {
 	return &pending{d: d, time: l.cfg.Now().UTC(), pos: l.cfg.Position(), done: make(chan error, 1)}
 }
 
-// Close stops accepting disclosures, waits (until ctx is done) for those
-// queued to be stored, and returns.
+// Close stops accepting disclosures and waits for those queued and in
+// flight to be stored (their messages acknowledged). When ctx is done
+// first, it fails those still waiting (their answers are not sent) and
+// returns at once, with an error.
 func (l *Ledger) Close(ctx context.Context) error {
 	l.once.Do(func() { close(l.closing) })
 	select {
 	case <-l.done:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("audit: records still unacknowledged at close: %w", ctx.Err())
 	}
+	l.abortMu.Do(func() { close(l.abort) })
+	<-l.done // the publisher fails what is left and returns at once
+	return fmt.Errorf("audit: records still unacknowledged at close, their answers failed: %w", ctx.Err())
 }
 
 // failed counts and logs records that could not be stored.

@@ -30,9 +30,10 @@ func TestLedgerRequiredStoresOneRecordPerPersonBeforeReturning(t *testing.T) {
 	if err := l.Disclose(ctx, disclosure("req-1", personA, personB)); err != nil {
 		t.Fatalf("Disclose: %v", err)
 	}
-	// Required: the records are stored when Disclose returns.
-	if got := streamMsgs(t, js); got != 2 {
-		t.Fatalf("stream holds %d records, want 2", got)
+	// Required: the records are stored when Disclose returns, in one
+	// message.
+	if got := streamMsgs(t, js); got != 1 {
+		t.Fatalf("stream holds %d messages, want 1", got)
 	}
 	recs, err := Accounting(ctx, js, DefaultStream, personB, time.Time{}, time.Time{})
 	if err != nil {
@@ -44,12 +45,9 @@ func TestLedgerRequiredStoresOneRecordPerPersonBeforeReturning(t *testing.T) {
 	r := recs[0]
 	want := Record{RequestID: "req-1", Subject: "user-1", Client: "app-1", Operation: "getAuthorizedSigners",
 		PersonID: personB, SSNMode: "LAST4", DOBDisclosed: true, Purpose: "TREAT", Persons: 2, Replica: "r1",
-		ReadModelSeq: 42, Chain: r.Chain, Seq: 2, Prev: r.Prev, Time: r.Time}
+		ReadModelSeq: 42, Chain: "r1", Seq: 1, Index: 2, Time: r.Time}
 	if fmt.Sprint(r) != fmt.Sprint(want) {
 		t.Errorf("record = %+v\nwant     %+v", r, want)
-	}
-	if r.Prev == "" || r.Chain == "" {
-		t.Errorf("record not chained: chain %q prev %q", r.Chain, r.Prev)
 	}
 }
 
@@ -77,7 +75,7 @@ func TestLedgerConcurrentDisclosuresFormOneIntactChain(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Verify: %v", err)
 	}
-	if !rep.OK() || rep.Records != n || len(rep.Chains) != 1 || rep.Chains[0].Last != n {
+	if !rep.OK() || rep.Records != n || len(rep.Chains) != 1 || rep.Chains[0].Last != uint64(rep.Messages) {
 		t.Fatalf("Verify = %+v, want %d records in one intact chain", rep, n)
 	}
 }
@@ -207,7 +205,7 @@ func TestLedgerStoresWithAndWithoutBatchPublishing(t *testing.T) {
 
 func TestLedgerRequiredFailsWhenTheStreamRefusesARecord(t *testing.T) {
 	limit := func(cfg *jetstream.StreamConfig) {
-		cfg.MaxMsgs = 3 // discard new: the fourth record is refused
+		cfg.MaxMsgs = 1 // discard new: the second message is refused
 	}
 	withAndWithoutBatchPublish(t, limit, func(t *testing.T, nc *nats.Conn, _ jetstream.JetStream, _ bool) {
 		l := newLedger(t, nc, Config{AckTimeout: time.Second})
@@ -237,4 +235,31 @@ func TestLedgerRequiredFailsAtOnceWithoutNATS(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("Disclose without NATS took %v, want an error at once", d)
 	}
+}
+
+// TestLedgerSplitsADisclosureLargerThanAMessage: a disclosure of more
+// records than a message holds is stored in consecutive messages, and
+// released once the last is acknowledged.
+func TestLedgerSplitsADisclosureLargerThanAMessage(t *testing.T) {
+	withAndWithoutBatchPublish(t, nil, func(t *testing.T, nc *nats.Conn, js jetstream.JetStream, _ bool) {
+		l := newLedger(t, nc, Config{MaxMessageRecords: 3})
+		var persons []string
+		for i := range 10 {
+			persons = append(persons, fmt.Sprintf("%08d-0000-4000-8000-000000000000", i))
+		}
+		if err := l.Disclose(context.Background(), disclosure("big", persons...)); err != nil {
+			t.Fatalf("Disclose: %v", err)
+		}
+		if got := streamMsgs(t, js); got != 4 {
+			t.Errorf("stream holds %d messages, want 4 (3+3+3+1 records)", got)
+		}
+		rep, err := Verify(context.Background(), js, DefaultStream)
+		if err != nil || !rep.OK() || rep.Records != 10 {
+			t.Errorf("Verify = %+v, %v; want 10 records, no problem", rep, err)
+		}
+		recs, err := Accounting(context.Background(), js, DefaultStream, persons[9], time.Time{}, time.Time{})
+		if err != nil || len(recs) != 1 || recs[0].Seq != 4 || recs[0].Index != 1 || recs[0].Persons != 10 {
+			t.Errorf("Accounting of the last person = %+v, %v; want its record, message 4, index 1", recs, err)
+		}
+	})
 }

@@ -4,164 +4,466 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
-	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
-// errNotConnected fails the records of a batch while NATS is unreachable.
+// errNotConnected fails the records of a message while NATS is
+// unreachable.
 var errNotConnected = errors.New("audit: NATS not connected")
 
-// maxBatch bounds the records published as one batch.
-const maxBatch = 256
+// errUnacknowledged fails the messages not acknowledged in time.
+var errUnacknowledged = errors.New("audit: message not acknowledged in time")
 
-// chain is the state of the Ledger's hash chain; only publish touches it.
-type chain struct {
-	id   string
-	seq  uint64
-	prev string
+// message is one message sent and not yet acknowledged.
+type message struct {
+	bseq    uint64 // its place in its fast batch
+	seq     uint64 // its place in the chain
+	hash    string // of its bytes, as the next message's prev
+	records int
+	ended   []*pending // the disclosures whose last record it holds
+	cont    *pending   // a disclosure whose records go on in the next message
+	sent    time.Time
 }
 
-func newChain() chain { return chain{id: uuid.NewString()} }
+// fail reports err to every disclosure with records in m.
+func (m *message) fail(err error) {
+	for _, p := range m.ended {
+		p.settle(err)
+	}
+	if m.cont != nil {
+		m.cont.settle(err)
+	}
+}
 
-// publish is the one goroutine that chains records and stores them: it
-// takes every disclosure queued (up to maxBatch records), stores them as
-// one batch, waits for JetStream's acknowledgement and reports to each
-// disclosure; meanwhile the next ones queue up. So concurrent disclosures
-// share one round trip, and no record is published before the ones
-// chained ahead of it are stored: when a batch fails, the chain ends at
-// the last record stored and the next batch starts a new chain, so that a
-// failure never looks like a gap to Verify.
+// state is where the publisher is with its batches.
+type state int
+
+const (
+	// broken: the chain's head on the server is not known (at start, and
+	// after a failure): recover reads it before the next message.
+	broken state = iota
+	// idle: no batch open; head is the chain's last stored message.
+	idle
+	// open: a fast batch is open; messages are appended as they come,
+	// up to MaxInFlight unacknowledged.
+	open
+	// closing: the batch is committed; its PubAck is awaited (it gives
+	// the stream sequence the next batch expects).
+	closing
+)
+
+// publisher is the one goroutine that writes a Ledger's chain (see
+// publish); nothing else touches it.
+type publisher struct {
+	l       *Ledger
+	ctx     context.Context // cancelled when Close gives up
+	fb      *fastBatches
+	subject string
+	st      state
+	b       *batch // the open or closing batch
+	// probe is a batch given up on that may still be on the server:
+	// recover pings it first, so that nothing of it is stored after.
+	probe *batch
+	// head is the chain's last stored message (its stream sequence is
+	// what the next batch's first message expects); sent is the last
+	// message written (head, or beyond while messages are in flight);
+	// stored is the last acknowledged.
+	head, sent, stored chainHead
+	inflight           []*message
+	carry              *pending // a disclosure partly written
+	carryAt            int      // the index of its next record
+	// backlog holds the disclosures taken from the queue and not written
+	// yet (backlogRecords records), up to two messages' worth.
+	backlog        []*pending
+	backlogRecords int
+	out            outbox
+	msg            *nats.Msg
+	timer          *time.Timer
+	status         chan nats.Status
+}
+
+// chainHead is a message of the chain: its seq, its hash and (when
+// stored) its stream sequence.
+type chainHead struct {
+	seq       uint64
+	hash      string
+	streamSeq uint64
+}
+
+// publish runs the publisher. It gathers the disclosures queued while
+// earlier messages are in flight into the next message (up to
+// MaxMessageRecords and MaxMessageBytes; a lone disclosure goes out at
+// once), chains each message to the one before, and sends it in the open
+// fast batch, up to MaxInFlight unacknowledged. Each message settles its
+// disclosures when it is acknowledged; a message that fails fails every
+// message after it (the server's gap mode "fail" refuses them), so the
+// chain never has a gap. A batch's first message carries
+// Nats-Expected-Last-Subject-Sequence, the stream sequence of the chain's
+// last stored message: a message stored by anyone else on the subject
+// meanwhile, or one of an earlier batch stored late, makes the server
+// refuse the batch; the publisher then reads the chain's head back from
+// the stream and goes on from there.
 func (l *Ledger) publish() {
 	defer close(l.done)
 	defer l.batches.close()
-	c := newChain()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-l.abort:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	pb := &publisher{l: l, ctx: ctx, fb: l.batches, subject: ReplicaSubject(l.cfg.Replica),
+		out:    outbox{maxRecords: l.cfg.MaxMessageRecords, maxBytes: l.cfg.MaxMessageBytes},
+		msg:    &nats.Msg{Header: nats.Header{}},
+		timer:  time.NewTimer(time.Hour),
+		status: l.nc.StatusChanged(nats.DISCONNECTED, nats.RECONNECTING, nats.CLOSED)}
+	defer l.nc.RemoveStatusListener(pb.status)
+	pb.timer.Stop()
+	closingCh := l.closing
 	for {
-		batch := l.collect()
-		if batch == nil {
+		select { // before anything else: Close has given up
+		case <-l.abort:
+			pb.abandon(ErrClosed)
+			pb.failQueued(ErrClosed)
+			return
+		default:
+		}
+		pb.gather()
+		if closingCh == nil && pb.drained() {
 			return
 		}
-		n := 0
-		for _, p := range batch {
-			n += p.records()
-		}
-		err := l.store(&c, batch)
-		if err != nil {
-			c = newChain()
-			l.failed(n, err)
-		} else {
-			l.metrics.records.WithLabelValues("stored").Add(float64(n))
-		}
-		for _, p := range batch {
-			p.done <- err
-		}
-	}
-}
-
-// collect waits for a disclosure, then takes those queued behind it, up
-// to maxBatch records. It returns nil once the Ledger is closed and its
-// queue drained.
-func (l *Ledger) collect() []*pending {
-	var first *pending
-	select {
-	case first = <-l.queue:
-	case <-l.closing:
-		select {
-		case first = <-l.queue:
-		default:
-			return nil
-		}
-	}
-	batch, n := []*pending{first}, first.records()
-	for n < maxBatch {
-		select {
-		case p := <-l.queue:
-			batch = append(batch, p)
-			n += p.records()
+		if pb.due() {
+			pb.send()
 			continue
-		default:
 		}
-		break
+		var queue <-chan *pending
+		if pb.backlogRecords < 2*l.cfg.MaxMessageRecords {
+			queue = l.queue
+		}
+		select {
+		case p := <-queue:
+			pb.take(p)
+		case r := <-pb.fb.replies:
+			pb.reply(r)
+		case <-pb.timer.C:
+			if len(pb.inflight) > 0 || pb.st == closing {
+				pb.abandon(errUnacknowledged)
+			}
+		case <-pb.status:
+			if !l.nc.IsConnected() {
+				pb.abandon(errNotConnected)
+			}
+		case <-closingCh:
+			closingCh = nil
+		case <-l.abort:
+			pb.abandon(ErrClosed)
+			pb.failQueued(ErrClosed)
+			return
+		}
 	}
-	return batch
 }
 
-// store chains the records of batch and stores them: as one fast batch
-// when the stream allows it (one acknowledgement for all), else each
-// published asynchronously. (JetStream's atomic batches would need one
-// acknowledgement too, but a one-replica file stream stages each of them
-// in a file store of its own, synced: slower than the acknowledgements.)
-func (l *Ledger) store(c *chain, batch []*pending) error {
-	// Disconnected, a publish would wait in the reconnect buffer and be
-	// stored after the caller was refused: fail at once instead.
-	if !l.nc.IsConnected() {
+// take adds p to the backlog.
+func (pb *publisher) take(p *pending) {
+	pb.backlog = append(pb.backlog, p)
+	pb.backlogRecords += p.records()
+}
+
+// gather moves the disclosures queued into the backlog, up to two
+// messages' worth.
+func (pb *publisher) gather() {
+	for pb.backlogRecords < 2*pb.l.cfg.MaxMessageRecords {
+		select {
+		case p := <-pb.l.queue:
+			pb.take(p)
+		default:
+			return
+		}
+	}
+}
+
+// drained reports whether nothing is queued, written or in flight.
+func (pb *publisher) drained() bool {
+	return len(pb.l.queue) == 0 && len(pb.backlog) == 0 && pb.carry == nil && len(pb.inflight) == 0 &&
+		(pb.st == idle || pb.st == broken)
+}
+
+// due reports whether the next message is to be sent now. With no batch
+// open, at once: a lone disclosure waits for nothing. In an open batch,
+// with a message in flight, only once half a message's worth has gathered
+// (or a disclosure did not fit in the last message): the next message
+// then holds many disclosures, not one, and several are in flight only
+// when the load fills them.
+func (pb *publisher) due() bool {
+	if pb.carry == nil && len(pb.backlog) == 0 {
+		return false
+	}
+	switch pb.st {
+	case idle, broken:
+		return true
+	case open:
+		if len(pb.inflight) >= pb.l.cfg.MaxInFlight {
+			return false
+		}
+		return len(pb.inflight) == 0 || pb.carry != nil || 2*pb.backlogRecords >= pb.l.cfg.MaxMessageRecords
+	}
+	return false
+}
+
+// idleAfter reports whether nothing waits to be written.
+func (pb *publisher) idleAfter() bool {
+	return pb.carry == nil && len(pb.backlog) == 0 && len(pb.l.queue) == 0
+}
+
+// send writes the next message, from the disclosure partly written and
+// the backlog, and sends it.
+func (pb *publisher) send() {
+	if err := pb.ready(); err != nil {
+		// Fail what is waiting at once rather than one message a time.
+		if pb.carry != nil {
+			pb.failed(pb.carry, err)
+			pb.carry = nil
+		}
+		pb.failQueued(err)
+		return
+	}
+	m, data := pb.write()
+	if !pb.l.batched.Load() {
+		pb.sendOne(m, data)
+		return
+	}
+	h := pb.msg.Header
+	clear(h)
+	if pb.st == idle {
+		pb.b = pb.fb.newBatch()
+		pb.b.seq = 1
+		op := opStart
+		if pb.idleAfter() {
+			op, pb.st = opCommit, closing // a batch of one: no need to end it later
+		} else {
+			pb.st = open
+		}
+		h[expectedLastSubjSeq] = []string{uitoa(pb.head.streamSeq)}
+		pb.msg.Reply = pb.b.reply(1, op)
+	} else {
+		pb.b.seq++
+		pb.msg.Reply = pb.b.reply(pb.b.seq, opAppend)
+	}
+	m.bseq = pb.b.seq
+	pb.msg.Subject, pb.msg.Data = pb.subject, data
+	pb.track(m)
+	// PublishMsg has copied the message into the connection's buffer when
+	// it returns: the outbox's buffer is free again.
+	if err := pb.l.nc.PublishMsg(pb.msg); err != nil {
+		pb.abandon(fmt.Errorf("audit: publish: %w", err))
+	}
+}
+
+// ready makes sure that a message can be sent: NATS connected, the stream
+// there, the chain's head known.
+func (pb *publisher) ready() error {
+	if !pb.l.nc.IsConnected() {
+		// Disconnected, a publish would wait in the reconnect buffer and be
+		// stored after the caller was refused: fail at once instead.
 		return errNotConnected
 	}
-	if !l.ensured.Load() {
-		if err := l.ensure(); err != nil {
+	if !pb.l.ensured.Load() {
+		if err := pb.l.ensure(); err != nil {
 			return err
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.AckTimeout)
-	defer cancel()
-	if l.batches != nil && l.batched.Load() {
-		// PublishMsg has copied each message into the connection's buffer
-		// by the time it returns, so the outbox is reused batch after batch.
-		return l.batches.store(ctx, l.out.fill(c, l.cfg.Replica, batch))
+	if pb.st == broken {
+		return pb.recover()
 	}
-	// PublishMsgAsync keeps its messages (it may publish them again), so
-	// they get an outbox of their own.
-	return l.storeEach(ctx, new(outbox).fill(c, l.cfg.Replica, batch))
+	return nil
 }
 
-// storeEach publishes msgs asynchronously and waits for every
-// acknowledgement; a record not acknowledged is published again once (its
-// message id makes that idempotent).
-func (l *Ledger) storeEach(ctx context.Context, msgs []*nats.Msg) error {
-	futs := make([]jetstream.PubAckFuture, len(msgs))
-	for i, m := range msgs {
-		f, err := l.js.PublishMsgAsync(m)
-		if err != nil {
-			return fmt.Errorf("audit: publish: %w", err)
-		}
-		futs[i] = f
-	}
-	var errs []error
-	for i, f := range futs {
-		select {
-		case <-f.Ok():
-			continue
-		case err := <-f.Err():
-			if errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) {
-				errs = append(errs, err) // no stream takes the subject: a retry fails too
-				continue
+// write writes the next message: the rest of the disclosure partly
+// written, then the backlog, within the message's bounds. A disclosure
+// that does not fit whole goes on in the next message (pb.carry).
+func (pb *publisher) write() (*message, []byte) {
+	m := &message{seq: pb.sent.seq + 1}
+	pb.out.start(pb.l.cfg.Replica, m.seq, pb.sent.hash)
+	var r Record
+	put := func(p *pending, from int) bool {
+		for i := from; i < p.records(); i++ {
+			p.record(i, pb.l.cfg.Replica, &r)
+			if !pb.out.add(&r) {
+				pb.carry, pb.carryAt, m.cont = p, i, p
+				return false
 			}
-		case <-ctx.Done():
 		}
-		if _, err := l.js.PublishMsg(ctx, msgs[i]); err != nil {
-			errs = append(errs, err)
-		}
+		m.ended = append(m.ended, p)
+		return true
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("audit: %d of %d records not stored: %w", len(errs), len(msgs), errs[0])
+	full := false
+	if p := pb.carry; p != nil {
+		pb.carry = nil
+		full = !put(p, pb.carryAt)
 	}
-	return nil
+	n := 0
+	for ; !full && n < len(pb.backlog); n++ {
+		p := pb.backlog[n]
+		pb.backlogRecords -= p.records()
+		full = !put(p, 0)
+	}
+	pb.backlog = append(pb.backlog[:0], pb.backlog[n:]...)
+	data := pb.out.finish()
+	m.hash, m.records = hashOf(data), pb.out.n
+	pb.sent = chainHead{seq: m.seq, hash: m.hash}
+	return m, data
 }
 
-// ensure creates the audit stream if it is missing, and notes whether it
-// allows fast batch publishing.
-func (l *Ledger) ensure() error {
-	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.AckTimeout)
-	defer cancel()
-	if err := EnsureStream(ctx, l.js, l.cfg.Stream); err != nil {
-		return err
+// track notes m as in flight.
+func (pb *publisher) track(m *message) {
+	m.sent = time.Now()
+	if len(pb.inflight) == 0 {
+		pb.timer.Reset(pb.l.cfg.AckTimeout)
 	}
-	s, err := l.js.Stream(ctx, l.cfg.Stream)
+	pb.inflight = append(pb.inflight, m)
+	if n := int64(len(pb.inflight)); n > pb.l.peakInFlight.Load() {
+		pb.l.peakInFlight.Store(n)
+	}
+	pb.l.metrics.recordsPerMessage.Observe(float64(m.records))
+	pb.l.metrics.inFlight.Set(float64(len(pb.inflight)))
+}
+
+// reply handles the server's answer r to a message of the current batch.
+func (pb *publisher) reply(r *nats.Msg) {
+	if !pb.b.owns(r) {
+		return // about a batch given up on
+	}
+	rep, err := parseBatchReply(r)
 	if err != nil {
-		return fmt.Errorf("audit stream %q: %w", l.cfg.Stream, err)
+		pb.abandon(err)
+		return
 	}
-	l.batched.Store(s.CachedInfo().Config.AllowBatchPublish)
-	l.ensured.Store(true)
-	return nil
+	pb.timer.Reset(pb.l.cfg.AckTimeout) // the server is answering
+	switch {
+	case rep.Type == "ack":
+		pb.acked(rep.Seq)
+		if pb.st == open && len(pb.inflight) == 0 && pb.idleAfter() {
+			pb.end()
+		}
+	case rep.Type == "gap": // messages from LastSeq on were lost; the PubAck follows
+		pb.failFrom(rep.LastSeq, errors.New("audit: message lost on its way to the stream"))
+		pb.st = closing
+	case rep.Type == "err": // message Seq was refused; the PubAck follows
+		err := fmt.Errorf("audit: message refused: %w", rep.Error)
+		if rep.Error == nil {
+			err = fmt.Errorf("audit: message refused: %s", r.Data)
+		}
+		pb.failFrom(rep.Seq, err)
+		pb.st = closing
+	case rep.pubAck() && rep.Error != nil:
+		pb.abandon(fmt.Errorf("audit: batch refused: %w", rep.Error))
+		pb.probe = nil // ended by the server
+	case rep.pubAck():
+		pb.acked(rep.Count)
+		if len(pb.inflight) > 0 {
+			pb.failFrom(0, fmt.Errorf("audit: stream stored %d messages of the batch", rep.Count))
+		}
+		if pb.stored != pb.sent {
+			pb.st = broken // some failed: read the head back
+		} else {
+			pb.head = chainHead{seq: pb.stored.seq, hash: pb.stored.hash, streamSeq: rep.Seq}
+			if rep.Count == 0 {
+				pb.head.streamSeq = pb.stored.streamSeq
+			}
+			pb.sent, pb.stored, pb.st = pb.head, pb.head, idle
+		}
+		pb.b = nil
+		pb.timer.Stop()
+	}
+}
+
+// end ends the open batch with nothing in flight: an end-of-batch
+// message, not stored; its PubAck gives the last stream sequence.
+func (pb *publisher) end() {
+	pb.b.seq++
+	clear(pb.msg.Header)
+	pb.msg.Subject, pb.msg.Data, pb.msg.Reply = pb.subject, nil, pb.b.reply(pb.b.seq, opCommitEOB)
+	pb.st = closing
+	pb.timer.Reset(pb.l.cfg.AckTimeout)
+	if err := pb.l.nc.PublishMsg(pb.msg); err != nil {
+		pb.abandon(fmt.Errorf("audit: publish: %w", err))
+	}
+}
+
+// acked settles the messages in flight up to batch sequence bseq: stored.
+func (pb *publisher) acked(bseq uint64) {
+	n := 0
+	for _, m := range pb.inflight {
+		if m.bseq > bseq {
+			break
+		}
+		for _, p := range m.ended {
+			p.settle(nil)
+		}
+		pb.stored = chainHead{seq: m.seq, hash: m.hash}
+		pb.l.metrics.records.WithLabelValues("stored").Add(float64(m.records))
+		pb.l.metrics.commit.Observe(time.Since(m.sent).Seconds())
+		n++
+	}
+	pb.inflight = append(pb.inflight[:0], pb.inflight[n:]...)
+	pb.l.metrics.inFlight.Set(float64(len(pb.inflight)))
+}
+
+// failFrom fails the messages in flight from batch sequence bseq on, and
+// the disclosure partly written.
+func (pb *publisher) failFrom(bseq uint64, err error) {
+	keep := pb.inflight[:0]
+	for _, m := range pb.inflight {
+		if m.bseq < bseq {
+			keep = append(keep, m)
+			continue
+		}
+		m.fail(err)
+		pb.l.failed(m.records, err)
+	}
+	pb.inflight = keep
+	if pb.carry != nil {
+		pb.carry.settle(err) // its records written so far are failed
+		pb.carry = nil
+	}
+	pb.l.metrics.inFlight.Set(float64(len(pb.inflight)))
+}
+
+// abandon fails every message in flight and gives up on the batch: the
+// chain's head is read back before the next message.
+func (pb *publisher) abandon(err error) {
+	pb.failFrom(0, err)
+	if pb.b != nil {
+		pb.probe = pb.b
+	}
+	pb.b, pb.st = nil, broken
+	pb.timer.Stop()
+}
+
+// failQueued fails every disclosure in the backlog and queued.
+func (pb *publisher) failQueued(err error) {
+	for _, p := range pb.backlog {
+		pb.failed(p, err)
+	}
+	clear(pb.backlog)
+	pb.backlog, pb.backlogRecords = pb.backlog[:0], 0
+	for {
+		select {
+		case p := <-pb.l.queue:
+			pb.failed(p, err)
+		default:
+			return
+		}
+	}
+}
+
+// failed fails p, not written.
+func (pb *publisher) failed(p *pending, err error) {
+	p.settle(err)
+	pb.l.failed(p.records(), err)
 }

@@ -3,15 +3,25 @@ package audit
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
+
+// stored is a message of the audit stream as read back.
+type stored struct {
+	streamSeq uint64
+	subject   string
+	header    nats.Header
+	data      []byte
+}
 
 // readAll calls fn with each message of stream on subject filter ("" =
 // all), as the stream holds them when the call starts, in stream order,
 // and returns fn's first error. It reads through an ordered consumer (no
 // state kept on the server).
-func readAll(ctx context.Context, js jetstream.JetStream, stream, filter string, fn func(streamSeq uint64, data []byte) error) error {
+func readAll(ctx context.Context, js jetstream.JetStream, stream, filter string, fn func(m stored) error) error {
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
 		return fmt.Errorf("audit stream %q: %w", stream, err)
@@ -38,7 +48,7 @@ func readAll(ctx context.Context, js jetstream.JetStream, stream, filter string,
 			if err != nil {
 				return fmt.Errorf("read audit stream %q: %w", stream, err)
 			}
-			if err := fn(meta.Sequence.Stream, msg.Data()); err != nil {
+			if err := fn(stored{streamSeq: meta.Sequence.Stream, subject: msg.Subject(), header: msg.Headers(), data: msg.Data()}); err != nil {
 				return err
 			}
 			left = meta.NumPending
@@ -48,4 +58,28 @@ func readAll(ctx context.Context, js jetstream.JetStream, stream, filter string,
 		}
 	}
 	return nil
+}
+
+// records returns the records m holds: those of a format 2 message, or a
+// format 1 record.
+func (m stored) records() ([]Record, error) {
+	if strings.HasPrefix(m.subject, ReplicaSubjectPrefix) {
+		msg, err := decodeMessage(m.data)
+		if err != nil {
+			return nil, err
+		}
+		return recordsOf(m.subject, msg), nil
+	}
+	r, err := decodeRecord(m.data)
+	if err != nil {
+		return nil, err
+	}
+	return []Record{r}, nil
+}
+
+// RecordsOf returns the records of the message data stored on subject in
+// the audit stream, of either format, each with where it is stored: what
+// a projection of the stream (internal/accounting) indexes.
+func RecordsOf(subject string, data []byte) ([]Record, error) {
+	return stored{subject: subject, data: data}.records()
 }

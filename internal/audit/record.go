@@ -3,14 +3,20 @@
 // personal data (an SSN, whole or in part, or a date of birth).
 //
 // A Ledger implements query.Auditor: the API hands it each disclosure
-// before it sends the answer, and the Ledger publishes one Record per
-// disclosed person on "audit.persons.<person_id>" (so that one person's
-// accounting is a subject filter), with a Nats-Msg-Id that makes retries
-// idempotent. Each Ledger (one per running replica) chains its records:
-// every record carries its chain, its sequence in the chain and the
-// SHA-256 of the previous record's bytes, and Verify checks every chain.
-// Accounting lists a person's disclosures and FHIRBundle renders them as
-// FHIR R4 AuditEvent resources (IHE BALP patient-read pattern).
+// before it sends the answer. The unit of accounting is one Record per
+// disclosed person; the Ledger gathers the records of the disclosures that
+// arrive while its earlier messages are being stored into one Message
+// (group commit) on its replica's own subject, "audit.replicas.<replica>",
+// so that the stream holds one subject per replica, not one per person.
+// Each replica's messages form one hash chain that runs on across restarts
+// (every message carries its sequence in the chain and the SHA-256 of the
+// previous message's bytes), and Verify checks every chain. Accounting
+// lists a person's disclosures by scanning the stream and FHIRBundle
+// renders them as FHIR R4 AuditEvent resources (IHE BALP patient-read
+// pattern). docs/audit-ledger-format.md describes the format.
+//
+// Streams written before format 2 hold one record per message on
+// "audit.persons.<person_id>" (format 1); Verify and Accounting read both.
 //
 // A record never holds an SSN, a date of birth or a token: only which
 // fields were disclosed.
@@ -21,8 +27,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strconv"
+	"strings"
 	"time"
+	"unicode"
 )
 
 // Record is one disclosure of one person's protected data: the stored
@@ -47,24 +54,46 @@ type Record struct {
 	// ReadModelSeq is the read model's position (the last stream sequence
 	// applied) when the answer was recorded.
 	ReadModelSeq uint64 `json:"read_model_sequence"`
-	// Chain identifies the chain of the Ledger that wrote the record (one
-	// per process), Seq its place in it (from 1), and Prev the hex SHA-256
-	// of the chain's previous record's bytes ("" for the first).
-	Chain string `json:"chain"`
-	Seq   uint64 `json:"seq"`
+	// Where the record is stored. Within a format 2 message these are
+	// not written (the message holds them); a record read back has Chain
+	// (the replica's chain: the last token of its subject), Seq (the
+	// message's place in the chain) and Index (the record's place in the
+	// message, from 1). A format 1 record has Chain (one per process), Seq
+	// and Prev (the hex SHA-256 of the chain's previous record's bytes).
+	Chain string `json:"chain,omitempty"`
+	Seq   uint64 `json:"seq,omitempty"`
+	Index int    `json:"index,omitempty"`
 	Prev  string `json:"prev,omitempty"`
 }
 
-// SubjectPrefix is the prefix of the subjects of audit records; a
-// person's records are on SubjectPrefix + person id.
-const SubjectPrefix = "audit.persons."
+// LegacySubjectPrefix is the prefix of the subjects of format 1 records,
+// one per message: a person's records were on LegacySubjectPrefix +
+// person id. Ledgers no longer write there.
+const LegacySubjectPrefix = "audit.persons."
 
-// Subject returns the subject of the records of person id.
-func Subject(personID string) string { return SubjectPrefix + personID }
+// ReplicaSubjectPrefix is the prefix of the subjects of format 2
+// messages: a replica's chain is on ReplicaSubjectPrefix + its token.
+const ReplicaSubjectPrefix = "audit.replicas."
 
-// msgID returns the Nats-Msg-Id of a record: unique per chain and seq, so
-// that a retried publish is stored once.
-func msgID(chain string, seq uint64) string { return chain + "-" + strconv.FormatUint(seq, 10) }
+// ReplicaSubject returns the subject of the chain of the replica named
+// replica: its name as one subject token (see replicaToken).
+func ReplicaSubject(replica string) string { return ReplicaSubjectPrefix + replicaToken(replica) }
+
+// replicaToken returns name as a subject token: each character a subject
+// token may not hold (".", "*", ">", white space and control characters)
+// becomes "_", and "" becomes "unnamed". Two names with the same token
+// share a chain, which stays intact (each message names the one before).
+func replicaToken(name string) string {
+	if name == "" {
+		return "unnamed"
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '.' || r == '*' || r == '>' || r <= ' ' || r == 0x7f || unicode.IsSpace(r) {
+			return '_'
+		}
+		return r
+	}, name)
+}
 
 // hashOf returns the hex SHA-256 of a record's bytes, as the next record
 // of its chain holds in Prev.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -20,8 +21,8 @@ const DefaultStream = "PERSONS_AUDIT"
 func StreamConfig(name string) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:              name,
-		Description:       "Accounting of disclosures: one record per person whose SSN or date of birth lookupd disclosed (no personal data)",
-		Subjects:          []string{SubjectPrefix + "*"},
+		Description:       "Accounting of disclosures: one record per person whose SSN or date of birth lookupd disclosed (no personal data), in a chain of messages per replica",
+		Subjects:          []string{ReplicaSubjectPrefix + "*", LegacySubjectPrefix + "*"},
 		Retention:         jetstream.LimitsPolicy,
 		MaxConsumers:      -1,
 		MaxMsgs:           -1,
@@ -35,18 +36,20 @@ func StreamConfig(name string) jetstream.StreamConfig {
 		Duplicates:        2 * time.Minute,
 		AllowDirect:       true,
 		Compression:       jetstream.S2Compression,
-		// A Ledger stores the records of concurrent requests as one fast
-		// batch, with one acknowledgement.
+		// A Ledger sends its messages as fast batches: pipelined, stored in
+		// order, and every message after one lost or refused refused too.
 		AllowBatchPublish: true,
 	}
 }
 
 // EnsureStream creates the audit stream name (StreamConfig) unless it
-// exists.
+// exists. An audit stream of format 1 (subjects audit.persons.* only)
+// gets the subjects of format 2 added; any other existing stream is kept
+// as it is.
 func EnsureStream(ctx context.Context, js jetstream.JetStream, name string) error {
-	_, err := js.Stream(ctx, name)
+	s, err := js.Stream(ctx, name)
 	if err == nil {
-		return nil
+		return migrate(ctx, js, s.CachedInfo().Config)
 	}
 	if !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return fmt.Errorf("look up audit stream %q: %w", name, err)
@@ -54,5 +57,34 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, name string) erro
 	if _, err := js.CreateStream(ctx, StreamConfig(name)); err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		return fmt.Errorf("create audit stream %q: %w", name, err)
 	}
+	return nil
+}
+
+// migrate adds the subjects of format 2 to an audit stream of format 1.
+func migrate(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
+	if !slices.Contains(cfg.Subjects, LegacySubjectPrefix+"*") || slices.Contains(cfg.Subjects, ReplicaSubjectPrefix+"*") {
+		return nil
+	}
+	cfg.Subjects = append(cfg.Subjects, ReplicaSubjectPrefix+"*")
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		return fmt.Errorf("add %s* to audit stream %q: %w", ReplicaSubjectPrefix, cfg.Name, err)
+	}
+	return nil
+}
+
+// ensure creates the audit stream if it is missing, and notes whether it
+// allows fast batch publishing.
+func (l *Ledger) ensure() error {
+	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.AckTimeout)
+	defer cancel()
+	if err := EnsureStream(ctx, l.js, l.cfg.Stream); err != nil {
+		return err
+	}
+	s, err := l.js.Stream(ctx, l.cfg.Stream)
+	if err != nil {
+		return fmt.Errorf("audit stream %q: %w", l.cfg.Stream, err)
+	}
+	l.batched.Store(s.CachedInfo().Config.AllowBatchPublish)
+	l.ensured.Store(true)
 	return nil
 }

@@ -49,7 +49,7 @@ func TestEnsureStreamCreatesOnceAndKeepsAnExistingOne(t *testing.T) {
 	if err != nil {
 		t.Fatalf("stream not created: %v", err)
 	}
-	if got := s.CachedInfo().Config.Subjects; len(got) != 1 || got[0] != "audit.persons.*" {
+	if got := s.CachedInfo().Config.Subjects; len(got) != 2 || got[0] != "audit.replicas.*" || got[1] != "audit.persons.*" {
 		t.Errorf("subjects = %v", got)
 	}
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "B", Subjects: []string{"other.>"}}); err != nil {

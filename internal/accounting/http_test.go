@@ -1,0 +1,138 @@
+package accounting
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/natstest"
+)
+
+// searchServer returns the search of an index of a ledger's 30 answers,
+// with the searches it recorded.
+func searchServer(t *testing.T, recordErr error) (http.Handler, *Index, *[]string) {
+	t.Helper()
+	nc, js := natstest.Start(t)
+	writeLedger(t, nc, "a", 30)
+	x, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = x.Close() })
+	follow(t, x, js)
+	var recorded []string
+	h := NewHandler(HandlerConfig{Index: x,
+		Authorize: func(r *http.Request) (string, error) {
+			switch r.Header.Get("Authorization") {
+			case "Bearer auditor":
+				return "auditor", nil
+			case "Bearer reader":
+				return "", ErrForbidden
+			}
+			return "", errors.New("no token")
+		},
+		Record: func(_ context.Context, who, person string) error {
+			recorded = append(recorded, who+" "+person)
+			return recordErr
+		}})
+	return h, x, &recorded
+}
+
+func get(h http.Handler, target, token string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodGet, target, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func TestSearchErrors(t *testing.T) {
+	h, _, recorded := searchServer(t, nil)
+	for _, tc := range []struct {
+		name, target, token string
+		want                int
+	}{
+		{"no token", "/fhir/AuditEvent?entity=" + persons[0], "", http.StatusUnauthorized},
+		{"no scope", "/fhir/AuditEvent?entity=" + persons[0], "reader", http.StatusForbidden},
+		{"no entity", "/fhir/AuditEvent", "auditor", http.StatusBadRequest},
+		{"bad entity", "/fhir/AuditEvent?entity=x", "auditor", http.StatusBadRequest},
+		{"unknown parameter", "/fhir/AuditEvent?entity=" + persons[0] + "&patient=x", "auditor", http.StatusBadRequest},
+		{"bad date", "/fhir/AuditEvent?entity=" + persons[0] + "&date=yesterday", "auditor", http.StatusBadRequest},
+		{"bad count", "/fhir/AuditEvent?entity=" + persons[0] + "&_count=0", "auditor", http.StatusBadRequest},
+		{"bad cursor", "/fhir/AuditEvent?entity=" + persons[0] + "&_cursor=zz", "auditor", http.StatusBadRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := get(h, tc.target, tc.token)
+			if rec.Code != tc.want || !strings.Contains(rec.Body.String(), `"OperationOutcome"`) {
+				t.Errorf("GET %s = %d %s, want %d and an OperationOutcome", tc.target, rec.Code, rec.Body, tc.want)
+			}
+		})
+	}
+	if len(*recorded) != 0 {
+		t.Errorf("refused searches recorded: %q", *recorded)
+	}
+}
+
+func TestSearchPagesThroughAPersonsDisclosures(t *testing.T) {
+	h, x, recorded := searchServer(t, nil)
+	want := ids(searchAll(t, x, Query{Person: persons[2]}))
+	var got []audit.Record
+	target := "/fhir/AuditEvent?entity=Patient/" + persons[2] + "&_count=4"
+	for pages := 0; target != ""; pages++ {
+		rec := get(h, target, "auditor")
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET %s = %d %s", target, rec.Code, rec.Body)
+		}
+		var b audit.Bundle
+		if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil || b.Type != "searchset" || len(b.Entry) > 4 {
+			t.Fatalf("page %d: %v %s", pages, err, rec.Body)
+		}
+		target = ""
+		for _, l := range b.Link {
+			if l.Relation == "next" {
+				target = l.URL
+			}
+		}
+		for _, e := range b.Entry {
+			got = append(got, audit.Record{PersonID: strings.TrimPrefix(e.Resource.Entity[0].What.Reference, "Patient/")})
+		}
+		if pages > 100 {
+			t.Fatal("no last page")
+		}
+	}
+	if len(got) != len(want) || len(got) == 0 {
+		t.Errorf("pages held %d AuditEvents, the index %d", len(got), len(want))
+	}
+	if len(*recorded) == 0 || (*recorded)[0] != "auditor "+persons[2] {
+		t.Errorf("searches recorded: %q, want each by auditor of %s", *recorded, persons[2])
+	}
+}
+
+func TestSearchJSONLines(t *testing.T) {
+	h, x, _ := searchServer(t, nil)
+	rec := get(h, "/fhir/AuditEvent?entity="+persons[0]+"&_format=jsonl&_count=3", "auditor")
+	lines := strings.Split(strings.TrimSpace(rec.Body.String()), "\n")
+	if rec.Code != http.StatusOK || len(lines) != 3 || !strings.Contains(rec.Header().Get("Link"), `rel="next"`) {
+		t.Fatalf("GET jsonl = %d, %d lines, Link %q", rec.Code, len(lines), rec.Header().Get("Link"))
+	}
+	first, _, _ := x.Search(Query{Person: persons[0], Limit: 1})
+	var r audit.Record
+	if err := json.Unmarshal([]byte(lines[0]), &r); err != nil || r.RequestID != first[0].RequestID {
+		t.Errorf("first line %q (%v), want the newest record %s", lines[0], err, first[0].RequestID)
+	}
+}
+
+func TestSearchNotRecordedDisclosesNothing(t *testing.T) {
+	h, _, _ := searchServer(t, errors.New("ledger down"))
+	rec := get(h, "/fhir/AuditEvent?entity="+persons[0], "auditor")
+	if rec.Code != http.StatusServiceUnavailable || strings.Contains(rec.Body.String(), persons[0]) {
+		t.Errorf("search not recorded = %d %s, want 503 without the person's records", rec.Code, rec.Body)
+	}
+}

@@ -1,0 +1,89 @@
+package accounting
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"github.com/lookup/persons/internal/audit"
+)
+
+// ErrBadCursor is returned by Search for a cursor it did not give.
+var ErrBadCursor = errors.New("accounting: bad cursor")
+
+// Query is a search of one person's disclosures.
+type Query struct {
+	Person       string
+	Since, Until time.Time // a zero time bounds nothing
+	// After is the cursor of the previous page ("" for the first).
+	After string
+	Limit int // records a page; 0 = 100
+}
+
+// Search returns a page of q.Person's records within [Since, Until],
+// newest first, and the cursor of the next page ("" when this is the
+// last).
+func (x *Index) Search(q Query) ([]audit.Record, string, error) {
+	if q.Limit <= 0 {
+		q.Limit = 100
+	}
+	prefix := append(append(append([]byte{}, recordPrefix...), q.Person...), 0)
+	lower := binaryTime(prefix, q.Since)
+	var start []byte // where the page starts, going back in time
+	switch {
+	case q.After != "":
+		suffix, err := hex.DecodeString(q.After)
+		if err != nil || len(suffix) != 20 {
+			return nil, "", ErrBadCursor
+		}
+		start = append(append([]byte{}, prefix...), suffix...)
+	case q.Until.IsZero():
+		start = append(append([]byte{}, prefix...), bytes.Repeat([]byte{0xff}, 20)...)
+	default:
+		start = append(binaryTime(prefix, q.Until), bytes.Repeat([]byte{0xff}, 12)...)
+	}
+	var out []audit.Record
+	var last []byte // the key of out's last record
+	next := ""
+	err := x.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Reverse, opts.Prefix = true, prefix
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Seek(start); it.ValidForPrefix(prefix); it.Next() {
+			k := it.Item().Key()
+			if q.After != "" && bytes.Equal(k, start) {
+				continue // the previous page's last
+			}
+			if bytes.Compare(k, lower) < 0 {
+				break
+			}
+			if len(out) == q.Limit {
+				next = hex.EncodeToString(last[len(prefix):])
+				return nil
+			}
+			var r audit.Record
+			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &r) }); err != nil {
+				return fmt.Errorf("accounting index: record %x: %w", k, err)
+			}
+			out = append(out, r)
+			last = it.Item().KeyCopy(last[:0])
+		}
+		return nil
+	})
+	return out, next, err
+}
+
+// binaryTime returns prefix followed by the key bytes of t (zero: 0).
+func binaryTime(prefix []byte, t time.Time) []byte {
+	k := append([]byte{}, prefix...)
+	if t.IsZero() {
+		return append(k, make([]byte, 8)...)
+	}
+	return binaryAppendTime(k, t)
+}
