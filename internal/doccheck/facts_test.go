@@ -1,4 +1,4 @@
-package docs
+package doccheck
 
 import (
 	"go/ast"

@@ -1,8 +1,4 @@
-// Package docs holds the project's documentation; its tests check that the
-// documents, and the comments of the code, link only to files and anchors
-// that exist (links_test.go) and name only files, folders, packages,
-// flags, environment variables and metrics that exist (refs_test.go).
-package docs
+package doccheck
 
 import (
 	"io/fs"
@@ -20,16 +16,25 @@ import (
 // separated), without the directories of git, builds and local data.
 func repoFiles(t *testing.T) []string {
 	t.Helper()
+	root, err := repofile.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out []string
-	err := filepath.WalkDir("..", func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel := filepath.ToSlash(strings.TrimPrefix(p, ".."+string(filepath.Separator)))
+		if p == root {
+			return nil
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
 			switch {
-			case p == "..":
-				return nil
 			case strings.HasPrefix(d.Name(), "."), rel == "bin", rel == "data", strings.HasSuffix(rel, "testdata"):
 				return filepath.SkipDir
 			}
@@ -48,7 +53,11 @@ func repoFiles(t *testing.T) []string {
 }
 
 func exists(rel string) bool {
-	_, err := os.Stat(filepath.Join("..", filepath.FromSlash(rel)))
+	root, err := repofile.Root()
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(root, filepath.FromSlash(rel)))
 	return err == nil
 }
 
