@@ -1,7 +1,12 @@
 // Package projector keeps the read model of the lookup service: it consumes
 // the v1 event contract (docs/events.md) from a NATS JetStream stream
 // and applies it, in stream order, to a local Badger store, which the query
-// side reads.
+// side reads. It also writes and restores snapshots of the store.
+//
+// Who imports it: lookupd's own rooms (internal/replica runs it over a
+// replica's life; cmd/lookupd wires it) and Go programs that embed a read
+// model of the stream (a batch job, a second read side); the key layout
+// below is its own and not a contract, the Store's methods are.
 //
 // # Key layout
 //

@@ -3,6 +3,10 @@
 // authentication, answered from a read model it reaches through the small
 // Reader interface (it never imports the projector).
 //
+// Who imports it: cmd/lookupd, which gives it a Reader (internal/replica),
+// a Positioner and an Auditor (internal/audit); and a Go program that
+// serves the same API over a read model of its own.
+//
 // The API is described by openapi.yaml (embedded, served at
 // GET /openapi.yaml). Every non-2xx answer is an RFC 9457 problem.
 //
