@@ -319,17 +319,32 @@ func TestSignalMatrix(t *testing.T) {
 	})
 
 	t.Run("snapshot upload", func(t *testing.T) {
+		// With a delay: the requests of the delay are answered while the
+		// upload goes on (it may finish during the delay).
+		c := startChild(t, m.env(t, live), "serve")
+		addrs := c.addrs(t)
+		waitReady(t, addrs["admin"])
+		go func() { _, _, _ = post("http://"+addrs["admin"]+"/snapshot", matrixAdmin) }()
+		c.waitLogged(t, 30*time.Second, "writing snapshot")
+		p := startPoller(t, addrs["api"], consumer, 2)
+		p.until(time.Now())
+		err := c.signalAndWait(t, syscall.SIGTERM, bound)
+		p.check(t)
+		c.checkStopped(t, err)
+		// Without one: the upload is cut short as its first chunks arrive.
 		interruptPhase(t, "the snapshot upload", func() bool {
-			c := startChild(t, m.env(t, live), "serve")
-			addrs := c.addrs(t)
-			waitReady(t, addrs["admin"])
-			go func() { _, _, _ = post("http://"+addrs["admin"]+"/snapshot", matrixAdmin) }()
-			c.waitLogged(t, 30*time.Second, "writing snapshot")
-			p := startPoller(t, addrs["api"], consumer, 2)
-			p.until(time.Now())
-			err := c.signalAndWait(t, syscall.SIGTERM, bound)
-			p.check(t)
-			return c.checkStopped(t, err, "snapshot stored")
+			e := m.env(t, live)
+			e["LOOKUP_SHUTDOWN_DELAY"] = "0s"
+			c := startChild(t, e, "serve")
+			waitReady(t, c.addrs(t)["admin"])
+			before := m.snapshotChunks(t)
+			go func() { _, _, _ = post("http://"+c.addrs(t)["admin"]+"/snapshot", matrixAdmin) }()
+			for deadline := time.Now().Add(30 * time.Second); m.snapshotChunks(t) == before; time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("no snapshot chunk stored after 30s; stderr:\n%s", c.stderr)
+				}
+			}
+			return c.checkStopped(t, c.signalAndWait(t, syscall.SIGTERM, bound), "snapshot stored")
 		})
 		// The next start converges; a whole snapshot is taken for the
 		// restore below.
@@ -346,7 +361,9 @@ func TestSignalMatrix(t *testing.T) {
 		var fresh string
 		interruptPhase(t, "the restore", func() bool {
 			fresh = filepath.Join(t.TempDir(), "fresh")
-			c := startChild(t, m.env(t, fresh), "serve")
+			e := m.env(t, fresh)
+			e["LOOKUP_SHUTDOWN_DELAY"] = "0s" // not ready yet: nothing to serve during a delay
+			c := startChild(t, e, "serve")
 			// The log is written every 200 ms: the restore's directory
 			// beside the active one says sooner that it is under way.
 			for deadline := time.Now().Add(60 * time.Second); !restoreUnderWay(fresh); time.Sleep(time.Millisecond) {
@@ -432,6 +449,26 @@ func TestSignalProjectAndDev(t *testing.T) {
 			c.checkStopped(t, c.signalAndWait(t, os.Interrupt, matrixTimeout))
 		})
 	}
+}
+
+// snapshotChunks returns how many messages the snapshot bucket's stream
+// holds (0 before the first snapshot).
+func (m *matrix) snapshotChunks(t *testing.T) uint64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := m.js.Stream(ctx, "OBJ_LOOKUP_SNAPSHOTS")
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
 }
 
 // restoreUnderWay reports whether root holds a model directory that
