@@ -279,20 +279,20 @@ func getWithHeaders(url, tok string, headers map[string]string) (int, []byte, er
 // waitReady polls /readyz on the admin address until it answers 200.
 func waitReady(t *testing.T, admin string) {
 	t.Helper()
-	waitStatus(t, 30*time.Second, "http://"+admin+"/readyz", "", http.StatusOK)
+	waitOK(t, 30*time.Second, "http://"+admin+"/readyz", "")
 }
 
-// waitStatus polls GET url (with the bearer token tok, if any) until it
-// answers want, for at most timeout.
-func waitStatus(t *testing.T, timeout time.Duration, url, tok string, want int) {
+// waitOK polls GET url (with the bearer token tok, if any) until it
+// answers 200, for at most timeout.
+func waitOK(t *testing.T, timeout time.Duration, url, tok string) {
 	t.Helper()
 	wait.For(t, timeout, func() error {
 		code, body, err := get(url, tok)
 		if err != nil {
 			return err
 		}
-		if code != want {
-			return fmt.Errorf("GET %s: %d %s, want %d", url, code, body, want)
+		if code != http.StatusOK {
+			return fmt.Errorf("GET %s: %d %s, want 200", url, code, body)
 		}
 		return nil
 	})
