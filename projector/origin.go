@@ -15,7 +15,7 @@ import (
 // numbers what it copies anew, so a position taken in the origin would mean
 // another event in it), or a mirror that filters or transforms subjects
 // (it holds only a part of the origin). Rebuilding does not help: project
-// from the origin or from a whole mirror of it (docs/decisions/0017-origin-identity.md).
+// from the origin or from a whole mirror of it (docs/decisions/0018-origin-identity.md).
 var ErrUnsupportedStream = errors.New("stream does not carry its origin's sequences")
 
 // origin describes the stream a projector reads in terms of the origin it

@@ -49,7 +49,7 @@ func recreatePersons(t *testing.T, js jetstream.JetStream, n int) {
 }
 
 // TestMirrorOfTheSameOrigin: a read model is bound to its origin, not to
-// the stream it reads (docs/decisions/0017-origin-identity.md): a model
+// the stream it reads (docs/decisions/0018-origin-identity.md): a model
 // built from PERSONS goes on from a mirror of it, and one built from a
 // mirror goes on from PERSONS itself, learning its creation time.
 func TestMirrorOfTheSameOrigin(t *testing.T) {

@@ -79,7 +79,7 @@ type SnapshotInfo struct {
 // is the stream it mirrors, Created is zero (a mirror does not tell its
 // origin's creation time) and Mirror names the mirror; a snapshot is then
 // matched to the origin by the time of the event at its position, which a
-// mirror keeps (docs/decisions/0017-origin-identity.md).
+// mirror keeps (docs/decisions/0018-origin-identity.md).
 type StreamIdentity struct {
 	Name    string
 	Created time.Time
