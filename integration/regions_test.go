@@ -89,8 +89,10 @@ func confLines(text string, drop func(line string) bool) []string {
 // TestRegionFilesInStep: the origin's files of the two-region overlay are
 // the single-region ones plus what the second region needs, nothing
 // changed: deploy/nats/hub-auth.conf is auth.conf with the user "leaf", and
-// deploy/compose/nats-hub.conf is compose/nats.conf with a JetStream domain
-// and the leaf node port.
+// deploy/compose/nats-hub.conf and deploy/k8s/regions/hub.conf are
+// compose/nats.conf and k8s/nats/nats.conf with a JetStream domain and the
+// leaf node port, and deploy/k8s/regions/leaf.conf is k8s/nats/nats.conf
+// with a domain and the link to region A.
 func TestRegionFilesInStep(t *testing.T) {
 	t.Run("hub-auth.conf", func(t *testing.T) {
 		hub := readDeploy(t, "nats/hub-auth.conf")
@@ -109,29 +111,39 @@ func TestRegionFilesInStep(t *testing.T) {
 			t.Errorf("the leaf user's block gives more than the mirror needs:\n%s", block)
 		}
 	})
-	t.Run("compose nats-hub.conf", func(t *testing.T) {
-		twoRegions := func(line string) bool {
-			return strings.Contains(line, "# two regions") && !strings.Contains(line, "include")
-		}
-		got := confLines(readDeploy(t, "compose/nats-hub.conf"), twoRegions)
-		want := confLines(readDeploy(t, "compose/nats.conf"), nil)
-		for i, l := range got {
-			got[i] = strings.Replace(l, "include hub-auth.conf", "include auth.conf", 1)
-		}
-		if strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Errorf("nats-hub.conf differs from nats.conf beyond the lines marked \"two regions\":\n%s\n---\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-		}
-	})
+	twoRegions := func(line string) bool {
+		return strings.Contains(line, "# two regions") && !strings.Contains(line, "include")
+	}
+	for _, tc := range []struct{ file, base string }{
+		{"compose/nats-hub.conf", "compose/nats.conf"},
+		{"k8s/regions/hub.conf", "k8s/nats/nats.conf"},
+		{"k8s/regions/leaf.conf", "k8s/nats/nats.conf"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			got := confLines(readDeploy(t, tc.file), twoRegions)
+			want := confLines(readDeploy(t, tc.base), nil)
+			for i, l := range got {
+				got[i] = strings.Replace(l, "include hub-auth.conf", "include auth.conf", 1)
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("%s differs from %s beyond the lines marked \"two regions\":\n%s\n---\n%s",
+					tc.file, tc.base, strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
 }
 
 // TestRegionConfigsParse: the two-region server configurations are valid
 // nats-server syntax, with the domains the mirror definition names.
 func TestRegionConfigsParse(t *testing.T) {
 	t.Setenv("JS_KEY", "k")
+	t.Setenv("SERVER_NAME", "nats-0")
 	t.Setenv("NATS_LEAF_URL", "tls://leaf:p@nats:7422")
 	for _, tc := range []struct{ file, domain string }{
 		{"compose/nats-hub.conf", "hub"},
 		{"compose/nats-leaf.conf", "b"},
+		{"k8s/regions/hub.conf", "hub"},
+		{"k8s/regions/leaf.conf", "b"},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			// Parsed without its include (auth.conf is checked by running it below).
