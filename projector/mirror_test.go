@@ -56,15 +56,13 @@ func startRegions(t *testing.T) *twoRegions {
 }
 
 // createMirror creates the stream name mirroring src.
-func createMirror(t *testing.T, js jetstream.JetStream, name string, src *jetstream.StreamSource) jetstream.Stream {
+func createMirror(t *testing.T, js jetstream.JetStream, name string, src *jetstream.StreamSource) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Mirror: src, Storage: jetstream.FileStorage})
-	if err != nil {
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Mirror: src, Storage: jetstream.FileStorage}); err != nil {
 		t.Fatalf("create mirror %s of %s: %v", name, src.Name, err)
 	}
-	return st
 }
 
 // waitMirrored waits until stream name of js holds sequence seq.

@@ -371,4 +371,3 @@ func TestStopDuringRebuild(t *testing.T) {
 		})
 	}
 }
-
