@@ -212,7 +212,7 @@ func TestTwoRegions(t *testing.T) {
 		}
 		status, _, pos, err := getAtPosition(b.api+"/api/v1/persons/"+ids[0], tok, last)
 		if err != nil || status != http.StatusOK {
-			return fmt.Errorf("at %d: %d (Lookup-Position %s) %v", last, status, pos, err)
+			return fmt.Errorf("at %d: %d (Lookup-Position %s) %w", last, status, pos, err)
 		}
 		return nil
 	})
