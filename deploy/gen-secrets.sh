@@ -6,13 +6,15 @@
 # store is encrypted with the old key).
 #
 #   ca.crt, ca.key           a private CA (10 years) that signs the rest
-#   nats-tls/                NATS server: tls.crt (SANs: nats, nats-0..2.nats,
+#   nats-tls/                NATS server: tls.crt (SANs: nats, nats-0..2.nats, nats-b,
 #                            localhost, 127.0.0.1; server and client auth, so
 #                            the cluster routes use it too), tls.key, ca.crt
-#   lookupd/ admin/ publisher/
+#   lookupd/ admin/ publisher/ leaf/
 #                            NATS clients: tls.crt, tls.key (client cert,
 #                            CN = user), ca.crt, password (clear, 48 hex);
-#                            admin/nats.env: NATS_PASSWORD for the nats CLI
+#                            admin/nats.env: NATS_PASSWORD for the nats CLI;
+#                            leaf/leaf.env: NATS_LEAF_URL, the link of region
+#                            B's leaf node to region A (docs/two-regions.md)
 #   nats.env                 for nats-server: NATS_<USER>_PASSWORD_HASH
 #                            (bcrypt) and JS_KEY (JetStream encryption key)
 #   lookupd-store/key        32 random bytes: LOOKUP_ENCRYPTION_KEY_FILE
@@ -65,7 +67,7 @@ cert() {
 	chmod 644 "$name/tls.crt" "$name/tls.key" "$name/ca.crt"
 }
 
-nats_sans="DNS:nats,DNS:nats-0.nats,DNS:nats-1.nats,DNS:nats-2.nats,DNS:localhost,IP:127.0.0.1"
+nats_sans="DNS:nats,DNS:nats-0.nats,DNS:nats-1.nats,DNS:nats-2.nats,DNS:nats-b,DNS:localhost,IP:127.0.0.1"
 [ -n "${NATS_SANS:-}" ] && nats_sans="$nats_sans,$NATS_SANS"
 cert nats-tls nats "serverAuth,clientAuth" "$nats_sans"
 cert lookupd-https lookupd serverAuth "DNS:lookupd,DNS:localhost,IP:127.0.0.1"
@@ -80,7 +82,7 @@ bcrypt() {
 }
 
 env_new=
-for user in admin lookupd publisher; do
+for user in admin lookupd publisher leaf; do
 	cert "$user" "$user" clientAuth ""
 	if [ ! -f "$user/password" ]; then
 		openssl rand -hex 24 > "$user/password"
@@ -92,6 +94,12 @@ done
 if [ ! -f admin/nats.env ]; then
 	echo "NATS_PASSWORD=$(cat admin/password)" > admin/nats.env
 fi
+# Region B's leaf node connects to region A's server "nats" as the user leaf
+# (deploy/compose/nats-leaf.conf); the password is hex, so the URL needs no
+# escaping.
+if [ ! -f leaf/leaf.env ]; then
+	echo "NATS_LEAF_URL=tls://leaf:$(cat leaf/password)@nats:7422" > leaf/leaf.env
+fi
 
 if [ -n "$env_new" ] || [ ! -f nats.env ]; then
 	js_key=$(grep '^JS_KEY=' nats.env 2>/dev/null | cut -d= -f2 || true)
@@ -99,7 +107,7 @@ if [ -n "$env_new" ] || [ ! -f nats.env ]; then
 	{
 		echo "# nats-server's secrets (made by deploy/gen-secrets.sh; never commit)."
 		echo "# Single quotes: docker compose would expand the $ of a bcrypt hash."
-		for user in admin lookupd publisher; do
+		for user in admin lookupd publisher leaf; do
 			u=$(echo "$user" | tr '[:lower:]' '[:upper:]')
 			echo "NATS_${u}_PASSWORD_HASH='$(bcrypt "$(cat "$user/password")" | tr -d '\r\n')'"
 		done

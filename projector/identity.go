@@ -10,13 +10,19 @@ import (
 )
 
 // streamIdentity identifies one incarnation of a stream: a stream deleted
-// and created again under the same name has another creation time.
+// and created again under the same name has another creation time. The
+// store records its origin's (origin.go): for a model projected from a
+// mirror, the name of the stream mirrored and, when only the mirror was
+// ever seen, no creation time (zero).
 type streamIdentity struct {
 	name    string
 	created time.Time
 }
 
 func (id streamIdentity) String() string {
+	if id.created.IsZero() {
+		return fmt.Sprintf("%q (creation time unknown)", id.name)
+	}
 	return fmt.Sprintf("%q created %s", id.name, id.created.UTC().Format(time.RFC3339Nano))
 }
 
@@ -26,7 +32,9 @@ func (id streamIdentity) equal(o streamIdentity) bool {
 
 func encodeIdentity(id streamIdentity) []byte {
 	v := make([]byte, 8, 8+len(id.name))
-	binary.BigEndian.PutUint64(v, uint64(id.created.UnixNano()))
+	if !id.created.IsZero() { // 0: unknown (a zero time.Time has no UnixNano)
+		binary.BigEndian.PutUint64(v, uint64(id.created.UnixNano()))
+	}
 	return append(v, id.name...)
 }
 
@@ -38,6 +46,9 @@ func decodeIdentity(v []byte) (streamIdentity, error) {
 	created := binary.BigEndian.Uint64(v)
 	if created > math.MaxInt64 {
 		return streamIdentity{}, fmt.Errorf("corrupt stream identity: creation time out of range")
+	}
+	if created == 0 {
+		return streamIdentity{name: string(v[8:])}, nil
 	}
 	return streamIdentity{name: string(v[8:]), created: time.Unix(0, int64(created)).UTC()}, nil
 }

@@ -78,9 +78,22 @@ type Progress struct {
 	// beyond AppliedSeq, as looked up at the last refresh (every
 	// RefreshInterval); zero when there is none or it is not known yet.
 	OldestUnappliedTime time.Time
-	// UnreachableSince is when the projector lost the stream; zero while it
-	// reaches it.
+	// UnreachableSince is when the projector lost the stream, or, when the
+	// stream is a mirror, when the mirror lost its origin
+	// (MirrorCutOffSince), whichever is earlier; zero while both are
+	// reached. The staleness bound compares it with the bound.
 	UnreachableSince time.Time
+	// MirrorOf is the stream the stream read mirrors, "" when it is not a
+	// mirror (as seen at the last refresh).
+	MirrorOf string
+	// MirrorCutOffSince is, for a mirror, since when it has been out of
+	// step with its origin: cut off from it, or copying the backlog of an
+	// outage (observeMirror); zero while in step or for a stream that is
+	// not a mirror. Updated every RefreshInterval.
+	MirrorCutOffSince time.Time
+	// MirrorLag is the mirror's lag behind its origin in messages as the
+	// server last reported it (meaningful only while the link is up).
+	MirrorLag uint64
 }
 
 // Projector applies the events of a JetStream stream to a Store.
@@ -115,9 +128,13 @@ type Projector struct {
 	prog Progress
 	// targetSet: TargetSeq has been taken (first time Run reached the server).
 	targetSet bool
-	// ident is the identity of the stream the store is bound to (zero until
-	// checkIdentity has passed).
+	// ident is the identity of the stream read (for a mirror, the mirror's
+	// own, not its origin's), zero until checkIdentity has passed: the
+	// stream replaced under the projector has another.
 	ident streamIdentity
+	// link is the state of the mirror's link to its origin when the stream
+	// read is a mirror (mirror.go).
+	link mirrorLink
 	// oldest is the first unapplied message as last looked up.
 	oldest oldest
 
@@ -182,12 +199,16 @@ func (p *Projector) Progress() Progress {
 	p.mu.Lock()
 	pr := p.prog
 	pr.OldestUnappliedTime = p.oldestUnapplied()
+	pr.MirrorOf, pr.MirrorCutOffSince, pr.MirrorLag = p.link.origin, p.link.cutSince, p.link.lag
 	p.mu.Unlock()
 	pr.Connected = p.reached.Load() && p.js.Conn().IsConnected()
 	if since := p.unreachableSince.Load(); since != 0 {
 		pr.UnreachableSince = time.Unix(0, since)
 	} else if !pr.Connected {
 		pr.UnreachableSince = time.Now() // just lost: not yet seen by the refresh
+	}
+	if cut := pr.MirrorCutOffSince; !cut.IsZero() && (pr.UnreachableSince.IsZero() || cut.Before(pr.UnreachableSince)) {
+		pr.UnreachableSince = cut
 	}
 	return pr
 }
@@ -237,7 +258,7 @@ func (p *Projector) Run(ctx context.Context) error {
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			return fmt.Errorf("projector: %w: %q", ErrStreamNotFound, p.cfg.Stream)
 		}
-		if errors.Is(err, ErrStreamMismatch) {
+		if errors.Is(err, ErrStreamMismatch) || errors.Is(err, ErrUnsupportedStream) {
 			return fmt.Errorf("projector: %w", err)
 		}
 		if err == nil && !dlqReady {

@@ -20,14 +20,20 @@ import (
 // caller's context has no deadline.
 const restoreTimeout = 30 * time.Minute
 
-// LookUpStream returns the identity of the current incarnation of the
-// stream name, as Restore wants it.
+// LookUpStream returns the identity of the origin the stream name carries,
+// as Restore wants it: the stream's own for a stream that is not a mirror,
+// the mirrored stream's for a mirror (originOf); an error wrapping
+// ErrUnsupportedStream for a stream that sources others or mirrors a part.
 func LookUpStream(ctx context.Context, js jetstream.JetStream, name string) (StreamIdentity, error) {
 	s, err := js.Stream(ctx, name)
 	if err != nil {
 		return StreamIdentity{}, fmt.Errorf("look up stream %q: %w", name, err)
 	}
-	return StreamIdentity{Name: name, Created: s.CachedInfo().Created}, nil
+	org, err := originOf(s.CachedInfo())
+	if err != nil {
+		return StreamIdentity{}, err
+	}
+	return StreamIdentity{Name: org.id.name, Created: org.id.created, Mirror: org.mirror, messageTime: streamMessageTime(s)}, nil
 }
 
 // Restore restores into store, which must be empty, the newest snapshot
@@ -85,7 +91,9 @@ func (sn *Snapshots) candidates(all []*jetstream.ObjectInfo, want StreamIdentity
 		switch {
 		case o.Metadata[metaStream] != want.Name:
 			why = fmt.Sprintf("taken of stream %q, this replica reads %q", o.Metadata[metaStream], want.Name)
-		case cerr != nil || !created.Equal(want.Created):
+		case cerr != nil:
+			why = fmt.Sprintf("unreadable stream creation time %q", o.Metadata[metaStreamCreated])
+		case !created.IsZero() && !want.Created.IsZero() && !created.Equal(want.Created):
 			why = fmt.Sprintf("taken of another incarnation of the stream (created %s, the stream now was created %s)",
 				o.Metadata[metaStreamCreated], want.Created.UTC().Format(time.RFC3339Nano))
 		case o.Metadata[metaModelFormat] != strconv.Itoa(formatV1):
@@ -144,7 +152,7 @@ func (sn *Snapshots) restoreOne(ctx context.Context, obs jetstream.ObjectStore, 
 	}
 	defer zr.Close()
 	return store.RestoreSnapshot(zr, func(info SnapshotInfo) error {
-		if err := info.Of(want); err != nil {
+		if err := info.Of(ctx, want); err != nil {
 			return err
 		}
 		if p := o.Metadata[metaPosition]; p != strconv.FormatUint(info.Position, 10) {

@@ -3,6 +3,7 @@ package projector
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/pb"
 	"github.com/dgraph-io/ristretto/v2/z"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // A snapshot is the whole read model as of one checkpoint, in one stream of
@@ -71,11 +73,20 @@ type SnapshotInfo struct {
 	Keys          int       // records in the snapshot
 }
 
-// StreamIdentity names one incarnation of a stream: its name and creation
-// time (jetstream.StreamInfo.Created).
+// StreamIdentity names the origin a replica reads (LookUpStream): one
+// incarnation of a stream, by its name and creation time
+// (jetstream.StreamInfo.Created). When the stream read is a mirror, Name
+// is the stream it mirrors, Created is zero (a mirror does not tell its
+// origin's creation time) and Mirror names the mirror; a snapshot is then
+// matched to the origin by the time of the event at its position, which a
+// mirror keeps (docs/decisions/0021-origin-identity.md).
 type StreamIdentity struct {
 	Name    string
 	Created time.Time
+	Mirror  string
+	// messageTime reads the stream read's message times (nil: a snapshot
+	// that needs them to be matched is refused).
+	messageTime messageTimeFunc
 }
 
 func (si SnapshotInfo) identity() streamIdentity {
@@ -83,11 +94,21 @@ func (si SnapshotInfo) identity() streamIdentity {
 }
 
 // Of returns an error wrapping ErrSnapshotStream unless the snapshot was
-// taken of the stream incarnation id.
-func (si SnapshotInfo) Of(id StreamIdentity) error {
+// taken of the origin id (sameOrigin), and one wrapping neither when the
+// stream could not be read to tell.
+func (si SnapshotInfo) Of(ctx context.Context, id StreamIdentity) error {
 	want := streamIdentity{name: id.Name, created: id.Created}
-	if !si.identity().equal(want) {
-		return fmt.Errorf("%w: taken of stream %s, this replica reads stream %s", ErrSnapshotStream, si.identity(), want)
+	msgTime := id.messageTime
+	if msgTime == nil {
+		msgTime = func(context.Context, uint64) (time.Time, error) { return time.Time{}, jetstream.ErrMsgNotFound }
+	}
+	why, err := sameOrigin(ctx, si.identity(), si.Position, si.PositionTime, want, msgTime)
+	if err != nil {
+		return err
+	}
+	if why != "" {
+		return fmt.Errorf("%w: taken of stream %s at position %d, this replica reads stream %s: %s",
+			ErrSnapshotStream, si.identity(), si.Position, want, why)
 	}
 	return nil
 }

@@ -11,17 +11,24 @@ import (
 	"github.com/lookup/persons/internal/periodic"
 )
 
-// checkIdentity compares the stream found with the identity recorded in the
-// store, recording it in a fresh store, and binds the store to it. It
-// returns an error wrapping ErrStreamMismatch when they differ or the
-// checkpoint is beyond the stream's last sequence.
-func (p *Projector) checkIdentity(info *jetstream.StreamInfo) error {
-	found := streamIdentity{name: info.Config.Name, created: info.Created}
+// checkIdentity compares the origin of the stream found (origin.go: the
+// stream itself, or the stream it mirrors) with the identity recorded in
+// the store, recording it in a fresh store, and binds the store to it. It
+// returns an error wrapping ErrUnsupportedStream for a stream that does not
+// carry its origin's sequences, one wrapping ErrStreamMismatch when the
+// origins differ or the checkpoint is beyond the stream's last sequence,
+// and another error when the comparison could not be made (retried).
+func (p *Projector) checkIdentity(ctx context.Context, stream jetstream.Stream) error {
+	info := stream.CachedInfo()
+	org, err := originOf(info)
+	if err != nil {
+		return err
+	}
 	recorded, ok, err := p.store.streamIdentity()
 	if err != nil {
 		return err
 	}
-	cp, _, err := p.store.checkpoint()
+	cp, cpTime, err := p.store.checkpoint()
 	if err != nil {
 		return err
 	}
@@ -29,19 +36,29 @@ func (p *Projector) checkIdentity(info *jetstream.StreamInfo) error {
 		return fmt.Errorf("%w: stream %q: %s; rebuild the read model into a new data dir with `lookupd project --until-caught-up`, or set LOOKUP_REBUILD_ON_MISMATCH=true",
 			ErrStreamMismatch, p.cfg.Stream, what)
 	}
-	switch {
-	case !ok && cp > 0:
-		return mismatch(fmt.Sprintf("the store has checkpoint %d but records no stream identity, found stream %s", cp, found))
-	case ok && !recorded.equal(found):
-		return mismatch(fmt.Sprintf("the store records stream %s (checkpoint %d), found stream %s", recorded, cp, found))
-	case cp > info.State.LastSeq:
-		return mismatch(fmt.Sprintf("the store's checkpoint %d is beyond the last sequence %d of stream %s", cp, info.State.LastSeq, found))
+	if !ok && cp > 0 {
+		return mismatch(fmt.Sprintf("the store has checkpoint %d but records no stream identity, found stream %s", cp, org.id))
 	}
-	if err := p.store.bindStream(found, !ok); err != nil {
+	bind := org.id
+	if ok {
+		why, err := sameOrigin(ctx, recorded, cp, cpTime, org.id, streamMessageTime(stream))
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			return mismatch(fmt.Sprintf("the store records stream %s (checkpoint %d), found stream %s%s: %s",
+				recorded, cp, org.id, org.through(), why))
+		}
+		bind = richer(recorded, org.id)
+	}
+	if cp > info.State.LastSeq {
+		return mismatch(fmt.Sprintf("the store's checkpoint %d is beyond the last sequence %d of stream %s", cp, info.State.LastSeq, org.id))
+	}
+	if err := p.store.bindStream(bind, !ok || !bind.equal(recorded)); err != nil {
 		return err
 	}
 	p.mu.Lock()
-	p.ident = found
+	p.ident = streamIdentity{name: info.Config.Name, created: info.Created}
 	p.mu.Unlock()
 	return nil
 }
@@ -59,10 +76,11 @@ func (p *Projector) lookUpStream(ctx context.Context) (jetstream.Stream, error) 
 	p.setReached(true)
 	// Before observeStream: a store of another stream must not be reported
 	// caught up.
-	if err := p.checkIdentity(stream.CachedInfo()); err != nil {
+	if err := p.checkIdentity(rctx, stream); err != nil {
 		return nil, err
 	}
 	p.observeStream(stream.CachedInfo())
+	p.observeMirror(stream.CachedInfo(), time.Now())
 	return stream, nil
 }
 
@@ -135,6 +153,7 @@ func (p *Projector) refreshStream(ctx context.Context, stream jetstream.Stream) 
 	}
 	p.setReached(true)
 	p.observeStream(info)
+	p.observeMirror(info, time.Now())
 	p.observeOldest(ctx, stream)
 }
 

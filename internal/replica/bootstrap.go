@@ -63,7 +63,8 @@ func (r *Replica) streamIdentity(ctx context.Context) (projector.StreamIdentity,
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		id, err := r.cfg.Stream(cctx)
 		cancel()
-		if err == nil || ctx.Err() != nil || time.Now().After(deadline) {
+		// A stream that cannot carry the origin's positions stays so: no retry.
+		if err == nil || ctx.Err() != nil || time.Now().After(deadline) || errors.Is(err, projector.ErrUnsupportedStream) {
 			return id, err
 		}
 		select {
