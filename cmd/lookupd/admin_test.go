@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -92,31 +90,4 @@ func TestReportProgress(t *testing.T) {
 			t.Errorf("log lines with a bar: %s", logs.String())
 		}
 	})
-}
-
-// TestServerOptionsReachTheHandlers: lookupd's HTTP servers hand OPTIONS *
-// to their handlers instead of net/http's built-in answer, which lacks
-// the headers of every answer.
-func TestServerOptionsReachTheHandlers(t *testing.T) {
-	var reached atomic.Bool
-	srv := httptest.NewUnstartedServer(nil)
-	srv.Config = newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		reached.Store(r.RequestURI == "*")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-	}), slog.New(slog.DiscardHandler))
-	srv.Start()
-	defer srv.Close()
-	req, err := http.NewRequest(http.MethodOptions, srv.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.URL.Opaque = "*"
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if !reached.Load() || !strings.EqualFold(resp.Header.Get("X-Content-Type-Options"), "nosniff") {
-		t.Errorf("OPTIONS * did not reach the handler (reached %v, headers %v)", reached.Load(), resp.Header)
-	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/periodic"
 	"github.com/lookup/persons/internal/projectormetrics"
 	"github.com/lookup/persons/projector"
@@ -73,7 +74,7 @@ func project(ctx context.Context, cfg config, logger *slog.Logger, opts projectO
 	defer stop()
 	var caughtUp atomic.Bool
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return runReplica(gctx, rep, logger) })
+	g.Go(func() error { return lifecycle.RunProjector(gctx, rep, logger) })
 	g.Go(func() error {
 		select {
 		case <-rep.CaughtUp():
