@@ -143,13 +143,9 @@ func devSigningKey(logger *slog.Logger, keyPath, dataDir string) (*rsa.PrivateKe
 		return nil, nil, nil, err
 	}
 	keyfile.WarnLoose(logger, keyfile.Secret("dev signing key (--data-dir)", keyPath))
-	jwks, err := devkey.PublicJWKS(key)
+	jwks, jwksPath, err := devkey.WriteJWKS(key, dataDir)
 	if err != nil {
 		return nil, nil, nil, err
-	}
-	jwksPath := filepath.Join(dataDir, devkey.JWKSFile)
-	if err := os.WriteFile(jwksPath, jwks, 0o600); err != nil {
-		return nil, nil, nil, fmt.Errorf("dev JWKS: %w", err)
 	}
 	keys, err := query.LoadJWKSFile(jwksPath)
 	if err != nil {
