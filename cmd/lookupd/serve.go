@@ -22,6 +22,7 @@ import (
 
 	"github.com/lookup/persons/internal/audit"
 	"github.com/lookup/persons/internal/lifecycle"
+	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/replica"
 	"github.com/lookup/persons/projector"
 	"github.com/lookup/persons/query"
@@ -157,7 +158,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	defer apiLn.Close()
 	defer adminLn.Close()
 
-	var health natsHealth
+	var health natsconn.Health
 	nc, js, err := connectJetStream(cfg, logger, &health)
 	if err != nil {
 		return err
@@ -171,7 +172,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 		return err
 	}
 	defer func() { err = errors.Join(err, closeReplica(rep, logger)) }()
-	ready := &readiness.Readiness{Source: rep, Stale: readiness.NewStaleness(rep, cfg.MaxStaleness, time.Now), Refused: health.refused.Load}
+	ready := &readiness.Readiness{Source: rep, Stale: readiness.NewStaleness(rep, cfg.MaxStaleness, time.Now), Refused: health.Refused}
 	reg.MustRegister(projectormetrics.NewCollector(rep, time.Now), visible, ready.Gauge(), keys.FailuresCounter())
 	ledger, err := newLedger(cfg, nc, rep, reg, logger)
 	if err != nil {
