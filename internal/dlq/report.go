@@ -52,9 +52,9 @@ func (t *Tool) ReplayReport(ctx context.Context, seqs []uint64, opts ReplayOptio
 		counts[o.Result]++
 		switch o.Result {
 		case StillInvalid:
-			fmt.Fprintf(w, "%d\tstill invalid, left in the DLQ\t%s\t%s\t%s\n", o.Seq, o.Subject, o.Letter.Origin(), o.Problem)
+			fmt.Fprintf(w, "%d\tstill invalid, left in the DLQ\t%s\t%s\t%s\n", o.Seq, o.Subject, o.Origin(), o.Problem)
 		default:
-			fmt.Fprintf(w, "%d\t%s as sequence %d\t%s\t%s\n", o.Seq, o.Result, o.NewSeq, o.Subject, o.Letter.Origin())
+			fmt.Fprintf(w, "%d\t%s as sequence %d\t%s\t%s\n", o.Seq, o.Result, o.NewSeq, o.Subject, o.Origin())
 		}
 	}
 	var err error
