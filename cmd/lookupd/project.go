@@ -3,13 +3,9 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"sync/atomic"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/progress"
@@ -46,9 +42,8 @@ type projectOptions struct {
 	progress      progress.Config
 }
 
-// project runs the projector until ctx is done, or, with
-// opts.untilCaughtUp, until the read model has caught up. In that mode it
-// returns an error when stopped before catching up.
+// project opens the read model and runs the projector on it
+// (lifecycle.Project).
 func project(ctx context.Context, cfg config, logger *slog.Logger, opts projectOptions) (err error) {
 	logger.Info("starting lookupd project", "version", version, "nats_url", redactURLs(cfg.NATSURL), "stream", cfg.Stream,
 		"data_dir", cfg.DataDir, "encrypted", cfg.EncryptionKeyFile != "", "until_caught_up", opts.untilCaughtUp)
@@ -63,42 +58,9 @@ func project(ctx context.Context, cfg config, logger *slog.Logger, opts projectO
 	}
 	defer func() { err = errors.Join(err, closeReplica(rep, logger)) }()
 
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-	var caughtUp atomic.Bool
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return lifecycle.RunProjector(gctx, rep, logger) })
-	g.Go(func() error {
-		select {
-		case <-rep.CaughtUp():
-			caughtUp.Store(true)
-			if opts.untilCaughtUp {
-				if cfg.SnapshotBucket != "" {
-					_, _, serr := rep.Snapshot(gctx)
-					if serr != nil {
-						return serr
-					}
-				}
-				stop()
-			}
-		case <-gctx.Done():
-		}
-		return nil
+	return lifecycle.Project(ctx, rep, lifecycle.ProjectConfig{
+		UntilCaughtUp: opts.untilCaughtUp, Snapshot: cfg.SnapshotBucket != "", SnapshotInterval: cfg.SnapshotInterval,
+		Progress: func(ctx context.Context) { progress.Report(ctx, rep, logger, opts.progress) },
+		Logger:   logger,
 	})
-	g.Go(func() error { rep.SnapshotEvery(gctx, cfg.SnapshotInterval, logger); return nil })
-	g.Go(func() error {
-		progress.Report(gctx, rep, logger, opts.progress)
-		return nil
-	})
-	err = g.Wait()
-	p := rep.Progress()
-	if err != nil {
-		return err
-	}
-	if opts.untilCaughtUp && !caughtUp.Load() {
-		return fmt.Errorf("stopped before the read model caught up: applied sequence %d of %d", p.AppliedSeq, p.TargetSeq)
-	}
-	logger.Info("projector done", "caught_up", caughtUp.Load(), "applied_sequence", p.AppliedSeq,
-		"applied", p.Applied, "skipped", p.Skipped, "dead_lettered", p.DeadLettered)
-	return nil
 }
