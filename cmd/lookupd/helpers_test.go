@@ -279,12 +279,13 @@ func getWithHeaders(url, tok string, headers map[string]string) (int, []byte, er
 // waitReady polls /readyz on the admin address until it answers 200.
 func waitReady(t *testing.T, admin string) {
 	t.Helper()
-	waitStatus(t, 30*time.Second, "http://"+admin+"/readyz", "", http.StatusOK)
+	waitStatus(t, 30*time.Second, "http://"+admin+"/readyz", "")
 }
 
 // waitStatus polls GET url (with the bearer token tok, if any) until it
-// answers want, for at most timeout.
-func waitStatus(t *testing.T, timeout time.Duration, url, tok string, want int) {
+// answers 200, for at most timeout.
+func waitStatus(t *testing.T, timeout time.Duration, url, tok string) {
+	const want = http.StatusOK
 	t.Helper()
 	wait.For(t, timeout, func() error {
 		code, body, err := get(url, tok)

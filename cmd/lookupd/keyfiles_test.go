@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/projector"
 )
 
 // TestStartUpWarnsOfLooseKeyFiles: serve and project warn, as they load
@@ -39,14 +38,4 @@ func TestStartUpWarnsOfLooseKeyFiles(t *testing.T) {
 			t.Errorf("no warning names %s:\n%s", setting, buf.String())
 		}
 	}
-}
-
-// openStore opens the read model in cfg.DataDir itself, encrypted with the
-// key in cfg.EncryptionKeyFile when set. Errors name the file or directory.
-func openStore(cfg config, logger *slog.Logger) (*projector.Store, error) {
-	open, _, err := storeOpener(cfg, logger)
-	if err != nil {
-		return nil, err
-	}
-	return open(cfg.DataDir)
 }

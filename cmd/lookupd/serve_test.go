@@ -108,7 +108,7 @@ func TestServe(t *testing.T) {
 	t.Run("live projection", func(t *testing.T) {
 		late := events.Consumer{ConsumerID: demo.ID("t-consumer", 1), BusinessID: demoSet.Businesses[2], FirstName: "Alan", LastName: "Turing"}
 		publish(t, js, late)
-		waitStatus(t, 20*time.Second, api+"/api/v1/persons/"+late.ConsumerID, tok, http.StatusOK)
+		waitStatus(t, 20*time.Second, api+"/api/v1/persons/"+late.ConsumerID, tok)
 	})
 	t.Run("metrics", func(t *testing.T) {
 		wait.For(t, 10*time.Second, func() error {
@@ -137,7 +137,7 @@ func TestServe(t *testing.T) {
 		// consumer and no signers), the API answers 404.
 		lone := events.Consumer{ConsumerID: demo.ID("t-consumer", 2), BusinessID: demoSet.Businesses[0], FirstName: "Lone", LastName: "Consumer"}
 		publish(t, js, lone)
-		waitStatus(t, 20*time.Second, api+"/api/v1/persons/"+lone.ConsumerID, tok, http.StatusOK)
+		waitStatus(t, 20*time.Second, api+"/api/v1/persons/"+lone.ConsumerID, tok)
 		if code, body, err := get(api+"/api/v1/authorized-signers?consumer_id="+lone.ConsumerID, tok); err != nil || code != http.StatusNotFound {
 			t.Errorf("GET signers of a consumer without signers: %d %s %v, want 404", code, body, err)
 		}

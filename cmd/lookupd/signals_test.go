@@ -281,7 +281,7 @@ func (m *matrix) converge(t *testing.T, environ map[string]string) {
 	t.Helper()
 	c := startChild(t, environ, "serve")
 	addrs := c.addrs(t)
-	waitStatus(t, 120*time.Second, "http://"+addrs["admin"]+"/readyz", "", http.StatusOK)
+	waitStatus(t, 120*time.Second, "http://"+addrs["admin"]+"/readyz", "")
 	want := fmt.Sprint(m.last)
 	wait.For(t, 60*time.Second, func() error {
 		if got := metric(t, addrs["admin"], "lookup_projector_applied_sequence"); got != want {
