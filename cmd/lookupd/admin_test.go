@@ -1,19 +1,9 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
-	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/readiness"
-	"github.com/lookup/persons/internal/wait"
 	"github.com/lookup/persons/projector"
 )
 
@@ -41,82 +31,5 @@ func TestPProfSetting(t *testing.T) {
 	}
 	if _, err := parseConfig(inServe, map[string]string{"LOOKUP_PPROF": "yes please"}); err == nil {
 		t.Error("LOOKUP_PPROF=yes please accepted")
-	}
-}
-
-func TestReportProgress(t *testing.T) {
-	var applied atomic.Uint64
-	src := &fakeProgress{progress: func() projector.Progress {
-		a := applied.Add(10)
-		return projector.Progress{AppliedSeq: a, TargetSeq: 1000, StreamLastSeq: 1000, Applied: a, Connected: true}
-	}}
-	t.Run("log lines when not a terminal", func(t *testing.T) {
-		var logs logtest.Buffer
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			reportProgress(ctx, src, slog.New(slog.NewJSONHandler(&logs, nil)), projectOptions{interval: 5 * time.Millisecond})
-			close(done)
-		}()
-		wait.For(t, 10*time.Second, func() error {
-			if n := strings.Count(logs.String(), `"msg":"projecting"`); n < 2 {
-				return fmt.Errorf("%d progress lines", n)
-			}
-			return nil
-		})
-		cancel()
-		<-done
-		for _, want := range []string{`"target_sequence":1000`, `"lag":`, `"events_per_second":`, `"connected":true`} {
-			if !strings.Contains(logs.String(), want) {
-				t.Errorf("progress lines lack %s:\n%s", want, logs.String())
-			}
-		}
-	})
-	t.Run("bar on a terminal", func(t *testing.T) {
-		var bar, logs logtest.Buffer
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			reportProgress(ctx, src, slog.New(slog.NewJSONHandler(&logs, nil)), projectOptions{bar: true, barOut: &bar, interval: time.Hour})
-			close(done)
-		}()
-		wait.For(t, 10*time.Second, func() error {
-			if !strings.Contains(bar.String(), "/1000") {
-				return fmt.Errorf("bar output %q", bar.String())
-			}
-			return nil
-		})
-		cancel()
-		<-done
-		if logs.String() != "" {
-			t.Errorf("log lines with a bar: %s", logs.String())
-		}
-	})
-}
-
-// TestServerOptionsReachTheHandlers: lookupd's HTTP servers hand OPTIONS *
-// to their handlers instead of net/http's built-in answer, which lacks
-// the headers of every answer.
-func TestServerOptionsReachTheHandlers(t *testing.T) {
-	var reached atomic.Bool
-	srv := httptest.NewUnstartedServer(nil)
-	srv.Config = newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		reached.Store(r.RequestURI == "*")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-	}), slog.New(slog.DiscardHandler))
-	srv.Start()
-	defer srv.Close()
-	req, err := http.NewRequest(http.MethodOptions, srv.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.URL.Opaque = "*"
-	resp, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if !reached.Load() || !strings.EqualFold(resp.Header.Get("X-Content-Type-Options"), "nosniff") {
-		t.Errorf("OPTIONS * did not reach the handler (reached %v, headers %v)", reached.Load(), resp.Header)
 	}
 }

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,7 +11,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/audit"
 	"github.com/lookup/persons/internal/projectormetrics"
 )
@@ -79,7 +75,7 @@ reports gaps and altered records (exit status 1 when it finds any).`, getenv)
 	if err := c.parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	q, err := parseAccountingQuery(*person, *since, *until, *format)
+	q, err := audit.ParseAccountingQuery(*person, *since, *until, *format)
 	if err != nil {
 		c.usage(stderr)
 		return &usageError{err}
@@ -89,85 +85,19 @@ reports gaps and altered records (exit status 1 when it finds any).`, getenv)
 		return err
 	}
 	defer closeNC()
-	recs, err := audit.Accounting(ctx, js, c.cfg.AuditStream, q.person, q.since, q.until)
+	recs, err := audit.Accounting(ctx, js, c.cfg.AuditStream, q.Person, q.Since, q.Until)
 	if err != nil {
 		return err
 	}
-	if err := writeAccounting(stdout, recs, q.format); err != nil {
+	if err := audit.WriteAccounting(stdout, recs, q.Format, time.Now()); err != nil {
 		return err
 	}
 	if len(recs) == 0 {
 		// On stderr, so that stdout stays JSON lines (or one Bundle): a
 		// person with no record does not get silence.
-		fmt.Fprintf(stderr, "0 disclosures of %s in %s\n", q.person, c.cfg.AuditStream)
+		fmt.Fprintf(stderr, "0 disclosures of %s in %s\n", q.Person, c.cfg.AuditStream)
 	}
 	return nil
-}
-
-// accountingQuery is the validated command line of "lookupd audit".
-type accountingQuery struct {
-	person       string
-	since, until time.Time
-	format       string
-}
-
-func parseAccountingQuery(person, since, until, format string) (accountingQuery, error) {
-	q := accountingQuery{format: format}
-	if person == "" {
-		return q, errors.New("--person is required")
-	}
-	var ok bool
-	if q.person, ok = events.NormalizeID(person); !ok {
-		return q, fmt.Errorf("--person %q: want a UUID", person)
-	}
-	if format != "jsonl" && format != "fhir" {
-		return q, fmt.Errorf("--format %q: want jsonl or fhir", format)
-	}
-	var err error
-	if q.since, err = parseAuditTime("--since", since); err != nil {
-		return q, err
-	}
-	if q.until, err = parseAuditTime("--until", until); err != nil {
-		return q, err
-	}
-	return q, nil
-}
-
-// parseAuditTime parses an RFC 3339 time or a date ("" = zero).
-func parseAuditTime(flag, v string) (time.Time, error) {
-	if v == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
-		return t, nil
-	}
-	if t, err := time.Parse(time.DateOnly, v); err == nil {
-		if flag == "--until" {
-			return t.Add(24*time.Hour - time.Nanosecond), nil // the whole day
-		}
-		return t, nil
-	}
-	return time.Time{}, fmt.Errorf("%s %q: want an RFC 3339 time or a date YYYY-MM-DD", flag, v)
-}
-
-// writeAccounting prints recs in format.
-func writeAccounting(w io.Writer, recs []audit.Record, format string) error {
-	bw := bufio.NewWriter(w)
-	if format == "fhir" {
-		enc := json.NewEncoder(bw)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(audit.FHIRBundle(recs, time.Now())); err != nil {
-			return err
-		}
-		return bw.Flush()
-	}
-	enc := json.NewEncoder(bw)
-	for _, r := range recs {
-		if err := enc.Encode(r); err != nil {
-			return err
-		}
-	}
-	return bw.Flush()
 }
 
 func cmdAuditVerify(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -192,18 +122,10 @@ chain and one per problem found; exits with status 1 when it finds any.`, getenv
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%d records in %d messages in %d chains\n", rep.Records, rep.Messages, len(rep.Chains))
-	for _, ch := range rep.Chains {
-		fmt.Fprintf(stdout, "chain %s replica %s: messages %d-%d (%d held, %d records), %d problems\n",
-			ch.ID, ch.Replica, ch.First, ch.Last, ch.Messages, ch.Records, ch.Problems)
-	}
-	for _, p := range rep.Problems {
-		fmt.Fprintf(stdout, "PROBLEM %s\n", p)
-	}
+	audit.WriteVerify(stdout, rep)
 	if !rep.OK() {
 		return fmt.Errorf("audit verify: %d problems", len(rep.Problems))
 	}
-	fmt.Fprintln(stdout, "OK")
 	return nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/lookup/persons/internal/audit"
 	"github.com/lookup/persons/internal/demo"
@@ -132,26 +131,6 @@ func TestAuditCommandLineErrors(t *testing.T) {
 			err := run(context.Background(), tc.args, env(nil), &out, &errOut)
 			if !errors.Is(err, errUsage) {
 				t.Errorf("run(%q) = %v, want a usage error", tc.args, err)
-			}
-		})
-	}
-}
-
-func TestParseAuditTime(t *testing.T) {
-	day := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		flag, in string
-		want     time.Time
-	}{
-		{"--since", "2026-11-01", day},
-		{"--until", "2026-11-01", day.Add(24*time.Hour - time.Nanosecond)},
-		{"--since", "2026-11-01T10:00:00Z", day.Add(10 * time.Hour)},
-		{"--since", "", time.Time{}},
-	} {
-		t.Run(tc.flag+" "+tc.in, func(t *testing.T) {
-			got, err := parseAuditTime(tc.flag, tc.in)
-			if err != nil || !got.Equal(tc.want) {
-				t.Errorf("parseAuditTime(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
 			}
 		})
 	}

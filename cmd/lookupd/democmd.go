@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/demo"
 )
 
@@ -43,31 +41,9 @@ JSON lines {"subject", "msg_id", "event"}, examples of the contract
 		return fmt.Errorf("demo data: %w", err)
 	}
 	if *printOnly {
-		return printDemo(stdout, data)
+		return demo.WriteLines(stdout, data)
 	}
 	return publishDemoTo(ctx, c.cfg, data, stdout)
-}
-
-// demoLine is one line of "lookupd demo --print".
-type demoLine struct {
-	Subject string          `json:"subject"`
-	MsgID   string          `json:"msg_id"`
-	Event   json.RawMessage `json:"event"`
-}
-
-// printDemo writes the demo events to w as JSON lines, in publishing order.
-func printDemo(w io.Writer, data *demo.Data) error {
-	enc := json.NewEncoder(w)
-	for _, ev := range data.Events {
-		body, err := events.Encode(ev)
-		if err != nil {
-			return fmt.Errorf("encode demo event %s: %w", ev.ID, err)
-		}
-		if err := enc.Encode(demoLine{Subject: ev.Subject(), MsgID: ev.ID, Event: body}); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // publishDemoTo publishes the demo events to cfg.Stream at cfg.NATSURL and
@@ -78,14 +54,10 @@ func publishDemoTo(ctx context.Context, cfg config, data *demo.Data, w io.Writer
 		return err
 	}
 	defer nc.Close()
-	s, err := js.Stream(ctx, cfg.Stream)
+	added, err := demo.PublishToStream(ctx, js, cfg.Stream, data)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return fmt.Errorf("stream %s not found on %s: create it first (nats stream add --config deploy/streams/persons.json)", cfg.Stream, redactURLs(cfg.NATSURL))
 	}
-	if err != nil {
-		return fmt.Errorf("stream %s: %w", cfg.Stream, err)
-	}
-	added, err := demo.PublishAll(ctx, events.NewPublisher(js), s.CachedInfo().State.LastSeq, data)
 	if err != nil {
 		return err
 	}

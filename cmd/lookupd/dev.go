@@ -14,10 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/demo"
 	"github.com/lookup/persons/internal/devkey"
 	"github.com/lookup/persons/internal/devnats"
@@ -88,7 +84,7 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 	if err != nil {
 		return fmt.Errorf("demo data: %w", err)
 	}
-	if err := setUpDevStream(ctx, natsURL, cfg.Stream, data, logger); err != nil {
+	if err := demo.Seed(ctx, natsURL, cfg.Stream, data, logger); err != nil {
 		return err
 	}
 
@@ -143,46 +139,15 @@ func devSigningKey(logger *slog.Logger, keyPath, dataDir string) (*rsa.PrivateKe
 		return nil, nil, nil, err
 	}
 	keyfile.WarnLoose(logger, keyfile.Secret("dev signing key (--data-dir)", keyPath))
-	jwks, err := devkey.PublicJWKS(key)
+	jwks, jwksPath, err := devkey.WriteJWKS(key, dataDir)
 	if err != nil {
 		return nil, nil, nil, err
-	}
-	jwksPath := filepath.Join(dataDir, devkey.JWKSFile)
-	if err := os.WriteFile(jwksPath, jwks, 0o600); err != nil {
-		return nil, nil, nil, fmt.Errorf("dev JWKS: %w", err)
 	}
 	keys, err := query.LoadJWKSFile(jwksPath)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("dev JWKS: %w", err)
 	}
 	return key, jwks, keys, nil
-}
-
-// setUpDevStream creates the stream (or updates its configuration) and
-// publishes the demo data set into it when it is empty.
-func setUpDevStream(ctx context.Context, url, stream string, data *demo.Data, logger *slog.Logger) error {
-	nc, err := nats.Connect(url, nats.Name("lookupd-dev-publisher"))
-	if err != nil {
-		return fmt.Errorf("dev NATS server: %w", err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return fmt.Errorf("dev NATS server: %w", err)
-	}
-	if err := devnats.EnsurePersonsStream(ctx, js, stream); err != nil {
-		return err
-	}
-	n, err := demo.Publish(ctx, js, stream, events.NewPublisher(js), data)
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		logger.Info("stream already holds events; demo data not published again", "stream", stream)
-	} else {
-		logger.Info("demo data published", "stream", stream, "events", n)
-	}
-	return nil
 }
 
 // httpURL returns the base URL of a bound listener address, naming

@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -90,33 +88,7 @@ which may hold personal data, are never fetched nor shown.`, getenv)
 		return err
 	}
 	defer nc.Close()
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		return tool.List(ctx, func(l dlq.Letter) error { return enc.Encode(l) })
-	}
-	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
-	fmt.Fprintf(tw, "SEQ\tTIME\tSUBJECT\tORIGIN\tREASON\n")
-	n := 0
-	err = tool.List(ctx, func(l dlq.Letter) error {
-		n++
-		_, err := fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", l.Seq, l.Time.Format(time.RFC3339), l.Subject, origin(l), l.Reason)
-		return err
-	})
-	if ferr := tw.Flush(); err == nil {
-		err = ferr
-	}
-	if err == nil {
-		fmt.Fprintf(stdout, "%d dead letter(s) in %s\n", n, *stream)
-	}
-	return err
-}
-
-// origin names where a dead letter came from: "PERSONS:42".
-func origin(l dlq.Letter) string {
-	if l.Stream == "" {
-		return "-"
-	}
-	return l.Stream + ":" + strconv.FormatUint(l.OrigSeq, 10)
+	return tool.WriteList(ctx, stdout, *asJSON)
 }
 
 func cmdDLQReplay(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -157,38 +129,5 @@ Replay once every replica runs the fixed build.`, getenv)
 		return err
 	}
 	defer nc.Close()
-	return replayDLQ(ctx, tool, seqs, dlq.ReplayOptions{Force: *force}, stdout)
-}
-
-// replayDLQ replays seqs (all when empty) with tool, one line per outcome
-// and a summary on w. It fails when a replay failed or an event was left
-// in place as still invalid.
-func replayDLQ(ctx context.Context, tool *dlq.Tool, seqs []uint64, opts dlq.ReplayOptions, w io.Writer) error {
-	counts := map[dlq.Result]int{}
-	report := func(o dlq.Outcome) {
-		counts[o.Result]++
-		switch o.Result {
-		case dlq.StillInvalid:
-			fmt.Fprintf(w, "%d\tstill invalid, left in the DLQ\t%s\t%s\t%s\n", o.Seq, o.Subject, origin(o.Letter), o.Problem)
-		default:
-			fmt.Fprintf(w, "%d\t%s as sequence %d\t%s\t%s\n", o.Seq, o.Result, o.NewSeq, o.Subject, origin(o.Letter))
-		}
-	}
-	var err error
-	if len(seqs) == 0 {
-		err = tool.ReplayAll(ctx, opts, report)
-	}
-	for _, seq := range seqs {
-		var o dlq.Outcome
-		if o, err = tool.Replay(ctx, seq, opts); err != nil {
-			break
-		}
-		report(o)
-	}
-	fmt.Fprintf(w, "replayed %d, already replayed %d, still invalid %d\n",
-		counts[dlq.Replayed], counts[dlq.AlreadyReplayed], counts[dlq.StillInvalid])
-	if err == nil && counts[dlq.StillInvalid] > 0 {
-		err = fmt.Errorf("%d dead letter(s) still invalid, left in the DLQ (--force republishes them anyway)", counts[dlq.StillInvalid])
-	}
-	return err
+	return tool.ReplayReport(ctx, seqs, dlq.ReplayOptions{Force: *force}, stdout)
 }

@@ -285,14 +285,15 @@ func waitReady(t *testing.T, admin string) {
 // waitOK polls GET url (with the bearer token tok, if any) until it
 // answers 200, for at most timeout.
 func waitOK(t *testing.T, timeout time.Duration, url, tok string) {
+	const want = http.StatusOK
 	t.Helper()
 	wait.For(t, timeout, func() error {
 		code, body, err := get(url, tok)
 		if err != nil {
 			return err
 		}
-		if code != http.StatusOK {
-			return fmt.Errorf("GET %s: %d %s, want 200", url, code, body)
+		if code != want {
+			return fmt.Errorf("GET %s: %d %s, want %d", url, code, body, want)
 		}
 		return nil
 	})

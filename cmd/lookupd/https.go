@@ -14,12 +14,8 @@ import (
 var errTLSPair = errors.New("LOOKUP_TLS_CERT_FILE and LOOKUP_TLS_KEY_FILE go together: set both for HTTPS, or neither")
 
 // listenerTLS returns the TLS configurations of the API and admin
-// listeners, nil for plain HTTP. The API speaks HTTPS when a certificate
-// is configured: TLS 1.2 and up, the certificate reloaded when its files
-// change (certreload), client certificates required when a client CA is
-// configured. The admin listener speaks HTTPS with the same certificate
-// when LOOKUP_ADMIN_TLS is true, without asking for client certificates
-// (probes and Prometheus have none).
+// listeners (certreload.Listeners), nil for plain HTTP, and refuses
+// TLS settings that do not go together.
 func listenerTLS(cfg config, logger *slog.Logger) (api, admin *tls.Config, err error) {
 	if cfg.TLSCertFile == "" && cfg.TLSKeyFile == "" {
 		switch {
@@ -34,19 +30,8 @@ func listenerTLS(cfg config, logger *slog.Logger) (api, admin *tls.Config, err e
 		return nil, nil, &usageError{errTLSPair}
 	}
 	keyfile.WarnLoose(logger, keyfile.Secret("LOOKUP_TLS_KEY_FILE", cfg.TLSKeyFile))
-	r, err := certreload.New(cfg.TLSCertFile, cfg.TLSKeyFile, 0, logger.With("component", "tls"))
-	if err != nil {
-		return nil, nil, err
-	}
-	if api, err = certreload.ServerConfig(r, cfg.TLSClientCAFile); err != nil {
-		return nil, nil, err
-	}
-	if cfg.AdminTLS {
-		if admin, err = certreload.ServerConfig(r, ""); err != nil {
-			return nil, nil, err
-		}
-	}
-	return api, admin, nil
+	return certreload.Listeners{CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSKeyFile, ClientCAFile: cfg.TLSClientCAFile,
+		Admin: cfg.AdminTLS, Logger: logger.With("component", "tls")}.Configs()
 }
 
 // listen opens the API and admin listeners; each is HTTPS when its TLS

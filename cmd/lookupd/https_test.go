@@ -15,6 +15,7 @@ import (
 	"github.com/lookup/persons/internal/demo"
 	"github.com/lookup/persons/internal/devkey"
 	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/readiness"
 	"github.com/lookup/persons/internal/testcerts"
 	"github.com/lookup/persons/internal/wait"
@@ -100,16 +101,18 @@ func TestServeHTTPSRotation(t *testing.T) {
 // credentials after start-up is not ready until they are accepted again.
 func TestReadinessFollowsNATSRefusal(t *testing.T) {
 	src := &fakeProgress{caughtUp: closedChan}
-	var health natsHealth
-	r := &readiness.Readiness{Source: src, Refused: health.refused.Load}
+	var health natsconn.Health
+	var c natsconn.Config
+	health.Follow(&c)
+	r := &readiness.Readiness{Source: src, Refused: health.Refused}
 	if !r.Ready() {
 		t.Fatal("not ready while caught up and accepted")
 	}
-	health.refused.Store(true)
+	c.OnRefused(errors.New("authorization violation"))
 	if r.Ready() {
 		t.Error("ready while NATS refuses the credentials")
 	}
-	health.refused.Store(false)
+	c.OnAccepted()
 	if !r.Ready() {
 		t.Error("not ready once the credentials are accepted again")
 	}

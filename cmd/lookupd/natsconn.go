@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -17,16 +16,11 @@ import (
 	"github.com/lookup/persons/internal/redact"
 )
 
-// natsHealth records whether the NATS server refuses lookupd's
-// credentials after the connection was made (a revoked user, an expired
-// credential): /readyz is then 503 until it accepts them again.
-type natsHealth struct{ refused atomic.Bool }
-
 // connectJetStream connects to NATS (see connectNATS) as lookupd and
 // returns the connection and its JetStream context. The caller closes the
 // connection once the projector has stopped. health, when not nil, follows
 // refusals.
-func connectJetStream(cfg config, logger *slog.Logger, health *natsHealth) (*nats.Conn, jetstream.JetStream, error) {
+func connectJetStream(cfg config, logger *slog.Logger, health *natsconn.Health) (*nats.Conn, jetstream.JetStream, error) {
 	return withJetStream(connectNATS(cfg, "lookupd", logger.With("component", "nats"), health))
 }
 
@@ -49,12 +43,11 @@ func withJetStream(nc *nats.Conn, err error) (*nats.Conn, jetstream.JetStream, e
 // settings (natsconn.Connect): a refusal of the credentials, a malformed
 // URL or a failed TLS verification is an error at once; unreachable
 // servers are retried in the background forever, with a capped backoff.
-func connectNATS(cfg config, name string, logger *slog.Logger, health *natsHealth) (*nats.Conn, error) {
+func connectNATS(cfg config, name string, logger *slog.Logger, health *natsconn.Health) (*nats.Conn, error) {
 	keyfile.WarnLoose(logger, natsSecretFiles(cfg)...)
 	c := natsconn.Config{Name: name, InboxPrefix: cfg.NATSInboxPrefix, Logger: logger}
 	if health != nil {
-		c.OnRefused = func(error) { health.refused.Store(true) }
-		c.OnAccepted = func() { health.refused.Store(false) }
+		health.Follow(&c)
 	}
 	nc, err := natsconn.Connect(cfg.NATSURL, cfg.natsSecurity(), c)
 	if errors.Is(err, natsconn.ErrRefused) {

@@ -7,11 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"runtime"
 	"text/tabwriter"
-
-	"golang.org/x/term"
 
 	"github.com/lookup/persons/internal/logbuffer"
 )
@@ -107,10 +104,4 @@ func newLogger(cfg config, w io.Writer) *slog.Logger {
 // (logbuffer.New), and the function to call once when the command returns.
 func bufferedLogger(cfg config, w io.Writer) (*slog.Logger, func()) {
 	return logbuffer.New(w, func(w io.Writer) *slog.Logger { return newLogger(cfg, w) })
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -7,9 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/lookup/persons/internal/admin"
@@ -21,10 +19,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/internal/crash"
+	"github.com/lookup/persons/internal/lifecycle"
+	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/replica"
 	"github.com/lookup/persons/projector"
 	"github.com/lookup/persons/query"
@@ -160,7 +158,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	defer apiLn.Close()
 	defer adminLn.Close()
 
-	var health natsHealth
+	var health natsconn.Health
 	nc, js, err := connectJetStream(cfg, logger, &health)
 	if err != nil {
 		return err
@@ -174,7 +172,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 		return err
 	}
 	defer func() { err = errors.Join(err, closeReplica(rep, logger)) }()
-	ready := &readiness.Readiness{Source: rep, Stale: readiness.NewStaleness(rep, cfg.MaxStaleness, time.Now), Refused: health.refused.Load}
+	ready := &readiness.Readiness{Source: rep, Stale: readiness.NewStaleness(rep, cfg.MaxStaleness, time.Now), Refused: health.Refused}
 	reg.MustRegister(projectormetrics.NewCollector(rep, time.Now), visible, ready.Gauge(), keys.FailuresCounter())
 	ledger, err := newLedger(cfg, nc, rep, reg, logger)
 	if err != nil {
@@ -185,70 +183,35 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	if err != nil {
 		return err
 	}
-	// inflight counts the API handlers running, so that the read model is
-	// closed only after the last of them, even one that outlived the drain
-	// timeout (http.Server.Close does not wait for handlers).
-	var inflight sync.WaitGroup
-	apiSrv := newHTTPServer(countInflight(opts.tracing.Handler(api, "lookupd api", api.Route), &inflight), logger)
-	// Background work (the projector, snapshots, rebuilds, admin actions)
-	// runs under bg, which is stopped only once the API has drained: the
-	// requests of the shutdown delay are answered from a model still
-	// being fed, and nothing a request reads is closed under it.
-	bg, stopBackground := context.WithCancelCause(context.WithoutCancel(ctx))
-	defer stopBackground(nil)
-	actions := admin.ReplicaActions(bg, rep, cfg.SnapshotBucket, logger)
+	var inflight lifecycle.Inflight
+	apiHandler := inflight.Count(opts.tracing.Handler(api, "lookupd api", api.Route))
+	if wrapAPIForTest != nil {
+		apiHandler = wrapAPIForTest(apiHandler)
+	}
+	lc := lifecycle.New(ctx)
+	defer lc.Stop()
+	actions := admin.ReplicaActions(lc.Background(), rep, cfg.SnapshotBucket, logger)
 	maps.Copy(actions, opts.adminActions)
-	adminSrv := newHTTPServer(admin.WithActions(admin.Handler(ready, reg, opts.adminExtra, cfg.PProf), adminGuard, actions), logger)
-
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { defer crash.Guard(); return runReplica(bg, rep, logger) })
-	g.Go(func() error { defer crash.Guard(); rep.SnapshotEvery(bg, cfg.SnapshotInterval, logger); return nil })
-	g.Go(func() error { defer crash.Guard(); return serveHTTP(apiSrv, apiLn, "api", logger) })
-	g.Go(func() error { defer crash.Guard(); return serveHTTP(adminSrv, adminLn, "admin", logger) })
-	g.Go(func() error {
-		defer crash.Guard()
-		announceReady(gctx, rep, apiLn.Addr().String(), adminLn.Addr().String(), opts.onReady, logger)
-		return nil
+	err = lc.Run(ctx, lifecycle.Config{
+		API:   lifecycle.NewHTTPServer(apiHandler, logger),
+		Admin: lifecycle.NewHTTPServer(admin.WithActions(admin.Handler(ready, reg, opts.adminExtra, cfg.PProf), adminGuard, actions), logger),
+		APILn: apiLn, AdminLn: adminLn,
+		Background: []func(context.Context) error{
+			func(bg context.Context) error { return lifecycle.RunProjector(bg, rep, logger) },
+			func(bg context.Context) error { rep.SnapshotEvery(bg, cfg.SnapshotInterval, logger); return nil },
+		},
+		Ready: ready, OnReady: opts.onReady,
+		Delay: cfg.ShutdownDelay, Timeout: cfg.ShutdownTimeout, Logger: logger,
 	})
-	g.Go(func() error {
-		defer crash.Guard()
-		<-gctx.Done()
-		return shutDown(ctx, gctx, shutdownSteps{ready: ready, api: apiSrv, admin: adminSrv,
-			stopBackground: stopBackground}, cfg, logger)
-	})
-	err = g.Wait()
 	// The audit ledger's batches in flight are acknowledged or failed
 	// (their answers are never sent); its last records need the connection.
 	closeLedger(ledger, logger)
 	nc.Close()
-	waitInflight(&inflight, time.Minute, logger)
+	inflight.Wait(time.Minute, logger)
 	if err == nil {
 		logger.Info("stopped")
 	}
 	return err // then the deferred: the store closed, the log written out
-}
-
-// shutdownSteps are what shutDown stops, in its order.
-type shutdownSteps struct {
-	ready          *readiness.Readiness
-	api, admin     *http.Server
-	stopBackground context.CancelCauseFunc
-}
-
-// shutDown runs the first steps of the shutdown order (ARCHITECTURE.md,
-// "Shutdown"), once gctx is done (a signal, or a component that failed):
-// readiness off, the delay (still serving; only for a signal, parent
-// done), stop accepting and drain the API's requests, then stop the
-// background work (the projector, snapshots, rebuilds). serve does the
-// rest: the audit ledger flushed, the store closed, the log written out.
-func shutDown(parent, gctx context.Context, s shutdownSteps, cfg config, logger *slog.Logger) error {
-	s.ready.Draining.Store(true)
-	logger.Info("shutting down", append(shutdownCause(gctx), "drain_timeout", cfg.ShutdownTimeout.String())...)
-	delayShutdown(parent, s.api, cfg.ShutdownDelay, logger)
-	err := drainServer(s.api, cfg.ShutdownTimeout)
-	s.stopBackground(context.Cause(gctx))
-	drainAdmin(s.admin, cfg.ShutdownTimeout)
-	return err
 }
 
 // loadGuards returns the keys that verify tokens (opts.keys, else loaded
@@ -290,7 +253,7 @@ func newAPI(cfg config, rep *replica.Replica, keys *query.JWKS, ledger *audit.Le
 		Registerer:  reg,
 		// Until the read model has caught up, the API answers 503 rather
 		// than a false 404; once caught up it stays ready, as /readyz.
-		Ready:          func() bool { return isClosed(rep.CaughtUp()) },
+		Ready:          func() bool { return readiness.CaughtUp(rep) },
 		Auditor:        ledger,
 		RequirePurpose: cfg.RequirePurpose,
 		TokenCacheSize: cfg.TokenCacheSize,
@@ -302,123 +265,6 @@ func newAPI(cfg config, rep *replica.Replica, keys *query.JWKS, ledger *audit.Le
 		return nil, fmt.Errorf("API: %w", err)
 	}
 	return api, nil
-}
-
-// countInflight returns api counting its running handlers in inflight
-// (and wrapped by wrapAPIForTest, when a test sets it).
-func countInflight(api http.Handler, inflight *sync.WaitGroup) http.Handler {
-	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		inflight.Add(1)
-		defer inflight.Done()
-		api.ServeHTTP(w, r)
-	})
-	if wrapAPIForTest != nil {
-		h = wrapAPIForTest(h)
-	}
-	return h
-}
-
-// announceReady logs, and tells onReady (if any), once the read model has
-// caught up, unless ctx is done first.
-func announceReady(ctx context.Context, proj readiness.Source, apiAddr, adminAddr string, onReady func(apiAddr, adminAddr string), logger *slog.Logger) {
-	select {
-	case <-proj.CaughtUp():
-		p := proj.Progress()
-		logger.Info("read model caught up; ready", "applied_sequence", p.AppliedSeq, "target_sequence", p.TargetSeq)
-		if onReady != nil {
-			onReady(apiAddr, adminAddr)
-		}
-	case <-ctx.Done():
-	}
-}
-
-// drainServer stops the API server accepting, letting requests in flight
-// finish within timeout; it returns an error if some were still running
-// then.
-func drainServer(apiSrv *http.Server, timeout time.Duration) error {
-	sctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	if err := apiSrv.Shutdown(sctx); err != nil {
-		apiSrv.Close()
-		return fmt.Errorf("API: requests still in flight after %v: %w", timeout, err)
-	}
-	return nil
-}
-
-// drainAdmin shuts the admin listener down within timeout; what is still
-// running then is cut short without an error (an admin action holds the
-// background context, already cancelled, and ends promptly).
-func drainAdmin(adminSrv *http.Server, timeout time.Duration) {
-	sctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	if err := adminSrv.Shutdown(sctx); err != nil {
-		adminSrv.Close()
-	}
-}
-
-// isClosed reports whether ch is closed.
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
-// waitInflight waits up to limit for the API handlers still running.
-func waitInflight(wg *sync.WaitGroup, limit time.Duration, logger *slog.Logger) {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(limit):
-		logger.Error("API handlers still running; closing the read model under them", "waited", limit.String())
-	}
-}
-
-// runner is what runReplica runs: a replica.Replica.
-type runner interface {
-	Run(ctx context.Context) error
-	Progress() projector.Progress
-}
-
-// runReplica runs p until ctx is done. It returns nil when ctx ended it,
-// and the projector's error otherwise (which stops the whole process).
-func runReplica(ctx context.Context, p runner, logger *slog.Logger) error {
-	err := p.Run(ctx)
-	if ctx.Err() != nil && (err == nil || errors.Is(err, context.Canceled)) {
-		logger.Info("projector stopped", append(shutdownCause(ctx), "applied_sequence", p.Progress().AppliedSeq)...)
-		return nil
-	}
-	if err == nil {
-		return errors.New("projector stopped unexpectedly")
-	}
-	return err
-}
-
-// serveHTTP serves srv on ln until srv is shut down.
-func serveHTTP(srv *http.Server, ln net.Listener, name string, logger *slog.Logger) error {
-	logger.Info("listening", "listener", name, "addr", ln.Addr().String())
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("%s listener: %w", name, err)
-	}
-	return nil
-}
-
-// newHTTPServer returns a server for h. OPTIONS * reaches h (net/http's
-// built-in answer would lack the headers of every answer).
-func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
-	return &http.Server{
-		Handler:                      h,
-		DisableGeneralOptionsHandler: true,
-		ReadHeaderTimeout:            10 * time.Second,
-		ReadTimeout:                  30 * time.Second,
-		WriteTimeout:                 30 * time.Second,
-		IdleTimeout:                  120 * time.Second,
-		MaxHeaderBytes:               64 << 10,
-		ErrorLog:                     slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
 }
 
 // newRegistry returns the metrics registry of the process with the Go and

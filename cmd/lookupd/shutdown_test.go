@@ -3,14 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,41 +18,10 @@ import (
 	"github.com/lookup/persons/internal/balancer"
 	"github.com/lookup/persons/internal/devkey"
 	"github.com/lookup/persons/internal/httpget"
+	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/wait"
 )
-
-func TestShutdownCause(t *testing.T) {
-	boom := errors.New("api listener: boom")
-	tests := []struct {
-		name   string
-		cancel func(context.CancelCauseFunc)
-		want   []any
-	}{
-		{"SIGTERM", func(c context.CancelCauseFunc) { c(&signalCause{sig: syscall.SIGTERM}) }, []any{"signal", "SIGTERM"}},
-		{"SIGINT", func(c context.CancelCauseFunc) { c(&signalCause{sig: os.Interrupt}) }, []any{"signal", "SIGINT"}},
-		{"signal seen through a child context", func(c context.CancelCauseFunc) { c(fmt.Errorf("wrapped: %w", &signalCause{sig: syscall.SIGTERM})) }, []any{"signal", "SIGTERM"}},
-		{"error", func(c context.CancelCauseFunc) { c(boom) }, []any{"err", boom}},
-		{"plain cancel", func(c context.CancelCauseFunc) { c(nil) }, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			parent, cancel := context.WithCancelCause(context.Background())
-			child, stop := context.WithCancel(parent)
-			defer stop()
-			tt.cancel(cancel)
-			if got := shutdownCause(child); !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("shutdownCause = %v, want %v", got, tt.want)
-			}
-			if !errors.Is(child.Err(), context.Canceled) {
-				t.Errorf("child.Err() = %v, want context.Canceled", child.Err())
-			}
-		})
-	}
-	if !errors.Is(&signalCause{sig: syscall.SIGTERM}, context.Canceled) {
-		t.Errorf("a signal cause does not match context.Canceled")
-	}
-}
 
 // TestServeLogsTheSignal checks that the shutdown log line of serve names
 // the signal that started it.
@@ -69,7 +35,7 @@ func TestServeLogsTheSignal(t *testing.T) {
 	p := &program{stdout: &logtest.Buffer{}, stderr: &logtest.Buffer{}, done: make(chan error, 1)}
 	go func() { p.done <- run(ctx, []string{"serve"}, env(environ), p.stdout, p.stderr) }()
 	waitReady(t, p.addrs(t)["admin"])
-	cancel(&signalCause{sig: syscall.SIGTERM})
+	cancel(&lifecycle.SignalCause{Signal: syscall.SIGTERM})
 	if err := p.wait(t, 30*time.Second); err != nil {
 		t.Fatalf("serve: %v\nstderr:\n%s", err, p.stderr)
 	}
@@ -108,25 +74,6 @@ func TestLogDurationUnits(t *testing.T) {
 	}
 }
 
-// TestNotifyContextCause sends the process a signal: the context ends with
-// a cause that names it.
-func TestNotifyContextCause(t *testing.T) {
-	ctx, stop := notifyContext(syscall.SIGUSR1)
-	defer stop()
-	if err := syscall.Kill(os.Getpid(), syscall.SIGUSR1); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-ctx.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("context not cancelled 10s after the signal")
-	}
-	var sc *signalCause
-	if !errors.As(context.Cause(ctx), &sc) || sc.sig != syscall.SIGUSR1 {
-		t.Errorf("cause = %v, want the SIGUSR1 signal cause", context.Cause(ctx))
-	}
-}
-
 // TestServeShutdownDelay checks a rolling update's view of a replica that
 // receives SIGTERM: /readyz turns 503 at once, the API still answers new
 // connections during LOOKUP_SHUTDOWN_DELAY, and only then does it stop.
@@ -156,7 +103,7 @@ func TestServeShutdownDelay(t *testing.T) {
 	}
 
 	sigterm := time.Now()
-	cancel(&signalCause{sig: syscall.SIGTERM})
+	cancel(&lifecycle.SignalCause{Signal: syscall.SIGTERM})
 	wait.For(t, delay, func() error {
 		code, err := getFresh("http://"+addrs["admin"]+"/readyz", "")
 		if err != nil {
@@ -186,40 +133,6 @@ func TestServeShutdownDelay(t *testing.T) {
 	}
 	if !strings.Contains(p.stderr.String(), `"shutdown_delay":"4s"`) {
 		t.Errorf("no log line names the shutdown delay; stderr:\n%s", p.stderr)
-	}
-}
-
-func TestDelayShutdown(t *testing.T) {
-	cancelled, cancel := context.WithCancel(context.Background())
-	cancel()
-	tests := []struct {
-		name     string
-		parent   context.Context
-		delay    time.Duration
-		wantWait bool
-	}{
-		{"signal with a delay waits", cancelled, 200 * time.Millisecond, true},
-		{"no delay", cancelled, 0, false},
-		{"a failed component does not wait", context.Background(), time.Hour, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := &http.Server{}
-			done := make(chan time.Duration, 1)
-			start := time.Now()
-			go func() {
-				delayShutdown(tt.parent, srv, tt.delay, slog.New(slog.DiscardHandler))
-				done <- time.Since(start)
-			}()
-			select {
-			case got := <-done:
-				if tt.wantWait && got < tt.delay {
-					t.Errorf("returned after %v, want at least %v", got, tt.delay)
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatalf("still waiting after 30s, want no wait")
-			}
-		})
 	}
 }
 
@@ -303,28 +216,4 @@ func rollingRestart(t *testing.T, ns *server.Server, delay time.Duration, id, to
 		launch(i)
 	}
 	return load.Stop()
-}
-
-func TestStoppedBySignal(t *testing.T) {
-	signalled, cancelSig := context.WithCancelCause(context.Background())
-	cancelSig(&signalCause{sig: syscall.SIGTERM})
-	cancelled, cancel := context.WithCancel(context.Background())
-	cancel()
-	for _, tc := range []struct {
-		name string
-		ctx  context.Context
-		err  error
-		want bool
-	}{
-		{"no error", signalled, nil, false},
-		{"a start-up step cut short by the signal", signalled, fmt.Errorf("JWKS URL: %w", context.Canceled), true},
-		{"another error after the signal", signalled, errors.New("stopped before the read model caught up"), false},
-		{"cancelled without a signal", cancelled, context.Canceled, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := stoppedBySignal(tc.ctx, tc.err); got != tc.want {
-				t.Errorf("stoppedBySignal(%v) = %v, want %v", tc.err, got, tc.want)
-			}
-		})
-	}
 }

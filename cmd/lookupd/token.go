@@ -1,18 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"crypto/rsa"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
+	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/devkey"
 )
 
@@ -78,7 +73,7 @@ func cmdToken(ctx context.Context, args []string, getenv func(string) string, st
 			req.TenantClaim = defaultTenantClaim
 		}
 	}
-	key, err := tokenKey(*keyPath, *create)
+	key, err := devkey.LoadFor(*keyPath, *create)
 	if err != nil {
 		return err
 	}
@@ -90,7 +85,7 @@ func cmdToken(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintf(stdout, "%s\n", b)
 		return nil
 	}
-	return printTokens(stdout, key, req, *count)
+	return devkey.MintN(stdout, key, req, *count)
 }
 
 // parseTenants returns the business ids of --tenant (comma-separated
@@ -102,41 +97,11 @@ func parseTenants(list string) ([]string, error) {
 		if t == "" {
 			continue
 		}
-		if err := uuid.Validate(t); err != nil || len(t) != 36 {
+		id, ok := events.NormalizeID(t)
+		if !ok {
 			return nil, fmt.Errorf("--tenant %q: want comma-separated canonical UUIDs", t)
 		}
-		ids = append(ids, strings.ToLower(t))
+		ids = append(ids, id)
 	}
 	return ids, nil
-}
-
-// tokenKey loads the dev key at path, creating it when missing if create.
-func tokenKey(path string, create bool) (*rsa.PrivateKey, error) {
-	load := devkey.Load
-	if create {
-		load = devkey.LoadOrCreate
-	}
-	key, err := load(path)
-	if err != nil && errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w (start \"lookupd dev\" first, pass the --key path it prints, or pass --create)", err)
-	}
-	return key, err
-}
-
-// printTokens mints n tokens for req with k and writes them to w, one a
-// line. More than one token gives each a distinct jti claim, so that no
-// two are the same.
-func printTokens(w io.Writer, k *rsa.PrivateKey, req devkey.TokenRequest, n int) error {
-	bw := bufio.NewWriter(w)
-	for range n {
-		if n > 1 {
-			req.ID = uuid.NewString()
-		}
-		tok, err := devkey.Mint(k, req)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(bw, tok)
-	}
-	return bw.Flush()
 }

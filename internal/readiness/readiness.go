@@ -66,3 +66,14 @@ func (r *Readiness) Gauge() prometheus.GaugeFunc {
 		return 0
 	})
 }
+
+// CaughtUp reports whether src has caught up with the stream as it stood
+// at start-up.
+func CaughtUp(src Source) bool {
+	select {
+	case <-src.CaughtUp():
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,59 @@
+package devkey
+
+import (
+	"bufio"
+	"crypto/rsa"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/google/uuid"
+)
+
+// LoadFor loads the key at path for "lookupd token", creating it when
+// missing if create; a missing key's error says how to get one.
+func LoadFor(path string, create bool) (*rsa.PrivateKey, error) {
+	load := Load
+	if create {
+		load = LoadOrCreate
+	}
+	key, err := load(path)
+	if err != nil && errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w (start \"lookupd dev\" first, pass the --key path it prints, or pass --create)", err)
+	}
+	return key, err
+}
+
+// MintN mints n tokens for req with k and writes them to w, one a line.
+// More than one token gives each a distinct jti claim, so that no two are
+// the same.
+func MintN(w io.Writer, k *rsa.PrivateKey, req TokenRequest, n int) error {
+	bw := bufio.NewWriter(w)
+	for range n {
+		if n > 1 {
+			req.ID = uuid.NewString()
+		}
+		tok, err := Mint(k, req)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(bw, tok)
+	}
+	return bw.Flush()
+}
+
+// WriteJWKS writes the JWKS of k's public half into dir (JWKSFile) and
+// returns it and the file's path.
+func WriteJWKS(k *rsa.PrivateKey, dir string) (jwks []byte, path string, err error) {
+	if jwks, err = PublicJWKS(k); err != nil {
+		return nil, "", err
+	}
+	path = filepath.Join(dir, JWKSFile)
+	if err := os.WriteFile(path, jwks, 0o600); err != nil {
+		return nil, "", fmt.Errorf("dev JWKS: %w", err)
+	}
+	return jwks, path, nil
+}
