@@ -199,15 +199,7 @@ func goComments(t *testing.T, name, src string) string {
 // without backticks: "## Memory: `make soak`" is "memory: make soak".
 func headingsOf(md string) map[string]bool {
 	out := map[string]bool{}
-	inFence := false
-	for _, line := range strings.Split(md, "\n") {
-		if strings.HasPrefix(line, "```") {
-			inFence = !inFence
-		}
-		if inFence || !strings.HasPrefix(line, "#") {
-			continue
-		}
-		h := strings.TrimSpace(strings.TrimLeft(line, "#"))
+	for _, h := range headings(md) {
 		out[strings.ToLower(strings.ReplaceAll(h, "`", ""))] = true
 	}
 	return out

@@ -61,9 +61,10 @@ func exists(rel string) bool {
 	return err == nil
 }
 
-// anchors returns the GitHub anchors of the headings of a Markdown text.
-func anchors(md string) map[string]bool {
-	out := map[string]bool{}
+// headings returns the text of the headings of a Markdown text, outside
+// code fences, without their leading #s.
+func headings(md string) []string {
+	var out []string
 	inFence := false
 	for _, line := range strings.Split(md, "\n") {
 		if strings.HasPrefix(line, "```") {
@@ -72,9 +73,17 @@ func anchors(md string) map[string]bool {
 		if inFence || !strings.HasPrefix(line, "#") {
 			continue
 		}
-		h := strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "#")))
+		out = append(out, strings.TrimSpace(strings.TrimLeft(line, "#")))
+	}
+	return out
+}
+
+// anchors returns the GitHub anchors of the headings of a Markdown text.
+func anchors(md string) map[string]bool {
+	out := map[string]bool{}
+	for _, h := range headings(md) {
 		var b strings.Builder
-		for _, r := range h {
+		for _, r := range strings.ToLower(h) {
 			switch {
 			case r == ' ':
 				b.WriteRune('-')
