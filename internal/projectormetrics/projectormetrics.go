@@ -53,6 +53,7 @@ type collector struct {
 	appliedSeq, streamLastSeq, targetSeq *prometheus.Desc
 	lag, age, caughtUp, connected        *prometheus.Desc
 	oldestAge                            *prometheus.Desc
+	mirrorCutOff, mirrorLag              *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*collector)(nil)
@@ -69,6 +70,8 @@ const (
 	MetricAge           = "lookup_projector_last_event_age_seconds"
 	MetricCaughtUp      = "lookup_projector_caught_up"
 	MetricConnected     = "lookup_projector_connected"
+	MetricMirrorCutOff  = "lookup_projector_mirror_cut_off_seconds"
+	MetricMirrorLag     = "lookup_projector_mirror_lag_events"
 )
 
 // deadLetteredHelp says exactly what MetricDeadLettered counts: each
@@ -96,19 +99,24 @@ func NewCollector(src Source, now func() time.Time) prometheus.Collector {
 		connected:     d(MetricConnected, "1 while the projector reaches the stream."),
 		oldestAge: d(MetricOldestAge, "Age in seconds of the oldest event of the stream not yet applied (by its stream timestamp, "+
 			"looked up every refresh interval); 0 when none is pending."),
+		mirrorCutOff: d(MetricMirrorCutOff, "When the stream read is a mirror (another region's replica): seconds since the mirror has been "+
+			"out of step with its origin (cut off, or still copying the backlog of an outage); 0 while in step or not a mirror "+
+			"(docs/two-regions.md)."),
+		mirrorLag: d(MetricMirrorLag, "When the stream read is a mirror: its lag behind its origin in messages, as the server "+
+			"reported it at the last refresh; 0 otherwise."),
 	}
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.applied, c.skipped, c.deadLettered, c.appliedSeq,
-		c.streamLastSeq, c.targetSeq, c.lag, c.age, c.caughtUp, c.connected, c.oldestAge} {
+		c.streamLastSeq, c.targetSeq, c.lag, c.age, c.caughtUp, c.connected, c.oldestAge, c.mirrorCutOff, c.mirrorLag} {
 		ch <- d
 	}
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	p := c.src.Progress()
-	var lag, age, oldestAge float64
+	var lag, age, oldestAge, cutOff float64
 	if p.StreamLastSeq > p.AppliedSeq {
 		lag = float64(p.StreamLastSeq - p.AppliedSeq)
 	}
@@ -117,6 +125,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if !p.OldestUnappliedTime.IsZero() {
 		oldestAge = max(0, c.now().Sub(p.OldestUnappliedTime).Seconds())
+	}
+	if !p.MirrorCutOffSince.IsZero() {
+		cutOff = max(0, c.now().Sub(p.MirrorCutOffSince).Seconds())
 	}
 	b := func(v bool) float64 {
 		if v {
@@ -135,4 +146,6 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.caughtUp, prometheus.GaugeValue, b(p.CaughtUp))
 	ch <- prometheus.MustNewConstMetric(c.connected, prometheus.GaugeValue, b(p.Connected))
 	ch <- prometheus.MustNewConstMetric(c.oldestAge, prometheus.GaugeValue, oldestAge)
+	ch <- prometheus.MustNewConstMetric(c.mirrorCutOff, prometheus.GaugeValue, cutOff)
+	ch <- prometheus.MustNewConstMetric(c.mirrorLag, prometheus.GaugeValue, float64(p.MirrorLag))
 }

@@ -32,7 +32,7 @@ func TestProjectorCollector(t *testing.T) {
 			p: projector.Progress{AppliedSeq: 90, StreamLastSeq: 100, TargetSeq: 95, Applied: 80, Skipped: 7,
 				DeadLettered: 3, LastEventTime: now.Add(-90 * time.Second), Connected: true},
 			want: map[string]float64{MetricApplied: 80, MetricSkipped: 7, MetricDeadLettered: 3, MetricAppliedSeq: 90,
-				MetricStreamLastSeq: 100, MetricTargetSeq: 95, MetricLag: 10, MetricAge: 90, MetricCaughtUp: 0, MetricConnected: 1, MetricOldestAge: 0},
+				MetricStreamLastSeq: 100, MetricTargetSeq: 95, MetricLag: 10, MetricAge: 90, MetricCaughtUp: 0, MetricConnected: 1, MetricOldestAge: 0, MetricMirrorCutOff: 0, MetricMirrorLag: 0},
 		},
 		{
 			name: "oldest unapplied event known",
@@ -40,19 +40,27 @@ func TestProjectorCollector(t *testing.T) {
 				OldestUnappliedTime: now.Add(-30 * time.Second), Connected: true},
 			want: map[string]float64{MetricApplied: 0, MetricSkipped: 0, MetricDeadLettered: 0, MetricAppliedSeq: 90,
 				MetricStreamLastSeq: 100, MetricTargetSeq: 95, MetricLag: 10, MetricAge: 90, MetricCaughtUp: 0, MetricConnected: 1,
-				MetricOldestAge: 30},
+				MetricOldestAge: 30, MetricMirrorCutOff: 0, MetricMirrorLag: 0},
 		},
 		{
 			name: "nothing processed, stream not yet seen",
 			p:    projector.Progress{},
 			want: map[string]float64{MetricApplied: 0, MetricSkipped: 0, MetricDeadLettered: 0, MetricAppliedSeq: 0,
-				MetricStreamLastSeq: 0, MetricTargetSeq: 0, MetricLag: 0, MetricAge: 0, MetricCaughtUp: 0, MetricConnected: 0, MetricOldestAge: 0},
+				MetricStreamLastSeq: 0, MetricTargetSeq: 0, MetricLag: 0, MetricAge: 0, MetricCaughtUp: 0, MetricConnected: 0, MetricOldestAge: 0, MetricMirrorCutOff: 0, MetricMirrorLag: 0},
+		},
+		{
+			name: "a mirror cut off from its origin (another region)",
+			p: projector.Progress{AppliedSeq: 50, StreamLastSeq: 50, CaughtUp: true, Connected: true,
+				MirrorOf: "PERSONS", MirrorCutOffSince: now.Add(-42 * time.Second), MirrorLag: 7},
+			want: map[string]float64{MetricApplied: 0, MetricSkipped: 0, MetricDeadLettered: 0, MetricAppliedSeq: 50,
+				MetricStreamLastSeq: 50, MetricTargetSeq: 0, MetricLag: 0, MetricAge: 0, MetricCaughtUp: 1, MetricConnected: 1,
+				MetricOldestAge: 0, MetricMirrorCutOff: 42, MetricMirrorLag: 7},
 		},
 		{
 			name: "stream seen behind the checkpoint: no negative lag or age",
 			p:    projector.Progress{AppliedSeq: 10, StreamLastSeq: 8, CaughtUp: true, LastEventTime: now.Add(time.Second)},
 			want: map[string]float64{MetricApplied: 0, MetricSkipped: 0, MetricDeadLettered: 0, MetricAppliedSeq: 10,
-				MetricStreamLastSeq: 8, MetricTargetSeq: 0, MetricLag: 0, MetricAge: 0, MetricCaughtUp: 1, MetricConnected: 0, MetricOldestAge: 0},
+				MetricStreamLastSeq: 8, MetricTargetSeq: 0, MetricLag: 0, MetricAge: 0, MetricCaughtUp: 1, MetricConnected: 0, MetricOldestAge: 0, MetricMirrorCutOff: 0, MetricMirrorLag: 0},
 		},
 	}
 	for _, tt := range tests {
