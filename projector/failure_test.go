@@ -307,23 +307,7 @@ func TestStreamIdentity(t *testing.T) {
 			}
 			s.ident = nil // as after a restart
 			p := New(js, s, cfg)
-			err = runUntilError(t, p)
-			if !errors.Is(err, ErrStreamMismatch) {
-				t.Fatalf("Run err = %v, want ErrStreamMismatch", err)
-			}
-			for _, w := range append(tc.want, "lookupd project --until-caught-up") {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
-			select {
-			case <-p.CaughtUp():
-				t.Error("CaughtUp closed on a mismatched stream")
-			default:
-			}
-			if after, err := s.Checkpoint(); err != nil || after != before {
-				t.Errorf("checkpoint = %d, %v; want %d unchanged", after, err, before)
-			}
+			checkMismatch(t, p, s, before, append(tc.want, "lookupd project --until-caught-up")...)
 		})
 	}
 

@@ -2,10 +2,12 @@ package projector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -383,4 +385,28 @@ func badgerIterOpts(prefix []byte) badger.IteratorOptions {
 func (s *Store) Checkpoint() (uint64, error) {
 	seq, _, err := s.checkpoint()
 	return seq, err
+}
+
+// checkMismatch runs p until it fails and checks that it refused its
+// stream: ErrStreamMismatch naming each of want, CaughtUp never closed, and
+// s's checkpoint still before.
+func checkMismatch(t *testing.T, p *Projector, s *Store, before uint64, want ...string) {
+	t.Helper()
+	err := runUntilError(t, p)
+	if !errors.Is(err, ErrStreamMismatch) {
+		t.Fatalf("Run err = %v, want ErrStreamMismatch", err)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not contain %q", err, w)
+		}
+	}
+	select {
+	case <-p.CaughtUp():
+		t.Error("CaughtUp closed on a mismatched stream")
+	default:
+	}
+	if after, err := s.Checkpoint(); err != nil || after != before {
+		t.Errorf("checkpoint = %d, %v; want %d unchanged", after, err, before)
+	}
 }

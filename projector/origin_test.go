@@ -161,23 +161,7 @@ func TestMirrorOfAnotherOrigin(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := New(js, s, Config{Stream: stream})
-			err = runUntilError(t, p)
-			if !errors.Is(err, ErrStreamMismatch) {
-				t.Fatalf("Run err = %v, want ErrStreamMismatch", err)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not contain %q", err, w)
-				}
-			}
-			select {
-			case <-p.CaughtUp():
-				t.Error("CaughtUp closed on a mismatched stream")
-			default:
-			}
-			if after, err := s.Checkpoint(); err != nil || after != before {
-				t.Errorf("checkpoint = %d, %v; want %d unchanged", after, err, before)
-			}
+			checkMismatch(t, p, s, before, tc.want...)
 		})
 	}
 }

@@ -19,11 +19,7 @@ func searchServer(t *testing.T, recordErr error) (http.Handler, *Index, *[]strin
 	t.Helper()
 	nc, js := natstest.Start(t)
 	writeLedger(t, nc, "a", 30)
-	x, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = x.Close() })
+	x := openIndex(t)
 	follow(t, x, js)
 	var recorded []string
 	h := NewHandler(HandlerConfig{Index: x,

@@ -135,11 +135,7 @@ func ids(recs []audit.Record) []string {
 func TestIndexEqualsAFullScan(t *testing.T) {
 	nc, js := natstest.Start(t)
 	writeLedger(t, nc, "a", 60)
-	x, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = x.Close() })
+	x := openIndex(t)
 	follow(t, x, js)
 	writeLedger(t, nc, "b", 40) // while following
 	follow(t, x, js)
@@ -204,11 +200,7 @@ func TestIndexResumesAfterReopen(t *testing.T) {
 func TestSearchBoundsAndCursor(t *testing.T) {
 	nc, js := natstest.Start(t)
 	writeLedger(t, nc, "a", 30)
-	x, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = x.Close() })
+	x := openIndex(t)
 	follow(t, x, js)
 	all := searchAll(t, x, Query{Person: persons[1]}) // newest first, each at a time of its own
 	since, until := all[len(all)-3].Time, all[2].Time // all but the two oldest; all but the two newest
@@ -233,4 +225,15 @@ func TestSearchBoundsAndCursor(t *testing.T) {
 	if _, _, err := x.Search(Query{Person: persons[1], After: "zz"}); !errors.Is(err, ErrBadCursor) {
 		t.Errorf("Search with a bad cursor = %v, want ErrBadCursor", err)
 	}
+}
+
+// openIndex opens an index in a new directory, closed when the test ends.
+func openIndex(t *testing.T) *Index {
+	t.Helper()
+	x, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = x.Close() })
+	return x
 }
