@@ -150,7 +150,9 @@ func (sn *Snapshots) Take(ctx context.Context, store *Store) (SnapshotInfo, stri
 	}
 	sn.logger.Info("writing snapshot", "bucket", sn.cfg.Bucket, "snapshot", name, "position", info.Position)
 	_, err = obs.Put(ctx, meta, pr)
-	if err == nil && ctx.Err() != nil {
+	if ctx.Err() != nil {
+		// nats.go reports a context cancelled during Put's final wait as
+		// nats.ErrTimeout; the caller needs to know it was its own stop.
 		err = ctx.Err()
 	}
 	// Stops the encoder if Put gave up early (its next write fails); an
