@@ -110,6 +110,9 @@ func (s *Store) writeTxn(items []item) (int, batchStats, error) {
 	}
 	last := items[len(items)-1]
 	err := txn.Set(keyCheckpoint, encodeCheckpoint(last.seq, last.time))
+	if err == nil {
+		err = txn.Set(keySignerSets, setsMarkerValue(last.seq))
+	}
 	if err == nil && s.ident != nil {
 		err = txn.Set(keyStream, s.ident)
 	}
@@ -204,6 +207,11 @@ func applyOne(txn *badger.Txn, vc *versionCache, it *item, st *batchStats) error
 		if _, err := purgeSigners(txn, d.ConsumerID, 0); err != nil {
 			return err
 		}
+		if vc.mayExist(entityKey(tagSignerSet, d.ConsumerID)) {
+			if err := txn.Delete(entityKey(tagSignerSet, d.ConsumerID)); err != nil {
+				return err
+			}
+		}
 		val = appendHeader(nil, ev.EntityVersion, true)
 	case events.BusinessContactDeleted, events.SignerDeleted:
 		val = appendHeader(nil, ev.EntityVersion, true)
@@ -211,6 +219,11 @@ func applyOne(txn *badger.Txn, vc *versionCache, it *item, st *batchStats) error
 	vc.wrote(key) // before the write: the filter must hold every key that may be in the store
 	if err := txn.Set(key, val); err != nil {
 		return err
+	}
+	if ent.Kind == events.KindSigner {
+		if err := keepSignerSet(txn, vc, ent.ConsumerID, ent.ID, val); err != nil {
+			return err
+		}
 	}
 	vc.put(key, ev.EntityVersion)
 	st.applied++

@@ -7,12 +7,19 @@ const (
 	tagConsumer = 'c'
 	tagContact  = 'b'
 	tagSigner   = 's'
+	// tagSignerSet: a consumer's signer set, derived from its signer
+	// records (see signerset.go).
+	tagSignerSet = 'l'
 )
 
 // keyCheckpoint holds the checkpoint; keyStream the identity of its stream.
 var keyCheckpoint = []byte{tagMeta, 'c', 'h', 'e', 'c', 'k', 'p', 'o', 'i', 'n', 't'}
 
 var keyStream = []byte{tagMeta, 's', 't', 'r', 'e', 'a', 'm'}
+
+// keySignerSets holds the sequence of the checkpoint the signer sets were
+// last kept at (see ensureSignerSets).
+var keySignerSets = []byte("msignersets")
 
 func entityKey(tag byte, id string) []byte {
 	k := make([]byte, 0, 1+len(id))

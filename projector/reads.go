@@ -73,38 +73,51 @@ func (s *Store) Signers(ctx context.Context, consumerID string) (events.Person, 
 			return err
 		}
 		p.ID, p.Type = consumerID, events.PersonTypeConsumer
-		prefix := signerPrefix(consumerID)
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix}) // values are read in place, not prefetched into copies
-		defer it.Close()
-		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
-			item := it.Item()
-			err := item.Value(func(v []byte) error {
-				h, rest, err := decodeHeader(v)
-				if err != nil {
-					return err
-				}
-				if h.deleted {
-					return nil
-				}
-				sg, err := decodeSigner(rest)
-				if err != nil {
-					return err
-				}
-				sg.ConsumerID = consumerID
-				sg.SignerID = string(item.Key()[len(prefix):])
-				signers = append(signers, sg)
-				return nil
-			})
-			if err != nil {
-				return fmt.Errorf("read signer %q: %w", item.Key(), err)
-			}
+		set, _, err := readSignerSet(txn, entityKey(tagSignerSet, consumerID))
+		if err != nil {
+			return err
 		}
-		return nil
+		if set.overflow {
+			signers, err = scanSigners(txn, consumerID, signers)
+			return err
+		}
+		signers, err = set.signers(consumerID, signers)
+		return err
 	})
 	if err != nil {
 		return events.Person{}, nil, err
 	}
 	return p, signers, nil
+}
+
+// scanSigners appends the live signers of consumerID to into, read from
+// their records by a prefix scan, in signer-id order: the read of a
+// consumer whose signer set overflowed (see signerset.go).
+func scanSigners(txn *badger.Txn, consumerID string, into []events.Signer) ([]events.Signer, error) {
+	prefix := signerPrefix(consumerID)
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix}) // values are read in place, not prefetched into copies
+	defer it.Close()
+	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+		item := it.Item()
+		err := item.Value(func(v []byte) error {
+			h, rest, err := decodeHeader(v)
+			if err != nil || h.deleted {
+				return err
+			}
+			sg, err := decodeSigner(rest)
+			if err != nil {
+				return err
+			}
+			sg.ConsumerID = consumerID
+			sg.SignerID = string(item.Key()[len(prefix):])
+			into = append(into, sg)
+			return nil
+		})
+		if err != nil {
+			return into, fmt.Errorf("read signer %q: %w", item.Key(), err)
+		}
+	}
+	return into, nil
 }
 
 // checkpoint returns the checkpoint's sequence and the stream time of that event.

@@ -62,6 +62,10 @@ func (s *Store) RestoreSnapshot(r io.Reader, check func(SnapshotInfo) error) (Sn
 	}
 	s.versions.reset()
 	s.emptinessChecked = false
+	// A snapshot of an older build holds no signer sets.
+	if err := s.ensureSignerSets(); err != nil {
+		return info, err
+	}
 	return info, nil
 }
 

@@ -22,9 +22,16 @@
 //	"c" <consumer_id>                    -> consumer record or tombstone
 //	"b" <contact_id>                     -> business contact record or tombstone
 //	"s" <consumer_id> "." <signer_id>    -> signer record or tombstone
+//	"l" <consumer_id>                    -> the consumer's signer set: a copy of its live
+//	                                        signers' fields, in signer-id order (signerset.go)
+//	"m" "signersets"                     -> 8-byte big-endian sequence of the checkpoint the
+//	                                        signer sets were last kept at
 //
 // Signers are keyed under their consumer, so the signers of one consumer are
-// one prefix scan ("s" <consumer_id> "."), in signer-id order.
+// one prefix scan ("s" <consumer_id> "."), in signer-id order. A read of
+// them is one point lookup of the consumer's signer set instead, which the
+// writer keeps in the same transaction as the records (up to 64 signers;
+// past that the set says so and the read scans).
 //
 // # Values
 //
@@ -187,7 +194,11 @@ func Open(dir string, opts StoreOptions) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
-	return &Store{db: db, dir: dir, logger: logger}, nil
+	s := &Store{db: db, dir: dir, logger: logger}
+	if err := s.ensureSignerSets(); err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	return s, nil
 }
 
 // storeEncrypted reports whether the Badger store in dir is encrypted, false

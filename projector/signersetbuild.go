@@ -1,0 +1,117 @@
+package projector
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// setsMarkerValue is the value of keySignerSets for a checkpoint at seq:
+// the signer sets are those of the records at that checkpoint.
+func setsMarkerValue(seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(nil, seq)
+}
+
+// ensureSignerSets makes the signer sets again from the signer records when
+// the store has a checkpoint and the marker keySignerSets does not hold its
+// sequence (see signerset.go). It must run with no writer at work: Open
+// and RestoreSnapshot call it. A crash part way leaves the marker stale,
+// and the next call starts over.
+func (s *Store) ensureSignerSets() error {
+	var (
+		seq          uint64
+		checkpointed bool
+		current      bool
+	)
+	err := s.db.View(func(txn *badger.Txn) error {
+		err := viewValue(txn, keyCheckpoint, func(v []byte) (err error) {
+			seq, _, err = decodeCheckpoint(v)
+			checkpointed = err == nil
+			return err
+		})
+		if err != nil || !checkpointed {
+			return err
+		}
+		return viewValue(txn, keySignerSets, func(v []byte) error {
+			current = bytes.Equal(v, setsMarkerValue(seq))
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("check the signer sets of %s: %w", s.dir, err)
+	}
+	if !checkpointed || current {
+		return nil
+	}
+	s.logger.Info("making the signer sets of the read model from its signer records (once after an upgrade)", "position", seq)
+	n, err := s.buildSignerSets(seq)
+	if err != nil {
+		return fmt.Errorf("make the signer sets of %s: %w", s.dir, err)
+	}
+	s.logger.Info("signer sets made", "consumers", n, "position", seq)
+	return nil
+}
+
+// buildSignerSets drops every signer set, writes one for each consumer
+// with live signers from the signer records, then the marker for seq. It
+// returns how many sets it wrote.
+func (s *Store) buildSignerSets(seq uint64) (int, error) {
+	if err := s.db.DropPrefix([]byte{tagSignerSet}); err != nil {
+		return 0, err
+	}
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	var (
+		consumer []byte // the consumer id of set
+		set      signerSet
+		written  int
+	)
+	flush := func() error {
+		if consumer == nil || (!set.overflow && len(set.entries) == 0) {
+			return nil
+		}
+		written++
+		return wb.Set(entityKey(tagSignerSet, string(consumer)), set.encode())
+	}
+	err := s.db.View(func(txn *badger.Txn) error {
+		prefix := []byte{tagSigner}
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+		defer it.Close()
+		for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
+			item := it.Item()
+			cid, sid, ok := bytes.Cut(item.Key()[1:], []byte{'.'})
+			if !ok {
+				return fmt.Errorf("signer key %q: %w", item.Key(), errCorrupt)
+			}
+			if !bytes.Equal(cid, consumer) {
+				if err := flush(); err != nil {
+					return err
+				}
+				consumer, set = bytes.Clone(cid), signerSet{}
+			}
+			err := item.Value(func(v []byte) error {
+				h, rest, err := decodeHeader(v)
+				if err == nil && !h.deleted {
+					set.put(string(sid), bytes.Clone(rest))
+				}
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("read %q: %w", item.Key(), err)
+			}
+		}
+		return flush()
+	})
+	if err == nil {
+		err = wb.Flush()
+	}
+	if err != nil {
+		return 0, err
+	}
+	// The marker last, once every set is written.
+	return written, s.db.Update(func(txn *badger.Txn) error {
+		return txn.Set(keySignerSets, setsMarkerValue(seq))
+	})
+}
