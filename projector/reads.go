@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -27,16 +26,15 @@ func (s *Store) Person(ctx context.Context, id string) (events.Person, error) {
 			tag byte
 			typ events.PersonType
 		}{{tagConsumer, events.PersonTypeConsumer}, {tagContact, events.PersonTypeBusinessContact}} {
-			v, ok, err := getLive(txn, entityKey(t.tag, id))
-			if err != nil {
+			var (
+				ok  bool
+				err error
+			)
+			if p, ok, err = livePerson(txn, entityKey(t.tag, id)); err != nil {
 				return err
 			}
 			if !ok {
 				continue
-			}
-			p, err = decodePerson(v)
-			if err != nil {
-				return err
 			}
 			p.ID, p.Type = id, t.typ
 			return nil
@@ -62,15 +60,15 @@ func (s *Store) Signers(ctx context.Context, consumerID string) (events.Person, 
 	// Room for the usual few signers, so that appending does not copy them.
 	signers := make([]events.Signer, 0, 8)
 	err := s.db.View(func(txn *badger.Txn) error {
-		v, ok, err := getLive(txn, entityKey(tagConsumer, consumerID))
-		if err != nil {
+		var (
+			ok  bool
+			err error
+		)
+		if p, ok, err = livePerson(txn, entityKey(tagConsumer, consumerID)); err != nil {
 			return err
 		}
 		if !ok {
 			return events.ErrNotFound
-		}
-		if p, err = decodePerson(v); err != nil {
-			return err
 		}
 		p.ID, p.Type = consumerID, events.PersonTypeConsumer
 		set, _, err := readSignerSet(txn, entityKey(tagSignerSet, consumerID))
@@ -154,23 +152,23 @@ func decodeCheckpoint(v []byte) (seq uint64, ts time.Time, err error) {
 	return seq, ts, nil
 }
 
-// getLive returns a copy of the fields of the live (not deleted) value at
-// key, ok false when the key is absent or a tombstone.
-func getLive(txn *badger.Txn, key []byte) (fields []byte, ok bool, err error) {
+// livePerson decodes the live (not deleted) consumer or contact at key,
+// ok false when the key is absent or a tombstone. The fields are decoded
+// from the value in place: decodePerson makes their one copy.
+func livePerson(txn *badger.Txn, key []byte) (p events.Person, ok bool, err error) {
 	err = viewValue(txn, key, func(v []byte) error {
 		h, rest, err := decodeHeader(v)
-		if err != nil {
-			return fmt.Errorf("read %q: %w", key, err)
+		if err != nil || h.deleted {
+			return err
 		}
-		if !h.deleted {
-			fields, ok = slices.Clone(rest), true
-		}
-		return nil
+		p, err = decodePerson(rest)
+		ok = err == nil
+		return err
 	})
 	if err != nil {
-		return nil, false, err
+		return events.Person{}, false, fmt.Errorf("read %q: %w", key, err)
 	}
-	return fields, ok, nil
+	return p, ok, nil
 }
 
 // viewValue calls f with the value at key, which f must not keep (see
