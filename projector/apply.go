@@ -95,9 +95,10 @@ func (s *Store) writeTxn(items []item) (int, batchStats, error) {
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
 	s.versions.begin()
+	reads := s.prefetch(items, &s.versions)
 	var st batchStats
 	for i := range items {
-		if err := applyOne(txn, &s.versions, &items[i], &st); err != nil {
+		if err := applyOne(txn, &s.versions, reads, i, &items[i], &st); err != nil {
 			if errors.Is(err, badger.ErrTxnTooBig) {
 				if i == 0 {
 					return 0, batchStats{}, errTooBigSingle
@@ -164,32 +165,32 @@ func encodeCheckpoint(seq uint64, t time.Time) []byte {
 	return v
 }
 
-// applyOne applies one event under the rules of docs/events.md.
-func applyOne(txn *badger.Txn, vc *versionCache, it *item, st *batchStats) error {
+// applyOne applies one event, item i of its batch, under the rules of
+// docs/events.md. reads holds what was read of the store for the batch.
+func applyOne(txn *badger.Txn, vc *versionCache, reads *batchReads, i int, it *item, st *batchStats) error {
 	if !it.valid {
 		st.deadLettered++
 		return nil
 	}
 	ev := &it.ev
 	ent := ev.Entity()
-	var key []byte
-	switch ent.Kind {
-	case events.KindConsumer:
-		key = entityKey(tagConsumer, ent.ID)
-	case events.KindBusinessContact:
-		key = entityKey(tagContact, ent.ID)
-	case events.KindSigner:
-		key = signerKey(ent.ConsumerID, ent.ID)
-	default:
+	key, known := entityKeyOf(ev)
+	if !known {
 		return fmt.Errorf("event %s: unknown data %T", ev.Type, ev.Data)
 	}
 	seen, ok := vc.get(key)
-	if !ok && vc.mayExist(key) {
-		var err error
-		if seen, err = versionAt(txn, key); err != nil {
-			return err
+	if !ok {
+		seen, ok = reads.version(i)
+		if !ok && vc.mayExist(key) {
+			var err error
+			if seen, err = versionAt(txn, key); err != nil {
+				return err
+			}
+			ok = true
 		}
-		vc.put(key, seen)
+		if ok {
+			vc.put(key, seen)
+		}
 	}
 	if ev.EntityVersion <= seen {
 		st.skipped++
@@ -207,10 +208,8 @@ func applyOne(txn *badger.Txn, vc *versionCache, it *item, st *batchStats) error
 		if _, err := purgeSigners(txn, d.ConsumerID, 0); err != nil {
 			return err
 		}
-		if vc.mayExist(entityKey(tagSignerSet, d.ConsumerID)) {
-			if err := txn.Delete(entityKey(tagSignerSet, d.ConsumerID)); err != nil {
-				return err
-			}
+		if err := dropSignerSet(txn, vc, reads, d.ConsumerID); err != nil {
+			return err
 		}
 		val = appendHeader(nil, ev.EntityVersion, true)
 	case events.BusinessContactDeleted, events.SignerDeleted:
@@ -221,7 +220,7 @@ func applyOne(txn *badger.Txn, vc *versionCache, it *item, st *batchStats) error
 		return err
 	}
 	if ent.Kind == events.KindSigner {
-		if err := keepSignerSet(txn, vc, ent.ConsumerID, ent.ID, val); err != nil {
+		if err := keepSignerSet(txn, vc, reads, i, ent.ConsumerID, ent.ID, val); err != nil {
 			return err
 		}
 	}

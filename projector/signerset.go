@@ -148,35 +148,31 @@ func readSignerSet(txn *badger.Txn, key []byte) (set signerSet, ok bool, err err
 }
 
 // updateSignerSet sets, in txn, the entry of the signer (consumerID,
-// signerID) in its consumer's set to fields, nil for a tombstone; vc tells
-// when the set cannot exist yet, sparing the lookup.
-func updateSignerSet(txn *badger.Txn, vc *versionCache, consumerID, signerID string, fields []byte) error {
-	key := entityKey(tagSignerSet, consumerID)
-	var (
-		set     signerSet
-		existed bool
-	)
-	if vc.mayExist(key) {
-		var err error
-		if set, existed, err = readSignerSet(txn, key); err != nil {
-			return err
-		}
+// signerID) in its consumer's set to fields, nil for a tombstone, for the
+// batch's item i (b: what the batch read and wrote of the sets so far).
+func updateSignerSet(txn *badger.Txn, vc *versionCache, b *batchReads, i int, consumerID, signerID string, fields []byte) error {
+	st, err := b.current(txn, vc, i, consumerID)
+	if err != nil {
+		return err
 	}
-	set.put(signerID, fields)
-	if !set.overflow && len(set.entries) == 0 {
-		if !existed {
+	st.set.put(signerID, fields)
+	key := entityKey(tagSignerSet, consumerID)
+	if !st.set.overflow && len(st.set.entries) == 0 {
+		if !st.stored {
 			return nil
 		}
+		st.stored = false
 		return txn.Delete(key)
 	}
+	st.stored = true
 	vc.wrote(key)
-	return txn.Set(key, set.encode())
+	return txn.Set(key, st.set.encode())
 }
 
 // keepSignerSet updates the set of consumerID for the record val just
 // written for its signer signerID: the record's fields, or none for a
 // tombstone.
-func keepSignerSet(txn *badger.Txn, vc *versionCache, consumerID, signerID string, val []byte) error {
+func keepSignerSet(txn *badger.Txn, vc *versionCache, b *batchReads, i int, consumerID, signerID string, val []byte) error {
 	h, fields, err := decodeHeader(val)
 	if err != nil {
 		return err
@@ -184,5 +180,15 @@ func keepSignerSet(txn *badger.Txn, vc *versionCache, consumerID, signerID strin
 	if h.deleted {
 		fields = nil
 	}
-	return updateSignerSet(txn, vc, consumerID, signerID, fields)
+	return updateSignerSet(txn, vc, b, i, consumerID, signerID, fields)
+}
+
+// dropSignerSet deletes, in txn, the signer set of consumerID (its signers
+// purged with it).
+func dropSignerSet(txn *badger.Txn, vc *versionCache, b *batchReads, consumerID string) error {
+	b.sets[consumerID] = &setState{}
+	if key := entityKey(tagSignerSet, consumerID); vc.mayExist(key) {
+		return txn.Delete(key)
+	}
+	return nil
 }
