@@ -20,6 +20,10 @@ import (
 // -args -projection-events=1000000).
 var benchEvents = 100_000
 
+// benchBudget is lookupd's default memory budget (LOOKUP_MEMORY_BUDGET),
+// so that the store is sized as it is in the default configuration.
+const benchBudget = 192 << 20
+
 func init() {
 	flag.IntVar(&benchEvents, "projection-events", benchEvents, "events in the stream BenchmarkProjection and BenchmarkApply project")
 }
@@ -62,7 +66,7 @@ func BenchmarkProjection(b *testing.B) {
 		drainCPU += time.Duration(d1.Utime.Nano() + d1.Stime.Nano() - d0.Utime.Nano() - d0.Stime.Nano())
 
 		b.StopTimer()
-		s, err := Open(b.TempDir(), StoreOptions{})
+		s, err := Open(b.TempDir(), StoreOptions{MemoryBudget: benchBudget})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -99,10 +99,15 @@ func (b *batchReads) read(txn *badger.Txn, vc *versionCache, i int, it *item) {
 	if !ok {
 		return
 	}
-	if _, cached := vc.get(key); !cached && vc.mayExist(key) {
+	before, known := vc.get(key)
+	if !known && vc.mayExist(key) {
 		if v, err := versionAt(txn, key); err == nil {
+			before, known = v, true
 			b.versions[i], b.has[i] = v, true
 		}
+	}
+	if known && it.ev.EntityVersion <= before {
+		return // stale: skipped whatever the batch does before it (versions only grow)
 	}
 	if ent := it.ev.Entity(); ent.Kind == events.KindSigner {
 		setKey := entityKey(tagSignerSet, ent.ConsumerID)
