@@ -16,7 +16,7 @@ func testPairs() []*pair {
 	}
 	return []*pair{
 		{conf: serveConfs[0], route: routeNames[0], bare: r(80000, 4*time.Millisecond), lookupd: r(40000, 6*time.Millisecond),
-			openBare: &loadtest.Result{Rate: 10000, P50: time.Millisecond, P99: 2 * time.Millisecond},
+			openBare:    &loadtest.Result{Rate: 10000, P50: time.Millisecond, P99: 2 * time.Millisecond},
 			openLookupd: &loadtest.Result{Rate: 9999, P50: time.Millisecond, P99: 3 * time.Millisecond, Errors: 2}},
 		{conf: serveConfs[1], route: routeNames[0], bare: r(80000, 4*time.Millisecond), lookupd: r(50000, 5*time.Millisecond)},
 	}

@@ -11,7 +11,7 @@ func TestBodyStoreRoundTrip(t *testing.T) {
 	bodies := [][]byte{[]byte(`{"id":"a"}`), {}, []byte(`{"items":[{"ssn":"900-12-3456"}]}`), bytes.Repeat([]byte("x"), 70000)}
 	tests := []struct {
 		name    string
-		close   bool                       // Close the writer (writes the index)
+		close   bool                           // Close the writer (writes the index)
 		tamper  func(t *testing.T, dir string) // after writing
 		wantErr bool
 	}{
