@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -42,10 +43,25 @@ type model struct {
 	bodies   *loadtest.Bodies
 	reused   bool          // a complete model was found and reused
 	took     time.Duration // what this run spent building it (0 when reused)
+	// natsBytes and lookupdBytes are what the broker's store and lookupd's
+	// read model take on disk once the model is open (before any audit
+	// record of the run).
+	natsBytes, lookupdBytes int64
 }
 
-// close stops the broker.
-func (m *model) close() { m.broker.Close() }
+// close empties the audit stream (the run's ledger is not kept with the
+// model) and stops the broker.
+func (m *model) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if nc, err := nats.Connect(m.broker.URL, nats.Name("lookupd-loadtest")); err == nil {
+		if js, err := jetstream.New(nc); err == nil {
+			_ = js.DeleteStream(ctx, auditStream)
+		}
+		nc.Close()
+	}
+	m.broker.Close()
+}
 
 // openModel opens the model o.model asks for in its directory, building
 // it when no complete one is there (or --rebuild): the broker's store with
@@ -64,7 +80,7 @@ func openModel(ctx context.Context, o options, env *runEnv, progress io.Writer) 
 	}
 	if !ok {
 		fmt.Fprintf(progress, "building the model in %s (%s) ...\n", mo.dir, why)
-		if err := os.RemoveAll(mo.dir); err != nil {
+		if err := removeModel(mo.dir); err != nil {
 			return nil, err
 		}
 	} else {
@@ -91,7 +107,26 @@ func openModel(ctx context.Context, o options, env *runEnv, progress io.Writer) 
 	if !m.reused {
 		m.took = time.Since(m.start)
 	}
+	m.natsBytes, m.lookupdBytes = diskUsage(filepath.Join(m.dir, loadtest.ModelNATSDir)), diskUsage(filepath.Join(m.dir, loadtest.ModelLookupdDir))
 	return m, nil
+}
+
+// removeModel removes the model in dir, refusing a directory that holds
+// anything a model does not (a --model-dir given by mistake).
+func removeModel(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !loadtest.IsModelFile(e.Name()) {
+			return fmt.Errorf("%s holds %s, which no model does: not removing it (give another --model-dir)", dir, e.Name())
+		}
+	}
+	return os.RemoveAll(dir)
 }
 
 // prepareBroker makes the source stream (and, for a new model, publishes

@@ -46,8 +46,7 @@ func writeModel(w io.Writer, o options, m *model) {
 	}
 	fmt.Fprintf(w, "Model: %s people and %s signers (%s), seed %d; on disk: broker store %s MiB, lookupd read model %s MiB, the captured answers %s MiB; %s.\n\n",
 		loadtest.Thousands(float64(m.pop.People())), loadtest.Thousands(float64(m.pop.Signers())), per, o.model.seed,
-		mib(diskUsage(filepath.Join(m.dir, loadtest.ModelNATSDir))), mib(diskUsage(filepath.Join(m.dir, loadtest.ModelLookupdDir))),
-		mib(int64(m.bodies.Size())), built)
+		mib(m.natsBytes), mib(m.lookupdBytes), mib(int64(m.bodies.Size())), built)
 	ids := fmt.Sprintf("uniformly random over all %s people", loadtest.Thousands(float64(m.pop.People())))
 	if o.model.ids == loadtest.Zipf {
 		ids = fmt.Sprintf("Zipf-skewed over all %s people (s=%.1f, hot people spread at random)", loadtest.Thousands(float64(m.pop.People())), loadtest.ZipfS)

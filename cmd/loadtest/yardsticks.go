@@ -33,8 +33,9 @@ func (y yardstick) scenario(ms *measurer) loadtest.Scenario {
 
 // startYardsticks starts the yardsticks over m's people: none yet.
 //
-// The PostgreSQL yardstick (internal/loadtest/postgres.go) is added here:
-// start it over m.pop (the same ids) and append
+// The PostgreSQL yardstick (a net/http + PostgreSQL server of package
+// loadtest, over the same people) is added here: start it over m.pop (the
+// same ids), and append
 //
 //	yardstick{name: "net/http + PostgreSQL", route: 0, url: pg.URL, close: pg.Close}
 //

@@ -50,6 +50,17 @@ type Manifest struct {
 	BuildTime     time.Duration `json:"build_time_ns"` // how long the build took
 }
 
+// IsModelFile reports whether name is the name of an entry of a model
+// directory.
+func IsModelFile(name string) bool {
+	switch name {
+	case ModelNATSDir, ModelLookupdDir, manifestFile, manifestFile + ".tmp",
+		bodyData, bodyIndex, bodyIndex + ".tmp", bodyKey:
+		return true
+	}
+	return false
+}
+
 // ReadManifest returns the manifest of the model in dir; ok is false when
 // there is none (no model, or a build cut short).
 func ReadManifest(dir string) (m Manifest, ok bool, err error) {
