@@ -33,7 +33,12 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	var err error
+	if len(os.Args) > 1 && os.Args[1] == bareCommand {
+		err = runBare(ctx, os.Args[2:], os.Stdin, os.Stdout)
+	} else {
+		err = run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	}
 	stop()
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)

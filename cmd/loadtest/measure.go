@@ -17,6 +17,7 @@ type measurer struct {
 	routes     []route
 	tokens     []string
 	bare       map[bool]string // base URL of the bare server, by TLS
+	barePID    int             // its process
 	yardsticks []yardstick
 	progress   io.Writer
 }
@@ -76,7 +77,11 @@ func (ms *measurer) measureConf(ctx context.Context, conf serveConf, pairs []*pa
 		return err
 	}
 	defer func() {
-		if serr := srv.Stop(); serr != nil && err == nil {
+		serr := srv.Stop()
+		switch {
+		case err != nil:
+			err = fmt.Errorf("%w\nlookupd serve (%s) stopped with %v; its log ends:\n%s", err, conf.name, serr, srv.Logs())
+		case serr != nil:
 			err = fmt.Errorf("lookupd serve (%s): %w; its log ends:\n%s", conf.name, serr, srv.Logs())
 		}
 	}()
@@ -129,7 +134,7 @@ func (ms *measurer) scenarios(rt route, conf serveConf, srv *loadtest.Dev) (bare
 		base.TLS = ms.env.cert.ClientTLS()
 	}
 	bare, look = base, base
-	bare.Name, bare.URL = fmt.Sprintf("bare net/http, %s, %s", rt.name, transport(conf.tls)), ms.bare[conf.tls]
+	bare.Name, bare.URL, bare.PID = fmt.Sprintf("bare net/http, %s, %s", rt.name, transport(conf.tls)), ms.bare[conf.tls], ms.barePID
 	look.Name, look.URL, look.PID, look.Baseline = fmt.Sprintf("lookupd %s, %s", rt.name, conf.name), srv.API, srv.PID(), bare.Name
 	return bare, look
 }

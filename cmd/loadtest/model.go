@@ -40,9 +40,10 @@ type model struct {
 	manifest loadtest.Manifest
 	pop      *loadtest.Population
 	broker   *devnats.Server
-	bodies   *loadtest.Bodies
-	reused   bool          // a complete model was found and reused
-	took     time.Duration // what this run spent building it (0 when reused)
+	bodies   *loadtest.Bodies // while the model is opened; nil after
+	bodySize int              // bytes of the captured answers
+	reused   bool             // a complete model was found and reused
+	took     time.Duration    // what this run spent building it (0 when reused)
 	// natsBytes and lookupdBytes are what the broker's store and lookupd's
 	// read model take on disk once the model is open (before any audit
 	// record of the run).
@@ -107,6 +108,7 @@ func openModel(ctx context.Context, o options, env *runEnv, progress io.Writer) 
 	if !m.reused {
 		m.took = time.Since(m.start)
 	}
+	m.bodySize, m.bodies = m.bodies.Size(), nil // the bare server reads its own copy
 	m.natsBytes, m.lookupdBytes = diskUsage(filepath.Join(m.dir, loadtest.ModelNATSDir)), diskUsage(filepath.Join(m.dir, loadtest.ModelLookupdDir))
 	return m, nil
 }

@@ -21,7 +21,8 @@ type route struct {
 }
 
 // runScale is the load test: the model opened (built the first time), the
-// ids drawn, the bare servers started on the captured answers, every
+// ids drawn, the bare server started on the captured answers (a child
+// process serving HTTP and HTTPS), every
 // configuration of lookupd measured against them, and the report.
 func runScale(ctx context.Context, o options, tool loadtest.ClosedLoop, bin, dir string, stdout, stderr io.Writer) error {
 	mach := readMachine(ctx, bin)
@@ -42,24 +43,18 @@ func runScale(ctx context.Context, o options, tool loadtest.ClosedLoop, bin, dir
 	if err != nil {
 		return err
 	}
-	h := loadtest.ModelHandler(m.pop, m.bodies, m.manifest.PersonHeader, m.manifest.SignersHeader)
-	bareHTTP, err := loadtest.StartBareHandler(h, nil)
+	bare, err := startBare(ctx, o, env)
 	if err != nil {
 		return err
 	}
-	defer bareHTTP.Close()
-	bareHTTPS, err := loadtest.StartBareHandler(h, &env.cert.Pair)
-	if err != nil {
-		return err
-	}
-	defer bareHTTPS.Close()
+	defer bare.stop()
 	ys, err := startYardsticks(ctx, o, m, env, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeYardsticks(ys)
 	ms := &measurer{o: o, tool: tool, env: env, m: m, routes: routes, tokens: toks,
-		bare: map[bool]string{false: bareHTTP.URL, true: bareHTTPS.URL}, yardsticks: ys, progress: stderr}
+		bare: bare.url, barePID: bare.pid(), yardsticks: ys, progress: stderr}
 	res, err := ms.measure(ctx)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,4 +110,17 @@ func checkRows(t *testing.T, report string) {
 	if want := 2 * len(serveConfs) * len(routeNames); rows < want {
 		t.Errorf("report has %d rows, want at least %d:\n%s", rows, want, report)
 	}
+}
+
+// TestMain lets the test binary stand in for loadtest as the bare server
+// (run starts os.Executable with bareCommand, here this binary).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == bareCommand {
+		if err := runBare(context.Background(), os.Args[2:], os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "bare server:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
 }

@@ -24,7 +24,7 @@ func writeScaleReport(w io.Writer, o options, tool loadtest.ClosedLoop, mach mac
 	fmt.Fprintf(w, "Closed loop (%s, %v a run after a %v warm-up%s; each lookupd run right after its baseline's, the bare server over the same transport):\n\n",
 		tool.Name(), o.duration, o.warmup, rounds)
 	writePairs(w, res.pairs)
-	fmt.Fprintln(w, "\nServer CPU a request: user and system CPU time of the serving process over the requests it completed (lookupd serve; the bare server shares the tool's process with the broker, n/a when the load generator runs in it too). Errors: transport errors, timeouts and non-2xx answers (wrk counts statuses of 400 and up; neither server answers 1xx or 3xx).")
+	fmt.Fprintln(w, "\nServer CPU a request: user and system CPU time of the serving process (lookupd serve, or the bare server, a process of its own) over the requests it completed. Errors: transport errors, timeouts and non-2xx answers (wrk counts statuses of 400 and up; neither server answers 1xx or 3xx).")
 	writeLedgerCost(w, res.pairs)
 	writeYardsticks(w, res)
 	if o.rate > 0 {
@@ -46,7 +46,7 @@ func writeModel(w io.Writer, o options, m *model) {
 	}
 	fmt.Fprintf(w, "Model: %s people and %s signers (%s), seed %d; on disk: broker store %s MiB, lookupd read model %s MiB, the captured answers %s MiB; %s.\n\n",
 		loadtest.Thousands(float64(m.pop.People())), loadtest.Thousands(float64(m.pop.Signers())), per, o.model.seed,
-		mib(m.natsBytes), mib(m.lookupdBytes), mib(int64(m.bodies.Size())), built)
+		mib(m.natsBytes), mib(m.lookupdBytes), mib(int64(m.bodySize)), built)
 	ids := fmt.Sprintf("uniformly random over all %s people", loadtest.Thousands(float64(m.pop.People())))
 	if o.model.ids == loadtest.Zipf {
 		ids = fmt.Sprintf("Zipf-skewed over all %s people (s=%.1f, hot people spread at random)", loadtest.Thousands(float64(m.pop.People())), loadtest.ZipfS)
