@@ -120,16 +120,15 @@ func startBare(ctx context.Context, o options, env *runEnv) (*bareChild, error) 
 	case s := <-line:
 		f := strings.Fields(s)
 		if len(f) != 3 || f[0] != "BARE" {
-			b.stop()
-			return nil, errors.New("the bare server did not start (see above)")
+			return nil, fmt.Errorf("the bare server did not start (it ended: %s; see above)", errText(b.stop()))
 		}
 		b.url = map[bool]string{false: f[1], true: f[2]}
 		return b, nil
 	case <-ctx.Done():
-		b.stop()
+		_ = b.stop()
 		return nil, ctx.Err()
 	case <-time.After(5 * time.Minute):
-		b.stop()
+		_ = b.stop()
 		return nil, errors.New("the bare server did not start within 5 minutes")
 	}
 }
@@ -138,13 +137,14 @@ func startBare(ctx context.Context, o options, env *runEnv) (*bareChild, error) 
 func (b *bareChild) pid() int { return b.cmd.Process.Pid }
 
 // stop closes the bare server's standard input, which ends it, and waits
-// (killing it after 10 seconds).
-func (b *bareChild) stop() {
+// (killing it after 10 seconds). It returns how the process ended.
+func (b *bareChild) stop() error {
 	_ = b.stdin.Close()
 	select {
-	case <-b.done:
+	case err := <-b.done:
+		return err
 	case <-time.After(10 * time.Second):
 		_ = b.cmd.Process.Kill()
-		<-b.done
+		return <-b.done
 	}
 }

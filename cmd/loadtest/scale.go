@@ -47,7 +47,7 @@ func runScale(ctx context.Context, o options, tool loadtest.ClosedLoop, bin, dir
 	if err != nil {
 		return err
 	}
-	defer bare.stop()
+	defer func() { _ = bare.stop() }()
 	ys, err := startYardsticks(ctx, o, m, env, stderr)
 	if err != nil {
 		return err
