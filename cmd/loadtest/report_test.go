@@ -38,10 +38,20 @@ func TestWritePairs(t *testing.T) {
 
 func TestWriteOpenPairs(t *testing.T) {
 	var b strings.Builder
-	writeOpenPairs(&b, testPairs())
+	writeOpenPairs(&b, testPairs(), 10000)
 	for _, want := range []string{
 		"| GET person | bare net/http, same bytes | HTTP | 10,000 | 1.00 ms | 2.00 ms | 0 | 1.00x |",
 		"| GET person | **lookupd** | default (ledger required), HTTP | 9,999 | 1.00 ms | 3.00 ms | 2 | **1.50x** |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	writeOpenPairs(&b, testPairs(), 12000)
+	for _, want := range []string{
+		"| GET person | bare net/http, same bytes | HTTP | 10,000 *short* |",
+		"| GET person | **lookupd** | default (ledger required), HTTP | 9,999 *short* |",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
