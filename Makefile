@@ -6,9 +6,11 @@
 #   make integration  container images, then the black-box suite on them (needs Docker)
 #   make bench        benchmarks (BENCHTIME=1s, BENCH=. by default)
 #   make build        bin/lookupd, static
-#   make loadtest     bin/lookupd (as lookupd dev) against a bare net/http server with the same
-#                     bytes, in one run: wrk (else vegeta) closed loop, vegeta open loop at 10k req/s;
-#                     prints Markdown. Flags with LOADTEST_ARGS, e.g. LOADTEST_ARGS='--duration 10s'
+#   make loadtest     bin/lookupd serve holding 1M people and 1M signers (a model built once under
+#                     ~/.cache/lookupd-loadtest and reused), random ids, default and ledger-off, HTTP
+#                     and HTTPS, each against a bare net/http server with the same bytes, in one run:
+#                     wrk (else vegeta) closed loop, vegeta open loop at 10k req/s; prints Markdown.
+#                     Flags with LOADTEST_ARGS, e.g. LOADTEST_ARGS='--duration 10s --ids zipf'
 #   make soak         memory soak: bin/lookupd serve (default settings) holding 1M people and 1M
 #                     signers, 10 minutes of 2,000 lookups/s and 2,000 events/s, RSS sampled from
 #                     /proc; prints Markdown. Flags with SOAK_ARGS, e.g. SOAK_ARGS='--soak 5m'
@@ -43,8 +45,8 @@ bench:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/lookupd ./cmd/lookupd
 
-# Not a test: figures from outside, as ratios to a bare server measured in
-# the same run (go run ./cmd/loadtest --help lists the flags).
+# Not a test: figures from outside, at scale, as ratios to a bare server
+# measured in the same run (go run ./cmd/loadtest --help lists the flags).
 loadtest: build
 	$(GO) build -o $(BIN)/loadtest ./cmd/loadtest
 	$(BIN)/loadtest --lookupd $(BIN)/lookupd $(LOADTEST_ARGS)

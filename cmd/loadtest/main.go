@@ -1,11 +1,17 @@
-// Command loadtest measures lookupd from outside, as a user would, against
-// a bare net/http server answering the same bytes, in one run: closed-loop
-// throughput (wrk when installed, else vegeta) for GET person with one
-// token and with 1,000 tokens in rotation and for GET signers with expand,
-// then open-loop latency at a fixed rate (vegeta). It prints Markdown
-// tables. "make loadtest" runs it; LOADTEST_ARGS passes flags:
+// Command loadtest measures "lookupd serve" from outside, as users run it,
+// against a bare net/http server answering the same bytes, in one run. The
+// model is a million people and a million signers (--people, --signers),
+// built once into --model-dir and reused: the broker's store, lookupd's
+// read model and every answer of lookupd, captured once, which the bare
+// server answers. The requests read ids drawn at random (--ids uniform or
+// zipf) with tokens in rotation; lookupd runs in its default configuration
+// (the audit ledger required) and with the ledger off, over HTTP and
+// HTTPS, each paired with the bare server over the same transport: closed
+// loop (wrk when installed, else vegeta) in interleaved rounds, then an
+// open loop at --rate (vegeta). It prints Markdown tables. "make loadtest"
+// runs it; LOADTEST_ARGS passes flags:
 //
-//	make loadtest LOADTEST_ARGS='--duration 10s --rate 5000'
+//	make loadtest LOADTEST_ARGS='--duration 10s --rounds 3'
 //
 // The machine is shared and noisy: only the ratios of one run mean much.
 //
@@ -27,7 +33,12 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	var err error
+	if len(os.Args) > 1 && os.Args[1] == bareCommand {
+		err = runBare(ctx, os.Args[2:], os.Stdin, os.Stdout)
+	} else {
+		err = run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	}
 	stop()
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
@@ -51,7 +62,18 @@ type options struct {
 	rate         int
 	openDuration time.Duration
 	openWorkers  int
+	model        modelOptions
 	soak         soakOptions
+}
+
+// modelOptions are the flags of the model and of the ids read.
+type modelOptions struct {
+	people, signers int
+	seed            uint64
+	dir             string // "" until parseFlags sets the default
+	rebuild         bool
+	ids             string // loadtest.Uniform or loadtest.Zipf
+	draws           int
 }
 
 // soakOptions are the flags of the soak (--soak and --soak-*).
@@ -69,19 +91,23 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("loadtest", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.lookupd, "lookupd", "", "lookupd binary to start as \"lookupd dev\" (default: go build ./cmd/lookupd into a temporary directory)")
+	fs.StringVar(&o.lookupd, "lookupd", "", "lookupd binary to start as \"lookupd serve\" (default: go build ./cmd/lookupd into a temporary directory)")
 	fs.StringVar(&o.tool, "tool", "auto", "closed-loop load generator: wrk, vegeta, or auto (wrk when on PATH)")
 	fs.DurationVar(&o.duration, "duration", 5*time.Second, "closed-loop run length per scenario (wrk rounds up to whole seconds)")
 	fs.DurationVar(&o.warmup, "warmup", time.Second, "closed-loop warm-up per scenario, not measured (0: none)")
 	fs.IntVar(&o.rounds, "rounds", 1, "closed-loop rounds over every scenario; the median req/s of each is reported")
 	fs.IntVar(&o.threads, "threads", 2, "wrk threads")
 	fs.IntVar(&o.connections, "connections", 64, "closed-loop connections")
-	fs.IntVar(&o.tokens, "tokens", 1000, "distinct tokens sent in rotation in the rotation scenario")
+	fs.IntVar(&o.tokens, "tokens", 1000, "distinct tokens sent in rotation (by every client, to every server)")
 	fs.IntVar(&o.rate, "rate", 10000, "open-loop request rate, req/s (0: no open-loop runs)")
 	fs.DurationVar(&o.openDuration, "open-duration", 5*time.Second, "open-loop run length per scenario")
 	fs.IntVar(&o.openWorkers, "open-workers", 1000, "open-loop cap on concurrent requests (connections); past it the achieved rate falls short")
+	modelFlags(fs, &o.model)
 	serveFlags := soakFlags(fs, &o.soak)
 	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if err := checkModel(&o.model); err != nil {
 		return o, err
 	}
 	if err := checkSoak(&o.soak, *serveFlags); err != nil {

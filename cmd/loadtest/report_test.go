@@ -8,21 +8,27 @@ import (
 	"github.com/lookup/persons/internal/loadtest"
 )
 
-func TestWriteClosedLoop(t *testing.T) {
+// testPairs are the pairs of a run of one round: GET person over HTTP in
+// the default configuration and with the ledger off.
+func testPairs() []*pair {
+	r := func(rate float64, p99 time.Duration) []loadtest.Result {
+		return []loadtest.Result{{Rate: rate, P50: p99 / 4, P99: p99, CPUPerRequest: 20 * time.Microsecond}}
+	}
+	return []*pair{
+		{conf: serveConfs[0], route: routeNames[0], bare: r(80000, 4*time.Millisecond), lookupd: r(40000, 6*time.Millisecond),
+			openBare:    &loadtest.Result{Rate: 10000, P50: time.Millisecond, P99: 2 * time.Millisecond},
+			openLookupd: &loadtest.Result{Rate: 9999, P50: time.Millisecond, P99: 3 * time.Millisecond, Errors: 2}},
+		{conf: serveConfs[1], route: routeNames[0], bare: r(80000, 4*time.Millisecond), lookupd: r(50000, 5*time.Millisecond)},
+	}
+}
+
+func TestWritePairs(t *testing.T) {
 	var b strings.Builder
-	writeClosedLoop(&b, []loadtest.Result{
-		{Scenario: "bare", Tool: "wrk", Rate: 80000, P99: 6 * time.Millisecond, CPUPerRequest: 15500 * time.Nanosecond},
-		{Scenario: "lookupd", Baseline: "bare", Tool: "wrk", Rate: 20000, P99: 29500 * time.Microsecond, Errors: 3},
-		{Scenario: "bare signers", Tool: "wrk", Rate: 40000},
-		{Scenario: "lookupd signers", Baseline: "bare signers", Tool: "wrk", Rate: 30000},
-		{Scenario: "orphan", Baseline: "not measured", Tool: "wrk", Rate: 1},
-	})
+	writePairs(&b, testPairs())
 	for _, want := range []string{
-		"| bare | wrk | 80,000 | 6.00 ms | 1.00x | 15.5 µs | 0 |",
-		"| lookupd | wrk | 20,000 | 29.50 ms | 0.25x | n/a | 3 |",
-		"| bare signers | wrk | 40,000 | 0.00 ms | 1.00x | n/a | 0 |",
-		"| lookupd signers | wrk | 30,000 | 0.00 ms | 0.75x | n/a | 0 |",
-		"| orphan | wrk | 1 | 0.00 ms | n/a | n/a | 0 |",
+		"| GET person | bare net/http, same bytes | HTTP | 80,000 | 1.00 ms | 4.00 ms | 20.0 µs | 0 | 1.00x |",
+		"| GET person | **lookupd** | default (ledger required), HTTP | 40,000 | 1.50 ms | 6.00 ms | 20.0 µs | 0 | **0.50x** |",
+		"| GET person | **lookupd** | LOOKUP_AUDIT=off, HTTP | 50,000 | 1.25 ms | 5.00 ms | 20.0 µs | 0 | **0.62x** |",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
@@ -30,10 +36,53 @@ func TestWriteClosedLoop(t *testing.T) {
 	}
 }
 
-func TestWriteOpenLoop(t *testing.T) {
+func TestWriteOpenPairs(t *testing.T) {
 	var b strings.Builder
-	writeOpenLoop(&b, []loadtest.Result{{Scenario: "lookupd", Tool: "vegeta", Rate: 9999.6, P50: 400 * time.Microsecond, P99: 1500 * time.Microsecond}})
-	if want := "| lookupd | vegeta | 10,000 | 0.40 ms | 1.50 ms | 0 |"; !strings.Contains(b.String(), want) {
-		t.Errorf("table lacks %q:\n%s", want, b.String())
+	writeOpenPairs(&b, testPairs(), 10000)
+	for _, want := range []string{
+		"| GET person | bare net/http, same bytes | HTTP | 10,000 | 1.00 ms | 2.00 ms | 0 | 1.00x |",
+		"| GET person | **lookupd** | default (ledger required), HTTP | 9,999 | 1.00 ms | 3.00 ms | 2 | **1.50x** |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	writeOpenPairs(&b, testPairs(), 12000)
+	for _, want := range []string{
+		"| GET person | bare net/http, same bytes | HTTP | 10,000 *short* |",
+		"| GET person | **lookupd** | default (ledger required), HTTP | 9,999 *short* |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "LOOKUP_AUDIT=off") {
+		t.Errorf("a pair without an open loop has a row:\n%s", b.String())
+	}
+}
+
+func TestWriteLedgerCost(t *testing.T) {
+	var b strings.Builder
+	writeLedgerCost(&b, testPairs())
+	if want := "- GET person, HTTP: 0.80x (40,000 vs 50,000 req/s)"; !strings.Contains(b.String(), want) {
+		t.Errorf("got %q, want it to hold %q", b.String(), want)
+	}
+}
+
+// TestWriteYardsticks: a yardstick's row sets lookupd in its default
+// configuration, same route and transport, against it.
+func TestWriteYardsticks(t *testing.T) {
+	res := results{pairs: testPairs(), names: []yardstick{{name: "net/http + PostgreSQL", route: 0}},
+		yardsticks: [][]loadtest.Result{{{Rate: 16000, P99: 9 * time.Millisecond}}}}
+	var b strings.Builder
+	writeYardsticks(&b, res)
+	if want := "| GET person, HTTP | net/http + PostgreSQL | 16,000 | 9.00 ms | 0 | 40,000 | **2.50x** |"; !strings.Contains(b.String(), want) {
+		t.Errorf("got %q, want it to hold %q", b.String(), want)
+	}
+	b.Reset()
+	writeYardsticks(&b, results{pairs: testPairs()})
+	if b.String() != "" {
+		t.Errorf("no yardstick: got %q, want nothing", b.String())
 	}
 }

@@ -1,19 +1,23 @@
-// Package loadtest is the machinery of "make loadtest" (cmd/loadtest): it
-// starts "lookupd dev" and a bare net/http server answering the same bytes,
-// gives the dev server a fixed data set and tokens, and drives both with
-// wrk or vegeta; cmd/loadtest writes the figures as Markdown.
+// Package loadtest is the machinery of "make loadtest" (cmd/loadtest): a
+// model of a large Population built once (its events published in bulk to
+// a broker in the tool's process, internal/devnats; "lookupd serve"
+// caught up with them; every answer of lookupd captured into a sealed body
+// store, described by a Manifest written last), ids drawn at random (Draw,
+// WritePaths), a bare net/http server answering the captured bytes
+// (ModelHandler), over HTTP or HTTPS (NewCert), and the load generators
+// wrk and vegeta driving both; cmd/loadtest writes the figures as
+// Markdown.
 //
 // Only ratios measured in one run mean anything: the machine is shared.
 //
-// For a memory soak ("make soak") it runs "lookupd serve" instead, with
-// its default settings, against a broker in this process (internal/devnats)
-// holding a large Population, and samples the process's memory from /proc
-// and its /metrics (MemSample) while lookups and events run at fixed rates.
+// For a memory soak ("make soak") it runs "lookupd serve" with its default
+// settings against such a broker and Population, and samples the
+// process's memory from /proc and its /metrics (MemSample) while lookups
+// and events run at fixed rates.
 package loadtest
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -26,7 +30,7 @@ import (
 	"github.com/lookup/persons/internal/shellquote"
 )
 
-// Dev is a running "lookupd dev" child process.
+// Dev is a running lookupd child process (StartServe).
 type Dev struct {
 	Banner
 	cmd  *exec.Cmd
@@ -35,56 +39,14 @@ type Dev struct {
 	logs *tail
 }
 
-// Banner is what the start-up banner of "lookupd dev" tells.
+// Banner is what the start-up banner of "lookupd dev" tells (ParseBanner),
+// and where a "lookupd serve" listens (StartServe).
 type Banner struct {
 	API     string // base URL of the API listener
 	Admin   string // base URL of the admin listener
 	NATS    string // client URL of the in-process NATS server
 	Stream  string // the source stream
 	KeyPath string // PEM file of the dev key that signs accepted tokens
-}
-
-// StartDev starts bin as "lookupd dev" storing in dataDir, with both
-// listeners on free loopback ports and the flags extra, and returns once
-// its banner says it is ready (or ctx ends). Variables LOOKUP_* of this
-// process are not passed on, so the dev server has its defaults but for
-// extra.
-func StartDev(ctx context.Context, bin, dataDir string, extra ...string) (*Dev, error) {
-	args := append([]string{"dev", "--data-dir", dataDir,
-		"--http-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"}, extra...)
-	cmd := exec.Command(bin, args...) //nolint:gosec // G204: bin is the lookupd binary the operator named
-	cmd.Env = lookupdEnv()
-	d := &Dev{cmd: cmd, done: make(chan struct{}), logs: newTail(64 << 10)}
-	cmd.Stderr = d.logs
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s dev: %w", bin, err)
-	}
-	banner := make(chan Banner, 1)
-	go func() {
-		b, _ := ParseBanner(stdout) // a banner cut short is reported as not ready below
-		banner <- b
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	go func() {
-		d.err = cmd.Wait()
-		close(d.done)
-	}()
-	select {
-	case b := <-banner:
-		if b.API == "" || b.NATS == "" || b.KeyPath == "" {
-			_ = d.Stop()
-			return nil, fmt.Errorf("lookupd dev printed no complete banner; its log ends:\n%s", d.Logs())
-		}
-		d.Banner = b
-		return d, nil
-	case <-ctx.Done():
-		_ = d.Stop()
-		return nil, fmt.Errorf("lookupd dev not ready: %w; its log ends:\n%s", ctx.Err(), d.Logs())
-	}
 }
 
 // lookupdEnv is the environment of a lookupd child: this process's, less
@@ -100,7 +62,7 @@ func lookupdEnv() []string {
 	return env
 }
 
-// Stop interrupts the dev server, as Ctrl-C would, and waits for it to
+// Stop interrupts lookupd, as Ctrl-C would, and waits for it to
 // exit (killing it after 20 seconds). It returns its exit error, if any
 // other than the interrupt.
 func (d *Dev) Stop() error {
@@ -110,7 +72,7 @@ func (d *Dev) Stop() error {
 	case <-time.After(20 * time.Second):
 		_ = d.cmd.Process.Kill()
 		<-d.done
-		return errors.New("lookupd dev did not stop within 20s of an interrupt: killed")
+		return errors.New("lookupd did not stop within 20s of an interrupt: killed")
 	}
 	var exit *exec.ExitError
 	if errors.As(d.err, &exit) && !exit.Exited() {
@@ -119,7 +81,7 @@ func (d *Dev) Stop() error {
 	return d.err
 }
 
-// Logs returns the end of the dev server's log.
+// Logs returns the end of lookupd's log.
 func (d *Dev) Logs() string { return d.logs.String() }
 
 // ParseBanner reads the start-up output of "lookupd dev" from r until the

@@ -59,6 +59,9 @@ func (p *Population) Signers() int { return len(p.signers) }
 // ConsumerID returns the id of consumer i.
 func (p *Population) ConsumerID(i int) string { return p.consumers[i].String() }
 
+// ConsumerUUID returns the id of consumer i as a UUID.
+func (p *Population) ConsumerUUID(i int) uuid.UUID { return p.consumers[i] }
+
 // Entities is the number of entities, consumers and signers: Next's i runs
 // over [0, Entities()).
 func (p *Population) Entities() int { return len(p.versions) }

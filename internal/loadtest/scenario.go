@@ -2,20 +2,27 @@ package loadtest
 
 import (
 	"context"
+	"crypto/tls"
 	"time"
 )
 
 // Scenario is one measured request: GET URL, sending Tokens in rotation
-// as bearer tokens (one a request; none when empty). Baseline names the
-// scenario its throughput is compared with (the bare server answering the
-// same bytes); "" for a baseline itself. PID is the process that serves
-// it, 0 for this one (the bare server).
+// as bearer tokens (one a request; none when empty). With Paths, URL is
+// the base URL and the requests go to URL+Paths[k] in turn (PathFile holds
+// the same paths, one a line, for wrk). Baseline names the scenario its
+// throughput is compared with (the bare server answering the same bytes);
+// "" for a baseline itself. PID is the process that serves it, 0 for this
+// one (the bare server). TLS is the client configuration of an https URL
+// (nil: the default).
 type Scenario struct {
 	Name     string
 	URL      string
+	Paths    []string
+	PathFile string
 	Tokens   []string
 	Baseline string
 	PID      int
+	TLS      *tls.Config
 }
 
 // Result is what one run of a scenario measured.

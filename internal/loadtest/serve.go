@@ -14,14 +14,18 @@ import (
 // cannot start without, nothing else. Every other setting keeps its
 // default, memory budget included, unless Extra names it.
 type ServeConfig struct {
-	Bin      string   // the lookupd binary
-	DataDir  string   // LOOKUP_DATA_DIR
-	NATS     string   // LOOKUP_NATS_URL
-	Stream   string   // LOOKUP_STREAM
-	JWKSFile string   // LOOKUP_JWKS_FILE
-	Issuer   string   // LOOKUP_ISSUER
-	Audience string   // LOOKUP_AUDIENCE
-	Extra    []string // more flags, appended last
+	Bin      string // the lookupd binary
+	DataDir  string // LOOKUP_DATA_DIR
+	NATS     string // LOOKUP_NATS_URL
+	Stream   string // LOOKUP_STREAM
+	JWKSFile string // LOOKUP_JWKS_FILE
+	Issuer   string // LOOKUP_ISSUER
+	Audience string // LOOKUP_AUDIENCE
+	// TLSCertFile and TLSKeyFile, when set, make the API listener HTTPS
+	// (LOOKUP_TLS_CERT_FILE, LOOKUP_TLS_KEY_FILE); the admin one stays
+	// plain HTTP.
+	TLSCertFile, TLSKeyFile string
+	Extra                   []string // more flags, appended last
 }
 
 // StartServe starts c.Bin as "lookupd serve" with both listeners on free
@@ -34,6 +38,11 @@ func StartServe(ctx context.Context, c ServeConfig) (*Dev, error) {
 	args := append([]string{"serve", "--data-dir", c.DataDir, "--nats-url", c.NATS, "--stream", c.Stream,
 		"--jwks-file", c.JWKSFile, "--issuer", c.Issuer, "--audience", c.Audience,
 		"--http-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"}, c.Extra...)
+	scheme := "http://"
+	if c.TLSCertFile != "" {
+		args = append(args, "--tls-cert-file", c.TLSCertFile, "--tls-key-file", c.TLSKeyFile)
+		scheme = "https://"
+	}
 	cmd := exec.Command(c.Bin, args...) //nolint:gosec // G204: Bin is the lookupd binary the operator named
 	cmd.Env = lookupdEnv()
 	d := &Dev{cmd: cmd, done: make(chan struct{}), logs: newTail(64 << 10)}
@@ -61,7 +70,7 @@ func StartServe(ctx context.Context, c ServeConfig) (*Dev, error) {
 			_ = d.Stop()
 			return nil, fmt.Errorf("lookupd serve named no listeners; its log ends:\n%s", d.Logs())
 		}
-		d.Banner = Banner{API: "http://" + a["api"], Admin: "http://" + a["admin"], NATS: c.NATS, Stream: c.Stream}
+		d.Banner = Banner{API: scheme + a["api"], Admin: "http://" + a["admin"], NATS: c.NATS, Stream: c.Stream}
 		return d, nil
 	case <-ctx.Done():
 		_ = d.Stop()

@@ -3,6 +3,7 @@ package loadtest
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -23,8 +24,7 @@ func (v Vegeta) Name() string { return fmt.Sprintf("vegeta, %d workers", v.Conne
 // Run attacks s for d as fast as v.Connections workers go.
 func (v Vegeta) Run(ctx context.Context, s Scenario, d time.Duration) (Result, error) {
 	c := uint64(max(v.Connections, 1)) //nolint:gosec // G115: positive
-	atk := vegeta.NewAttacker(vegeta.Workers(c), vegeta.MaxWorkers(c), vegeta.Connections(v.Connections),
-		vegeta.MaxBody(0), vegeta.Timeout(5*time.Second))
+	atk := vegeta.NewAttacker(append(clientOptions(s), vegeta.Workers(c), vegeta.MaxWorkers(c), vegeta.Connections(v.Connections))...)
 	r, m := attack(ctx, atk, s.Name, targeter(s), vegeta.Rate{}, d)
 	if m.Requests == 0 {
 		return Result{}, fmt.Errorf("vegeta: no request completed against %s", s.Name)
@@ -39,14 +39,27 @@ func (v Vegeta) Run(ctx context.Context, s Scenario, d time.Duration) (Result, e
 // maxWorkers; past that the rate achieved falls short. It returns the rate
 // achieved and the latency of the successful requests.
 func OpenLoop(ctx context.Context, s Scenario, rate int, d time.Duration, maxWorkers int) (Result, error) {
-	return OpenLoopTargets(ctx, s.Name, targeter(s), rate, d, maxWorkers)
+	return openLoop(ctx, s.Name, targeter(s), rate, d, maxWorkers, clientOptions(s))
 }
 
 // OpenLoopTargets is OpenLoop with the requests made by tr (called from
 // many goroutines at once), under the scenario name name.
 func OpenLoopTargets(ctx context.Context, name string, tr vegeta.Targeter, rate int, d time.Duration, maxWorkers int) (Result, error) {
-	atk := vegeta.NewAttacker(vegeta.MaxWorkers(uint64(max(maxWorkers, 1))), //nolint:gosec // G115: positive
-		vegeta.MaxBody(0), vegeta.Timeout(5*time.Second))
+	return openLoop(ctx, name, tr, rate, d, maxWorkers, clientOptions(Scenario{}))
+}
+
+// clientOptions are the attacker's options for s: keep-alive, HTTP/1.1
+// (as wrk and as lookupd's HTTPS listener offers), s.TLS, no body kept.
+func clientOptions(s Scenario) []func(*vegeta.Attacker) {
+	opts := []func(*vegeta.Attacker){vegeta.MaxBody(0), vegeta.Timeout(5 * time.Second), vegeta.HTTP2(false)}
+	if s.TLS != nil {
+		opts = append(opts, vegeta.TLSConfig(s.TLS))
+	}
+	return opts
+}
+
+func openLoop(ctx context.Context, name string, tr vegeta.Targeter, rate int, d time.Duration, maxWorkers int, opts []func(*vegeta.Attacker)) (Result, error) {
+	atk := vegeta.NewAttacker(append(opts, vegeta.MaxWorkers(uint64(max(maxWorkers, 1))))...) //nolint:gosec // G115: positive
 	r, m := attack(ctx, atk, name, tr, vegeta.Rate{Freq: rate, Per: time.Second}, d)
 	if m.Requests == 0 {
 		return Result{}, fmt.Errorf("vegeta: no request completed against %s", name)
@@ -78,17 +91,27 @@ func attack(ctx context.Context, atk *vegeta.Attacker, name string, tr vegeta.Ta
 	return Result{Scenario: name, Requests: all.Requests, P50: ok.Latencies.P50, P99: ok.Latencies.P99, Errors: errs}, &all
 }
 
-// targeter returns GET s.URL with s.Tokens in rotation.
+// targeter returns GET s.URL (or s.URL+s.Paths[k] in turn) with s.Tokens
+// in rotation.
 func targeter(s Scenario) vegeta.Targeter {
 	headers := make([]http.Header, len(s.Tokens))
 	for i, t := range s.Tokens {
 		headers[i] = http.Header{"Authorization": {"Bearer " + t}}
 	}
+	urls := []string{s.URL}
+	if len(s.Paths) > 0 {
+		urls = make([]string, len(s.Paths))
+		for i, p := range s.Paths {
+			urls[i] = s.URL + p
+		}
+	}
 	var n atomic.Uint64
+	n.Store(rand.Uint64N(uint64(len(urls)))) //nolint:gosec // G404: where to start in the paths
 	return func(t *vegeta.Target) error {
-		t.Method, t.URL, t.Header = http.MethodGet, s.URL, nil
+		k := n.Add(1) - 1
+		t.Method, t.URL, t.Header = http.MethodGet, urls[k%uint64(len(urls))], nil
 		if len(headers) > 0 {
-			t.Header = headers[(n.Add(1)-1)%uint64(len(headers))]
+			t.Header = headers[k%uint64(len(headers))]
 		}
 		return nil
 	}

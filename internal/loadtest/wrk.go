@@ -16,27 +16,73 @@ import (
 )
 
 // wrkScript sends GET with the tokens of LOADTEST_TOKEN_1..n (n in
-// LOADTEST_TOKENS) in rotation, each request formatted once up front, and
-// prints a summary line for parseWrk. The tokens come through the
-// environment so that they are never in a file or on a command line.
+// LOADTEST_TOKENS) in rotation, and prints a summary line for parseWrk.
+// Without LOADTEST_PATHS every request goes to the URL's path, each
+// request formatted once up front. With it, the requests go to the paths
+// of that file (one a line, written by WritePaths) in turn, from a random
+// one on: thread t of LOADTEST_THREADS takes lines t, t+threads, ...
+// (LOADTEST_THREADS must be wrk's -t), and each request is the
+// path between the two halves of its token's request, formatted once up
+// front. The tokens come through the environment so that they are never
+// in a file or on a command line.
 const wrkScript = `
 local reqs = {}
-local i = 0
+local paths = {}
+local pre, suf = {}, {}
+local i, j = 0, 0
+local threads = 0
+
+function setup(thread)
+  thread:set("tid", threads)
+  threads = threads + 1
+end
 
 function init(args)
   local n = tonumber(os.getenv("LOADTEST_TOKENS") or "0")
+  local hs = {}
   for k = 1, n do
-    reqs[k] = wrk.format(nil, nil, {["Authorization"] = "Bearer " .. os.getenv("LOADTEST_TOKEN_" .. k)})
+    hs[k] = {["Authorization"] = "Bearer " .. os.getenv("LOADTEST_TOKEN_" .. k)}
   end
   if n == 0 then
-    reqs[1] = wrk.format()
+    hs[1] = {}
   end
-  i = math.random(#reqs) - 1
+  local file = os.getenv("LOADTEST_PATHS")
+  if file then
+    local nt = tonumber(os.getenv("LOADTEST_THREADS") or "1")
+    local me = tid or 0
+    local line = 0
+    for p in io.lines(file) do
+      if line % nt == me then
+        paths[#paths + 1] = p
+      end
+      line = line + 1
+    end
+    for k, h in ipairs(hs) do
+      local r = wrk.format(nil, "/@PATH@", h)
+      local s, e = string.find(r, "/@PATH@", 1, true)
+      pre[k] = string.sub(r, 1, s - 1)
+      suf[k] = string.sub(r, e + 1)
+    end
+  else
+    for k, h in ipairs(hs) do
+      reqs[k] = wrk.format(nil, nil, h)
+    end
+  end
+  math.randomseed(os.time() * 64 + (tid or 0))
+  j = math.random(#hs) - 1
+  if #paths > 0 then
+    i = math.random(#paths) - 1
+  end
 end
 
 function request()
-  i = i % #reqs + 1
-  return reqs[i]
+  if #paths > 0 then
+    i = i % #paths + 1
+    j = j % #pre + 1
+    return pre[j] .. paths[i] .. suf[j]
+  end
+  j = j % #reqs + 1
+  return reqs[j]
 end
 
 function done(summary, latency, requests)
@@ -67,8 +113,11 @@ func (w Wrk) Run(ctx context.Context, s Scenario, d time.Duration) (Result, erro
 	secs := int(math.Ceil(d.Seconds()))
 	cmd := exec.CommandContext(ctx, w.Path, //nolint:gosec // G204: wrk found on PATH, our own script and URL
 		"-t"+strconv.Itoa(w.Threads), "-c"+strconv.Itoa(w.Connections),
-		"-d"+strconv.Itoa(max(secs, 1))+"s", "--timeout", "5s", "-s", script, s.URL)
+		"-d"+strconv.Itoa(max(secs, 1))+"s", "--timeout", "5s", "-s", script, wrkURL(s))
 	cmd.Env = append(os.Environ(), tokenEnv(s.Tokens)...)
+	if s.PathFile != "" {
+		cmd.Env = append(cmd.Env, "LOADTEST_PATHS="+s.PathFile, "LOADTEST_THREADS="+strconv.Itoa(w.Threads))
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -81,6 +130,15 @@ func (w Wrk) Run(ctx context.Context, s Scenario, d time.Duration) (Result, erro
 	}
 	r.Scenario, r.Tool = s.Name, w.Name()
 	return r, nil
+}
+
+// wrkURL is the URL wrk is given: s.URL, with a path when s.PathFile
+// names the paths (the script sends those instead).
+func wrkURL(s Scenario) string {
+	if s.PathFile != "" && !strings.HasSuffix(s.URL, "/") {
+		return s.URL + "/"
+	}
+	return s.URL
 }
 
 // tokenEnv returns the variables wrkScript reads the tokens from.

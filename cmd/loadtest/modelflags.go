@@ -1,0 +1,40 @@
+package main
+
+import (
+	"errors"
+	"flag"
+
+	"github.com/lookup/persons/internal/loadtest"
+)
+
+// modelFlags defines the flags of the model and of the ids on fs, into mo.
+func modelFlags(fs *flag.FlagSet, mo *modelOptions) {
+	fs.IntVar(&mo.people, "people", 1000000, "people (consumers) in the model")
+	fs.IntVar(&mo.signers, "signers", 1000000, "authorized signers in the model, signer j under person j mod --people")
+	fs.Uint64Var(&mo.seed, "seed", 1, "seed of the model's ids")
+	fs.StringVar(&mo.dir, "model-dir", "", "where the model is built once and reused (default: lookupd-loadtest/model-<people>-<signers>-<seed> under the user's cache directory)")
+	fs.BoolVar(&mo.rebuild, "rebuild", false, "build the model afresh even when a complete one is in --model-dir")
+	fs.StringVar(&mo.ids, "ids", loadtest.Uniform, "distribution of the ids read: uniform (every person alike) or zipf (s=1.1, a few people hot)")
+	fs.IntVar(&mo.draws, "draws", 1000000, "ids drawn up front for the requests, read in turn from a random start")
+}
+
+// checkModel checks the model's flags and sets the default --model-dir.
+func checkModel(mo *modelOptions) error {
+	switch {
+	case mo.people < 1 || mo.signers < 0:
+		return errors.New("--people must be at least 1, --signers not negative")
+	case mo.ids != loadtest.Uniform && mo.ids != loadtest.Zipf:
+		return errors.New("--ids: want uniform or zipf")
+	case mo.draws < 1:
+		return errors.New("--draws must be at least 1")
+	}
+	if mo.dir == "" {
+		mo.dir = loadtest.DefaultModelDir(mo.key())
+	}
+	return nil
+}
+
+// key is the model these options ask for.
+func (mo modelOptions) key() loadtest.ModelKey {
+	return loadtest.ModelKey{Version: loadtest.ModelVersion, People: mo.people, Signers: mo.signers, Seed: mo.seed}
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lookup/persons/internal/loadtest"
+)
+
+// TestScaleRunBuildsAndReuses runs the load test end to end on the real
+// lookupd binary, built here, with 200 people and short runs: the first
+// run builds the model, the second reuses it, a third whose stored answers
+// no longer match lookupd's captures them again, and another size builds
+// another model. Every row must be error-free.
+func TestScaleRunBuildsAndReuses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds lookupd and runs it: not with -short")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "lookupd")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/lookup/persons/cmd/lookupd").CombinedOutput(); err != nil {
+		t.Fatalf("go build lookupd: %v\n%s", err, out)
+	}
+	dir := filepath.Join(tmp, "model")
+	args := func(extra ...string) []string {
+		return append([]string{"--lookupd", bin, "--tool", "vegeta", "--people", "200", "--signers", "200", "--model-dir", dir,
+			"--duration", "200ms", "--warmup", "0s", "--rate", "0", "--draws", "500", "--tokens", "3", "--connections", "8"}, extra...)
+	}
+	runOnce := func(t *testing.T, a []string) (report, progress string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		var out, errs strings.Builder
+		if err := run(ctx, a, &out, &errs); err != nil {
+			t.Fatalf("run: %v\n%s", err, errs.String())
+		}
+		checkRows(t, out.String())
+		return out.String(), errs.String()
+	}
+
+	t.Run("first run builds the model", func(t *testing.T) {
+		report, progress := runOnce(t, args("--rate", "200", "--open-duration", "300ms"))
+		if !strings.Contains(progress, "building the model") || !strings.Contains(report, "built in this run") {
+			t.Errorf("no build said:\n%s\n%s", progress, report)
+		}
+		if !strings.Contains(report, "Open loop") {
+			t.Errorf("no open loop in the report:\n%s", report)
+		}
+	})
+	t.Run("second run reuses it", func(t *testing.T) {
+		report, progress := runOnce(t, args("--ids", "zipf"))
+		if !strings.Contains(progress, "reusing the model") || strings.Contains(progress, "capturing them again") ||
+			!strings.Contains(report, "reused, built") || !strings.Contains(report, "Zipf-skewed") {
+			t.Errorf("model not reused as is:\n%s\n%s", progress, report)
+		}
+	})
+	t.Run("stored answers that differ are captured again", func(t *testing.T) {
+		w, err := loadtest.NewBodyWriter(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 400 {
+			if err := w.Append([]byte("{}")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		_, progress := runOnce(t, args())
+		if !strings.Contains(progress, "capturing them again") {
+			t.Errorf("stale answers not captured again:\n%s", progress)
+		}
+		if _, ok, why := loadtest.Reusable(dir, loadtest.ModelKey{Version: loadtest.ModelVersion, People: 200, Signers: 200, Seed: 1}); !ok {
+			t.Errorf("after capturing again the model is not reusable: %s", why)
+		}
+	})
+	t.Run("another size builds afresh", func(t *testing.T) {
+		_, progress := runOnce(t, append(args(), "--people", "100"))
+		if !strings.Contains(progress, "building the model") {
+			t.Errorf("a model of 200 people reused for 100:\n%s", progress)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err != nil {
+			t.Errorf("no manifest after the build: %v", err)
+		}
+	})
+}
+
+// checkRows fails unless the report has the closed-loop rows of every
+// configuration and route, each with 0 errors.
+func checkRows(t *testing.T, report string) {
+	t.Helper()
+	rows := 0
+	for _, line := range strings.Split(report, "\n") {
+		if !strings.HasPrefix(line, "| GET ") {
+			continue
+		}
+		rows++
+		cells := strings.Split(line, "|")
+		if errs := strings.TrimSpace(cells[len(cells)-3]); errs != "0" {
+			t.Errorf("row with %s errors: %s", errs, line)
+		}
+	}
+	if want := 2 * len(serveConfs) * len(routeNames); rows < want {
+		t.Errorf("report has %d rows, want at least %d:\n%s", rows, want, report)
+	}
+}
+
+// TestMain lets the test binary stand in for loadtest as the bare server
+// (run starts os.Executable with bareCommand, here this binary).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == bareCommand {
+		if err := runBare(context.Background(), os.Args[2:], os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "bare server:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
