@@ -11,6 +11,7 @@ import (
 
 	"github.com/lookup/persons/internal/audit"
 	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/query"
 )
 
 // searchServer returns the search of an index of a ledger's 30 answers,
@@ -23,17 +24,17 @@ func searchServer(t *testing.T, recordErr error) (http.Handler, *Index, *[]strin
 	follow(t, x, js)
 	var recorded []string
 	h := NewHandler(HandlerConfig{Index: x,
-		Authorize: func(r *http.Request) (string, error) {
+		Authorize: func(r *http.Request) (query.Caller, error) {
 			switch r.Header.Get("Authorization") {
 			case "Bearer auditor":
-				return "auditor", nil
+				return query.Caller{Subject: "auditor"}, nil
 			case "Bearer reader":
-				return "", ErrForbidden
+				return query.Caller{}, ErrForbidden
 			}
-			return "", errors.New("no token")
+			return query.Caller{}, errors.New("no token")
 		},
-		Record: func(_ context.Context, who, person string) error {
-			recorded = append(recorded, who+" "+person)
+		Record: func(_ context.Context, a Access) error {
+			recorded = append(recorded, a.Caller.Subject+" "+a.Person)
 			return recordErr
 		}})
 	return h, x, &recorded
