@@ -65,7 +65,7 @@ func (f *Follower) Run(ctx context.Context) error {
 		err := f.index.follow(ctx, f.js, f.stream, f)
 		f.up.Store(false)
 		if ctx.Err() != nil {
-			return nil
+			return nil //nolint:nilerr // stopped by ctx: any error is the cancellation's
 		}
 		if err != nil && f.index.db.IsClosed() {
 			return err

@@ -133,3 +133,34 @@ func TestSearchNotRecordedDisclosesNothing(t *testing.T) {
 		t.Errorf("search not recorded = %d %s, want 503 without the person's records", rec.Code, rec.Body)
 	}
 }
+
+func TestSearchPurpose(t *testing.T) {
+	h, _, _ := searchServer(t, nil)
+	for _, tc := range []struct {
+		name    string
+		purpose []string
+		want    int
+	}{
+		{"none", nil, http.StatusOK},
+		{"given", []string{"HACCOUNT"}, http.StatusOK},
+		{"twice", []string{"A", "B"}, http.StatusBadRequest},
+		{"space", []string{"fraud review"}, http.StatusBadRequest},
+		{"too long", []string{strings.Repeat("x", 65)}, http.StatusBadRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodGet, "/fhir/AuditEvent?entity="+persons[0], nil)
+			req.Header.Set("Authorization", "Bearer auditor")
+			for _, p := range tc.purpose {
+				req.Header.Add("Lookup-Purpose", p)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != tc.want {
+				t.Errorf("GET with Lookup-Purpose %q = %d %s, want %d", tc.purpose, rec.Code, rec.Body, tc.want)
+			}
+			if tc.want == http.StatusOK && len(rec.Header().Get("X-Request-Id")) != 32 {
+				t.Errorf("X-Request-Id = %q, want the search's request id", rec.Header().Get("X-Request-Id"))
+			}
+		})
+	}
+}
