@@ -89,6 +89,27 @@ func refuseToken(w http.ResponseWriter, r *http.Request, err error) {
 	writeProblem(w, r, probUnauthorized, "The bearer token was refused: "+desc+".", nil)
 }
 
+// bearerPrincipal returns the principal of r's bearer token, verified by
+// v; without a token, or with one v refuses, it has answered the 401 (with
+// its WWW-Authenticate challenge) and returns nil.
+func bearerPrincipal(v *tokenVerifier, w http.ResponseWriter, r *http.Request) *principal {
+	raw, present, err := bearerToken(r)
+	if !present {
+		w.Header().Set("WWW-Authenticate", challenge("", "", ""))
+		writeProblem(w, r, probUnauthorized, "A bearer token is required.", nil)
+		return nil
+	}
+	var p *principal
+	if err == nil {
+		p, err = v.verify(r.Context(), raw)
+	}
+	if err != nil {
+		refuseToken(w, r, err)
+		return nil
+	}
+	return p
+}
+
 // authenticate returns the middleware that refuses requests without a
 // valid token (401), without scope read:persons (403), when tenancy is on
 // without the tenancy claim (403), and, when needsSSN is not nil and
@@ -97,18 +118,8 @@ func refuseToken(w http.ResponseWriter, r *http.Request, err error) {
 func (s *Server) authenticate(needsSSN func(*http.Request) bool) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			raw, present, err := bearerToken(r)
-			if !present {
-				w.Header().Set("WWW-Authenticate", challenge("", "", ""))
-				writeProblem(w, r, probUnauthorized, "A bearer token is required.", nil)
-				return
-			}
-			var p *principal
-			if err == nil {
-				p, err = s.verifier.verify(r.Context(), raw)
-			}
-			if err != nil {
-				refuseToken(w, r, err)
+			p := bearerPrincipal(s.verifier, w, r)
+			if p == nil {
 				return
 			}
 			if info := infoFrom(r.Context()); info != nil {

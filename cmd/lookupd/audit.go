@@ -2,17 +2,22 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/audit"
 	"github.com/lookup/persons/internal/projectormetrics"
+	"github.com/lookup/persons/internal/redact"
 )
 
 // newLedger returns the audit ledger of serve, publishing through nc, with
@@ -52,6 +57,9 @@ func cmdAudit(ctx context.Context, args []string, getenv func(string) string, st
 	if len(args) > 0 && args[0] == "verify" {
 		return cmdAuditVerify(ctx, args[1:], getenv, stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "serve" {
+		return cmdAuditServe(ctx, args[1:], getenv, stdout, stderr)
+	}
 	c, err := newCommand(inAudit, "audit", `
 Prints the accounting of disclosures of one person: every answer of the API
 that disclosed the person's SSN (whole or in part) or date of birth, newest
@@ -59,12 +67,15 @@ first, with when, to whom (token sub and client), why (Lookup-Purpose), and
 which fields. --format jsonl prints one audit record per line; fhir prints a
 FHIR R4 Bundle of AuditEvent resources (IHE BALP patient-read pattern).
 --since and --until take an RFC 3339 time or a date (YYYY-MM-DD, UTC).
-It reads the whole audit stream (records are in each replica's chain, not
-on a subject per person) and says "0 disclosures" on stderr when it finds
+With --accounting-url it asks the accounting service (lookupd audit serve)
+with the token in --accounting-token-file (scope read:audit); without, it
+reads the whole audit stream (records are in each replica's chain, not on
+a subject per person). It says "0 disclosures" on stderr when it finds
 none.
 
 "lookupd audit verify" checks every replica's chain of records instead and
-reports gaps and altered records (exit status 1 when it finds any).`, getenv)
+reports gaps and altered records (exit status 1 when it finds any).
+"lookupd audit serve" runs the accounting service.`, getenv)
 	if err != nil {
 		return err
 	}
@@ -80,12 +91,7 @@ reports gaps and altered records (exit status 1 when it finds any).`, getenv)
 		c.usage(stderr)
 		return &usageError{err}
 	}
-	js, closeNC, err := auditJetStream(ctx, c.cfg)
-	if err != nil {
-		return err
-	}
-	defer closeNC()
-	recs, err := audit.Accounting(ctx, js, c.cfg.AuditStream, q.Person, q.Since, q.Until)
+	recs, source, err := accountingOf(ctx, c.cfg, q)
 	if err != nil {
 		return err
 	}
@@ -95,9 +101,48 @@ reports gaps and altered records (exit status 1 when it finds any).`, getenv)
 	if len(recs) == 0 {
 		// On stderr, so that stdout stays JSON lines (or one Bundle): a
 		// person with no record does not get silence.
-		fmt.Fprintf(stderr, "0 disclosures of %s in %s\n", q.Person, c.cfg.AuditStream)
+		fmt.Fprintf(stderr, "0 disclosures of %s in %s\n", q.Person, source)
 	}
 	return nil
+}
+
+// accountingOf returns the records of q, from the accounting service when
+// cfg names one, else by scanning the audit stream, and what it read them
+// from (for "0 disclosures of ... in <source>").
+func accountingOf(ctx context.Context, cfg config, q audit.AccountingQuery) ([]audit.Record, string, error) {
+	if cfg.AccountingURL != "" {
+		if cfg.AccountingTokenFile == "" {
+			return nil, "", &usageError{errors.New("LOOKUP_ACCOUNTING_URL needs LOOKUP_ACCOUNTING_TOKEN_FILE (--accounting-token-file): a token with the scope read:audit")}
+		}
+		tok, err := readTokenFile(cfg.AccountingTokenFile)
+		if err != nil {
+			return nil, "", err
+		}
+		cl := accounting.Client{BaseURL: cfg.AccountingURL, Token: tok}
+		recs, err := cl.Fetch(ctx, q.Person, q.Since, q.Until)
+		return recs, redact.URL(cfg.AccountingURL), err
+	}
+	js, closeNC, err := auditJetStream(ctx, cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	defer closeNC()
+	recs, err := audit.Accounting(ctx, js, cfg.AuditStream, q.Person, q.Since, q.Until)
+	return recs, cfg.AuditStream, err
+}
+
+// readTokenFile returns the bearer token in the file path (surrounding
+// white space trimmed); its errors name the file, never the token.
+func readTokenFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("LOOKUP_ACCOUNTING_TOKEN_FILE: %w", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", fmt.Errorf("LOOKUP_ACCOUNTING_TOKEN_FILE %s: empty", path)
+	}
+	return tok, nil
 }
 
 func cmdAuditVerify(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

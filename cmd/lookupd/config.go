@@ -48,6 +48,7 @@ type config struct {
 	MemoryBudget      int64         // bytes; 0: no budget
 	MaxPositionWait   time.Duration // longest wait for Lookup-Min-Position
 	MaxStaleness      time.Duration // staleness bound; 0: off
+	accountingConfig
 	securityConfig
 	operationsConfig
 }
@@ -78,6 +79,14 @@ func (c securityConfig) natsSecurity() natsconn.Security {
 		CertFile: c.NATSCertFile, KeyFile: c.NATSKeyFile}
 }
 
+// accountingConfig holds the settings of the accounting service (lookupd
+// audit serve) and of lookupd audit's use of it.
+type accountingConfig struct {
+	AccountingDir       string // the accounting index's Badger directory
+	AccountingURL       string // lookupd audit serve's URL; "": scan the stream
+	AccountingTokenFile string // bearer token (scope read:audit) for AccountingURL
+}
+
 // operationsConfig holds the settings of snapshots and rebuilds.
 type operationsConfig struct {
 	SnapshotBucket    string        // JetStream Object Store bucket; "": no snapshots, no bootstrap
@@ -88,7 +97,7 @@ type operationsConfig struct {
 
 // cmdSet names commands of lookupd, as a set: the commands that read a
 // setting. "dlq" stands for dlq ls and dlq replay, "audit" for audit and
-// audit verify.
+// audit verify; "audit serve" is the accounting service.
 type cmdSet uint8
 
 const (
@@ -99,11 +108,15 @@ const (
 	inDLQ
 	inAudit
 	inToken
+	inAuditServe
 
 	// inNATS are the commands that connect to a NATS server of their
-	// configuration; inSnapshots those that write or restore snapshots.
-	inNATS      = inServe | inProject | inDemo | inDLQ | inAudit
+	// configuration; inSnapshots those that write or restore snapshots;
+	// inServers the services that answer HTTP requests with bearer
+	// tokens (their JWKS, issuer, audience and HTTPS).
+	inNATS      = inServe | inProject | inDemo | inDLQ | inAudit | inAuditServe
 	inSnapshots = inServe | inProject
+	inServers   = inServe | inAuditServe
 )
 
 // cmdNames are the names of the commands of cmdSet, in the order of the
@@ -111,7 +124,8 @@ const (
 var cmdNames = []struct {
 	in   cmdSet
 	name string
-}{{inServe, "serve"}, {inProject, "project"}, {inDev, "dev"}, {inDemo, "demo"}, {inDLQ, "dlq"}, {inAudit, "audit"}, {inToken, "token"}}
+}{{inServe, "serve"}, {inProject, "project"}, {inDev, "dev"}, {inDemo, "demo"}, {inDLQ, "dlq"}, {inAudit, "audit"}, {inToken, "token"},
+	{inAuditServe, "audit serve"}}
 
 // setting is one row of the settings table: a flag, its environment
 // variable (envName), its default, what it means, the commands that read
@@ -256,9 +270,11 @@ const defaultTenantClaim = "business_ids"
 // settings is the table of every setting of every command: each command's
 // flags, its --help and docs/configuration.md are made from it.
 var settings = []setting{
-	{name: "http-addr", def: ":8080", usage: "API listener address", in: inServe | inDev,
+	{name: "http-addr", def: ":8080", usage: "API listener address", in: inServe | inDev | inAuditServe,
+		per:    map[cmdSet]variant{inAuditServe: {def: ":8081", usage: "accounting search listener address (GET /fhir/AuditEvent)"}},
 		parser: str(func(c *config) *string { return &c.HTTPAddr })},
-	{name: "admin-addr", def: ":9090", usage: "admin listener address (/livez, /readyz, /metrics)", in: inServe | inDev,
+	{name: "admin-addr", def: ":9090", usage: "admin listener address (/livez, /readyz, /metrics)", in: inServe | inDev | inAuditServe,
+		per:    map[cmdSet]variant{inAuditServe: {def: ":9091"}},
 		parser: str(func(c *config) *string { return &c.AdminAddr })},
 	{name: "nats-url", def: "nats://127.0.0.1:4222", usage: "NATS JetStream server URL(s), comma-separated", in: inNATS,
 		parser: str(func(c *config) *string { return &c.NATSURL })},
@@ -270,48 +286,50 @@ var settings = []setting{
 		parser: str(func(c *config) *string { return &c.DataDir })},
 	{name: "encryption-key-file", usage: "AES key file for encryption at rest of the read model (none: unencrypted)", in: inServe | inProject | inDev,
 		parser: str(func(c *config) *string { return &c.EncryptionKeyFile })},
-	{name: "jwks-url", usage: "URL of the JWKS that verifies tokens (cached, refreshed)", in: inServe,
+	{name: "jwks-url", usage: "URL of the JWKS that verifies tokens (cached, refreshed)", in: inServers,
 		parser: str(func(c *config) *string { return &c.JWKSURL })},
-	{name: "jwks-file", usage: "file holding the JWKS that verifies tokens", in: inServe,
+	{name: "jwks-file", usage: "file holding the JWKS that verifies tokens", in: inServers,
 		parser: str(func(c *config) *string { return &c.JWKSFile })},
-	{name: "jwks-allow-http", def: "false", usage: "allow a plain http:// JWKS URL to a host that is not loopback", in: inServe,
+	{name: "jwks-allow-http", def: "false", usage: "allow a plain http:// JWKS URL to a host that is not loopback", in: inServers,
 		parser: boolean("jwks allow http", func(c *config) *bool { return &c.JWKSAllowHTTP })},
-	{name: "issuer", usage: "required token iss (serve refuses to start without it)", in: inServe | inDev | inToken,
+	{name: "issuer", usage: "required token iss (serve refuses to start without it)", in: inServers | inDev | inToken,
 		per: map[cmdSet]variant{inDev: {def: devIssuer},
 			inToken: {def: devIssuer, usage: "iss claim of the token; match the server's (the default is lookupd dev's)"}},
 		parser: str(func(c *config) *string { return &c.Issuer })},
-	{name: "audience", usage: "required token aud (serve refuses to start without it unless --allow-no-audience)", in: inServe | inDev | inToken,
+	{name: "audience", usage: "required token aud (serve refuses to start without it unless --allow-no-audience)", in: inServers | inDev | inToken,
 		per: map[cmdSet]variant{inDev: {def: devAudience},
 			inToken: {def: devAudience, usage: "aud claim of the token; match the server's (the default is lookupd dev's)"}},
 		parser: str(func(c *config) *string { return &c.Audience })},
-	{name: "allow-no-audience", def: "false", usage: "serve without LOOKUP_AUDIENCE, for an identity provider that sets no aud (logged as a warning)", in: inServe,
+	{name: "allow-no-audience", def: "false", usage: "serve without LOOKUP_AUDIENCE, for an identity provider that sets no aud (logged as a warning)", in: inServers,
 		parser: boolean("allow no audience", func(c *config) *bool { return &c.AllowNoAudience })},
 	{name: "tenant-claim", usage: "token claim listing the caller's business ids; enables tenancy checks", in: inServe | inDev | inToken,
 		per:    map[cmdSet]variant{inToken: {def: defaultTenantClaim, usage: "name of the claim carrying --tenant (added only with --tenant business ids)"}},
 		parser: str(func(c *config) *string { return &c.TenantClaim })},
-	{name: "token-cache-size", def: "10000", usage: "verified tokens remembered, so a token presented again is not verified afresh (0: off)", in: inServe | inDev,
+	{name: "token-cache-size", def: "10000", usage: "verified tokens remembered, so a token presented again is not verified afresh (0: off)", in: inServers | inDev,
 		parser: atLeast("token cache size", 0, func(c *config) *int { return &c.TokenCacheSize })},
-	{name: "log-format", def: "json", usage: "log format: json or text", in: inServe | inProject | inDev | inDLQ,
+	{name: "log-format", def: "json", usage: "log format: json or text", in: inServe | inProject | inDev | inDLQ | inAuditServe,
 		per:    map[cmdSet]variant{inDev: {def: "text"}, inDLQ: {def: "text"}},
 		parser: oneOf("log format", func(c *config) *string { return &c.LogFormat }, "json", "text")},
-	{name: "log-level", def: "info", usage: "log level: debug, info, warn or error", in: inServe | inProject | inDev | inDLQ,
+	{name: "log-level", def: "info", usage: "log level: debug, info, warn or error", in: inServe | inProject | inDev | inDLQ | inAuditServe,
 		per: map[cmdSet]variant{inDLQ: {def: "warn"}}, parser: logLevel},
 	{name: "memory-budget", def: "192MiB", usage: "memory the process is sized for: Badger's memtables, caches and value log, and Go's soft memory limit (0: Badger's defaults, no limit)",
 		in: inServe | inProject, parser: memoryBudget},
-	{name: "shutdown-timeout", def: "10s", usage: "how long a shutdown waits for in-flight requests", in: inServe | inDev,
+	{name: "shutdown-timeout", def: "10s", usage: "how long a shutdown waits for in-flight requests", in: inServe | inDev | inAuditServe,
 		parser: duration("shutdown timeout", "a positive duration such as 10s", false, func(c *config) *time.Duration { return &c.ShutdownTimeout })},
-	{name: "shutdown-delay", def: "0s", usage: "how long a shutdown keeps serving, not ready, before it stops accepting requests (load balancers update)", in: inServe,
+	{name: "shutdown-delay", def: "0s", usage: "how long a shutdown keeps serving, not ready, before it stops accepting requests (load balancers update)", in: inServe | inAuditServe,
 		parser: duration("shutdown delay", "a duration such as 5s, or 0s", true, func(c *config) *time.Duration { return &c.ShutdownDelay })},
 	{name: "admin-token-file", usage: "file holding the bearer token of the state-changing admin endpoints (none: they are off)", in: inServe,
 		parser: str(func(c *config) *string { return &c.AdminTokenFile })},
 	{name: "audit", def: "required", usage: "audit ledger of disclosures of protected data: required (no disclosure unless recorded), best-effort or off", in: inServe | inDev,
 		parser: oneOf("audit", func(c *config) *string { return &c.Audit }, "required", "best-effort", "off")},
-	{name: "audit-stream", def: "PERSONS_AUDIT", usage: "JetStream stream of the audit ledger (created when missing)", in: inServe | inAudit,
-		per:    map[cmdSet]variant{inAudit: {usage: "JetStream stream of the audit ledger"}},
+	{name: "audit-stream", def: "PERSONS_AUDIT", usage: "JetStream stream of the audit ledger (created when missing)", in: inServe | inAudit | inAuditServe,
+		per: map[cmdSet]variant{inAudit: {usage: "JetStream stream of the audit ledger"},
+			inAuditServe: {usage: "JetStream stream of the audit ledger: indexed, and where each search is recorded"}},
 		parser: str(func(c *config) *string { return &c.AuditStream })},
 	{name: "require-purpose", def: "false", usage: "require the Lookup-Purpose header on requests for protected data", in: inServe | inDev,
 		parser: boolean("require purpose", func(c *config) *bool { return &c.RequirePurpose })},
-	{name: "replica-id", usage: "name of this replica in audit records (none: the host name)", in: inServe,
+	{name: "replica-id", usage: "name of this replica in audit records (none: the host name)", in: inServe | inAuditServe,
+		per:    map[cmdSet]variant{inAuditServe: {usage: "name of this accounting service in the audit records of its searches, its chain (none: accounting- and the host name)"}},
 		parser: str(func(c *config) *string { return &c.ReplicaID })},
 	{name: "pprof", def: "false", usage: "serve net/http/pprof under /debug/pprof/ on the admin listener: true or false", in: inServe | inDev,
 		parser: boolean("pprof", func(c *config) *bool { return &c.PProf })},
@@ -319,6 +337,14 @@ var settings = []setting{
 		parser: duration("max position wait", "a positive duration such as 2s", false, func(c *config) *time.Duration { return &c.MaxPositionWait })},
 	{name: "max-staleness", def: "0s", usage: "staleness bound: not ready, and API answers 503 stale, while the oldest unapplied event or the loss of the stream is older (0s: off)", in: inServe | inDev,
 		parser: duration("max staleness", "a duration such as 30s, or 0s (off)", true, func(c *config) *time.Duration { return &c.MaxStaleness })},
+
+	// The accounting service.
+	{name: "accounting-dir", def: "./accounting", usage: "Badger directory of the accounting index (a projection of the audit stream; deleting it rebuilds it)", in: inAuditServe,
+		parser: str(func(c *config) *string { return &c.AccountingDir })},
+	{name: "accounting-url", usage: "URL of lookupd audit serve: --person asks it instead of scanning the audit stream (none: scan)", in: inAudit,
+		parser: str(func(c *config) *string { return &c.AccountingURL })},
+	{name: "accounting-token-file", usage: "file holding the bearer token (scope read:audit) sent to --accounting-url", in: inAudit,
+		parser: str(func(c *config) *string { return &c.AccountingTokenFile })},
 
 	// The NATS connection's security.
 	{name: "nats-creds", usage: "NATS credentials file (user JWT and nkey seed)", in: inNATS,
@@ -341,13 +367,13 @@ var settings = []setting{
 		parser: str(func(c *config) *string { return &c.NATSInboxPrefix })},
 
 	// The API's HTTPS.
-	{name: "tls-cert-file", usage: "certificate (PEM) of the API's HTTPS listener; reloaded when the file changes (none: plain HTTP)", in: inServe,
+	{name: "tls-cert-file", usage: "certificate (PEM) of the API's HTTPS listener; reloaded when the file changes (none: plain HTTP)", in: inServers,
 		parser: str(func(c *config) *string { return &c.TLSCertFile })},
-	{name: "tls-key-file", usage: "key (PEM) of the API's HTTPS certificate", in: inServe,
+	{name: "tls-key-file", usage: "key (PEM) of the API's HTTPS certificate", in: inServers,
 		parser: str(func(c *config) *string { return &c.TLSKeyFile })},
-	{name: "tls-client-ca-file", usage: "CA bundle (PEM): the API requires client certificates it verifies (mutual TLS)", in: inServe,
+	{name: "tls-client-ca-file", usage: "CA bundle (PEM): the API requires client certificates it verifies (mutual TLS)", in: inServers,
 		parser: str(func(c *config) *string { return &c.TLSClientCAFile })},
-	{name: "admin-tls", def: "false", usage: "true: the admin listener speaks HTTPS too, with the API's certificate (no client certificates asked)", in: inServe,
+	{name: "admin-tls", def: "false", usage: "true: the admin listener speaks HTTPS too, with the API's certificate (no client certificates asked)", in: inServers,
 		parser: boolean("admin tls", func(c *config) *bool { return &c.AdminTLS })},
 
 	// Snapshots and rebuilds.

@@ -23,7 +23,7 @@ var commands = []struct {
 	{"dev", "everything on this machine, zero set-up: NATS, demo data, dev key; prints a token and curl commands", cmdDev},
 	{"demo", "publish the demo data set to any NATS server (--print: write it as JSON lines)", cmdDemo},
 	{"dlq", "list (ls) and replay (replay) the dead-letter stream's events", cmdDLQ},
-	{"audit", "accounting of disclosures of a person (--person), or check the audit ledger (audit verify)", cmdAudit},
+	{"audit", "accounting of disclosures of a person (--person), check the audit ledger (audit verify), serve the accounting (audit serve)", cmdAudit},
 	{"token", "mint a token with the dev key (development only)", cmdToken},
 	{"version", "print the version", cmdVersion},
 }

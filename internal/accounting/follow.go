@@ -16,6 +16,20 @@ const maxApply = 256
 // through an ordered consumer (no state kept on the server), and applies
 // what has arrived together, up to maxApply messages a transaction.
 func (x *Index) Follow(ctx context.Context, js jetstream.JetStream, stream string) error {
+	return x.follow(ctx, js, stream, nil)
+}
+
+// observer is told what a follow learns: the stream's last sequence
+// (streamLast, 0 when not known) and the sequence applied, at the start
+// and after each commit; pending is the number of messages the stream
+// holds beyond applied as the server last counted them (0: caught up).
+type observer interface {
+	connected(applied, streamLast uint64)
+	committed(applied, pending uint64)
+}
+
+// follow is Follow, telling obs (when not nil) its progress.
+func (x *Index) follow(ctx context.Context, js jetstream.JetStream, stream string, obs observer) error {
 	pos, err := x.Position()
 	if err != nil {
 		return err
@@ -28,6 +42,9 @@ func (x *Index) Follow(ctx context.Context, js jetstream.JetStream, stream strin
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: pos + 1})
 	if err != nil {
 		return fmt.Errorf("follow audit stream %q: %w", stream, err)
+	}
+	if obs != nil {
+		obs.connected(pos, s.CachedInfo().State.LastSeq)
 	}
 	it, err := cons.Messages()
 	if err != nil {
@@ -43,26 +60,33 @@ func (x *Index) Follow(ctx context.Context, js jetstream.JetStream, stream strin
 		if err != nil {
 			return fmt.Errorf("follow audit stream %q: %w", stream, err)
 		}
-		batch = append(batch[:0], toMessage(msg))
+		m, pending := toMessage(msg)
+		batch = append(batch[:0], m)
 		// What has arrived meanwhile goes in the same transaction.
 		for len(batch) < maxApply {
 			msg, err := it.Next(jetstream.NextMaxWait(time.Millisecond))
 			if err != nil {
 				break // nothing more yet (or an error the next Next reports)
 			}
-			batch = append(batch, toMessage(msg))
+			m, pending = toMessage(msg)
+			batch = append(batch, m)
 		}
 		if err := x.Apply(batch); err != nil {
 			return err
 		}
+		if obs != nil {
+			obs.committed(batch[len(batch)-1].StreamSeq, pending)
+		}
 	}
 }
 
-// toMessage returns msg as a Message to apply.
-func toMessage(msg jetstream.Msg) Message {
+// toMessage returns msg as a Message to apply, and the number of messages
+// the server said were pending after it.
+func toMessage(msg jetstream.Msg) (Message, uint64) {
 	m := Message{Subject: msg.Subject(), Data: msg.Data()}
+	var pending uint64
 	if meta, err := msg.Metadata(); err == nil {
-		m.StreamSeq = meta.Sequence.Stream
+		m.StreamSeq, pending = meta.Sequence.Stream, meta.NumPending
 	}
-	return m
+	return m, pending
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/query"
 )
 
 // ErrForbidden is what HandlerConfig.Authorize returns for a caller it
@@ -23,13 +24,24 @@ var ErrForbidden = errors.New("accounting: forbidden")
 type HandlerConfig struct {
 	Index *Index
 	// Authorize checks the caller's credentials (a bearer token with the
-	// scope read:audit) and returns who it is. Required.
-	Authorize func(r *http.Request) (who string, err error)
+	// scope read:audit) and returns who it is. Required. (lookupd audit
+	// serve checks the token in front of the handler, with
+	// query.Authenticator, and reads the caller with query.CallerFrom.)
+	Authorize func(r *http.Request) (query.Caller, error)
 	// Record records the search itself (the accounting of the
 	// accounting) before it is answered; an error makes the answer a 503
-	// and discloses nothing. Required.
-	Record func(ctx context.Context, who, person string) error
+	// and discloses nothing. Required. LedgerRecorder records it in the
+	// audit ledger.
+	Record func(ctx context.Context, a Access) error
 	Now    func() time.Time // nil = time.Now
+}
+
+// Access is one search of a person's accounting, as Record records it.
+type Access struct {
+	RequestID string // made by the handler for each search, sent as X-Request-Id
+	Caller    query.Caller
+	Purpose   string // the caller's Lookup-Purpose header ("" when none)
+	Person    string // whose accounting was read
 }
 
 // maxCount bounds _count.
@@ -54,7 +66,7 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 }
 
 func (cfg HandlerConfig) search(w http.ResponseWriter, r *http.Request) {
-	who, err := cfg.Authorize(r)
+	caller, err := cfg.Authorize(r)
 	if errors.Is(err, ErrForbidden) {
 		outcome(w, http.StatusForbidden, "forbidden", "the token does not allow reading the accounting of disclosures (scope read:audit)")
 		return
@@ -69,6 +81,11 @@ func (cfg HandlerConfig) search(w http.ResponseWriter, r *http.Request) {
 		outcome(w, http.StatusBadRequest, "invalid", err.Error())
 		return
 	}
+	purpose, err := purposeOf(r)
+	if err != nil {
+		outcome(w, http.StatusBadRequest, "invalid", err.Error())
+		return
+	}
 	recs, next, err := cfg.Index.Search(q)
 	if errors.Is(err, ErrBadCursor) {
 		outcome(w, http.StatusBadRequest, "invalid", "_cursor: not a cursor this service gave")
@@ -78,7 +95,9 @@ func (cfg HandlerConfig) search(w http.ResponseWriter, r *http.Request) {
 		outcome(w, http.StatusInternalServerError, "exception", "the accounting index could not be read")
 		return
 	}
-	if err := cfg.Record(r.Context(), who, q.Person); err != nil {
+	access := Access{RequestID: newRequestID(), Caller: caller, Purpose: purpose, Person: q.Person}
+	w.Header().Set("X-Request-Id", access.RequestID)
+	if err := cfg.Record(r.Context(), access); err != nil {
 		w.Header().Set("Retry-After", "5")
 		outcome(w, http.StatusServiceUnavailable, "transient", "the search could not be recorded; nothing is disclosed")
 		return

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lookup/persons/internal/audit"
 	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/query"
 )
 
 // searchServer returns the search of an index of a ledger's 30 answers,
@@ -23,17 +24,17 @@ func searchServer(t *testing.T, recordErr error) (http.Handler, *Index, *[]strin
 	follow(t, x, js)
 	var recorded []string
 	h := NewHandler(HandlerConfig{Index: x,
-		Authorize: func(r *http.Request) (string, error) {
+		Authorize: func(r *http.Request) (query.Caller, error) {
 			switch r.Header.Get("Authorization") {
 			case "Bearer auditor":
-				return "auditor", nil
+				return query.Caller{Subject: "auditor"}, nil
 			case "Bearer reader":
-				return "", ErrForbidden
+				return query.Caller{}, ErrForbidden
 			}
-			return "", errors.New("no token")
+			return query.Caller{}, errors.New("no token")
 		},
-		Record: func(_ context.Context, who, person string) error {
-			recorded = append(recorded, who+" "+person)
+		Record: func(_ context.Context, a Access) error {
+			recorded = append(recorded, a.Caller.Subject+" "+a.Person)
 			return recordErr
 		}})
 	return h, x, &recorded
@@ -130,5 +131,36 @@ func TestSearchNotRecordedDisclosesNothing(t *testing.T) {
 	rec := get(h, "/fhir/AuditEvent?entity="+persons[0], "auditor")
 	if rec.Code != http.StatusServiceUnavailable || strings.Contains(rec.Body.String(), persons[0]) {
 		t.Errorf("search not recorded = %d %s, want 503 without the person's records", rec.Code, rec.Body)
+	}
+}
+
+func TestSearchPurpose(t *testing.T) {
+	h, _, _ := searchServer(t, nil)
+	for _, tc := range []struct {
+		name    string
+		purpose []string
+		want    int
+	}{
+		{"none", nil, http.StatusOK},
+		{"given", []string{"HACCOUNT"}, http.StatusOK},
+		{"twice", []string{"A", "B"}, http.StatusBadRequest},
+		{"space", []string{"fraud review"}, http.StatusBadRequest},
+		{"too long", []string{strings.Repeat("x", 65)}, http.StatusBadRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodGet, "/fhir/AuditEvent?entity="+persons[0], nil)
+			req.Header.Set("Authorization", "Bearer auditor")
+			for _, p := range tc.purpose {
+				req.Header.Add("Lookup-Purpose", p)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != tc.want {
+				t.Errorf("GET with Lookup-Purpose %q = %d %s, want %d", tc.purpose, rec.Code, rec.Body, tc.want)
+			}
+			if tc.want == http.StatusOK && len(rec.Header().Get("X-Request-Id")) != 32 {
+				t.Errorf("X-Request-Id = %q, want the search's request id", rec.Header().Get("X-Request-Id"))
+			}
+		})
 	}
 }

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/lookup/persons/internal/accounting"
+	"github.com/lookup/persons/internal/admin"
+	"github.com/lookup/persons/internal/lifecycle"
+	"github.com/lookup/persons/internal/natsconn"
+	"github.com/lookup/persons/internal/readiness"
+	"github.com/lookup/persons/query"
+)
+
+// scopeAudit is the scope of the tokens the accounting service admits.
+const scopeAudit = "read:audit"
+
+func cmdAuditServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	c, err := newCommand(inAuditServe, "audit serve", `
+Runs the accounting service: it projects the audit stream into an index of
+its own (--accounting-dir: each record under its person and time, with the
+stream position applied, resumed after a restart, rebuilt from the stream
+when deleted) and answers a person's disclosures on the --http-addr
+listener:
+
+  GET /fhir/AuditEvent?entity=<person id>&date=ge<time>&date=le<time>&_count=<n>
+
+a FHIR R4 searchset Bundle of AuditEvents, newest first, with a next link
+(_format=jsonl: one record per line, the next page in a Link header). It
+admits bearer tokens with the scope read:audit, verified as lookupd serve
+verifies its own (--jwks-url or --jwks-file, --issuer, --audience), and
+records every search in the audit ledger before it answers (on its own
+chain, --replica-id). The admin listener serves /livez, /readyz (200 once
+the index has caught up with the stream) and /metrics
+(lookup_accounting_index_lag_events). Run it as a process of its own, not
+beside every lookup replica (docs/audit.md).`, getenv)
+	if err != nil {
+		return err
+	}
+	if err := c.parse(args, stdout, stderr); err != nil {
+		return err
+	}
+	logger, flushLogs := bufferedLogger(c.cfg, stderr)
+	defer flushLogs()
+	if err := checkTokenRules(c.cfg, logger); err != nil {
+		return err
+	}
+	return auditServe(ctx, c.cfg, logger)
+}
+
+// auditServe runs the accounting service until ctx is done or it fails,
+// then shuts it down in serve's order.
+func auditServe(ctx context.Context, cfg config, logger *slog.Logger) (err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the JWKS refresh, if any
+	logger.Info("starting lookupd audit serve", "version", version, "http_addr", cfg.HTTPAddr, "admin_addr", cfg.AdminAddr,
+		"nats_url", redactURLs(cfg.NATSURL), "audit_stream", cfg.AuditStream, "accounting_dir", cfg.AccountingDir,
+		"jwks_url", redactURLs(cfg.JWKSURL), "jwks_file", cfg.JWKSFile, "issuer", cfg.Issuer, "audience", cfg.Audience)
+	keys, err := loadKeys(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	apiLn, adminLn, err := listen(cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer apiLn.Close()
+	defer adminLn.Close()
+	var health natsconn.Health
+	nc, js, err := connectJetStream(cfg, logger, &health)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	index, err := accounting.Open(cfg.AccountingDir)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, closeIndex(index, cfg.AccountingDir, logger)) }()
+	follower, err := accounting.NewFollower(index, js, cfg.AuditStream, logger.With("component", "accounting"))
+	if err != nil {
+		return fmt.Errorf("accounting index %s: %w", cfg.AccountingDir, err)
+	}
+	reg := newRegistry()
+	ready := &readiness.Readiness{Source: follower, Refused: health.Refused}
+	reg.MustRegister(ready.Gauge(), keys.FailuresCounter())
+	if err := follower.Register(reg); err != nil {
+		return err
+	}
+	if cfg.ReplicaID == "" {
+		h, _ := os.Hostname()
+		cfg.ReplicaID = "accounting-" + h
+	}
+	ledger, err := newLedger(cfg, nc, follower, reg, logger)
+	if err != nil {
+		return err
+	}
+	defer closeLedger(ledger, logger)
+	auth, err := query.NewAuthenticator(query.AuthenticatorConfig{Keys: keys, Issuer: cfg.Issuer, Audience: cfg.Audience,
+		Scope: scopeAudit, TokenCacheSize: cfg.TokenCacheSize, Registerer: reg})
+	if err != nil {
+		return fmt.Errorf("accounting service: %w", err)
+	}
+	search := auth.Require(accounting.NewHandler(accounting.HandlerConfig{Index: index,
+		Authorize: authorizedCaller, Record: accounting.LedgerRecorder(ledger)}))
+	var inflight lifecycle.Inflight
+	lc := lifecycle.New(ctx)
+	defer lc.Stop()
+	err = lc.Run(ctx, lifecycle.Config{
+		API:   lifecycle.NewHTTPServer(inflight.Count(search), logger),
+		Admin: lifecycle.NewHTTPServer(admin.Handler(ready, reg, nil, false), logger),
+		APILn: apiLn, AdminLn: adminLn,
+		Background: []func(context.Context) error{follower.Run},
+		Ready:      ready,
+		Delay:      cfg.ShutdownDelay, Timeout: cfg.ShutdownTimeout, Logger: logger,
+	})
+	closeLedger(ledger, logger) // the records of searches in flight, while NATS is there
+	nc.Close()
+	inflight.Wait(time.Minute, logger)
+	if err == nil {
+		logger.Info("stopped")
+	}
+	return err // then the deferred: the index closed, the log written out
+}
+
+// authorizedCaller is the accounting search's Authorize: the caller that
+// query.Authenticator admitted in front of it.
+func authorizedCaller(r *http.Request) (query.Caller, error) {
+	c, ok := query.CallerFrom(r.Context())
+	if !ok {
+		return c, errors.New("no authenticated caller")
+	}
+	return c, nil
+}
+
+// closeIndex closes the accounting index, logging it.
+func closeIndex(x *accounting.Index, dir string, logger *slog.Logger) error {
+	if err := x.Close(); err != nil {
+		return fmt.Errorf("close accounting index %s: %w", dir, err)
+	}
+	logger.Info("accounting index closed", "dir", dir)
+	return nil
+}

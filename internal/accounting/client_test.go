@@ -1,0 +1,62 @@
+package accounting
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestClientFetchesEveryPage(t *testing.T) {
+	h, x, _ := searchServer(t, nil)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	all := searchAll(t, x, Query{Person: persons[1]})
+	since, until := all[len(all)-3].Time, all[2].Time // all but the two oldest; all but the two newest
+	for _, tc := range []struct {
+		name         string
+		person       string
+		since, until time.Time
+		want         int
+	}{
+		{"all", persons[1], time.Time{}, time.Time{}, len(all)},
+		{"bounded", persons[1], since, until, len(all) - 4},
+		{"nobody", "44444444-4444-4444-8444-444444444444", time.Time{}, time.Time{}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Client{BaseURL: srv.URL + "/", Token: "auditor", PageSize: 3}
+			got, err := c.Fetch(context.Background(), tc.person, tc.since, tc.until)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != tc.want {
+				t.Fatalf("Fetch = %d records, want %d", len(got), tc.want)
+			}
+			if tc.want == len(all) && fmt.Sprint(ids(got)) != fmt.Sprint(ids(all)) {
+				t.Errorf("Fetch = %v\nwant    %v", ids(got), ids(all))
+			}
+		})
+	}
+}
+
+func TestClientErrors(t *testing.T) {
+	h, _, _ := searchServer(t, nil)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		name, token string
+		want        string
+	}{
+		{"no scope", "reader", "403 Forbidden: the token does not allow"},
+		{"bad token", "x", "401 Unauthorized"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Client{BaseURL: srv.URL, Token: tc.token}.Fetch(context.Background(), persons[0], time.Time{}, time.Time{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), persons[0]) {
+				t.Errorf("Fetch = %v, want an error with %q, without the query", err, tc.want)
+			}
+		})
+	}
+}

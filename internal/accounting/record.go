@@ -1,0 +1,64 @@
+package accounting
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net/http"
+
+	"github.com/lookup/persons/query"
+)
+
+// OperationSearch is the operation of the ledger record of a search of
+// the accounting (the FHIR interaction: a search of AuditEvent).
+const OperationSearch = "searchAuditEvent"
+
+// LedgerRecorder returns a HandlerConfig.Record that records each search
+// in the audit ledger a (an audit.Ledger), as the API records a
+// disclosure: one record of the person whose accounting was read, with
+// the operation OperationSearch, the caller, the purpose and the request
+// id, and no field disclosed (no ssn_mode, no date of birth). The search
+// then shows in the person's own accounting.
+func LedgerRecorder(a query.Auditor) func(ctx context.Context, acc Access) error {
+	return func(ctx context.Context, acc Access) error {
+		return a.Disclose(ctx, query.Disclosure{
+			RequestID: acc.RequestID,
+			Subject:   acc.Caller.Subject,
+			Client:    acc.Caller.Client,
+			Operation: OperationSearch,
+			Purpose:   acc.Purpose,
+			Persons:   []query.DisclosedPerson{{ID: acc.Person}},
+		})
+	}
+}
+
+// newRequestID returns a random request id (32 hex digits).
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
+// purposeHeader carries the caller's purpose of use, as on the API.
+const purposeHeader = "Lookup-Purpose"
+
+// purposeOf returns r's Lookup-Purpose: at most one, of 1 to 64 visible
+// ASCII characters (the API's rule), or "" when there is none.
+func purposeOf(r *http.Request) (string, error) {
+	vs := r.Header.Values(purposeHeader)
+	switch {
+	case len(vs) == 0:
+		return "", nil
+	case len(vs) > 1:
+		return "", errors.New("Lookup-Purpose: given more than once")
+	case len(vs[0]) > 64:
+		return "", errors.New("Lookup-Purpose: must be at most 64 characters")
+	}
+	for i := 0; i < len(vs[0]); i++ {
+		if c := vs[0][i]; c < 0x21 || c > 0x7e {
+			return "", errors.New("Lookup-Purpose: must hold only visible ASCII characters")
+		}
+	}
+	return vs[0], nil
+}
