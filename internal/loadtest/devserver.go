@@ -9,6 +9,9 @@
 // its default settings, against a broker in this process (internal/devnats)
 // holding a large Population, and samples the process's memory from /proc
 // and its /metrics (MemSample) while lookups and events run at fixed rates.
+//
+// Beside the bare server it offers a yardstick of what a user would build
+// instead: net/http and PostgreSQL holding the same people (StartPostgres).
 package loadtest
 
 import (
