@@ -14,6 +14,9 @@
 // settings against such a broker and Population, and samples the
 // process's memory from /proc and its /metrics (MemSample) while lookups
 // and events run at fixed rates.
+//
+// Beside the bare server it offers a yardstick of what a user would build
+// instead: net/http and PostgreSQL holding the same people (StartPostgres).
 package loadtest
 
 import (
