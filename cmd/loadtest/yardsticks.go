@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"time"
 
 	"github.com/lookup/persons/internal/loadtest"
 )
@@ -31,18 +34,34 @@ func (y yardstick) scenario(ms *measurer) loadtest.Scenario {
 	return s
 }
 
-// startYardsticks starts the yardsticks over m's people: none yet.
-//
-// The PostgreSQL yardstick (a net/http + PostgreSQL server of package
-// loadtest, over the same people) is added here: start it over m.pop (the
-// same ids), and append
-//
-//	yardstick{name: "net/http + PostgreSQL", route: 0, url: pg.URL, close: pg.Close}
-//
-// The report then shows the row "lookupd / net/http + PostgreSQL" for GET
-// person over HTTP.
-func startYardsticks(_ context.Context, _ options, _ *model, _ *runEnv, _ io.Writer) ([]yardstick, error) {
-	return nil, nil
+// startYardsticks starts the yardsticks over m's people: net/http +
+// PostgreSQL answering GET person with the bytes captured for each person
+// (a cluster in loadtest.DefaultPostgresDir, loaded once and reused). It
+// is left out, with a note, where PostgreSQL is not installed. Its HTTP
+// server runs in this process, so its CPU a request is not measured.
+func startYardsticks(ctx context.Context, _ options, m *model, _ *runEnv, progress io.Writer) ([]yardstick, error) {
+	bodies, err := loadtest.ReadBodies(m.dir)
+	if err != nil {
+		return nil, err
+	}
+	rows := func(yield func(string, []byte) bool) {
+		for i := range m.pop.People() {
+			if !yield(m.pop.ConsumerID(i), bodies.Body(2*i)) {
+				return
+			}
+		}
+	}
+	fmt.Fprintln(progress, "starting the net/http + PostgreSQL yardstick ...")
+	pg, err := loadtest.StartPostgres(ctx, loadtest.DefaultPostgresDir(), rows)
+	if errors.Is(err, loadtest.ErrNoPostgres) {
+		fmt.Fprintf(progress, "no PostgreSQL yardstick: %v\n", err)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("PostgreSQL yardstick: %w", err)
+	}
+	fmt.Fprintf(progress, "PostgreSQL yardstick ready (loaded %v, %v)\n", pg.Loaded, pg.Load.Round(time.Millisecond))
+	return []yardstick{{name: "net/http + PostgreSQL", route: 0, url: pg.URL, close: pg.Close}}, nil
 }
 
 // closeYardsticks stops every yardstick.
