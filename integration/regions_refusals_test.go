@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -133,9 +134,14 @@ func (x *regionsRun) recreateOrigin(ctx context.Context, t *testing.T, n uint64)
 
 // runToExit runs `lookupd serve` on cfg, expecting it to stop by itself,
 // and returns its exit code and logs once it has (failing the test when it
-// still runs after timeout).
+// still runs after timeout). A volume that did not exist is removed at the
+// end of the test.
 func runToExit(ctx context.Context, t *testing.T, cfg lookupdConfig, timeout time.Duration) (int, string) {
 	t.Helper()
+	if exec.Command("docker", "volume", "inspect", cfg.volume).Run() != nil {
+		// Registered first, so it runs after the container is gone.
+		t.Cleanup(func() { _ = exec.Command("docker", "volume", "rm", "-f", cfg.volume).Run() })
+	}
 	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: cfg.request(), Started: true})
 	testcontainers.CleanupContainer(t, c)
 	if err != nil {
