@@ -36,6 +36,11 @@
 //     replica A's snapshot in at most a fifth of A's replay, answers as A
 //     for 1,000 random ids, then rebuilds under 2,000 requests/s with no
 //     failed or differing answer and the old model deleted.
+//   - TestTwoRegions: deploy's two-region NATS (origin server, leaf node
+//     holding a mirror) on the secure set-up, a replica in each region:
+//     read-your-writes across regions, the link cut and restored, a region
+//     B replica bootstrapped from region B's bucket, throughput of region
+//     B against region A, refusals of another origin's mirror.
 //   - TestSecureCompose: compose.yaml with secure.yaml: the stream jobs as
 //     admin over TLS, lookupd over mTLS answering HTTPS, no SSN or birth
 //     date in the NATS store or the read model.
@@ -400,7 +405,28 @@ func startLookupd(ctx context.Context, t *testing.T, cfg lookupdConfig) *lookupd
 // run creates and starts a new container on l.cfg.
 func (l *lookupd) run(ctx context.Context, t *testing.T) {
 	t.Helper()
-	cfg := l.cfg
+	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: l.cfg.request(), Started: true})
+	// Cleanups go to the owner: a container started by a subtest (replace)
+	// must outlive that subtest.
+	testcontainers.CleanupContainer(l.owner, c)
+	if err != nil {
+		dumpLogs(ctx, t, c)
+		t.Fatalf("start lookupd: %v", err)
+	}
+	l.ctr = c
+	l.owner.Cleanup(func() {
+		if l.owner.Failed() {
+			dumpLogs(context.Background(), l.owner, c)
+		}
+	})
+	l.endpoints(ctx, t)
+	eventually(t, 60*time.Second, "lookupd /livez", func() error {
+		return expectStatus(l.admin+"/livez", http.StatusOK)
+	})
+}
+
+// request is the container request of `lookupd serve` on cfg.
+func (cfg lookupdConfig) request() testcontainers.ContainerRequest {
 	req := testcontainers.ContainerRequest{
 		Image: lookupdImage,
 		Cmd:   []string{"serve"},
@@ -422,24 +448,7 @@ func (l *lookupd) run(ctx context.Context, t *testing.T) {
 	for k, v := range cfg.env {
 		req.Env[k] = v
 	}
-	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
-	// Cleanups go to the owner: a container started by a subtest (replace)
-	// must outlive that subtest.
-	testcontainers.CleanupContainer(l.owner, c)
-	if err != nil {
-		dumpLogs(ctx, t, c)
-		t.Fatalf("start lookupd: %v", err)
-	}
-	l.ctr = c
-	l.owner.Cleanup(func() {
-		if l.owner.Failed() {
-			dumpLogs(context.Background(), l.owner, c)
-		}
-	})
-	l.endpoints(ctx, t)
-	eventually(t, 60*time.Second, "lookupd /livez", func() error {
-		return expectStatus(l.admin+"/livez", http.StatusOK)
-	})
+	return req
 }
 
 // endpoints reads the host ports of the API and the admin listener, which

@@ -108,6 +108,23 @@ func (s *secrets) tlsConfig(t *testing.T, user string) *tls.Config {
 	return cfg
 }
 
+// serverFiles are the files of a secure nats-server container: the
+// configuration conf and the users auth (files of deploy/, in /etc/nats
+// under their own names, so that conf's include finds auth) and the server
+// certificate of s in /etc/nats-tls.
+func (s *secrets) serverFiles(conf, auth string) []testcontainers.ContainerFile {
+	files := []testcontainers.ContainerFile{
+		{HostFilePath: conf, ContainerFilePath: "/etc/nats/" + filepath.Base(conf), FileMode: 0o644},
+		{HostFilePath: auth, ContainerFilePath: "/etc/nats/" + filepath.Base(auth), FileMode: 0o644},
+	}
+	for _, f := range []string{"tls.crt", "tls.key", "ca.crt"} {
+		files = append(files, testcontainers.ContainerFile{
+			HostFilePath: s.file("nats-tls", f), ContainerFilePath: "/etc/nats-tls/" + f, FileMode: 0o644,
+		})
+	}
+	return files
+}
+
 // startSecureCluster starts n nodes (nats-0.nats ...) of deploy/k8s/nats/nats.conf
 // with deploy/nats/auth.conf, the server certificate and nats.env of s,
 // and returns their network, the containers and their client URLs
@@ -115,15 +132,7 @@ func (s *secrets) tlsConfig(t *testing.T, user string) *tls.Config {
 func startSecureCluster(ctx context.Context, t *testing.T, s *secrets, n int) (string, []testcontainers.Container, []string) {
 	t.Helper()
 	nw := newNetwork(ctx, t)
-	files := []testcontainers.ContainerFile{
-		{HostFilePath: "../deploy/k8s/nats/nats.conf", ContainerFilePath: "/etc/nats/nats.conf", FileMode: 0o644},
-		{HostFilePath: "../deploy/nats/auth.conf", ContainerFilePath: "/etc/nats/auth.conf", FileMode: 0o644},
-	}
-	for _, f := range []string{"tls.crt", "tls.key", "ca.crt"} {
-		files = append(files, testcontainers.ContainerFile{
-			HostFilePath: s.file("nats-tls", f), ContainerFilePath: "/etc/nats-tls/" + f, FileMode: 0o644,
-		})
-	}
+	files := s.serverFiles("../deploy/k8s/nats/nats.conf", "../deploy/nats/auth.conf")
 	ctrs := make([]testcontainers.Container, n)
 	urls := make([]string, n)
 	errs := make([]error, n)

@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -93,31 +95,13 @@ func checkLookupdUser(ctx context.Context, t *testing.T, s *secrets, urls []stri
 // projects every event and answers the API; its read model's files hold
 // no SSN or date of birth.
 func checkLookupdSecure(ctx context.Context, t *testing.T, s *secrets, nw string, f *fixture, last uint64) {
-	var files []testcontainers.ContainerFile
-	for _, name := range []string{"password", "ca.crt", "tls.crt", "tls.key"} {
-		files = append(files, testcontainers.ContainerFile{
-			HostFilePath: s.file("lookupd", name), ContainerFilePath: "/etc/lookupd/nats/" + name, FileMode: 0o444,
-		})
-	}
-	files = append(files, testcontainers.ContainerFile{
-		HostFilePath: s.file("lookupd-store", "key"), ContainerFilePath: "/etc/lookupd/store/key", FileMode: 0o444,
-	})
 	is := newIssuer(t)
-	ld := startLookupd(ctx, t, lookupdConfig{
+	ld := startLookupd(ctx, t, s.lookupdConfig(lookupdConfig{
 		network: nw,
 		natsURL: "tls://nats-0.nats:4222,tls://nats-1.nats:4222,tls://nats-2.nats:4222",
 		volume:  "lookup-secure-" + uuid.NewString()[:8],
 		jwks:    is.jwks,
-		files:   files,
-		env: map[string]string{
-			"LOOKUP_NATS_USER":           "lookupd",
-			"LOOKUP_NATS_PASSWORD_FILE":  "/etc/lookupd/nats/password",
-			"LOOKUP_NATS_CA_FILE":        "/etc/lookupd/nats/ca.crt",
-			"LOOKUP_NATS_CERT_FILE":      "/etc/lookupd/nats/tls.crt",
-			"LOOKUP_NATS_KEY_FILE":       "/etc/lookupd/nats/tls.key",
-			"LOOKUP_ENCRYPTION_KEY_FILE": "/etc/lookupd/store/key",
-		},
-	})
+	}))
 	ld.waitReady(t)
 	ld.waitApplied(t, last, 60*time.Second)
 	checkAPI(t, ld.api, is, f)
@@ -128,4 +112,32 @@ func checkLookupdSecure(ctx context.Context, t *testing.T, s *secrets, nw string
 			t.Errorf("read model files (%d bytes) hold %q in plaintext", len(all), secret)
 		}
 	}
+}
+
+// lookupdConfig returns cfg with what secure.yaml gives lookupd: the NATS
+// user lookupd with its password and client certificate (mutual TLS, the
+// CA of s) and the read model's encryption key, as files and environment
+// added to cfg's own.
+func (s *secrets) lookupdConfig(cfg lookupdConfig) lookupdConfig {
+	files := slices.Clone(cfg.files)
+	for _, name := range []string{"password", "ca.crt", "tls.crt", "tls.key"} {
+		files = append(files, testcontainers.ContainerFile{
+			HostFilePath: s.file("lookupd", name), ContainerFilePath: "/etc/lookupd/nats/" + name, FileMode: 0o444,
+		})
+	}
+	files = append(files, testcontainers.ContainerFile{
+		HostFilePath: s.file("lookupd-store", "key"), ContainerFilePath: "/etc/lookupd/store/key", FileMode: 0o444,
+	})
+	cfg.files = files
+	env := map[string]string{
+		"LOOKUP_NATS_USER":           "lookupd",
+		"LOOKUP_NATS_PASSWORD_FILE":  "/etc/lookupd/nats/password",
+		"LOOKUP_NATS_CA_FILE":        "/etc/lookupd/nats/ca.crt",
+		"LOOKUP_NATS_CERT_FILE":      "/etc/lookupd/nats/tls.crt",
+		"LOOKUP_NATS_KEY_FILE":       "/etc/lookupd/nats/tls.key",
+		"LOOKUP_ENCRYPTION_KEY_FILE": "/etc/lookupd/store/key",
+	}
+	maps.Copy(env, cfg.env)
+	cfg.env = env
+	return cfg
 }
