@@ -366,7 +366,7 @@ func TestSignalMatrix(t *testing.T) {
 			c := startChild(t, e, "serve")
 			// The log is written every 200 ms: the restore's directory
 			// beside the active one says sooner that it is under way.
-			for deadline := time.Now().Add(60 * time.Second); !restoreUnderWay(fresh); time.Sleep(time.Millisecond) {
+			for deadline := time.Now().Add(60 * time.Second); !modelUnderWay(fresh); time.Sleep(time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatalf("no restore under way after 60s; stderr:\n%s", c.stderr)
 				}
@@ -377,19 +377,38 @@ func TestSignalMatrix(t *testing.T) {
 	})
 
 	t.Run("blue/green rebuild", func(t *testing.T) {
+		// With a delay: the requests of the delay are answered while the
+		// rebuild goes on (it may finish during the delay).
+		c := startChild(t, m.env(t, live), "serve")
+		addrs := c.addrs(t)
+		waitReady(t, addrs["admin"])
+		if code, body, err := post("http://"+addrs["admin"]+"/rebuild", matrixAdmin); code != http.StatusAccepted {
+			t.Fatalf("POST /rebuild: %d %s %v", code, body, err)
+		}
+		c.waitLogged(t, 30*time.Second, "rebuild started: a fresh read model is being built beside the live one")
+		p := startPoller(t, addrs["api"], consumer, 2)
+		p.until(time.Now())
+		err := c.signalAndWait(t, syscall.SIGTERM, bound)
+		p.check(t)
+		c.checkStopped(t, err)
+		m.converge(t, m.env(t, live))
+		// Without one: the rebuild is cut short in its middle, as soon as
+		// its directory is there (the log is written every 200 ms).
 		interruptPhase(t, "the rebuild", func() bool {
-			c := startChild(t, m.env(t, live), "serve")
+			e := m.env(t, live)
+			e["LOOKUP_SHUTDOWN_DELAY"] = "0s"
+			c := startChild(t, e, "serve")
 			addrs := c.addrs(t)
 			waitReady(t, addrs["admin"])
 			if code, body, err := post("http://"+addrs["admin"]+"/rebuild", matrixAdmin); code != http.StatusAccepted {
 				t.Fatalf("POST /rebuild: %d %s %v", code, body, err)
 			}
-			c.waitLogged(t, 30*time.Second, "rebuild started: a fresh read model is being built beside the live one")
-			p := startPoller(t, addrs["api"], consumer, 2)
-			p.until(time.Now())
-			err := c.signalAndWait(t, syscall.SIGTERM, bound)
-			p.check(t)
-			interrupted := c.checkStopped(t, err, "rebuilt read model swapped in; the old one is deleted")
+			for deadline := time.Now().Add(30 * time.Second); !modelUnderWay(live); time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("no rebuild under way after 30s; stderr:\n%s", c.stderr)
+				}
+			}
+			interrupted := c.checkStopped(t, c.signalAndWait(t, syscall.SIGTERM, bound), "rebuilt read model swapped in; the old one is deleted")
 			m.converge(t, m.env(t, live))
 			return interrupted
 		})
@@ -472,9 +491,10 @@ func (m *matrix) snapshotChunks(t *testing.T) uint64 {
 	return info.State.Msgs
 }
 
-// restoreUnderWay reports whether root holds a model directory that
-// ACTIVE does not name, and a download beside it: a restore under way.
-func restoreUnderWay(root string) bool {
+// modelUnderWay reports whether root holds a model directory that
+// ACTIVE does not name (a download aside): a restore or a rebuild under
+// way.
+func modelUnderWay(root string) bool {
 	active, _ := projector.ActiveDir(root)
 	dirs, _ := filepath.Glob(filepath.Join(root, "model-*"))
 	for _, d := range dirs {
