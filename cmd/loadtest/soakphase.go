@@ -23,7 +23,7 @@ const cgroupInterval = time.Second
 type soakPhaseRun struct {
 	Limit  int64
 	Budget string        // what lookupd logged of its memory budget
-	Ready  time.Duration // from its start to having applied the stream
+	Ready  time.Duration // from listening to having applied the stream
 	Run    soakRun
 	Cgroup loadtest.CgroupWatch // over the load
 	// End is the cgroup's accounting once lookupd has stopped: its OOM

@@ -75,7 +75,7 @@ func writeSoakPhases(w io.Writer, phases []soakPhaseRun, rate int) {
 	}
 	fmt.Fprintf(w, "\n|---|%s\n", strings.Repeat("--:|", len(phases)))
 	row("lookupd's memory budget", func(p soakPhaseRun) string { return p.Budget })
-	row("caught up with the stream after its start", func(p soakPhaseRun) string { return p.Ready.Round(time.Second).String() })
+	row("caught up with the stream once listening", func(p soakPhaseRun) string { return p.Ready.Round(time.Second).String() })
 	row("OOM kills", func(p soakPhaseRun) string { return fmt.Sprint(p.End.OOMKills) })
 	row("anonymous memory, peak (MiB)", func(p soakPhaseRun) string { return mib(p.Cgroup.PeakAnon) })
 	row("charged to the cgroup, peak (anonymous + page cache, MiB)", func(p soakPhaseRun) string { return mib(p.Cgroup.PeakUsage) })
