@@ -46,7 +46,7 @@ func TestAdviseTables(t *testing.T) {
 	if err := s.Close(); err != nil { // the memtable becomes a table
 		t.Fatal(err)
 	}
-	s = openStore(t, dir, StoreOptions{})
+	openStore(t, dir, StoreOptions{}) // closed by the test's cleanup
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		flags := tableFlags(t, dir)
