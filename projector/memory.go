@@ -43,8 +43,10 @@ const MinMemoryBudget = 32 << 20
 // 1/4 is for the pages of the memory-mapped table files that reads touch.
 // Those are not bounded by any of these options: Badger writes each table
 // through its mapping and reads map whole runs of pages, so they grow to
-// about the size of the tables that reads and compactions touch (the
-// docs/performance.md, "Memory": 380 MiB at 1M people and 1M signers).
+// about the size of the tables that reads and compactions touch
+// (docs/performance.md, "Memory": 550-600 MiB at 1M people and 1M
+// signers). Under a container's memory limit the kernel reclaims them;
+// adviseTables keeps a read that misses them from reading around.
 func withMemoryBudget(o badger.Options, budget int64) (badger.Options, error) {
 	if budget < MinMemoryBudget {
 		return o, fmt.Errorf("memory budget %d bytes is below the minimum of %d", budget, MinMemoryBudget)

@@ -122,6 +122,8 @@ type Store struct {
 	db     *badger.DB
 	dir    string
 	logger *slog.Logger
+	// stopAdvice stops the advice of the tables' mappings (adviseTables).
+	stopAdvice func()
 
 	// ident is the encoded identity of the stream the projector writes from
 	// (key "m" "stream"), written with every batch; nil until bound.
@@ -194,8 +196,9 @@ func Open(dir string, opts StoreOptions) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
-	s := &Store{db: db, dir: dir, logger: logger}
+	s := &Store{db: db, dir: dir, logger: logger, stopAdvice: adviseTables(dir)}
 	if err := s.ensureSignerSets(); err != nil {
+		s.stopAdvice()
 		return nil, errors.Join(err, db.Close())
 	}
 	return s, nil
@@ -218,6 +221,7 @@ const badgerSanityText = "Hello Badger"
 
 // Close closes the store. Reads after Close fail.
 func (s *Store) Close() error {
+	s.stopAdvice()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close store %s: %w", s.dir, err)
 	}

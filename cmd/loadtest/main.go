@@ -17,7 +17,9 @@
 //
 // With --soak it measures memory instead: "lookupd serve" with its default
 // settings holding a large read model, under lookups and events at fixed
-// rates, its memory sampled from /proc ("make soak", SOAK_ARGS).
+// rates, run twice on the same model, in a memory cgroup without a limit
+// and then in one of --soak-limit, its memory sampled from the cgroup and
+// /proc ("make soak", SOAK_ARGS).
 package main
 
 import (
@@ -84,6 +86,7 @@ type soakOptions struct {
 	rate       int
 	events     int
 	interval   time.Duration
+	limit      int64 // bytes: the memory limit of the second run
 	serveFlags []string
 }
 
@@ -103,14 +106,14 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.openDuration, "open-duration", 5*time.Second, "open-loop run length per scenario")
 	fs.IntVar(&o.openWorkers, "open-workers", 1000, "open-loop cap on concurrent requests (connections); past it the achieved rate falls short")
 	modelFlags(fs, &o.model)
-	serveFlags := soakFlags(fs, &o.soak)
+	serveFlags, soakLimit := soakFlags(fs, &o.soak)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if err := checkModel(&o.model); err != nil {
 		return o, err
 	}
-	if err := checkSoak(&o.soak, *serveFlags); err != nil {
+	if err := checkSoak(&o.soak, *serveFlags, *soakLimit); err != nil {
 		return o, err
 	}
 	switch {

@@ -27,9 +27,6 @@ const (
 	soakStream   = "PERSONS"
 )
 
-// soakLimit is the RSS that issue 9 asks serve to stay under.
-const soakLimit = 256 * loadtest.MiB
-
 // soakLoaded is what loading the read model took.
 type soakLoaded struct {
 	Events    int           // events published
@@ -46,14 +43,32 @@ type soakRun struct {
 	Samples []loadtest.MemSample
 }
 
+// soakEnv is what every lookupd of a soak is started with.
+type soakEnv struct {
+	bin, dir, natsURL string
+	jwks              string   // the JWKS file verifying toks
+	toks              []string // tokens for the lookups
+	js                jetstream.JetStream
+	pop               *loadtest.Population
+	client            *http.Client
+}
+
+// storeDir is the soak's read model directory.
+func (e soakEnv) storeDir() string { return filepath.Join(e.dir, "store") }
+
 // runSoak runs the memory soak: a broker in this process with the
 // deployed stream, o.soak's people and signers published into it, then
 // "lookupd serve" with its defaults (but for what it cannot start without
-// and o.soak.serveFlags) catching up with them, then o.soak.duration of
-// lookups and events at fixed rates while lookupd's memory is sampled.
-// It writes the samples and their summary as Markdown on stdout.
+// and o.soak.serveFlags) catching up with them; then twice, on that read
+// model with its page cache dropped, o.soak.duration of lookups and events
+// at fixed rates while lookupd's memory is sampled, in a memory cgroup
+// without a limit and in one of o.soak.limit. It writes the samples, the
+// two runs side by side and the criteria as Markdown on stdout.
 func runSoak(ctx context.Context, o options, bin, dir string, stdout, stderr io.Writer) (err error) {
 	m := readMachine(ctx, bin)
+	if err := probeCgroup(); err != nil {
+		return err
+	}
 	broker, err := devnats.Start("loadtest-soak", filepath.Join(dir, "nats"))
 	if err != nil {
 		return err
@@ -71,12 +86,45 @@ func runSoak(ctx context.Context, o options, bin, dir string, stdout, stderr io.
 	if err := devnats.EnsurePersonsStream(ctx, js, soakStream); err != nil {
 		return err
 	}
-	pop := loadtest.NewPopulation(o.soak.people, o.soak.signers, 1)
-	loaded, err := loadPopulation(ctx, js, pop, stderr)
+	env := soakEnv{bin: bin, dir: dir, natsURL: broker.URL, js: js, client: &http.Client{Timeout: 5 * time.Second},
+		pop: loadtest.NewPopulation(o.soak.people, o.soak.signers, 1)}
+	loaded, err := loadPopulation(ctx, js, env.pop, stderr)
 	if err != nil {
 		return err
 	}
-	srv, toks, err := startSoakServe(ctx, o, bin, dir, broker.URL)
+	if env.jwks, env.toks, err = soakTokens(ctx, o, bin, dir); err != nil {
+		return err
+	}
+	if err := buildSoakModel(ctx, o, env, &loaded, stderr); err != nil {
+		return err
+	}
+	var phases []soakPhaseRun
+	for _, limit := range []int64{0, o.soak.limit} {
+		p, err := runSoakPhase(ctx, o, env, limit, stderr)
+		if err != nil {
+			return err
+		}
+		phases = append(phases, p)
+	}
+	writeSoakReport(stdout, o, m, loaded, phases)
+	return nil
+}
+
+// probeCgroup makes and removes a memory cgroup, so that a soak that
+// cannot run lookupd in one fails before it builds anything.
+func probeCgroup() error {
+	cg, err := loadtest.NewCgroup(fmt.Sprintf("lookupd-soak-probe-%d", os.Getpid()), 0)
+	if err != nil {
+		return fmt.Errorf("the soak runs lookupd in a memory cgroup, and none can be made here: %w", err)
+	}
+	return cg.Remove()
+}
+
+// buildSoakModel starts lookupd serve (in no cgroup of its own) on the
+// empty read model, waits until it has applied the population's events
+// and stops it, recording the catch-up in loaded.
+func buildSoakModel(ctx context.Context, o options, env soakEnv, loaded *soakLoaded, progress io.Writer) (err error) {
+	srv, err := startSoakServe(ctx, o, env, nil)
 	if err != nil {
 		return err
 	}
@@ -85,20 +133,12 @@ func runSoak(ctx context.Context, o options, bin, dir string, stdout, stderr io.
 			err = fmt.Errorf("lookupd serve: %w; its log ends:\n%s", serr, srv.Logs())
 		}
 	}()
-	c := &http.Client{Timeout: 5 * time.Second}
-	if loaded.CaughtUp, err = waitCaughtUp(ctx, c, srv.Admin, loaded.LastSeq, stderr); err != nil {
+	if loaded.CaughtUp, err = waitCaughtUp(ctx, env.client, srv.Admin, loaded.LastSeq, progress); err != nil {
 		return fmt.Errorf("%w; its log ends:\n%s", err, srv.Logs())
 	}
-	target := loadtest.Target{PID: srv.PID(), Admin: srv.Admin, DataDir: filepath.Join(dir, "store")}
-	if loaded.AtReady, err = loadtest.SampleMem(c, target, 0); err != nil {
-		return err
-	}
-	run, err := soak(ctx, o, c, srv, target, js, pop, toks, stderr)
-	if err != nil {
-		return err
-	}
-	writeSoakReport(stdout, o, m, loaded, run)
-	return nil
+	target := loadtest.Target{PID: srv.PID(), Admin: srv.Admin, DataDir: env.storeDir()}
+	loaded.AtReady, err = loadtest.SampleMem(env.client, target, 0)
+	return err
 }
 
 // loadPopulation publishes the creation of every entity of pop, consumers
@@ -122,31 +162,33 @@ func loadPopulation(ctx context.Context, js jetstream.JetStream, pop *loadtest.P
 	return l, nil
 }
 
-// startSoakServe creates a signing key and its JWKS in dir, mints o.tokens
-// tokens with it, and starts lookupd serve reading the stream of the
-// broker at natsURL, storing in dir/store, with o.soak.serveFlags.
-func startSoakServe(ctx context.Context, o options, bin, dir, natsURL string) (*loadtest.Dev, []string, error) {
+// soakTokens creates a signing key and its JWKS in dir and mints
+// o.tokens tokens with it; it returns the JWKS file and the tokens.
+func soakTokens(ctx context.Context, o options, bin, dir string) (string, []string, error) {
 	keyPath, jwksPath := filepath.Join(dir, "key.pem"), filepath.Join(dir, "jwks.json")
 	jwks, err := loadtest.CreateKey(ctx, bin, keyPath)
 	if err != nil {
-		return nil, nil, err
+		return "", nil, err
 	}
 	if err := os.WriteFile(jwksPath, jwks, 0o600); err != nil {
-		return nil, nil, err
+		return "", nil, err
 	}
-	toks, err := loadtest.MintTokens(ctx, bin, keyPath, scopes, o.soak.duration+3*time.Hour, o.tokens)
+	toks, err := loadtest.MintTokens(ctx, bin, keyPath, scopes, 2*o.soak.duration+3*time.Hour, o.tokens)
 	if err != nil {
-		return nil, nil, err
+		return "", nil, err
 	}
+	return jwksPath, toks, nil
+}
+
+// startSoakServe starts lookupd serve reading the stream of env's broker,
+// storing in env's store directory, with o.soak.serveFlags, inside cg
+// when not nil.
+func startSoakServe(ctx context.Context, o options, env soakEnv, cg *loadtest.Cgroup) (*loadtest.Dev, error) {
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	srv, err := loadtest.StartServe(sctx, loadtest.ServeConfig{Bin: bin, DataDir: filepath.Join(dir, "store"),
-		NATS: natsURL, Stream: soakStream, JWKSFile: jwksPath, Issuer: soakIssuer, Audience: soakAudience,
-		Extra: o.soak.serveFlags})
-	if err != nil {
-		return nil, nil, err
-	}
-	return srv, toks, nil
+	return loadtest.StartServe(sctx, loadtest.ServeConfig{Bin: env.bin, DataDir: env.storeDir(),
+		NATS: env.natsURL, Stream: soakStream, JWKSFile: env.jwks, Issuer: soakIssuer, Audience: soakAudience,
+		Extra: o.soak.serveFlags, Cgroup: cg})
 }
 
 // waitCaughtUp polls /readyz on the admin listener at admin until it says
@@ -184,7 +226,7 @@ func waitCaughtUp(ctx context.Context, c *http.Client, admin string, seq uint64,
 
 // readyz returns what /readyz says: ready, and the applied sequence.
 func readyz(c *http.Client, admin string) (bool, uint64, error) {
-	resp, err := c.Get(admin + "/readyz")
+	resp, err := c.Get(admin + "/readyz") //nolint:gosec // G704: the admin listener of the lookupd this soak started
 	if err != nil {
 		return false, 0, err
 	}
@@ -203,8 +245,7 @@ func readyz(c *http.Client, admin string) (bool, uint64, error) {
 // o.soak.rate, at most o.openWorkers in flight), the events (o.soak.events
 // a second) and the memory samples of srv (every o.soak.interval, the last
 // at the end) as target.
-func soak(ctx context.Context, o options, c *http.Client, srv *loadtest.Dev, target loadtest.Target, js jetstream.JetStream,
-	pop *loadtest.Population, toks []string, progress io.Writer) (soakRun, error) {
+func soak(ctx context.Context, o options, env soakEnv, srv *loadtest.Dev, target loadtest.Target, progress io.Writer) (soakRun, error) {
 	so := o.soak
 	fmt.Fprintf(progress, "soak: %v of %d lookups/s and %d events/s, memory sampled every %v ...\n",
 		so.duration, so.rate, so.events, so.interval)
@@ -216,17 +257,17 @@ func soak(ctx context.Context, o options, c *http.Client, srv *loadtest.Dev, tar
 	)
 	defer stopSample()
 	wg.Go(func() {
-		run.Samples = loadtest.SampleEvery(sctx, c, target, so.interval)
+		run.Samples = loadtest.SampleEvery(sctx, env.client, target, so.interval)
 	})
 	if so.events > 0 {
 		wg.Go(func() {
 			pctx, cancel := context.WithTimeout(ctx, so.duration)
 			defer cancel()
-			run.Events, pubErr = loadtest.PublishPaced(pctx, js, so.events, pop.NextRandom)
+			run.Events, pubErr = loadtest.PublishPaced(pctx, env.js, so.events, env.pop.NextRandom)
 		})
 	}
 	run.Lookups, lookErr = loadtest.OpenLoopTargets(ctx, "lookupd GET person and GET signers with expand, random consumers",
-		loadtest.LookupTargets(srv.API, pop, toks), so.rate, so.duration, o.openWorkers)
+		loadtest.LookupTargets(srv.API, env.pop, env.toks), so.rate, so.duration, o.openWorkers)
 	wg.Wait()
 	return run, errors.Join(lookErr, pubErr, ctx.Err())
 }

@@ -6,24 +6,29 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dustin/go-humanize"
+
 	"github.com/lookup/persons/internal/shellquote"
 )
 
 // soakFlags defines the flags of the soak on fs, into so; the returned
-// string is --soak-serve-flags, to be checked by checkSoak after parsing.
-func soakFlags(fs *flag.FlagSet, so *soakOptions) *string {
-	fs.DurationVar(&so.duration, "soak", 0, "run a memory soak of this length instead of the load test (e.g. 10m; 0: no soak)")
+// strings are --soak-serve-flags and --soak-limit, to be checked by
+// checkSoak after parsing.
+func soakFlags(fs *flag.FlagSet, so *soakOptions) (serveFlags, limit *string) {
+	fs.DurationVar(&so.duration, "soak", 0, "run a memory soak instead of the load test: lookupd serve this long without a memory limit, then as long within --soak-limit (e.g. 10m; 0: no soak)")
 	fs.IntVar(&so.people, "soak-people", 1000000, "soak: consumers in the read model")
 	fs.IntVar(&so.signers, "soak-signers", 1000000, "soak: authorized signers in the read model (signer j under consumer j mod --soak-people)")
 	fs.IntVar(&so.rate, "soak-rate", 2000, "soak: lookups a second, open loop (GET person and GET signers with expand in turn, random consumers)")
 	fs.IntVar(&so.events, "soak-events", 2000, "soak: events a second, updates of random people and signers (0: none)")
 	fs.DurationVar(&so.interval, "soak-interval", 10*time.Second, "soak: interval between memory samples")
-	return fs.String("soak-serve-flags", "", "soak: more flags for lookupd serve, shell-quoted (none by default: its defaults are what is measured)")
+	limit = fs.String("soak-limit", "256MiB", "soak: memory limit of the second run (a cgroup's; lookupd takes 3/4 of it as its memory budget)")
+	return fs.String("soak-serve-flags", "", "soak: more flags for lookupd serve, shell-quoted (none by default: its defaults are what is measured)"), limit
 }
 
-// checkSoak checks the soak's flags and splits serveFlags into
-// so.serveFlags. Without --soak there is nothing to check.
-func checkSoak(so *soakOptions, serveFlags string) error {
+// checkSoak checks the soak's flags, splits serveFlags into so.serveFlags
+// and parses limit into so.limit. Without --soak there is nothing to
+// check.
+func checkSoak(so *soakOptions, serveFlags, limit string) error {
 	switch {
 	case so.duration < 0:
 		return errors.New("--soak must not be negative")
@@ -36,6 +41,11 @@ func checkSoak(so *soakOptions, serveFlags string) error {
 	case so.interval <= 0:
 		return errors.New("--soak-interval must be positive")
 	}
+	n, err := humanize.ParseBytes(limit)
+	if err != nil || n < 64<<20 || n > 1<<40 {
+		return fmt.Errorf("--soak-limit %q: want a size from 64MiB to 1TiB, such as 256MiB", limit)
+	}
+	so.limit = int64(n)
 	words, err := shellquote.Split(serveFlags)
 	if err != nil {
 		return fmt.Errorf("--soak-serve-flags: %w", err)

@@ -16,32 +16,73 @@ func sample(at time.Duration, rss, heap int64) loadtest.MemSample {
 		Heap: heap, TablesOnDisk: 300 * unit, Applied: 2000000}
 }
 
-func TestWriteSoak(t *testing.T) {
-	samples := []loadtest.MemSample{sample(0, 200, 80*loadtest.MiB), sample(10*time.Second, 240, -1), sample(20*time.Second, 220, 90*loadtest.MiB)}
+func TestWriteSoakSamples(t *testing.T) {
+	samples := []loadtest.MemSample{sample(0, 200, 80*loadtest.MiB), sample(10*time.Second, 240, -1)}
+	var b strings.Builder
+	writeSoakSamples(&b, samples)
+	for _, w := range []string{
+		"| 0s | 200.0 | 100.0 | 100.0 | 50.0 | 0.0 | 80.0 | 300.0 | 2,000,000 |",
+		"| 10s | 240.0 | 120.0 | 120.0 | 60.0 | 0.0 | n/a | 300.0 | 2,000,000 |",
+	} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("output lacks %q:\n%s", w, b.String())
+		}
+	}
+}
+
+// TestWriteSoakPhases: the runs side by side, a short rate marked, and
+// the criteria with their verdict.
+func TestWriteSoakPhases(t *testing.T) {
+	run := func(limit, anon int64, p99 time.Duration, rate float64, oom uint64) soakPhaseRun {
+		return soakPhaseRun{Limit: limit, Budget: "budget 192.0 MiB", Ready: 3 * time.Second,
+			Run:    soakRun{Lookups: loadtest.Result{Rate: rate, P50: time.Millisecond, P99: p99}},
+			Cgroup: loadtest.CgroupWatch{PeakAnon: anon, PeakUsage: 2 * anon, Last: loadtest.CgroupStat{Refaults: 1500}},
+			End:    loadtest.CgroupStat{OOMKills: oom, LimitHits: 42}}
+	}
 	tests := []struct {
-		name  string
-		limit int64
-		want  []string
+		name    string
+		limited soakPhaseRun
+		want    []string
 	}{
-		{name: "under the limit", limit: 256 * loadtest.MiB, want: []string{
-			"| 0s | 200.0 | 100.0 | 100.0 | 50.0 | 0.0 | 80.0 | 300.0 | 2,000,000 |",
-			"| 10s | 240.0 | 120.0 | 120.0 | 60.0 | 0.0 | n/a | 300.0 | 2,000,000 |",
-			"Peak RSS 240.0 MiB at 10s (anon 120.0, file 120.0 of which tables 60.0; Go heap n/a); RSS at the end 220.0 MiB; " +
-				"growth over the soak +20.0 MiB (+10.0%, from 200.0 MiB at 0s); peak < 256.0 MiB: yes.",
+		{"within", run(256*loadtest.MiB, 100*loadtest.MiB, 8*time.Millisecond, 2000, 0), []string{
+			"| | no limit | 256.0 MiB limit |",
+			"| anonymous memory, peak (MiB) | 120.0 | 100.0 |",
+			"| page cache refaults under the load | 1,500 | 1,500 |",
+			"| lookups: p50 / p99 | 1.00 ms / 5.00 ms | 1.00 ms / 8.00 ms |",
+			"| anonymous memory, peak | <= 192.0 MiB (3/4 of the limit) | 100.0 MiB | pass |",
+			"Every criterion passed.",
 		}},
-		{name: "at the limit", limit: 240 * loadtest.MiB, want: []string{"peak < 240.0 MiB: no."}},
+		{"short, killed", run(256*loadtest.MiB, 200*loadtest.MiB, 30*time.Millisecond, 1800, 1), []string{
+			"| lookups: achieved req/s | 2,000 | 1,800 *short* |",
+			"| OOM kills | 0 | 1 | **FAIL** |",
+			"| lookups p99 | <= 2x without a limit (10.00 ms) | 30.00 ms | **FAIL** |",
+			"**Some criteria failed.**",
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			phases := []soakPhaseRun{run(0, 120*loadtest.MiB, 5*time.Millisecond, 2000, 0), tt.limited}
 			var b strings.Builder
-			writeSoakSamples(&b, samples)
-			s, _ := loadtest.Summarize(samples)
-			writeSoakSummary(&b, s, tt.limit)
+			writeSoakPhases(&b, phases, 2000)
+			writeSoakChecks(&b, loadtest.SoakChecks(phases[0].phase(), phases[1].phase()))
 			for _, w := range tt.want {
 				if !strings.Contains(b.String(), w) {
 					t.Errorf("output lacks %q:\n%s", w, b.String())
 				}
 			}
 		})
+	}
+}
+
+// TestMemoryBudgetLine reads what lookupd logs of its memory budget.
+func TestMemoryBudgetLine(t *testing.T) {
+	logs := `{"level":"INFO","msg":"starting"}` + "\n" +
+		`{"level":"INFO","msg":"memory budget","memory_budget":201326592,"source":"cgroup v1","from":"3/4 of the container's memory limit (cgroup v1)","container_limit":268435456,"go_memory_limit":150994944,"go_memory_limit_from":"3/4 of the memory budget"}` + "\n"
+	want := "budget 192.0 MiB (3/4 of the container's memory limit (cgroup v1)), Go soft limit 144.0 MiB (3/4 of the memory budget)"
+	if got := memoryBudgetLine(logs); got != want {
+		t.Errorf("memoryBudgetLine = %q, want %q", got, want)
+	}
+	if got := memoryBudgetLine(`{"msg":"listening"}`); got != "" {
+		t.Errorf("memoryBudgetLine of a log without it = %q, want \"\"", got)
 	}
 }

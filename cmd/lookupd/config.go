@@ -12,6 +12,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 
+	"github.com/lookup/persons/internal/memlimit"
 	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/projector"
 )
@@ -45,7 +46,7 @@ type config struct {
 	RequirePurpose    bool
 	ReplicaID         string
 	PProf             bool          // net/http/pprof on the admin listener
-	MemoryBudget      int64         // bytes; 0: no budget
+	MemoryBudget      int64         // bytes; 0: no budget; memlimit.Auto: from the container's limit
 	MaxPositionWait   time.Duration // longest wait for Lookup-Min-Position
 	MaxStaleness      time.Duration // staleness bound; 0: off
 	accountingConfig
@@ -242,12 +243,17 @@ var logLevel = parser{arg: "LEVEL", set: func(c *config, v string) error {
 	return nil
 }}
 
-// memoryBudget parses a size: 0, or at least projector.MinMemoryBudget.
+// memoryBudget parses "auto" (memlimit.Auto) or a size: 0, or at least
+// projector.MinMemoryBudget.
 var memoryBudget = parser{arg: "SIZE", set: func(c *config, v string) error {
+	if v == "auto" {
+		c.MemoryBudget = memlimit.Auto
+		return nil
+	}
 	n, err := humanize.ParseBytes(v)
 	switch {
 	case err != nil:
-		return fmt.Errorf("memory budget %q: want a size such as 192MiB or 1GiB", v)
+		return fmt.Errorf("memory budget %q: want auto or a size such as 192MiB or 1GiB", v)
 	case n != 0 && n < projector.MinMemoryBudget:
 		return fmt.Errorf("memory budget %q: want 0 or at least 32MiB", v)
 	case n > 1<<50:
@@ -312,7 +318,7 @@ var settings = []setting{
 		parser: oneOf("log format", func(c *config) *string { return &c.LogFormat }, "json", "text")},
 	{name: "log-level", def: "info", usage: "log level: debug, info, warn or error", in: inServe | inProject | inDev | inDLQ | inAuditServe,
 		per: map[cmdSet]variant{inDLQ: {def: "warn"}}, parser: logLevel},
-	{name: "memory-budget", def: "192MiB", usage: "memory the process is sized for: Badger's memtables, caches and value log, and Go's soft memory limit (0: Badger's defaults, no limit)",
+	{name: "memory-budget", def: "auto", usage: "memory the process is sized for: Badger's memtables, caches and value log, and Go's soft memory limit of 3/4 of it; auto: 3/4 of the container's memory limit (cgroup v1 or v2), 192MiB without one (0: Badger's defaults, no soft limit)",
 		in: inServe | inProject, parser: memoryBudget},
 	{name: "shutdown-timeout", def: "10s", usage: "how long a shutdown waits for in-flight requests", in: inServe | inDev | inAuditServe,
 		parser: duration("shutdown timeout", "a positive duration such as 10s", false, func(c *config) *time.Duration { return &c.ShutdownTimeout })},

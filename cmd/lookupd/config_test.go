@@ -13,8 +13,10 @@ import (
 
 	"github.com/lookup/persons/internal/devkey"
 	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/memlimit"
 	"github.com/lookup/persons/internal/projectormetrics"
 	"github.com/lookup/persons/internal/repofile"
+	"github.com/lookup/persons/projector"
 	"github.com/lookup/persons/query"
 )
 
@@ -40,7 +42,7 @@ func TestSettingPrecedence(t *testing.T) {
 			name: "defaults",
 			want: config{HTTPAddr: ":8080", AdminAddr: ":9090", NATSURL: "nats://127.0.0.1:4222", Stream: "PERSONS",
 				DataDir: "./data", LogFormat: "json", LogLevel: "info", ShutdownTimeout: 10 * time.Second, TokenCacheSize: 10000,
-				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: 192 << 20, MaxPositionWait: 2 * time.Second, securityConfig: securityConfig{NATSInboxPrefix: "_INBOX_lookupd"},
+				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: memlimit.Auto, MaxPositionWait: 2 * time.Second, securityConfig: securityConfig{NATSInboxPrefix: "_INBOX_lookupd"},
 				operationsConfig: operationsConfig{SnapshotInterval: time.Hour, SnapshotKeep: 3}},
 		},
 		{
@@ -61,7 +63,7 @@ func TestSettingPrecedence(t *testing.T) {
 		{
 			name: "flags over environment",
 			env: map[string]string{"LOOKUP_HTTP_ADDR": ":1", "LOOKUP_STREAM": "S", "LOOKUP_LOG_FORMAT": "text", "LOOKUP_SHUTDOWN_TIMEOUT": "3s",
-				"LOOKUP_MEMORY_BUDGET": "64MiB"},
+				"LOOKUP_MEMORY_BUDGET": "auto"},
 			args: []string{"--http-addr", ":7", "--stream=T", "--log-format", "json", "--shutdown-timeout", "1m",
 				"--admin-addr", ":8", "--nats-url", "nats://x:2", "--data-dir", "/e", "--encryption-key-file", "/l",
 				"--jwks-url", "http://k", "--jwks-file", "/m", "--issuer", "i2", "--audience", "a2", "--tenant-claim", "t2",
@@ -77,7 +79,7 @@ func TestSettingPrecedence(t *testing.T) {
 			env:  map[string]string{"LOOKUP_STREAM": ""},
 			want: config{HTTPAddr: ":8080", AdminAddr: ":9090", NATSURL: "nats://127.0.0.1:4222", Stream: "PERSONS",
 				DataDir: "./data", LogFormat: "json", LogLevel: "info", ShutdownTimeout: 10 * time.Second, TokenCacheSize: 10000,
-				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: 192 << 20, MaxPositionWait: 2 * time.Second, securityConfig: securityConfig{NATSInboxPrefix: "_INBOX_lookupd"},
+				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: memlimit.Auto, MaxPositionWait: 2 * time.Second, securityConfig: securityConfig{NATSInboxPrefix: "_INBOX_lookupd"},
 				operationsConfig: operationsConfig{SnapshotInterval: time.Hour, SnapshotKeep: 3}},
 		},
 	}
@@ -91,6 +93,14 @@ func TestSettingPrecedence(t *testing.T) {
 				t.Errorf("config:\n got %+v\nwant %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestMinMemoryBudget: the smallest budget memlimit sizes from a container
+// is the smallest the store opens with.
+func TestMinMemoryBudget(t *testing.T) {
+	if memlimit.MinBudget != projector.MinMemoryBudget {
+		t.Errorf("memlimit.MinBudget = %d, want projector.MinMemoryBudget %d", memlimit.MinBudget, projector.MinMemoryBudget)
 	}
 }
 

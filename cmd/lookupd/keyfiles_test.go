@@ -30,7 +30,7 @@ func TestStartUpWarnsOfLooseKeyFiles(t *testing.T) {
 	if _, err := loadKeys(context.Background(), config{JWKSFile: jwks}, logger); err == nil {
 		t.Error("loadKeys accepted a file that holds no JWKS")
 	}
-	if _, _, err := storeOpener(config{DataDir: filepath.Join(dir, "data"), EncryptionKeyFile: key}, logger); err == nil {
+	if _, _, err := storeOpener(config{DataDir: filepath.Join(dir, "data"), EncryptionKeyFile: key}, 0, logger); err == nil {
 		t.Error("storeOpener accepted a file that holds no key")
 	}
 	for _, setting := range []string{"LOOKUP_JWKS_FILE", "LOOKUP_ENCRYPTION_KEY_FILE"} {

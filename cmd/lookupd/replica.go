@@ -16,9 +16,9 @@ import (
 )
 
 // storeOpener returns what opens a read model directory with cfg's
-// encryption key and memory budget, and that key (nil: unencrypted).
-// Errors name the key file.
-func storeOpener(cfg config, logger *slog.Logger) (func(dir string) (*projector.Store, error), []byte, error) {
+// encryption key and a memory budget of budget bytes (0: none), and that
+// key (nil: unencrypted). Errors name the key file.
+func storeOpener(cfg config, budget int64, logger *slog.Logger) (func(dir string) (*projector.Store, error), []byte, error) {
 	var key []byte
 	if cfg.EncryptionKeyFile != "" {
 		keyfile.WarnLoose(logger, keyfile.Secret("LOOKUP_ENCRYPTION_KEY_FILE", cfg.EncryptionKeyFile))
@@ -28,9 +28,8 @@ func storeOpener(cfg config, logger *slog.Logger) (func(dir string) (*projector.
 		}
 		key = k
 	}
-	memlimit.Apply(cfg.MemoryBudget, logger)
 	open := func(dir string) (*projector.Store, error) {
-		s, err := projector.Open(dir, projector.StoreOptions{EncryptionKey: key, MemoryBudget: cfg.MemoryBudget,
+		s, err := projector.Open(dir, projector.StoreOptions{EncryptionKey: key, MemoryBudget: budget,
 			Logger: logger.With("component", "store")})
 		if err != nil {
 			return nil, fmt.Errorf("read model: %w", err)
@@ -43,9 +42,13 @@ func storeOpener(cfg config, logger *slog.Logger) (func(dir string) (*projector.
 // openReplica opens the replica's read model in cfg.DataDir (its active
 // model: see projector.ActiveDir), fed from cfg.Stream over js with pcfg,
 // bootstrapped from and snapshotted to cfg.SnapshotBucket when set. Its
-// metrics go to reg.
+// metrics go to reg. Its memory budget is cfg.MemoryBudget, or for
+// memlimit.Auto 3/4 of the container's memory limit (memlimit.Size, which
+// Apply logs), and sets Go's soft memory limit.
 func openReplica(cfg config, js jetstream.JetStream, reg prometheus.Registerer, logger *slog.Logger, pcfg projector.Config) (*replica.Replica, error) {
-	open, key, err := storeOpener(cfg, logger)
+	budget := memlimit.Size(cfg.MemoryBudget, memlimit.FromCgroup)
+	softLimit := memlimit.Apply(budget, logger)
+	open, key, err := storeOpener(cfg, budget.Bytes, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +61,7 @@ func openReplica(cfg config, js jetstream.JetStream, reg prometheus.Registerer, 
 			return projector.LookUpStream(ctx, js, cfg.Stream)
 		},
 		RebuildOnMismatch: cfg.RebuildOnMismatch,
-		Building:          memlimit.Lifter(memlimit.Soft(cfg.MemoryBudget, memlimit.Start)),
+		Building:          memlimit.Lifter(softLimit),
 		Registerer:        reg,
 		Logger:            logger,
 	}

@@ -26,6 +26,9 @@ type ServeConfig struct {
 	// plain HTTP.
 	TLSCertFile, TLSKeyFile string
 	Extra                   []string // more flags, appended last
+	// Cgroup, when set, is the memory cgroup lookupd runs in from its
+	// birth (Cgroup.Command).
+	Cgroup *Cgroup
 }
 
 // StartServe starts c.Bin as "lookupd serve" with both listeners on free
@@ -44,6 +47,9 @@ func StartServe(ctx context.Context, c ServeConfig) (*Dev, error) {
 		scheme = "https://"
 	}
 	cmd := exec.Command(c.Bin, args...) //nolint:gosec // G204: Bin is the lookupd binary the operator named
+	if c.Cgroup != nil {
+		cmd = c.Cgroup.Command(c.Bin, args...)
+	}
 	cmd.Env = lookupdEnv()
 	d := &Dev{cmd: cmd, done: make(chan struct{}), logs: newTail(64 << 10)}
 	stderr, err := cmd.StderrPipe()
@@ -80,6 +86,17 @@ func StartServe(ctx context.Context, c ServeConfig) (*Dev, error) {
 
 // PID returns the process id of the running lookupd.
 func (d *Dev) PID() int { return d.cmd.Process.Pid }
+
+// Exited reports whether lookupd has exited (before Stop: it died), and
+// how.
+func (d *Dev) Exited() (bool, error) {
+	select {
+	case <-d.done:
+		return true, d.err
+	default:
+		return false, nil
+	}
+}
 
 // scanListeners copies the log r into logs, line by line, to its end. It
 // sends found the address of each listener named by a "listening" line (by

@@ -1,11 +1,14 @@
-// Package memlimit keeps the Go soft memory limit of a process sized by a
-// memory budget (LOOKUP_MEMORY_BUDGET): 3/4 of the budget for the Go heap
-// (Badger's memtables and caches included), the last 1/4 for the pages of
-// the store's memory-mapped files (see projector.StoreOptions.MemoryBudget).
-// A limit the process started with (GOMEMLIMIT) stands.
+// Package memlimit sizes the memory budget of a process
+// (LOOKUP_MEMORY_BUDGET, else 3/4 of its container's memory limit: Size,
+// FromCgroup) and keeps its Go soft memory limit sized by it: 3/4 of the
+// budget for the Go heap (Badger's memtables and caches included), the
+// last 1/4 for the pages of the store's memory-mapped files (see
+// projector.StoreOptions.MemoryBudget). A limit the process started with
+// (GOMEMLIMIT) stands.
 package memlimit
 
 import (
+	"context"
 	"log/slog"
 	"math"
 	"runtime/debug"
@@ -28,17 +31,33 @@ func Soft(budget, started int64) int64 {
 	return budget / 4 * 3
 }
 
-// Apply sets the soft memory limit of budget (Soft, from Start) and returns
-// it; it logs, instead, that a GOMEMLIMIT the process started with stands.
-func Apply(budget int64, logger *slog.Logger) int64 {
-	limit := Soft(budget, Start)
+// Apply sets the soft memory limit of budget b (Soft, from Start), logs
+// the budget, where it came from and the soft limit in one line ("memory
+// budget"; a warning when the container's limit could not be read), and
+// returns the limit it set (0: none).
+func Apply(b Budget, logger *slog.Logger) int64 {
+	limit := Soft(b.Bytes, Start)
 	if limit > 0 {
 		// The garbage collector works harder as the heap nears it.
 		debug.SetMemoryLimit(limit)
-	} else if budget > 0 {
-		logger.Info("GOMEMLIMIT is set: it is the soft memory limit, not 3/4 of the memory budget",
-			"gomemlimit", Start, "memory_budget", budget)
 	}
+	attrs := []any{"memory_budget", b.Bytes, "source", b.Source, "from", b.describe()}
+	if b.Limit > 0 {
+		attrs = append(attrs, "container_limit", b.Limit)
+	}
+	switch {
+	case limit > 0:
+		attrs = append(attrs, "go_memory_limit", limit, "go_memory_limit_from", "3/4 of the memory budget")
+	case b.Bytes > 0:
+		attrs = append(attrs, "go_memory_limit", Start, "go_memory_limit_from", "GOMEMLIMIT")
+	default:
+		attrs = append(attrs, "go_memory_limit_from", "none: no memory budget")
+	}
+	level := slog.LevelInfo
+	if b.Err != nil {
+		level = slog.LevelWarn
+	}
+	logger.Log(context.Background(), level, "memory budget", attrs...)
 	return limit
 }
 

@@ -1,9 +1,13 @@
 package memlimit
 
 import (
+	"errors"
 	"math"
 	"runtime/debug"
+	"strings"
 	"testing"
+
+	"github.com/lookup/persons/internal/logtest"
 )
 
 // TestSoft checks that 3/4 of the memory budget is the Go soft memory
@@ -49,5 +53,42 @@ func TestLifter(t *testing.T) {
 		if got := debug.SetMemoryLimit(-1); got != s.want {
 			t.Errorf("step %d (building %v): limit %d, want %d", i, s.building, got, s.want)
 		}
+	}
+}
+
+// TestApplyLogs: one line says the budget, where it came from and the soft
+// limit set; a limit that could not be read is a warning.
+func TestApplyLogs(t *testing.T) {
+	if Start != math.MaxInt64 {
+		t.Skip("GOMEMLIMIT is set for this test process")
+	}
+	before := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(before) })
+	tests := []struct {
+		name  string
+		b     Budget
+		limit int64
+		want  []string
+	}{
+		{"cgroup v1", Budget{Bytes: 192 << 20, Source: SourceCgroupV1, Limit: 256 << 20}, 144 << 20,
+			[]string{`level=INFO msg="memory budget" memory_budget=201326592 source="cgroup v1"`, "container_limit=268435456", "go_memory_limit=150994944"}},
+		{"setting", Budget{Bytes: 1 << 30, Source: SourceSetting}, 768 << 20,
+			[]string{"source=setting", "from=LOOKUP_MEMORY_BUDGET", "go_memory_limit=805306368"}},
+		{"unread", Budget{Bytes: DefaultBudget, Source: SourceNone, Err: errors.New("denied")}, 144 << 20,
+			[]string{"level=WARN", "source=none", "could not be read (denied)"}},
+		{"none", Budget{Source: SourceSetting}, 0, []string{`go_memory_limit_from="none: no memory budget"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger, buf := logtest.Text()
+			if got := Apply(tt.b, logger); got != tt.limit {
+				t.Errorf("Apply = %d, want %d", got, tt.limit)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(buf.String(), w) {
+					t.Errorf("log %q lacks %q", buf.String(), w)
+				}
+			}
+		})
 	}
 }
