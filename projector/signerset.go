@@ -155,6 +155,9 @@ func updateSignerSet(txn *badger.Txn, vc *versionCache, b *batchReads, i int, co
 	if err != nil {
 		return err
 	}
+	if st.set.overflow && st.stored {
+		return nil // stays overflowed until the consumer's deletion: nothing to write
+	}
 	st.set.put(signerID, fields)
 	key := entityKey(tagSignerSet, consumerID)
 	if !st.set.overflow && len(st.set.entries) == 0 {
