@@ -34,9 +34,10 @@ type alertRules struct {
 var lookupMetric = regexp.MustCompile(`\blookup_[a-z0-9_]+`)
 
 // TestAlertRulesNameExportedMetrics: every metric an alert rule names is
-// one a running lookupd exports (scraped from its /metrics), and every
-// rule has a severity and a summary. promtool, when installed, checks the
-// file too.
+// one a running lookupd exports (scraped from its /metrics: the
+// accounting index's from lookupd audit serve, every other from serve),
+// and every rule has a severity and a summary. promtool, when installed,
+// checks the file too.
 func TestAlertRulesNameExportedMetrics(t *testing.T) {
 	path := filepath.Join("..", "..", "deploy", "prometheus", "alerts.yaml")
 	b, err := os.ReadFile(path)
@@ -60,8 +61,8 @@ func TestAlertRulesNameExportedMetrics(t *testing.T) {
 				t.Errorf("rule %s names no lookupd metric: %s", r.Alert, r.Expr)
 			}
 			for _, name := range names {
-				if !exported[name] {
-					t.Errorf("rule %s names %s, which lookupd does not export", r.Alert, name)
+				if role, ok := exported.exports(name); !ok {
+					t.Errorf("rule %s names %s, which %s does not export", r.Alert, name, role)
 				}
 			}
 		}
@@ -76,10 +77,29 @@ func TestAlertRulesNameExportedMetrics(t *testing.T) {
 	}
 }
 
-// exportedMetrics runs serve, answers one API request and returns the
-// names of the series its /metrics exposes (histograms with their
-// _bucket, _sum and _count series).
-func exportedMetrics(t *testing.T) map[string]bool {
+// accountingPrefix begins the names of the metrics of the accounting
+// index, which lookupd audit serve exports and serve does not.
+const accountingPrefix = "lookup_accounting_"
+
+// exporters holds the names of the series each role's /metrics exposes.
+type exporters struct {
+	serve, auditServe map[string]bool
+}
+
+// exports reports whether the role that owns the metric name exports it:
+// lookupd audit serve for the accounting index's metrics, serve for every
+// other; role names it for a message.
+func (e exporters) exports(name string) (role string, ok bool) {
+	if strings.HasPrefix(name, accountingPrefix) {
+		return "lookupd audit serve", e.auditServe[name]
+	}
+	return "lookupd serve", e.serve[name]
+}
+
+// exportedMetrics runs serve, answers one API request, runs audit serve
+// on the same NATS server once a disclosure is in the audit stream, and
+// returns the names of the series each one's /metrics exposes.
+func exportedMetrics(t *testing.T) exporters {
 	t.Helper()
 	ns := runNATS(t)
 	js := jetStream(t, ns)
@@ -93,7 +113,17 @@ func exportedMetrics(t *testing.T) map[string]bool {
 	if _, _, err := get("http://"+addrs["api"]+"/api/v1/persons/"+id, tok); err != nil {
 		t.Fatal(err)
 	}
-	_, body, err := get("http://"+addrs["admin"]+"/metrics", "")
+	discloseThroughLedger(t, ns.ClientURL(), "replica-a", ada, 1)
+	acct := startAuditServe(t, ns.ClientURL())
+	return exporters{serve: scrapeMetrics(t, addrs["admin"]), auditServe: scrapeMetrics(t, acct["admin"])}
+}
+
+// scrapeMetrics returns the names of the series the /metrics of the admin
+// listener at addr exposes (histograms with their _bucket, _sum and
+// _count series).
+func scrapeMetrics(t *testing.T, addr string) map[string]bool {
+	t.Helper()
+	_, body, err := get("http://"+addr+"/metrics", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +147,8 @@ func exportedMetrics(t *testing.T) map[string]bool {
 }
 
 // TestDashboardNamesExportedMetrics: every lookupd metric a panel of
-// deploy/grafana/lookupd.json queries is one a running lookupd exports.
+// deploy/grafana/lookupd.json queries is one a running lookupd exports
+// (the accounting index's from lookupd audit serve).
 func TestDashboardNamesExportedMetrics(t *testing.T) {
 	path := filepath.Join("..", "..", "deploy", "grafana", "lookupd.json")
 	b, err := os.ReadFile(path)
@@ -145,8 +176,8 @@ func TestDashboardNamesExportedMetrics(t *testing.T) {
 		}
 		for _, q := range p.Targets {
 			for _, name := range lookupMetric.FindAllString(q.Expr, -1) {
-				if !exported[name] {
-					t.Errorf("panel %q queries %s, which lookupd does not export", p.Title, name)
+				if role, ok := exported.exports(name); !ok {
+					t.Errorf("panel %q queries %s, which %s does not export", p.Title, name, role)
 				}
 			}
 		}
