@@ -18,7 +18,8 @@
 #   nats.env                 for nats-server: NATS_<USER>_PASSWORD_HASH
 #                            (bcrypt) and JS_KEY (JetStream encryption key)
 #   lookupd-store/key        32 random bytes: LOOKUP_ENCRYPTION_KEY_FILE
-#   lookupd-https/           lookupd's API certificate (SANs: lookupd,
+#   lookupd-https/           lookupd's API certificate, also the accounting
+#                            service's (SANs: lookupd, lookupd-audit,
 #                            localhost, 127.0.0.1): tls.crt, tls.key, ca.crt
 #
 # Needs openssl (Debian: apt-get install openssl) and, for the bcrypt hashes,
@@ -70,7 +71,7 @@ cert() {
 nats_sans="DNS:nats,DNS:nats-0.nats,DNS:nats-1.nats,DNS:nats-2.nats,DNS:nats-b,DNS:localhost,IP:127.0.0.1"
 [ -n "${NATS_SANS:-}" ] && nats_sans="$nats_sans,$NATS_SANS"
 cert nats-tls nats "serverAuth,clientAuth" "$nats_sans"
-cert lookupd-https lookupd serverAuth "DNS:lookupd,DNS:localhost,IP:127.0.0.1"
+cert lookupd-https lookupd serverAuth "DNS:lookupd,DNS:lookupd-audit,DNS:localhost,IP:127.0.0.1"
 
 # bcrypt PASSWORD: its bcrypt hash (cost 11), by the nats CLI.
 bcrypt() {
