@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -53,7 +54,14 @@ func discloseThroughLedger(t *testing.T, url, replica, person string, n int) {
 // addresses of its listeners once it is ready.
 func startAuditServe(t *testing.T, url string) map[string]string {
 	t.Helper()
-	p := start(t, map[string]string{
+	return startAuditServeWith(t, url, nil)
+}
+
+// startAuditServeWith is startAuditServe with the settings of extra added
+// to (or replacing) the test's.
+func startAuditServeWith(t *testing.T, url string, extra map[string]string) map[string]string {
+	t.Helper()
+	environ := map[string]string{
 		"LOOKUP_HTTP_ADDR":      "127.0.0.1:0",
 		"LOOKUP_ADMIN_ADDR":     "127.0.0.1:0",
 		"LOOKUP_NATS_URL":       url,
@@ -62,7 +70,9 @@ func startAuditServe(t *testing.T, url string) map[string]string {
 		"LOOKUP_ISSUER":         testIssuer,
 		"LOOKUP_AUDIENCE":       testAudience,
 		"LOOKUP_REPLICA_ID":     "accounting-test",
-	}, "audit", "serve")
+	}
+	maps.Copy(environ, extra)
+	p := start(t, environ, "audit", "serve")
 	addrs := p.addrs(t)
 	waitReady(t, addrs["admin"])
 	return addrs
