@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"time"
 
@@ -108,7 +107,7 @@ func auditServe(ctx context.Context, cfg config, logger *slog.Logger) (err error
 		return fmt.Errorf("accounting service: %w", err)
 	}
 	search := auth.Require(accounting.NewHandler(accounting.HandlerConfig{Index: index,
-		Authorize: authorizedCaller, Record: accounting.LedgerRecorder(ledger)}))
+		Authorize: accounting.AuthenticatedCaller, Record: accounting.LedgerRecorder(ledger)}))
 	var inflight lifecycle.Inflight
 	lc := lifecycle.New(ctx)
 	defer lc.Stop()
@@ -127,16 +126,6 @@ func auditServe(ctx context.Context, cfg config, logger *slog.Logger) (err error
 		logger.Info("stopped")
 	}
 	return err // then the deferred: the index closed, the log written out
-}
-
-// authorizedCaller is the accounting search's Authorize: the caller that
-// query.Authenticator admitted in front of it.
-func authorizedCaller(r *http.Request) (query.Caller, error) {
-	c, ok := query.CallerFrom(r.Context())
-	if !ok {
-		return c, errors.New("no authenticated caller")
-	}
-	return c, nil
 }
 
 // closeIndex closes the accounting index, logging it.

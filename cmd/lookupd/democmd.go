@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/internal/demo"
+	"github.com/lookup/persons/internal/natsconn"
 )
 
 func cmdDemo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -49,7 +50,7 @@ JSON lines {"subject", "msg_id", "event"}, examples of the contract
 // publishDemoTo publishes the demo events to cfg.Stream at cfg.NATSURL and
 // reports on w how many were new.
 func publishDemoTo(ctx context.Context, cfg config, data *demo.Data, w io.Writer) error {
-	nc, js, err := withJetStream(connectNATSWithin(ctx, cfg, "lookupd-demo", slog.New(slog.DiscardHandler), 5*time.Second))
+	nc, js, err := natsconn.WithJetStream(connectNATSWithin(ctx, cfg, "lookupd-demo", slog.New(slog.DiscardHandler), 5*time.Second))
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/lookup/persons/internal/dlq"
+	"github.com/lookup/persons/internal/natsconn"
 )
 
 // connectWait is how long a dlq command waits for NATS before giving up.
@@ -63,7 +64,7 @@ func newDLQCommand(name, help string, getenv func(string) string) (*command, *st
 // returns the tool of the dead-letter stream. It fails when NATS is not
 // reachable within connectWait. The caller closes the connection.
 func dlqTool(ctx context.Context, cfg config, stream string, logger *slog.Logger) (*nats.Conn, *dlq.Tool, error) {
-	nc, js, err := withJetStream(connectNATSWithin(ctx, cfg, "lookupd dlq", logger.With("component", "nats"), connectWait))
+	nc, js, err := natsconn.WithJetStream(connectNATSWithin(ctx, cfg, "lookupd dlq", logger.With("component", "nats"), connectWait))
 	if err != nil {
 		return nil, nil, err
 	}

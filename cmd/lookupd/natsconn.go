@@ -21,22 +21,7 @@ import (
 // connection once the projector has stopped. health, when not nil, follows
 // refusals.
 func connectJetStream(cfg config, logger *slog.Logger, health *natsconn.Health) (*nats.Conn, jetstream.JetStream, error) {
-	return withJetStream(connectNATS(cfg, "lookupd", logger.With("component", "nats"), health))
-}
-
-// withJetStream returns nc with its JetStream context, for a call such as
-// withJetStream(connectNATS(...)): a failure to connect (err) is passed
-// on; nc is closed when its JetStream context cannot be made.
-func withJetStream(nc *nats.Conn, err error) (*nats.Conn, jetstream.JetStream, error) {
-	if err != nil {
-		return nil, nil, err
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		nc.Close()
-		return nil, nil, fmt.Errorf("jetstream: %w", err)
-	}
-	return nc, js, nil
+	return natsconn.WithJetStream(connectNATS(cfg, "lookupd", logger.With("component", "nats"), health))
 }
 
 // connectNATS connects to cfg's NATS servers with cfg's NATS security
