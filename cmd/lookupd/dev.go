@@ -2,23 +2,17 @@ package main
 
 import (
 	"context"
-	"crypto/rsa"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/lookup/persons/internal/demo"
 	"github.com/lookup/persons/internal/devbanner"
+	"github.com/lookup/persons/internal/devenv"
 	"github.com/lookup/persons/internal/devkey"
-	"github.com/lookup/persons/internal/devnats"
-	"github.com/lookup/persons/internal/keyfile"
 	"github.com/lookup/persons/internal/logbuffer"
-	"github.com/lookup/persons/query"
 )
 
 func cmdDev(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -50,63 +44,28 @@ text unless LOOKUP_LOG_FORMAT or --log-format say otherwise.`, getenv)
 	return dev(ctx, c.cfg, logger, stdout, *dataDir, *tokenTTL, getenv)
 }
 
-// dev runs the dev mode (see cmdDev). dataDir "" means a temporary
-// directory removed on return.
+// dev runs the dev mode (see cmdDev): the serve stack against a dev
+// environment (devenv). dataDir "" means a temporary directory removed on
+// return.
 func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer, dataDir string, tokenTTL time.Duration, getenv func(string) string) (err error) {
-	temp := dataDir == ""
-	if temp {
-		if dataDir, err = os.MkdirTemp("", "lookupd-dev-"); err != nil {
-			return fmt.Errorf("dev data directory: %w", err)
-		}
-		defer func() {
-			if rerr := os.RemoveAll(dataDir); rerr != nil {
-				err = errors.Join(err, fmt.Errorf("remove dev data directory: %w", rerr))
-			}
-		}()
-	} else if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return fmt.Errorf("dev data directory: %w", err)
-	}
-
-	ns, err := devnats.Start("lookupd-dev", filepath.Join(dataDir, "nats"))
+	env, err := devenv.Start(ctx, devenv.Config{DataDir: dataDir, Stream: cfg.Stream, Getenv: getenv, Logger: logger})
 	if err != nil {
 		return err
 	}
-	defer ns.Close()
-	natsURL := ns.URL
-	logger.Info("dev NATS server started", "url", redactURLs(natsURL))
-
-	data, err := demo.New()
-	if err != nil {
-		return fmt.Errorf("demo data: %w", err)
-	}
-	if err := demo.Seed(ctx, natsURL, cfg.Stream, data, logger); err != nil {
-		return err
-	}
-
-	keyPath := devkey.Path(getenv, dataDir, !temp)
-	key, jwks, keys, err := devSigningKey(logger, keyPath, dataDir)
-	if err != nil {
-		return err
-	}
+	defer func() { err = errors.Join(err, env.Close()) }()
 
 	scfg := cfg
-	scfg.NATSURL = natsURL
-	scfg.DataDir = filepath.Join(dataDir, "store")
+	scfg.NATSURL = env.NATSURL
+	scfg.DataDir = filepath.Join(env.Dir, "store")
 	var tenants []string
 	if cfg.TenantClaim != "" {
-		tenants = data.Businesses
+		tenants = env.Data.Businesses
 	}
 	opts := serveOptions{
-		keys: keys,
-		adminExtra: map[string]http.Handler{
-			"/.well-known/jwks.json": http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-				w.Header().Set("Content-Type", "application/jwk-set+json")
-				w.Header().Set("Cache-Control", "no-store")
-				_, _ = w.Write(jwks)
-			}),
-		},
+		keys:       env.Keys,
+		adminExtra: map[string]http.Handler{"/.well-known/jwks.json": env.JWKSHandler()},
 		onReady: func(apiAddr, adminAddr string) {
-			tok, err := devkey.Mint(key, devkey.TokenRequest{
+			tok, err := devkey.Mint(env.Key, devkey.TokenRequest{
 				Issuer: cfg.Issuer, Audience: cfg.Audience, Subject: "dev-user", Scope: devbanner.Scopes,
 				TTL: tokenTTL, TenantClaim: cfg.TenantClaim, Tenants: tenants, Now: time.Now(),
 			})
@@ -116,33 +75,13 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 			}
 			logbuffer.WriteOut(logger) // the start-up lines come before the banner
 			devbanner.Write(stdout, devbanner.Banner{
-				API: devbanner.HTTPURL(apiAddr), Admin: devbanner.HTTPURL(adminAddr), NATS: natsURL, Stream: cfg.Stream,
-				DataDir: dataDir, Temp: temp, KeyPath: keyPath, Token: tok, TTL: tokenTTL, Demo: data,
-				MoreTokens: devbanner.MoreTokensCommand(devTokenFlags(cfg, keyPath, devkey.Path(getenv, "", false), tenants)),
+				API: devbanner.HTTPURL(apiAddr), Admin: devbanner.HTTPURL(adminAddr), NATS: env.NATSURL, Stream: cfg.Stream,
+				DataDir: env.Dir, Temp: env.Temp, KeyPath: env.KeyPath, Token: tok, TTL: tokenTTL, Demo: env.Data,
+				MoreTokens: devbanner.MoreTokensCommand(devTokenFlags(cfg, env.KeyPath, devkey.Path(getenv, "", false), tenants)),
 			})
 		},
 	}
 	return serve(ctx, scfg, logger, opts)
-}
-
-// devSigningKey loads (or creates) the dev key at keyPath and writes the
-// JWKS of its public half into dataDir; it returns the key, that JWKS and
-// the verification keys read back from the file.
-func devSigningKey(logger *slog.Logger, keyPath, dataDir string) (*rsa.PrivateKey, []byte, *query.JWKS, error) {
-	key, err := devkey.LoadOrCreate(keyPath)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	keyfile.WarnLoose(logger, keyfile.Secret("dev signing key (--data-dir)", keyPath))
-	jwks, jwksPath, err := devkey.WriteJWKS(key, dataDir)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	keys, err := query.LoadJWKSFile(jwksPath)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("dev JWKS: %w", err)
-	}
-	return key, jwks, keys, nil
 }
 
 // devTokenFlags describes, for the banner's token command, the dev server
