@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -108,14 +106,9 @@ Replay once every replica runs the fixed build.`, getenv)
 	}
 	var seqs []uint64
 	c.fs.FuncLong("seq", func(v string) error {
-		for _, f := range strings.Split(v, ",") {
-			n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
-			if err != nil || n == 0 {
-				return fmt.Errorf("want a positive sequence number, got %q", f)
-			}
-			seqs = append(seqs, n)
-		}
-		return nil
+		s, err := dlq.ParseSeqs(v)
+		seqs = append(seqs, s...)
+		return err
 	}, "sequence of a dead letter to replay (repeatable; see lookupd dlq ls)")
 	all := c.fs.BoolLong("all", "replay every dead letter, oldest first")
 	force := c.fs.BoolLong("force", "republish events that still do not decode")
