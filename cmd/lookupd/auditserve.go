@@ -14,6 +14,7 @@ import (
 	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/readiness"
+	"github.com/lookup/persons/internal/redact"
 	"github.com/lookup/persons/query"
 )
 
@@ -59,8 +60,8 @@ func auditServe(ctx context.Context, cfg config, logger *slog.Logger) (err error
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the JWKS refresh, if any
 	logger.Info("starting lookupd audit serve", "version", version, "http_addr", cfg.HTTPAddr, "admin_addr", cfg.AdminAddr,
-		"nats_url", redactURLs(cfg.NATSURL), "audit_stream", cfg.AuditStream, "accounting_dir", cfg.AccountingDir,
-		"jwks_url", redactURLs(cfg.JWKSURL), "jwks_file", cfg.JWKSFile, "issuer", cfg.Issuer, "audience", cfg.Audience)
+		"nats_url", redact.URLs(cfg.NATSURL), "audit_stream", cfg.AuditStream, "accounting_dir", cfg.AccountingDir,
+		"jwks_url", redact.URLs(cfg.JWKSURL), "jwks_file", cfg.JWKSFile, "issuer", cfg.Issuer, "audience", cfg.Audience)
 	keys, err := loadKeys(ctx, cfg, logger)
 	if err != nil {
 		return err

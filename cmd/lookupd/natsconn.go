@@ -68,7 +68,7 @@ func connectNATSWithin(ctx context.Context, cfg config, name string, logger *slo
 	}
 	if !natsconn.WaitConnected(ctx, nc, wait) {
 		nc.Close()
-		return nil, fmt.Errorf("nats %s: not reachable within %v", redactURLs(cfg.NATSURL), wait)
+		return nil, fmt.Errorf("nats %s: not reachable within %v", redact.URLs(cfg.NATSURL), wait)
 	}
 	return nc, nil
 }
@@ -84,8 +84,3 @@ func natsSecretFiles(cfg config) []keyfile.File {
 		keyfile.Secret("LOOKUP_NATS_KEY_FILE", cfg.NATSKeyFile),
 	}
 }
-
-// redactURLs returns urls (comma-separated) fit for logs and errors
-// (redact.URLs): no user information (a token alone too), no query. Every
-// URL the program logs goes through it.
-func redactURLs(urls string) string { return redact.URLs(urls) }
