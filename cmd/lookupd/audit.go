@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/projectormetrics"
 	"github.com/lookup/persons/internal/redact"
 )
@@ -114,7 +113,7 @@ func accountingOf(ctx context.Context, cfg config, q audit.AccountingQuery) ([]a
 		if cfg.AccountingTokenFile == "" {
 			return nil, "", &usageError{errors.New("LOOKUP_ACCOUNTING_URL needs LOOKUP_ACCOUNTING_TOKEN_FILE (--accounting-token-file): a token with the scope read:audit")}
 		}
-		tok, err := readTokenFile(cfg.AccountingTokenFile)
+		tok, err := accounting.ReadTokenFile("LOOKUP_ACCOUNTING_TOKEN_FILE", cfg.AccountingTokenFile)
 		if err != nil {
 			return nil, "", err
 		}
@@ -129,20 +128,6 @@ func accountingOf(ctx context.Context, cfg config, q audit.AccountingQuery) ([]a
 	defer closeNC()
 	recs, err := audit.Accounting(ctx, js, cfg.AuditStream, q.Person, q.Since, q.Until)
 	return recs, cfg.AuditStream, err
-}
-
-// readTokenFile returns the bearer token in the file path (surrounding
-// white space trimmed); its errors name the file, never the token.
-func readTokenFile(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("LOOKUP_ACCOUNTING_TOKEN_FILE: %w", err)
-	}
-	tok := strings.TrimSpace(string(b))
-	if tok == "" {
-		return "", fmt.Errorf("LOOKUP_ACCOUNTING_TOKEN_FILE %s: empty", path)
-	}
-	return tok, nil
 }
 
 func cmdAuditVerify(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -177,7 +162,7 @@ chain and one per problem found; exits with status 1 when it finds any.`, getenv
 // auditJetStream connects to cfg's NATS for a one-off command: it fails
 // when NATS is not reachable within 10 s.
 func auditJetStream(ctx context.Context, cfg config) (jetstream.JetStream, func(), error) {
-	nc, js, err := withJetStream(connectNATSWithin(ctx, cfg, "lookupd audit", slog.New(slog.DiscardHandler), 10*time.Second))
+	nc, js, err := natsconn.WithJetStream(connectNATSWithin(ctx, cfg, "lookupd audit", slog.New(slog.DiscardHandler), 10*time.Second))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/readiness"
+	"github.com/lookup/persons/internal/redact"
 	"github.com/lookup/persons/query"
 )
 
@@ -60,8 +60,8 @@ func auditServe(ctx context.Context, cfg config, logger *slog.Logger) (err error
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the JWKS refresh, if any
 	logger.Info("starting lookupd audit serve", "version", version, "http_addr", cfg.HTTPAddr, "admin_addr", cfg.AdminAddr,
-		"nats_url", redactURLs(cfg.NATSURL), "audit_stream", cfg.AuditStream, "accounting_dir", cfg.AccountingDir,
-		"jwks_url", redactURLs(cfg.JWKSURL), "jwks_file", cfg.JWKSFile, "issuer", cfg.Issuer, "audience", cfg.Audience)
+		"nats_url", redact.URLs(cfg.NATSURL), "audit_stream", cfg.AuditStream, "accounting_dir", cfg.AccountingDir,
+		"jwks_url", redact.URLs(cfg.JWKSURL), "jwks_file", cfg.JWKSFile, "issuer", cfg.Issuer, "audience", cfg.Audience)
 	keys, err := loadKeys(ctx, cfg, logger)
 	if err != nil {
 		return err
@@ -108,7 +108,7 @@ func auditServe(ctx context.Context, cfg config, logger *slog.Logger) (err error
 		return fmt.Errorf("accounting service: %w", err)
 	}
 	search := auth.Require(accounting.NewHandler(accounting.HandlerConfig{Index: index,
-		Authorize: authorizedCaller, Record: accounting.LedgerRecorder(ledger)}))
+		Authorize: accounting.AuthenticatedCaller, Record: accounting.LedgerRecorder(ledger)}))
 	var inflight lifecycle.Inflight
 	lc := lifecycle.New(ctx)
 	defer lc.Stop()
@@ -127,16 +127,6 @@ func auditServe(ctx context.Context, cfg config, logger *slog.Logger) (err error
 		logger.Info("stopped")
 	}
 	return err // then the deferred: the index closed, the log written out
-}
-
-// authorizedCaller is the accounting search's Authorize: the caller that
-// query.Authenticator admitted in front of it.
-func authorizedCaller(r *http.Request) (query.Caller, error) {
-	c, ok := query.CallerFrom(r.Context())
-	if !ok {
-		return c, errors.New("no authenticated caller")
-	}
-	return c, nil
 }
 
 // closeIndex closes the accounting index, logging it.

@@ -11,6 +11,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/internal/demo"
+	"github.com/lookup/persons/internal/natsconn"
+	"github.com/lookup/persons/internal/redact"
 )
 
 func cmdDemo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -49,20 +51,20 @@ JSON lines {"subject", "msg_id", "event"}, examples of the contract
 // publishDemoTo publishes the demo events to cfg.Stream at cfg.NATSURL and
 // reports on w how many were new.
 func publishDemoTo(ctx context.Context, cfg config, data *demo.Data, w io.Writer) error {
-	nc, js, err := withJetStream(connectNATSWithin(ctx, cfg, "lookupd-demo", slog.New(slog.DiscardHandler), 5*time.Second))
+	nc, js, err := natsconn.WithJetStream(connectNATSWithin(ctx, cfg, "lookupd-demo", slog.New(slog.DiscardHandler), 5*time.Second))
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
 	added, err := demo.PublishToStream(ctx, js, cfg.Stream, data)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return fmt.Errorf("stream %s not found on %s: create it first (nats stream add --config deploy/streams/persons.json)", cfg.Stream, redactURLs(cfg.NATSURL))
+		return fmt.Errorf("stream %s not found on %s: create it first (nats stream add --config deploy/streams/persons.json)", cfg.Stream, redact.URLs(cfg.NATSURL))
 	}
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "Published the demo data set to stream %s on %s: %d events, %d new (the others were already there).\n",
-		cfg.Stream, redactURLs(cfg.NATSURL), len(data.Events), added)
+		cfg.Stream, redact.URLs(cfg.NATSURL), len(data.Events), added)
 	fmt.Fprintf(w, "Once lookupd has applied them, try consumer %s:\n", data.Consumer)
 	fmt.Fprintf(w, "  curl -s -H \"Authorization: Bearer $TOKEN\" 'http://localhost:8080/api/v1/authorized-signers?consumer_id=%s&expand=PROTECTED_PERSONAL_DATA'\n", data.Consumer)
 	return nil

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lookup/persons/internal/devbanner"
 	"github.com/lookup/persons/internal/devkey"
-	"github.com/lookup/persons/internal/loadtest"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/shellquote"
 	"github.com/lookup/persons/internal/wait"
@@ -176,8 +176,8 @@ func TestDev(t *testing.T) {
 	}
 	// The banner's More tokens command is the README's, and mints a token
 	// this server accepts.
-	if !strings.Contains(out, "\n  "+readmeTokenCommand+"\n") {
-		t.Errorf("the banner's token command is not %q:\n%s", readmeTokenCommand, out)
+	if !strings.Contains(out, "\n  "+devbanner.READMETokenCommand+"\n") {
+		t.Errorf("the banner's token command is not %q:\n%s", devbanner.READMETokenCommand, out)
 	}
 	if code, body, err := get(curls[0][1], moreTokensIn(t, out, home)); err != nil || code != http.StatusOK {
 		t.Errorf("More tokens token: GET %s: %d %s %v, want 200", curls[0][1], code, body, err)
@@ -274,40 +274,6 @@ func TestTokenDefaultsToDevKey(t *testing.T) {
 			p.cancel()
 			if err := p.wait(t, 30*time.Second); err != nil {
 				t.Fatalf("dev: %v", err)
-			}
-		})
-	}
-}
-
-// TestLoadtestParsesDevBanner keeps "make loadtest" (loadtest),
-// which reads the banner of "lookupd dev" for its addresses and key, in
-// step with the banner.
-func TestLoadtestParsesDevBanner(t *testing.T) {
-	data := testDemoData(t)
-	tests := []struct {
-		name    string
-		keyPath string
-	}{
-		{"plain key path", "/tmp/lookupd-loadtest-1/dev/dev-key.pem"},
-		{"key path that needs quoting", "/tmp/it's a dir/dev-key.pem"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cfg := config{Stream: "PERSONS"}
-			var out strings.Builder
-			printDevBanner(&out, devBanner{
-				API: httpURL("127.0.0.1:41234"), Admin: httpURL("127.0.0.1:41235"), NATS: "nats://127.0.0.1:41236",
-				Stream: cfg.Stream, DataDir: "/tmp/d", Temp: false, KeyPath: tt.keyPath, Token: "aaa.bbb.ccc",
-				TTL: time.Hour, Demo: data, MoreTokens: moreTokensCommand(tt.keyPath, "", cfg, nil),
-			})
-			got, err := loadtest.ParseBanner(strings.NewReader(out.String()))
-			if err != nil {
-				t.Fatalf("ParseBanner: %v", err)
-			}
-			want := loadtest.Banner{API: "http://127.0.0.1:41234", Admin: "http://127.0.0.1:41235",
-				NATS: "nats://127.0.0.1:41236", Stream: "PERSONS", KeyPath: tt.keyPath}
-			if got != want {
-				t.Errorf("got %+v, want %+v", got, want)
 			}
 		})
 	}

@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/lookup/persons/internal/dlq"
+	"github.com/lookup/persons/internal/natsconn"
 )
 
 // connectWait is how long a dlq command waits for NATS before giving up.
@@ -63,7 +62,7 @@ func newDLQCommand(name, help string, getenv func(string) string) (*command, *st
 // returns the tool of the dead-letter stream. It fails when NATS is not
 // reachable within connectWait. The caller closes the connection.
 func dlqTool(ctx context.Context, cfg config, stream string, logger *slog.Logger) (*nats.Conn, *dlq.Tool, error) {
-	nc, js, err := withJetStream(connectNATSWithin(ctx, cfg, "lookupd dlq", logger.With("component", "nats"), connectWait))
+	nc, js, err := natsconn.WithJetStream(connectNATSWithin(ctx, cfg, "lookupd dlq", logger.With("component", "nats"), connectWait))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -107,14 +106,9 @@ Replay once every replica runs the fixed build.`, getenv)
 	}
 	var seqs []uint64
 	c.fs.FuncLong("seq", func(v string) error {
-		for _, f := range strings.Split(v, ",") {
-			n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
-			if err != nil || n == 0 {
-				return fmt.Errorf("want a positive sequence number, got %q", f)
-			}
-			seqs = append(seqs, n)
-		}
-		return nil
+		s, err := dlq.ParseSeqs(v)
+		seqs = append(seqs, s...)
+		return err
 	}, "sequence of a dead letter to replay (repeatable; see lookupd dlq ls)")
 	all := c.fs.BoolLong("all", "replay every dead letter, oldest first")
 	force := c.fs.BoolLong("force", "republish events that still do not decode")

@@ -21,22 +21,7 @@ import (
 // connection once the projector has stopped. health, when not nil, follows
 // refusals.
 func connectJetStream(cfg config, logger *slog.Logger, health *natsconn.Health) (*nats.Conn, jetstream.JetStream, error) {
-	return withJetStream(connectNATS(cfg, "lookupd", logger.With("component", "nats"), health))
-}
-
-// withJetStream returns nc with its JetStream context, for a call such as
-// withJetStream(connectNATS(...)): a failure to connect (err) is passed
-// on; nc is closed when its JetStream context cannot be made.
-func withJetStream(nc *nats.Conn, err error) (*nats.Conn, jetstream.JetStream, error) {
-	if err != nil {
-		return nil, nil, err
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		nc.Close()
-		return nil, nil, fmt.Errorf("jetstream: %w", err)
-	}
-	return nc, js, nil
+	return natsconn.WithJetStream(connectNATS(cfg, "lookupd", logger.With("component", "nats"), health))
 }
 
 // connectNATS connects to cfg's NATS servers with cfg's NATS security
@@ -83,7 +68,7 @@ func connectNATSWithin(ctx context.Context, cfg config, name string, logger *slo
 	}
 	if !natsconn.WaitConnected(ctx, nc, wait) {
 		nc.Close()
-		return nil, fmt.Errorf("nats %s: not reachable within %v", redactURLs(cfg.NATSURL), wait)
+		return nil, fmt.Errorf("nats %s: not reachable within %v", redact.URLs(cfg.NATSURL), wait)
 	}
 	return nc, nil
 }
@@ -99,8 +84,3 @@ func natsSecretFiles(cfg config) []keyfile.File {
 		keyfile.Secret("LOOKUP_NATS_KEY_FILE", cfg.NATSKeyFile),
 	}
 }
-
-// redactURLs returns urls (comma-separated) fit for logs and errors
-// (redact.URLs): no user information (a token alone too), no query. Every
-// URL the program logs goes through it.
-func redactURLs(urls string) string { return redact.URLs(urls) }

@@ -200,18 +200,3 @@ func TestDevTenancy(t *testing.T) {
 		t.Errorf("another tenant's token: %d %s %v, want 403", code, body, err)
 	}
 }
-
-func TestRedactURLs(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"nats://127.0.0.1:4222", "nats://127.0.0.1:4222"},
-		{"nats://user:secret@n1:4222,nats://n2:4222", "nats://n1:4222,nats://n2:4222"},
-		{"nats://s3cr3tT0ken@n1:4222, nats://n2:4222?token=abc", "nats://n1:4222,nats://n2:4222?redacted"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			if got := redactURLs(tt.in); got != tt.want {
-				t.Errorf("redactURLs(%q) = %q, want %q", tt.in, got, tt.want)
-			}
-		})
-	}
-}

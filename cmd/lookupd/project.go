@@ -9,6 +9,7 @@ import (
 
 	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/progress"
+	"github.com/lookup/persons/internal/redact"
 	"github.com/lookup/persons/projector"
 )
 
@@ -45,7 +46,7 @@ type projectOptions struct {
 // project opens the read model and runs the projector on it
 // (lifecycle.Project).
 func project(ctx context.Context, cfg config, logger *slog.Logger, opts projectOptions) (err error) {
-	logger.Info("starting lookupd project", "version", version, "nats_url", redactURLs(cfg.NATSURL), "stream", cfg.Stream,
+	logger.Info("starting lookupd project", "version", version, "nats_url", redact.URLs(cfg.NATSURL), "stream", cfg.Stream,
 		"data_dir", cfg.DataDir, "encrypted", cfg.EncryptionKeyFile != "", "until_caught_up", opts.untilCaughtUp)
 	nc, js, err := connectJetStream(cfg, logger, nil)
 	if err != nil {

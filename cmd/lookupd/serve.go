@@ -15,6 +15,7 @@ import (
 	"github.com/lookup/persons/internal/keyfile"
 	"github.com/lookup/persons/internal/projectormetrics"
 	"github.com/lookup/persons/internal/readiness"
+	"github.com/lookup/persons/internal/redact"
 	"github.com/lookup/persons/internal/tracing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -235,8 +236,8 @@ func loadGuards(ctx context.Context, cfg config, opts serveOptions, logger *slog
 // redacted, key files named, not read).
 func logServeStart(cfg config, logger *slog.Logger) {
 	logger.Info("starting lookupd serve", "version", version, "http_addr", cfg.HTTPAddr, "admin_addr", cfg.AdminAddr,
-		"nats_url", redactURLs(cfg.NATSURL), "stream", cfg.Stream, "data_dir", cfg.DataDir,
-		"encrypted", cfg.EncryptionKeyFile != "", "jwks_url", redactURLs(cfg.JWKSURL), "jwks_file", cfg.JWKSFile,
+		"nats_url", redact.URLs(cfg.NATSURL), "stream", cfg.Stream, "data_dir", cfg.DataDir,
+		"encrypted", cfg.EncryptionKeyFile != "", "jwks_url", redact.URLs(cfg.JWKSURL), "jwks_file", cfg.JWKSFile,
 		"issuer", cfg.Issuer, "audience", cfg.Audience, "tenant_claim", cfg.TenantClaim)
 }
 

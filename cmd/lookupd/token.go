@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
-	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/devkey"
 )
 
@@ -62,8 +60,8 @@ func cmdToken(ctx context.Context, args []string, getenv func(string) string, st
 		TTL:      *ttl,
 		Now:      time.Now(),
 	}
-	if req.Tenants, err = parseTenants(*tenants); err != nil {
-		return c.refuse(stderr, err)
+	if req.Tenants, err = devkey.ParseTenants(*tenants); err != nil {
+		return c.refuse(stderr, fmt.Errorf("--tenant %w", err))
 	}
 	// The tenancy claim is added only with --tenant business ids: a
 	// configured claim name alone adds nothing (not an empty claim).
@@ -86,22 +84,4 @@ func cmdToken(ctx context.Context, args []string, getenv func(string) string, st
 		return nil
 	}
 	return devkey.MintN(stdout, key, req, *count)
-}
-
-// parseTenants returns the business ids of --tenant (comma-separated
-// canonical UUIDs), lower-cased.
-func parseTenants(list string) ([]string, error) {
-	var ids []string
-	for _, t := range strings.Split(list, ",") {
-		t = strings.TrimSpace(t)
-		if t == "" {
-			continue
-		}
-		id, ok := events.NormalizeID(t)
-		if !ok {
-			return nil, fmt.Errorf("--tenant %q: want comma-separated canonical UUIDs", t)
-		}
-		ids = append(ids, id)
-	}
-	return ids, nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -143,4 +144,20 @@ func redactErr(err error) error {
 		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
 	}
 	return err
+}
+
+// ReadTokenFile returns the bearer token in the file path (surrounding
+// white space trimmed), for Client.Token. Its errors name the file by
+// setting (the setting that names it) and path, never the token; an
+// empty file is an error.
+func ReadTokenFile(setting, path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", setting, err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", fmt.Errorf("%s %s: empty", setting, path)
+	}
+	return tok, nil
 }

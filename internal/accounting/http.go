@@ -247,3 +247,14 @@ func outcome(w http.ResponseWriter, status int, code, diagnostics string) {
 		"issue":        []map[string]string{{"severity": "error", "code": code, "diagnostics": diagnostics}},
 	})
 }
+
+// AuthenticatedCaller is a HandlerConfig.Authorize for a handler behind
+// query.Authenticator.Require: the caller it admitted, or an error (a 401)
+// when the request carries none.
+func AuthenticatedCaller(r *http.Request) (query.Caller, error) {
+	c, ok := query.CallerFrom(r.Context())
+	if !ok {
+		return c, errors.New("no authenticated caller")
+	}
+	return c, nil
+}

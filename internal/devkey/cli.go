@@ -9,8 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/google/uuid"
+
+	"github.com/lookup/persons/events"
 )
 
 // LoadFor loads the key at path for "lookupd token", creating it when
@@ -56,4 +59,24 @@ func WriteJWKS(k *rsa.PrivateKey, dir string) (jwks []byte, path string, err err
 		return nil, "", fmt.Errorf("dev JWKS: %w", err)
 	}
 	return jwks, path, nil
+}
+
+// ParseTenants returns the business ids in list (comma-separated
+// canonical UUIDs, blanks around them ignored), lower-cased
+// (events.NormalizeID); nil for an empty list. Its error quotes the
+// first id that is not one.
+func ParseTenants(list string) ([]string, error) {
+	var ids []string
+	for _, t := range strings.Split(list, ",") {
+		t = strings.TrimSpace(t)
+		if t == "" {
+			continue
+		}
+		id, ok := events.NormalizeID(t)
+		if !ok {
+			return nil, fmt.Errorf("%q: want comma-separated canonical UUIDs", t)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
 }

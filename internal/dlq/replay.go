@@ -181,3 +181,18 @@ func (t *Tool) ReplayAll(ctx context.Context, opts ReplayOptions, fn func(Outcom
 	}
 	return nil
 }
+
+// ParseSeqs returns the dead-letter sequences in list (comma-separated
+// positive integers, blanks around them ignored), in order, for replay's
+// --seq. Its error quotes the first item that is not one.
+func ParseSeqs(list string) ([]uint64, error) {
+	var seqs []uint64
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil || n == 0 {
+			return nil, fmt.Errorf("want a positive sequence number, got %q", f)
+		}
+		seqs = append(seqs, n)
+	}
+	return seqs, nil
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/internal/redact"
 )
@@ -163,4 +164,19 @@ func badTLS(err error) bool {
 func malformed(err error) bool {
 	var ue *url.Error
 	return errors.As(err, &ue) && ue.Op == "parse"
+}
+
+// WithJetStream returns nc with its JetStream context, for a call such as
+// WithJetStream(Connect(...)): a failure to connect (err) is passed on;
+// nc is closed when its JetStream context cannot be made.
+func WithJetStream(nc *nats.Conn, err error) (*nats.Conn, jetstream.JetStream, error) {
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("jetstream: %w", err)
+	}
+	return nc, js, nil
 }

@@ -1,0 +1,108 @@
+package devbanner
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lookup/persons/internal/demo"
+	"github.com/lookup/persons/internal/loadtest"
+)
+
+// TestLoadtestParsesDevBanner keeps "make loadtest" (loadtest),
+// which reads the banner of "lookupd dev" for its addresses and key, in
+// step with the banner.
+func TestLoadtestParsesDevBanner(t *testing.T) {
+	data, err := demo.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		keyPath string
+	}{
+		{"plain key path", "/tmp/lookupd-loadtest-1/dev/dev-key.pem"},
+		{"key path that needs quoting", "/tmp/it's a dir/dev-key.pem"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out strings.Builder
+			Write(&out, Banner{
+				API: HTTPURL("127.0.0.1:41234"), Admin: HTTPURL("127.0.0.1:41235"), NATS: "nats://127.0.0.1:41236",
+				Stream: "PERSONS", DataDir: "/tmp/d", Temp: false, KeyPath: tt.keyPath, Token: "aaa.bbb.ccc",
+				TTL: time.Hour, Demo: data, MoreTokens: MoreTokensCommand(TokenFlags{KeyPath: tt.keyPath}),
+			})
+			got, err := loadtest.ParseBanner(strings.NewReader(out.String()))
+			if err != nil {
+				t.Fatalf("ParseBanner: %v", err)
+			}
+			want := loadtest.Banner{API: "http://127.0.0.1:41234", Admin: "http://127.0.0.1:41235",
+				NATS: "nats://127.0.0.1:41236", Stream: "PERSONS", KeyPath: tt.keyPath}
+			if got != want {
+				t.Errorf("got %+v, want %+v", got, want)
+			}
+		})
+	}
+}
+
+func TestHTTPURL(t *testing.T) {
+	tests := []struct{ name, addr, want string }{
+		{"loopback", "127.0.0.1:8080", "http://127.0.0.1:8080"},
+		{"every interface", "[::]:8080", "http://localhost:8080"},
+		{"no host", ":8080", "http://localhost:8080"},
+		{"no port", "example", "http://example"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := HTTPURL(tt.addr); got != tt.want {
+				t.Errorf("HTTPURL(%q) = %q, want %q", tt.addr, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMoreTokensCommand(t *testing.T) {
+	defaults := TokenFlags{KeyPath: "/k", DefaultKey: "/k", Issuer: "i", DefaultIssuer: "i", Audience: "a", DefaultAudience: "a"}
+	tests := []struct {
+		name string
+		edit func(f *TokenFlags)
+		want string
+	}{
+		{"the defaults: the README's command", func(*TokenFlags) {}, READMETokenCommand},
+		{"another key, quoted", func(f *TokenFlags) { f.KeyPath = "/it's/k" },
+			RepoLookupd + ` token --key '/it'\''s/k' --scope 'read:persons read:persons:ssn'`},
+		{"another issuer and audience", func(f *TokenFlags) { f.Issuer, f.Audience = "x", "y" },
+			RepoLookupd + " token --scope 'read:persons read:persons:ssn' --issuer x --audience y"},
+		{"tenancy", func(f *TokenFlags) { f.TenantClaim, f.Tenants = "biz", []string{"t1", "t2"} },
+			RepoLookupd + " token --scope 'read:persons read:persons:ssn' --tenant-claim biz --tenant t1,t2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := defaults
+			tt.edit(&f)
+			if got := MoreTokensCommand(f); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestShortDuration(t *testing.T) {
+	tests := []struct {
+		name string
+		d    time.Duration
+		want string
+	}{
+		{"hours", 12 * time.Hour, "12h"},
+		{"hours and minutes", 90 * time.Minute, "1h30m"},
+		{"minutes", 5 * time.Minute, "5m"},
+		{"seconds", 90 * time.Second, "1m30s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := shortDuration(tt.d); got != tt.want {
+				t.Errorf("shortDuration(%v) = %q, want %q", tt.d, got, tt.want)
+			}
+		})
+	}
+}
