@@ -71,15 +71,11 @@ func (s *Store) Signers(ctx context.Context, consumerID string) (events.Person, 
 			return events.ErrNotFound
 		}
 		p.ID, p.Type = consumerID, events.PersonTypeConsumer
-		set, _, err := readSignerSet(txn, entityKey(tagSignerSet, consumerID))
-		if err != nil {
+		var overflow bool
+		if signers, _, overflow, err = readSetSigners(txn, consumerID, signers); err != nil || !overflow {
 			return err
 		}
-		if set.overflow {
-			signers, err = scanSigners(txn, consumerID, signers)
-			return err
-		}
-		signers, err = set.signers(consumerID, signers)
+		signers, err = scanSigners(txn, consumerID, signers)
 		return err
 	})
 	if err != nil {

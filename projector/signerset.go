@@ -1,6 +1,7 @@
 package projector
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -69,30 +70,60 @@ func (s *signerSet) encode() []byte {
 	return b
 }
 
-// decodeSignerSet decodes a set's value; the entries' ids and fields share
-// one copy of v.
-func decodeSignerSet(v []byte) (signerSet, error) {
+// eachSetEntry calls f with the id and fields of each entry of the set's
+// value v, in order, as slices of v; it reports whether the set says it
+// overflowed (then it has no entries).
+func eachSetEntry(v []byte, f func(id, fields []byte) error) (overflow bool, err error) {
 	if len(v) < 2 || v[0] != formatV1 {
-		return signerSet{}, errCorrupt
+		return false, errCorrupt
 	}
 	if v[1]&setFlagOverflow != 0 {
-		return signerSet{overflow: true}, nil
+		return true, nil
 	}
-	r := newReader(v[2:])
-	n, k := binary.Uvarint(r.b)
+	b := v[2:]
+	next := func() ([]byte, bool) {
+		n, k := binary.Uvarint(b)
+		if k <= 0 || n > uint64(len(b)-k) { //nolint:gosec // G115: len(b)-k is not negative (k <= len(b))
+			return nil, false
+		}
+		field := b[k : k+int(n)] //nolint:gosec // G115: n is at most len(b)
+		b = b[k+int(n):]         //nolint:gosec // G115: as above
+		return field, true
+	}
+	n, k := binary.Uvarint(b)
 	if k <= 0 || n > maxSetSigners {
-		return signerSet{}, errCorrupt
+		return false, errCorrupt
 	}
-	r.b, r.s = r.b[k:], r.s[k:]
-	set := signerSet{entries: make([]setEntry, 0, n)}
+	b = b[k:]
 	for range n {
-		id := r.nextString()
-		fields := r.nextString()
-		set.entries = append(set.entries, setEntry{id: id, fields: []byte(fields)})
+		id, ok1 := next()
+		fields, ok2 := next()
+		if !ok1 || !ok2 {
+			return false, errCorrupt
+		}
+		if err := f(id, fields); err != nil {
+			return false, err
+		}
 	}
-	if r.err != nil || len(r.b) != 0 {
-		return signerSet{}, errCorrupt
+	if len(b) != 0 {
+		return false, errCorrupt
 	}
+	return false, nil
+}
+
+// decodeSignerSet decodes a set's value for the writer; the entries'
+// fields share one copy of v.
+func decodeSignerSet(v []byte) (signerSet, error) {
+	v = bytes.Clone(v)
+	var set signerSet
+	overflow, err := eachSetEntry(v, func(id, fields []byte) error {
+		set.entries = append(set.entries, setEntry{id: string(id), fields: fields})
+		return nil
+	})
+	if err != nil {
+		return signerSet{}, err
+	}
+	set.overflow = overflow
 	return set, nil
 }
 
@@ -121,17 +152,30 @@ func (s *signerSet) put(id string, fields []byte) {
 	}
 }
 
-// signers decodes the set's entries as the signers of consumerID.
-func (s *signerSet) signers(consumerID string, into []events.Signer) ([]events.Signer, error) {
-	for _, e := range s.entries {
-		sg, err := decodeSigner(e.fields)
-		if err != nil {
-			return into, fmt.Errorf("read signer set of %q: %w", consumerID, err)
-		}
-		sg.ConsumerID, sg.SignerID = consumerID, e.id
-		into = append(into, sg)
+// readSetSigners appends the signers of consumerID held by its signer
+// set to into, decoded from the value in place (decodeSigner makes their
+// one copy). ok is false when the consumer has no set, overflow true when
+// its set says to read the records instead.
+func readSetSigners(txn *badger.Txn, consumerID string, into []events.Signer) (out []events.Signer, ok, overflow bool, err error) {
+	key := entityKey(tagSignerSet, consumerID)
+	out = into
+	err = viewValue(txn, key, func(v []byte) error {
+		ok = true
+		overflow, err = eachSetEntry(v, func(id, fields []byte) error {
+			sg, err := decodeSigner(fields)
+			if err != nil {
+				return err
+			}
+			sg.ConsumerID, sg.SignerID = consumerID, string(id)
+			out = append(out, sg)
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return into, false, false, fmt.Errorf("read signer set %q: %w", key, err)
 	}
-	return into, nil
+	return out, ok, overflow, nil
 }
 
 // readSignerSet returns the set at key, ok false when there is none.
