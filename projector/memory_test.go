@@ -16,6 +16,9 @@ func TestWithMemoryBudget(t *testing.T) {
 	if mem > budget {
 		t.Errorf("memtables, caches and value log take %d bytes, more than the budget %d", mem, budget)
 	}
+	if o.BlockCacheSize != 0 {
+		t.Errorf("block cache of %d bytes for uncompressed tables, want none", o.BlockCacheSize)
+	}
 	if _, err := withMemoryBudget(badger.DefaultOptions(t.TempDir()), MinMemoryBudget-1); err == nil {
 		t.Error("budget below the minimum accepted")
 	}

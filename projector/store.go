@@ -178,6 +178,10 @@ func Open(dir string, opts StoreOptions) (*Store, error) {
 			size = 64 << 20
 		}
 		bopts = bopts.WithEncryptionKey(opts.EncryptionKey).WithIndexCacheSize(size)
+		if opts.MemoryBudget != 0 {
+			// Decrypted blocks: Badger requires a block cache for them.
+			bopts = bopts.WithBlockCacheSize(opts.MemoryBudget / 8)
+		}
 	}
 	db, err := badger.Open(bopts)
 	if err != nil {

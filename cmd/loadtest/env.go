@@ -23,6 +23,7 @@ type runEnv struct {
 	jwksPath   string
 	cert       *loadtest.Cert
 	buildToken string
+	serveExtra []string // more flags of every lookupd serve (--profile's --pprof)
 }
 
 // newRunEnv makes the key, its JWKS, the certificate and the build token
@@ -68,8 +69,9 @@ var serveConfs = []serveConf{
 func (env *runEnv) startServe(ctx context.Context, m *model, conf serveConf, progress io.Writer) (*loadtest.Dev, error) {
 	c := loadtest.ServeConfig{Bin: env.bin, DataDir: filepath.Join(m.dir, loadtest.ModelLookupdDir),
 		NATS: m.broker.URL, Stream: soakStream, JWKSFile: env.jwksPath, Issuer: soakIssuer, Audience: soakAudience}
+	c.Extra = append([]string(nil), env.serveExtra...)
 	if conf.audit != "" {
-		c.Extra = []string{"--audit", conf.audit}
+		c.Extra = append(c.Extra, "--audit", conf.audit)
 	}
 	if conf.tls {
 		c.TLSCertFile, c.TLSKeyFile = env.cert.CertFile, env.cert.KeyFile

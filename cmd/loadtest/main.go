@@ -64,6 +64,7 @@ type options struct {
 	rate         int
 	openDuration time.Duration
 	openWorkers  int
+	profile      string // directory of CPU profiles of lookupd ("": none)
 	model        modelOptions
 	soak         soakOptions
 }
@@ -105,6 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.rate, "rate", 10000, "open-loop request rate, req/s (0: no open-loop runs)")
 	fs.DurationVar(&o.openDuration, "open-duration", 5*time.Second, "open-loop run length per scenario")
 	fs.IntVar(&o.openWorkers, "open-workers", 1000, "open-loop cap on concurrent requests (connections); past it the achieved rate falls short")
+	fs.StringVar(&o.profile, "profile", "", "directory to write a CPU profile of lookupd serve (run with --pprof) for each of its closed-loop runs; for finding where the time goes, not for figures")
 	modelFlags(fs, &o.model)
 	serveFlags, soakLimit := soakFlags(fs, &o.soak)
 	if err := fs.Parse(args); err != nil {

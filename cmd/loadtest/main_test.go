@@ -99,3 +99,17 @@ func TestMedian(t *testing.T) {
 		t.Errorf("median of one = %+v, want it", got)
 	}
 }
+
+// TestProfileName: a scenario's profile file is its name in lower case,
+// every other run of characters one dash.
+func TestProfileName(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"round 1 lookupd GET person, default (ledger required), HTTP", "round-1-lookupd-get-person-default-ledger-required-http.pprof"},
+		{"LOOKUP_AUDIT=off, HTTPS", "lookup-audit-off-https.pprof"},
+		{"--x--", "x.pprof"},
+	} {
+		if got := profileName(tc.in); got != tc.want {
+			t.Errorf("profileName(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -19,6 +19,7 @@ type measurer struct {
 	bare       map[bool]string // base URL of the bare server, by TLS
 	barePID    int             // its process
 	yardsticks []yardstick
+	prof       *profiler // nil: no profiles (--profile)
 	progress   io.Writer
 }
 
@@ -95,7 +96,7 @@ func (ms *measurer) measureConf(ctx context.Context, conf serveConf, pairs []*pa
 		if err != nil {
 			return err
 		}
-		rl, err := ms.closed(ctx, look, round)
+		rl, err := ms.closedProfiled(ctx, look, round, srv.Banner.Admin)
 		if err != nil {
 			return err
 		}
@@ -141,12 +142,22 @@ func (ms *measurer) scenarios(rt route, conf serveConf, srv *loadtest.Dev) (bare
 
 // closed runs s in the closed loop, after the warm-up.
 func (ms *measurer) closed(ctx context.Context, s loadtest.Scenario, round int) (loadtest.Result, error) {
+	return ms.closedProfiled(ctx, s, round, "")
+}
+
+// closedProfiled is closed, profiling the server whose admin listener is
+// admin during the measured run when --profile asks for it ("": none).
+func (ms *measurer) closedProfiled(ctx context.Context, s loadtest.Scenario, round int, admin string) (loadtest.Result, error) {
 	if ms.o.warmup > 0 {
 		if _, err := ms.tool.Run(ctx, s, ms.o.warmup); err != nil {
 			return loadtest.Result{}, err
 		}
 	}
-	r, err := runMeasured(ctx, ms.tool, s, ms.o.duration)
+	var r loadtest.Result
+	err := ms.prof.during(ctx, admin, fmt.Sprintf("round %d %s", round+1, s.Name), ms.o.duration, ms.progress, func() (err error) {
+		r, err = runMeasured(ctx, ms.tool, s, ms.o.duration)
+		return err
+	})
 	if err != nil {
 		return r, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/lookup/persons/internal/loadtest"
@@ -55,6 +56,13 @@ func runScale(ctx context.Context, o options, tool loadtest.ClosedLoop, bin, dir
 	defer closeYardsticks(ys)
 	ms := &measurer{o: o, tool: tool, env: env, m: m, routes: routes, tokens: toks,
 		bare: bare.url, barePID: bare.pid(), yardsticks: ys, progress: stderr}
+	if o.profile != "" {
+		if err := os.MkdirAll(o.profile, 0o750); err != nil {
+			return err
+		}
+		ms.prof = &profiler{dir: o.profile}
+		env.serveExtra = ms.prof.serveFlags()
+	}
 	res, err := ms.measure(ctx)
 	if err != nil {
 		return err
