@@ -201,6 +201,7 @@ func Open(dir string, opts StoreOptions) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	s := &Store{db: db, dir: dir, logger: logger, stopAdvice: adviseTables(dir)}
+	s.versions.max = versionCacheEntries(opts.MemoryBudget)
 	if err := s.ensureSignerSets(); err != nil {
 		s.stopAdvice()
 		return nil, errors.Join(err, db.Close())

@@ -484,9 +484,14 @@ func TestReadKeyFile(t *testing.T) {
 	}
 }
 
+// testEntityKey is the key of consumer number i (a canonical UUID).
+func testEntityKey(i int) []byte {
+	return entityKey(tagConsumer, fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i))
+}
+
 func TestVersionCache(t *testing.T) {
-	var c versionCache
-	k1, k2 := []byte("c1"), []byte("c2")
+	c := versionCache{max: versionCacheMin}
+	k1, k2 := testEntityKey(1), testEntityKey(2)
 	c.begin()
 	c.put(k1, 3)
 	if v, ok := c.get(k1); !ok || v != 3 {
@@ -508,17 +513,75 @@ func TestVersionCache(t *testing.T) {
 		t.Fatal("cache not emptied by reset")
 	}
 	c.begin()
-	for i := range versionCacheMax + 10 {
-		c.put(fmt.Appendf(nil, "k%d", i), 1)
+	for i := range versionCacheMin + 10 {
+		c.put(testEntityKey(i), 1)
 	}
 	c.commit()
-	if n := len(c.committed); n > versionCacheMax+10 {
+	if n := len(c.committed); n > versionCacheMin+10 {
 		t.Fatalf("cache holds %d entries", n)
 	}
 	c.begin()
-	c.put([]byte("x"), 1)
+	c.put(testEntityKey(-1), 1)
 	c.commit()
-	if n := len(c.committed); n > versionCacheMax {
-		t.Errorf("cache holds %d entries, bound %d", n, versionCacheMax)
+	if n := len(c.committed); n > versionCacheMin {
+		t.Errorf("cache holds %d entries, bound %d", n, versionCacheMin)
+	}
+}
+
+// TestVersionCacheEntries: the cache holds what 1/16 of the budget holds,
+// never fewer than versionCacheMin.
+func TestVersionCacheEntries(t *testing.T) {
+	for _, tc := range []struct {
+		budget int64
+		want   int
+	}{
+		{0, versionCacheMin},
+		{MinMemoryBudget, versionCacheMin},
+		{192 << 20, 192 << 20 / 16 / versionEntryBytes},
+		{1 << 30, 1 << 30 / 16 / versionEntryBytes},
+	} {
+		if got := versionCacheEntries(tc.budget); got != tc.want {
+			t.Errorf("versionCacheEntries(%d) = %d, want %d", tc.budget, got, tc.want)
+		}
+	}
+}
+
+// TestVersionKey: every entity key has one binary form and no two keys
+// share one; any other key is not held.
+func TestVersionKey(t *testing.T) {
+	const id1, id2 = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", "ffffffff-ffff-4fff-bfff-ffffffffffff"
+	keys := [][]byte{
+		entityKey(tagConsumer, id1), entityKey(tagContact, id1), entityKey(tagConsumer, id2),
+		signerKey(id1, id2), signerKey(id2, id1), signerKey(id1, id1),
+	}
+	seen := map[versionKey]string{}
+	for _, k := range keys {
+		vk, ok := keyOf(k)
+		if !ok {
+			t.Fatalf("keyOf(%q) not ok", k)
+		}
+		if other, dup := seen[vk]; dup {
+			t.Errorf("keyOf(%q) = keyOf(%q)", k, other)
+		}
+		seen[vk] = string(k)
+	}
+	if vk, _ := keyOf(entityKey(tagConsumer, id1)); vk[1] != 0x0a || vk[16] != 0x4d || vk[0] != tagConsumer {
+		t.Errorf("keyOf(consumer %s) = %x", id1, vk)
+	}
+	for name, k := range map[string][]byte{
+		"upper case":      entityKey(tagConsumer, strings.ToUpper(id1)),
+		"no dashes":       entityKey(tagConsumer, strings.ReplaceAll(id1, "-", "")+"0000"),
+		"dash misplaced":  entityKey(tagConsumer, "0a1b2c3d4-e5f-4a6b-8c7d-9e0f1a2b3c4d"),
+		"not hex":         entityKey(tagConsumer, "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4g"),
+		"signer tag, one": entityKey(tagSigner, id1),
+		"consumer, two":   append(entityKey(tagConsumer, id1), "."+id2...),
+		"signer, no dot":  append(entityKey(tagSigner, id1), "-"+id2...),
+		"set key":         entityKey(tagSignerSet, id1),
+		"checkpoint":      keyCheckpoint,
+		"empty":           nil,
+	} {
+		if _, ok := keyOf(k); ok {
+			t.Errorf("%s: keyOf(%q) ok", name, k)
+		}
 	}
 }
