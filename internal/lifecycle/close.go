@@ -7,13 +7,14 @@ import (
 	"time"
 )
 
-// Flush closes what still holds work in flight once Run has returned (the
-// audit ledger's records), waiting for it at most limit, and logs its
-// error as msg: a shutdown goes on whatever it answers.
-func Flush(close func(context.Context) error, limit time.Duration, msg string, logger *slog.Logger) {
+// Flush calls flush, the Close of what still holds work in flight once
+// Run has returned (the audit ledger's records), with a context that ends
+// after limit, and logs its error as msg: a shutdown goes on whatever it
+// answers.
+func Flush(flush func(context.Context) error, limit time.Duration, msg string, logger *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	if err := close(ctx); err != nil {
+	if err := flush(ctx); err != nil {
 		logger.Error(msg, "err", err)
 	}
 }
