@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -153,6 +154,33 @@ func NewJWKSFromURL(ctx context.Context, url string, client *http.Client, opts .
 		o(&t)
 	}
 	return newJWKSFromURL(ctx, url, client, t)
+}
+
+// ErrJWKSSource is returned by OpenJWKS when it is given no source, or
+// both a file and a URL.
+var ErrJWKSSource = errors.New("jwks: want one source, a file or a URL")
+
+// OpenJWKS returns the keys of a service's one JWKS source: the file at
+// path (LoadJWKSFile), or else the URL, fetched (by a client with a 10
+// second timeout), cached and refreshed in the background until ctx is done with opts
+// (NewJWKSFromURL). Its errors wrap those of the two, after "JWKS file: "
+// or "JWKS URL: ", or are ErrJWKSSource.
+func OpenJWKS(ctx context.Context, path, url string, opts ...JWKSOption) (*JWKS, error) {
+	if (path == "") == (url == "") {
+		return nil, ErrJWKSSource
+	}
+	if path != "" {
+		k, err := LoadJWKSFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("JWKS file: %w", err)
+		}
+		return k, nil
+	}
+	k, err := NewJWKSFromURL(ctx, url, nil, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("JWKS URL: %w", err)
+	}
+	return k, nil
 }
 
 // JWKSOption configures NewJWKSFromURL.

@@ -458,3 +458,38 @@ func TestWithJWKSRefreshInterval(t *testing.T) {
 	})
 	_ = keys
 }
+
+// TestOpenJWKS: the one source given is opened, its errors prefixed with
+// the kind of source; no source, or two, is ErrJWKSSource.
+func TestOpenJWKS(t *testing.T) {
+	testKeys(t)
+	doc := jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256"))
+	file := writeFile(t, doc)
+	url := newJWKSServer(t, doc).URL + "/keys"
+	tests := []struct {
+		name, path, url string
+		wantIs          error  // nil: no error unless wantPrefix
+		wantPrefix      string // of the error
+	}{
+		{name: "file", path: file},
+		{name: "URL", url: url},
+		{name: "none", wantIs: ErrJWKSSource},
+		{name: "both", path: file, url: url, wantIs: ErrJWKSSource},
+		{name: "file missing", path: file + ".none", wantIs: os.ErrNotExist, wantPrefix: "JWKS file: "},
+		{name: "insecure URL", url: "http://idp.example/keys", wantIs: ErrJWKSInsecureURL, wantPrefix: "JWKS URL: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			keys, err := OpenJWKS(t.Context(), tt.path, tt.url)
+			if tt.wantIs == nil {
+				if err != nil || keys == nil || keys.current() == nil {
+					t.Fatalf("OpenJWKS = %v, %v; want keys", keys, err)
+				}
+				return
+			}
+			if !errors.Is(err, tt.wantIs) || !strings.HasPrefix(err.Error(), tt.wantPrefix) || keys != nil {
+				t.Errorf("OpenJWKS = %v, %v; want an error matching %v, starting %q", keys, err, tt.wantIs, tt.wantPrefix)
+			}
+		})
+	}
+}

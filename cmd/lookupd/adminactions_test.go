@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/lookup/persons/internal/settings"
 	"io"
 	"net/http"
 	"os"
@@ -15,12 +16,12 @@ import (
 // background, until the test ends.
 func startServe(t *testing.T, environ map[string]string, opts serveOptions) *program {
 	t.Helper()
-	cfg, err := parseConfig(inServe, environ)
+	cfg, err := parseConfig(settings.Serve, environ)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return startFunc(t, "serve", func(ctx context.Context, _, stderr io.Writer) error {
-		return serve(ctx, cfg, newLogger(cfg, stderr), opts)
+		return serve(ctx, cfg, cfg.Logger(stderr), opts)
 	})
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,15 +13,17 @@ import (
 
 	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/projectormetrics"
 	"github.com/lookup/persons/internal/redact"
+	"github.com/lookup/persons/internal/settings"
 )
 
 // newLedger returns the audit ledger of serve, publishing through nc, with
 // the projector's position as the read model position.
-func newLedger(cfg config, nc *nats.Conn, proj projectormetrics.Source, reg prometheus.Registerer, logger *slog.Logger) (*audit.Ledger, error) {
-	replica := replicaName(cfg)
+func newLedger(cfg settings.Config, nc *nats.Conn, proj projectormetrics.Source, reg prometheus.Registerer, logger *slog.Logger) (*audit.Ledger, error) {
+	replica := cfg.ReplicaName("")
 	mode := audit.Mode(cfg.Audit)
 	if mode == "" {
 		mode = audit.Required
@@ -45,11 +46,7 @@ func newLedger(cfg config, nc *nats.Conn, proj projectormetrics.Source, reg prom
 
 // closeLedger waits a little for the records still in flight.
 func closeLedger(l *audit.Ledger, logger *slog.Logger) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := l.Close(ctx); err != nil {
-		logger.Error("audit ledger", "err", err)
-	}
+	lifecycle.Flush(l.Close, 10*time.Second, "audit ledger", logger)
 }
 
 func cmdAudit(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -59,7 +56,7 @@ func cmdAudit(ctx context.Context, args []string, getenv func(string) string, st
 	if len(args) > 0 && args[0] == "serve" {
 		return cmdAuditServe(ctx, args[1:], getenv, stdout, stderr)
 	}
-	c, err := newCommand(inAudit, "audit", `
+	c, err := settings.NewCommand(settings.Audit, "audit", `
 Prints the accounting of disclosures of one person: every answer of the API
 that disclosed the person's SSN (whole or in part) or date of birth, newest
 first, with when, to whom (token sub and client), why (Lookup-Purpose), and
@@ -78,19 +75,18 @@ reports gaps and altered records (exit status 1 when it finds any).
 	if err != nil {
 		return err
 	}
-	person := c.fs.StringLong("person", "", "id of the person (or signer) whose disclosures are listed (required)")
-	since := c.fs.StringLong("since", "", "list disclosures at or after this time")
-	until := c.fs.StringLong("until", "", "list disclosures at or before this time")
-	format := c.fs.StringLong("format", "jsonl", "output: jsonl or fhir")
-	if err := c.parse(args, stdout, stderr); err != nil {
+	person := c.Flags.StringLong("person", "", "id of the person (or signer) whose disclosures are listed (required)")
+	since := c.Flags.StringLong("since", "", "list disclosures at or after this time")
+	until := c.Flags.StringLong("until", "", "list disclosures at or before this time")
+	format := c.Flags.StringLong("format", "jsonl", "output: jsonl or fhir")
+	if err := c.Parse(args, stdout, stderr); err != nil {
 		return err
 	}
 	q, err := audit.ParseAccountingQuery(*person, *since, *until, *format)
 	if err != nil {
-		c.usage(stderr)
-		return &usageError{err}
+		return c.Refuse(stderr, err)
 	}
-	recs, source, err := accountingOf(ctx, c.cfg, q)
+	recs, source, err := accountingOf(ctx, c.Config, q)
 	if err != nil {
 		return err
 	}
@@ -108,10 +104,10 @@ reports gaps and altered records (exit status 1 when it finds any).
 // accountingOf returns the records of q, from the accounting service when
 // cfg names one, else by scanning the audit stream, and what it read them
 // from (for "0 disclosures of ... in <source>").
-func accountingOf(ctx context.Context, cfg config, q audit.AccountingQuery) ([]audit.Record, string, error) {
+func accountingOf(ctx context.Context, cfg settings.Config, q audit.AccountingQuery) ([]audit.Record, string, error) {
 	if cfg.AccountingURL != "" {
-		if cfg.AccountingTokenFile == "" {
-			return nil, "", &usageError{errors.New("LOOKUP_ACCOUNTING_URL needs LOOKUP_ACCOUNTING_TOKEN_FILE (--accounting-token-file): a token with the scope read:audit")}
+		if err := cfg.CheckAccountingURL(); err != nil {
+			return nil, "", err
 		}
 		tok, err := accounting.ReadTokenFile("LOOKUP_ACCOUNTING_TOKEN_FILE", cfg.AccountingTokenFile)
 		if err != nil {
@@ -131,7 +127,7 @@ func accountingOf(ctx context.Context, cfg config, q audit.AccountingQuery) ([]a
 }
 
 func cmdAuditVerify(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand(inAudit, "audit verify", `
+	c, err := settings.NewCommand(settings.Audit, "audit verify", `
 Reads every message of the audit stream and checks each replica's chain: it
 must run from message 1 without a gap, in stream order, each message must
 hold the hash of its predecessor, and no message may be missing between the
@@ -140,15 +136,15 @@ chain and one per problem found; exits with status 1 when it finds any.`, getenv
 	if err != nil {
 		return err
 	}
-	if err := c.parse(args, stdout, stderr); err != nil {
+	if err := c.Parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	js, closeNC, err := auditJetStream(ctx, c.cfg)
+	js, closeNC, err := auditJetStream(ctx, c.Config)
 	if err != nil {
 		return err
 	}
 	defer closeNC()
-	rep, err := audit.Verify(ctx, js, c.cfg.AuditStream)
+	rep, err := audit.Verify(ctx, js, c.Config.AuditStream)
 	if err != nil {
 		return err
 	}
@@ -161,7 +157,7 @@ chain and one per problem found; exits with status 1 when it finds any.`, getenv
 
 // auditJetStream connects to cfg's NATS for a one-off command: it fails
 // when NATS is not reachable within 10 s.
-func auditJetStream(ctx context.Context, cfg config) (jetstream.JetStream, func(), error) {
+func auditJetStream(ctx context.Context, cfg settings.Config) (jetstream.JetStream, func(), error) {
 	nc, js, err := natsconn.WithJetStream(connectNATSWithin(ctx, cfg, "lookupd audit", slog.New(slog.DiscardHandler), 10*time.Second))
 	if err != nil {
 		return nil, nil, err

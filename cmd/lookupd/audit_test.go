@@ -13,6 +13,7 @@ import (
 	"github.com/lookup/persons/internal/demo"
 	"github.com/lookup/persons/internal/devkey"
 	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/settings"
 )
 
 func TestServeAuditsDisclosures(t *testing.T) {
@@ -129,7 +130,7 @@ func TestAuditCommandLineErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut logtest.Buffer
 			err := run(context.Background(), tc.args, env(nil), &out, &errOut)
-			if !errors.Is(err, errUsage) {
+			if !errors.Is(err, settings.ErrUsage) {
 				t.Errorf("run(%q) = %v, want a usage error", tc.args, err)
 			}
 		})

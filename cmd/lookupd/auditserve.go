@@ -6,23 +6,21 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/lifecycle"
+	"github.com/lookup/persons/internal/logbuffer"
 	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/readiness"
 	"github.com/lookup/persons/internal/redact"
+	"github.com/lookup/persons/internal/settings"
 	"github.com/lookup/persons/query"
 )
 
-// scopeAudit is the scope of the tokens the accounting service admits.
-const scopeAudit = "read:audit"
-
 func cmdAuditServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand(inAuditServe, "audit serve", `
+	c, err := settings.NewCommand(settings.AuditServe, "audit serve", `
 Runs the accounting service: it projects the audit stream into an index of
 its own (--accounting-dir: each record under its person and time, with the
 stream position applied, resumed after a restart, rebuilt from the stream
@@ -43,20 +41,20 @@ beside every lookup replica (docs/audit.md).`, getenv)
 	if err != nil {
 		return err
 	}
-	if err := c.parse(args, stdout, stderr); err != nil {
+	if err := c.Parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	logger, flushLogs := bufferedLogger(c.cfg, stderr)
+	logger, flushLogs := logbuffer.New(stderr, c.Config.Logger)
 	defer flushLogs()
-	if err := checkTokenRules(c.cfg, logger); err != nil {
+	if err := c.Config.CheckTokenRules(logger); err != nil {
 		return err
 	}
-	return auditServe(ctx, c.cfg, logger)
+	return auditServe(ctx, c.Config, logger)
 }
 
 // auditServe runs the accounting service until ctx is done or it fails,
 // then shuts it down in serve's order.
-func auditServe(ctx context.Context, cfg config, logger *slog.Logger) (err error) {
+func auditServe(ctx context.Context, cfg settings.Config, logger *slog.Logger) (err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the JWKS refresh, if any
 	logger.Info("starting lookupd audit serve", "version", version, "http_addr", cfg.HTTPAddr, "admin_addr", cfg.AdminAddr,
@@ -82,28 +80,28 @@ func auditServe(ctx context.Context, cfg config, logger *slog.Logger) (err error
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, closeIndex(index, cfg.AccountingDir, logger)) }()
+	defer func() {
+		err = errors.Join(err, lifecycle.CloseStore(lifecycle.StoreCloser{Close: index.Close, Dir: cfg.AccountingDir,
+			Closed: "accounting index closed", Failed: "close accounting index " + cfg.AccountingDir}, logger))
+	}()
 	follower, err := accounting.NewFollower(index, js, cfg.AuditStream, logger.With("component", "accounting"))
 	if err != nil {
 		return fmt.Errorf("accounting index %s: %w", cfg.AccountingDir, err)
 	}
-	reg := newRegistry()
+	reg := admin.NewRegistry()
 	ready := &readiness.Readiness{Source: follower, Refused: health.Refused}
 	reg.MustRegister(ready.Gauge(), keys.FailuresCounter())
 	if err := follower.Register(reg); err != nil {
 		return err
 	}
-	if cfg.ReplicaID == "" {
-		h, _ := os.Hostname()
-		cfg.ReplicaID = "accounting-" + h
-	}
+	cfg.ReplicaID = cfg.ReplicaName("accounting-")
 	ledger, err := newLedger(cfg, nc, follower, reg, logger)
 	if err != nil {
 		return err
 	}
 	defer closeLedger(ledger, logger)
 	auth, err := query.NewAuthenticator(query.AuthenticatorConfig{Keys: keys, Issuer: cfg.Issuer, Audience: cfg.Audience,
-		Scope: scopeAudit, TokenCacheSize: cfg.TokenCacheSize, Registerer: reg})
+		Scope: accounting.Scope, TokenCacheSize: cfg.TokenCacheSize, Registerer: reg})
 	if err != nil {
 		return fmt.Errorf("accounting service: %w", err)
 	}
@@ -127,13 +125,4 @@ func auditServe(ctx context.Context, cfg config, logger *slog.Logger) (err error
 		logger.Info("stopped")
 	}
 	return err // then the deferred: the index closed, the log written out
-}
-
-// closeIndex closes the accounting index, logging it.
-func closeIndex(x *accounting.Index, dir string, logger *slog.Logger) error {
-	if err := x.Close(); err != nil {
-		return fmt.Errorf("close accounting index %s: %w", dir, err)
-	}
-	logger.Info("accounting index closed", "dir", dir)
-	return nil
 }

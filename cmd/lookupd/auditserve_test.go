@@ -19,6 +19,7 @@ import (
 	"github.com/lookup/persons/internal/httpget"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/settings"
 	"github.com/lookup/persons/internal/wait"
 	"github.com/lookup/persons/query"
 )
@@ -247,7 +248,7 @@ func TestAuditPersonAsksTheAccountingService(t *testing.T) {
 	t.Run("no token file", func(t *testing.T) {
 		var out, errOut logtest.Buffer
 		err := run(context.Background(), []string{"audit", "--person", ada, "--accounting-url", "http://" + addrs["api"]}, env(nil), &out, &errOut)
-		if !errors.Is(err, errUsage) {
+		if !errors.Is(err, settings.ErrUsage) {
 			t.Errorf("audit --accounting-url without a token file = %v, want a usage error", err)
 		}
 	})

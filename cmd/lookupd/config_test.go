@@ -9,99 +9,24 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/lookup/persons/internal/devkey"
 	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/memlimit"
 	"github.com/lookup/persons/internal/projectormetrics"
 	"github.com/lookup/persons/internal/repofile"
-	"github.com/lookup/persons/projector"
+	"github.com/lookup/persons/internal/settings"
 	"github.com/lookup/persons/query"
 )
 
 // parseConfig returns the configuration of the command in for environ
 // and args.
-func parseConfig(in cmdSet, environ map[string]string, args ...string) (config, error) {
-	c, err := newCommand(in, "test", "help", env(environ))
+func parseConfig(in settings.Commands, environ map[string]string, args ...string) (settings.Config, error) {
+	c, err := settings.NewCommand(in, "test", "help", env(environ))
 	if err != nil {
-		return config{}, err
+		return settings.Config{}, err
 	}
-	err = c.parse(args, io.Discard, io.Discard)
-	return c.cfg, err
-}
-
-func TestSettingPrecedence(t *testing.T) {
-	tests := []struct {
-		name string
-		env  map[string]string
-		args []string
-		want config
-	}{
-		{
-			name: "defaults",
-			want: config{HTTPAddr: ":8080", AdminAddr: ":9090", NATSURL: "nats://127.0.0.1:4222", Stream: "PERSONS",
-				DataDir: "./data", LogFormat: "json", LogLevel: "info", ShutdownTimeout: 10 * time.Second, TokenCacheSize: 10000,
-				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: memlimit.Auto, MaxPositionWait: 2 * time.Second, securityConfig: securityConfig{NATSInboxPrefix: "_INBOX_lookupd"},
-				operationsConfig: operationsConfig{SnapshotInterval: time.Hour, SnapshotKeep: 3}},
-		},
-		{
-			name: "environment over defaults",
-			env: map[string]string{"LOOKUP_HTTP_ADDR": ":1", "LOOKUP_ADMIN_ADDR": ":2", "LOOKUP_NATS_URL": "nats://n:1",
-				"LOOKUP_STREAM": "S", "LOOKUP_DATA_DIR": "/d", "LOOKUP_ENCRYPTION_KEY_FILE": "/k", "LOOKUP_JWKS_URL": "http://j",
-				"LOOKUP_JWKS_FILE": "/j", "LOOKUP_ISSUER": "iss", "LOOKUP_AUDIENCE": "aud", "LOOKUP_TENANT_CLAIM": "tc",
-				"LOOKUP_LOG_FORMAT": "text", "LOOKUP_LOG_LEVEL": "debug", "LOOKUP_SHUTDOWN_TIMEOUT": "3s",
-				"LOOKUP_MEMORY_BUDGET": "64MiB", "LOOKUP_MAX_POSITION_WAIT": "500ms", "LOOKUP_MAX_STALENESS": "30s",
-				"LOOKUP_SNAPSHOT_BUCKET": "SNAPS", "LOOKUP_SNAPSHOT_INTERVAL": "10m", "LOOKUP_SNAPSHOT_KEEP": "5", "LOOKUP_REBUILD_ON_MISMATCH": "true"},
-			want: config{HTTPAddr: ":1", AdminAddr: ":2", NATSURL: "nats://n:1", Stream: "S", DataDir: "/d",
-				EncryptionKeyFile: "/k", JWKSURL: "http://j", JWKSFile: "/j", Issuer: "iss", Audience: "aud", TenantClaim: "tc",
-				LogFormat: "text", LogLevel: "debug", ShutdownTimeout: 3 * time.Second, TokenCacheSize: 10000,
-				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: 64 << 20,
-				MaxPositionWait: 500 * time.Millisecond, MaxStaleness: 30 * time.Second, securityConfig: securityConfig{NATSInboxPrefix: "_INBOX_lookupd"},
-				operationsConfig: operationsConfig{SnapshotBucket: "SNAPS", SnapshotInterval: 10 * time.Minute, SnapshotKeep: 5, RebuildOnMismatch: true}},
-		},
-		{
-			name: "flags over environment",
-			env: map[string]string{"LOOKUP_HTTP_ADDR": ":1", "LOOKUP_STREAM": "S", "LOOKUP_LOG_FORMAT": "text", "LOOKUP_SHUTDOWN_TIMEOUT": "3s",
-				"LOOKUP_MEMORY_BUDGET": "auto"},
-			args: []string{"--http-addr", ":7", "--stream=T", "--log-format", "json", "--shutdown-timeout", "1m",
-				"--admin-addr", ":8", "--nats-url", "nats://x:2", "--data-dir", "/e", "--encryption-key-file", "/l",
-				"--jwks-url", "http://k", "--jwks-file", "/m", "--issuer", "i2", "--audience", "a2", "--tenant-claim", "t2",
-				"--log-level", "warn", "--memory-budget", "1GiB"},
-			want: config{HTTPAddr: ":7", AdminAddr: ":8", NATSURL: "nats://x:2", Stream: "T", DataDir: "/e",
-				EncryptionKeyFile: "/l", JWKSURL: "http://k", JWKSFile: "/m", Issuer: "i2", Audience: "a2", TenantClaim: "t2",
-				LogFormat: "json", LogLevel: "warn", ShutdownTimeout: time.Minute, TokenCacheSize: 10000,
-				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: 1 << 30, MaxPositionWait: 2 * time.Second, securityConfig: securityConfig{NATSInboxPrefix: "_INBOX_lookupd"},
-				operationsConfig: operationsConfig{SnapshotInterval: time.Hour, SnapshotKeep: 3}},
-		},
-		{
-			name: "empty variable counts as unset",
-			env:  map[string]string{"LOOKUP_STREAM": ""},
-			want: config{HTTPAddr: ":8080", AdminAddr: ":9090", NATSURL: "nats://127.0.0.1:4222", Stream: "PERSONS",
-				DataDir: "./data", LogFormat: "json", LogLevel: "info", ShutdownTimeout: 10 * time.Second, TokenCacheSize: 10000,
-				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: memlimit.Auto, MaxPositionWait: 2 * time.Second, securityConfig: securityConfig{NATSInboxPrefix: "_INBOX_lookupd"},
-				operationsConfig: operationsConfig{SnapshotInterval: time.Hour, SnapshotKeep: 3}},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseConfig(inServe, tt.env, tt.args...)
-			if err != nil {
-				t.Fatalf("parse: %v", err)
-			}
-			if got != tt.want {
-				t.Errorf("config:\n got %+v\nwant %+v", got, tt.want)
-			}
-		})
-	}
-}
-
-// TestMinMemoryBudget: the smallest budget memlimit sizes from a container
-// is the smallest the store opens with.
-func TestMinMemoryBudget(t *testing.T) {
-	if memlimit.MinBudget != projector.MinMemoryBudget {
-		t.Errorf("memlimit.MinBudget = %d, want projector.MinMemoryBudget %d", memlimit.MinBudget, projector.MinMemoryBudget)
-	}
+	err = c.Parse(args, io.Discard, io.Discard)
+	return c.Config, err
 }
 
 func TestHelpListsFlagsAndEnvironment(t *testing.T) {
@@ -193,7 +118,7 @@ func TestUsageErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errOut logtest.Buffer
 			err := run(context.Background(), tt.args, env(tt.env), &out, &errOut)
-			if !errors.Is(err, errUsage) {
+			if !errors.Is(err, settings.ErrUsage) {
 				t.Fatalf("err = %v, want a usage error", err)
 			}
 			if !strings.Contains(err.Error(), tt.wantErr) {
@@ -225,7 +150,7 @@ func TestHelpDefaults(t *testing.T) {
 		{"project", "LOOKUP_LOG_FORMAT", "json"},
 		{"dlq ls", "LOOKUP_LOG_LEVEL", "warn"},
 		{"token", "LOOKUP_TENANT_CLAIM", "business_ids"},
-		{"token", "LOOKUP_ISSUER", devIssuer},
+		{"token", "LOOKUP_ISSUER", settings.DevIssuer},
 		{"serve", "LOOKUP_TENANT_CLAIM", ""},
 		{"dev", "LOOKUP_TENANT_CLAIM", ""},
 	}
@@ -245,66 +170,13 @@ func TestHelpDefaults(t *testing.T) {
 	}
 }
 
-// TestCommandDefaults: a command's own default applies when neither the
-// variable nor the flag is given, and loses to both; another command
-// keeps the table's default.
-func TestCommandDefaults(t *testing.T) {
-	tests := []struct {
-		name    string
-		in      cmdSet
-		environ map[string]string
-		args    []string
-		want    string
-	}{
-		{"dev default", inDev, nil, nil, "text"},
-		{"serve default", inServe, nil, nil, "json"},
-		{"variable wins", inDev, map[string]string{"LOOKUP_LOG_FORMAT": "json"}, nil, "json"},
-		{"flag wins", inDev, map[string]string{"LOOKUP_LOG_FORMAT": "text"}, []string{"--log-format", "json"}, "json"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := parseConfig(tt.in, tt.environ, tt.args...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if cfg.LogFormat != tt.want {
-				t.Errorf("LogFormat = %q, want %q", cfg.LogFormat, tt.want)
-			}
-		})
-	}
-}
-
-// TestSettingsTable: every default of the table parses, for every command
-// that reads it, and every row names a command and a variable of its own.
-func TestSettingsTable(t *testing.T) {
-	seen := map[string]bool{}
-	for _, s := range settings {
-		if s.in == 0 {
-			t.Errorf("setting %s is read by no command", s.name)
-		}
-		if seen[envName(s.name)] {
-			t.Errorf("variable %s twice in the table", envName(s.name))
-		}
-		seen[envName(s.name)] = true
-		for in := range s.per {
-			if s.in&in == 0 {
-				t.Errorf("setting %s has a variant for a command that does not read it", s.name)
-			}
-		}
-	}
-	for _, c := range cmdNames {
-		if _, err := newCommand(c.in, c.name, "", env(nil)); err != nil {
-			t.Errorf("%s: %v", c.name, err)
-		}
-	}
-}
-
 // TestMissingSettings: serve without its required settings names all of
-// them in one error, and each is a match for errors.Is.
+// them in one error, and each is a match for errors.Is (and so does audit
+// serve: settings.Config.CheckTokenRules).
 func TestMissingSettings(t *testing.T) {
 	var out, errOut logtest.Buffer
 	err := run(context.Background(), []string{"serve"}, env(map[string]string{"LOOKUP_DATA_DIR": t.TempDir()}), &out, &errOut)
-	for _, want := range []error{errNoJWKS, errNoIssuer, errNoAudience} {
+	for _, want := range []error{settings.ErrNoJWKS, settings.ErrNoIssuer, settings.ErrNoAudience} {
 		if !errors.Is(err, want) {
 			t.Errorf("err = %v, want it to match %v", err, want)
 		}
@@ -313,9 +185,6 @@ func TestMissingSettings(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), v) {
 			t.Errorf("err = %v, want it to name %s", err, v)
 		}
-	}
-	if got := missingSettings(config{JWKSFile: "f", Issuer: "i", securityConfig: securityConfig{AllowNoAudience: true}}); got != nil {
-		t.Errorf("missingSettings with all set = %v, want nil", got)
 	}
 }
 
@@ -360,7 +229,7 @@ func TestServeTokenCacheSetting(t *testing.T) {
 // TestPlainHTTPJWKSURLRefused: a plain http:// JWKS URL to a host that is
 // not loopback is a start-up error naming the opt-out.
 func TestPlainHTTPJWKSURLRefused(t *testing.T) {
-	cfg := config{JWKSURL: "http://idp.example/.well-known/jwks.json"}
+	cfg := settings.Config{JWKSURL: "http://idp.example/.well-known/jwks.json"}
 	_, err := loadKeys(context.Background(), cfg, slog.New(slog.DiscardHandler))
 	if !errors.Is(err, query.ErrJWKSInsecureURL) || !strings.Contains(err.Error(), "LOOKUP_JWKS_ALLOW_HTTP=true") {
 		t.Errorf("loadKeys = %v, want ErrJWKSInsecureURL naming LOOKUP_JWKS_ALLOW_HTTP=true", err)

@@ -13,10 +13,11 @@ import (
 	"github.com/lookup/persons/internal/demo"
 	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/redact"
+	"github.com/lookup/persons/internal/settings"
 )
 
 func cmdDemo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand(inDemo, "demo", `
+	c, err := settings.NewCommand(settings.Demo, "demo", `
 Publishes the demo data set of "lookupd dev" (three businesses, twenty
 consumers, business contacts, signers of every status, type and access
 level, some history) to the stream on any NATS server, through the real
@@ -34,8 +35,8 @@ JSON lines {"subject", "msg_id", "event"}, examples of the contract
 	if err != nil {
 		return err
 	}
-	printOnly := c.fs.BoolLong("print", "write the events to stdout as JSON lines instead of publishing them")
-	if err := c.parse(args, stdout, stderr); err != nil {
+	printOnly := c.Flags.BoolLong("print", "write the events to stdout as JSON lines instead of publishing them")
+	if err := c.Parse(args, stdout, stderr); err != nil {
 		return err
 	}
 	data, err := demo.New()
@@ -45,12 +46,12 @@ JSON lines {"subject", "msg_id", "event"}, examples of the contract
 	if *printOnly {
 		return demo.WriteLines(stdout, data)
 	}
-	return publishDemoTo(ctx, c.cfg, data, stdout)
+	return publishDemoTo(ctx, c.Config, data, stdout)
 }
 
 // publishDemoTo publishes the demo events to cfg.Stream at cfg.NATSURL and
 // reports on w how many were new.
-func publishDemoTo(ctx context.Context, cfg config, data *demo.Data, w io.Writer) error {
+func publishDemoTo(ctx context.Context, cfg settings.Config, data *demo.Data, w io.Writer) error {
 	nc, js, err := natsconn.WithJetStream(connectNATSWithin(ctx, cfg, "lookupd-demo", slog.New(slog.DiscardHandler), 5*time.Second))
 	if err != nil {
 		return err

@@ -13,10 +13,11 @@ import (
 	"github.com/lookup/persons/internal/devenv"
 	"github.com/lookup/persons/internal/devkey"
 	"github.com/lookup/persons/internal/logbuffer"
+	"github.com/lookup/persons/internal/settings"
 )
 
 func cmdDev(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand(inDev, "dev", `
+	c, err := settings.NewCommand(settings.Dev, "dev", `
 Runs everything on this machine with no set-up: an in-process NATS
 JetStream server with the stream created, a demo data set published through
 the real event contract, a fresh RSA dev key served as a JWKS on the admin
@@ -34,20 +35,20 @@ text unless LOOKUP_LOG_FORMAT or --log-format say otherwise.`, getenv)
 	if err != nil {
 		return err
 	}
-	dataDir := c.fs.StringLong("data-dir", "", "directory for the NATS store, the read model and the dev key (default: a temporary directory removed on exit)")
-	tokenTTL := positiveDuration(c.fs, "token-ttl", 12*time.Hour, "lifetime of the printed token")
-	if err := c.parse(args, stdout, stderr); err != nil {
+	dataDir := c.Flags.StringLong("data-dir", "", "directory for the NATS store, the read model and the dev key (default: a temporary directory removed on exit)")
+	tokenTTL := c.PositiveDuration("token-ttl", 12*time.Hour, "lifetime of the printed token")
+	if err := c.Parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	logger, flushLogs := bufferedLogger(c.cfg, stderr)
+	logger, flushLogs := logbuffer.New(stderr, c.Config.Logger)
 	defer flushLogs()
-	return dev(ctx, c.cfg, logger, stdout, *dataDir, *tokenTTL, getenv)
+	return dev(ctx, c.Config, logger, stdout, *dataDir, *tokenTTL, getenv)
 }
 
 // dev runs the dev mode (see cmdDev): the serve stack against a dev
 // environment (devenv). dataDir "" means a temporary directory removed on
 // return.
-func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer, dataDir string, tokenTTL time.Duration, getenv func(string) string) (err error) {
+func dev(ctx context.Context, cfg settings.Config, logger *slog.Logger, stdout io.Writer, dataDir string, tokenTTL time.Duration, getenv func(string) string) (err error) {
 	env, err := devenv.Start(ctx, devenv.Config{DataDir: dataDir, Stream: cfg.Stream, Getenv: getenv, Logger: logger})
 	if err != nil {
 		return err
@@ -87,8 +88,8 @@ func dev(ctx context.Context, cfg config, logger *slog.Logger, stdout io.Writer,
 // devTokenFlags describes, for the banner's token command, the dev server
 // cfg configures with its key at keyPath (defaultKey: the one "lookupd
 // token" takes by itself) and its tenants.
-func devTokenFlags(cfg config, keyPath, defaultKey string, tenants []string) devbanner.TokenFlags {
+func devTokenFlags(cfg settings.Config, keyPath, defaultKey string, tenants []string) devbanner.TokenFlags {
 	return devbanner.TokenFlags{KeyPath: keyPath, DefaultKey: defaultKey,
-		Issuer: cfg.Issuer, DefaultIssuer: devIssuer, Audience: cfg.Audience, DefaultAudience: devAudience,
+		Issuer: cfg.Issuer, DefaultIssuer: settings.DevIssuer, Audience: cfg.Audience, DefaultAudience: settings.DevAudience,
 		TenantClaim: cfg.TenantClaim, Tenants: tenants}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lookup/persons/internal/dlq"
 	"github.com/lookup/persons/internal/natsconn"
+	"github.com/lookup/persons/internal/settings"
 )
 
 // connectWait is how long a dlq command waits for NATS before giving up.
@@ -31,9 +32,9 @@ func cmdDLQ(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	dlqUsage(stderr)
 	if len(args) == 0 {
-		return &usageError{errors.New("lookupd dlq: no sub-command given")}
+		return &settings.UsageError{Err: errors.New("lookupd dlq: no sub-command given")}
 	}
-	return &usageError{fmt.Errorf("lookupd dlq: unknown sub-command %q", args[0])}
+	return &settings.UsageError{Err: fmt.Errorf("lookupd dlq: unknown sub-command %q", args[0])}
 }
 
 func dlqUsage(w io.Writer) {
@@ -50,18 +51,18 @@ Run "lookupd dlq <sub-command> --help" for its flags.
 }
 
 // newDLQCommand returns the command "dlq name" with its --dlq-stream flag.
-func newDLQCommand(name, help string, getenv func(string) string) (*command, *string, error) {
-	c, err := newCommand(inDLQ, "dlq "+name, help, getenv)
+func newDLQCommand(name, help string, getenv func(string) string) (*settings.Command, *string, error) {
+	c, err := settings.NewCommand(settings.DLQ, "dlq "+name, help, getenv)
 	if err != nil {
 		return nil, nil, err
 	}
-	return c, c.fs.StringLong("dlq-stream", dlq.DefaultStream, "dead-letter stream"), nil
+	return c, c.Flags.StringLong("dlq-stream", dlq.DefaultStream, "dead-letter stream"), nil
 }
 
 // dlqTool connects to NATS as the other commands do (connectNATS) and
 // returns the tool of the dead-letter stream. It fails when NATS is not
 // reachable within connectWait. The caller closes the connection.
-func dlqTool(ctx context.Context, cfg config, stream string, logger *slog.Logger) (*nats.Conn, *dlq.Tool, error) {
+func dlqTool(ctx context.Context, cfg settings.Config, stream string, logger *slog.Logger) (*nats.Conn, *dlq.Tool, error) {
 	nc, js, err := natsconn.WithJetStream(connectNATSWithin(ctx, cfg, "lookupd dlq", logger.With("component", "nats"), connectWait))
 	if err != nil {
 		return nil, nil, err
@@ -78,11 +79,11 @@ which may hold personal data, are never fetched nor shown.`, getenv)
 	if err != nil {
 		return err
 	}
-	asJSON := c.fs.BoolLong("json", "write one JSON object per dead letter instead of a table")
-	if err := c.parse(args, stdout, stderr); err != nil {
+	asJSON := c.Flags.BoolLong("json", "write one JSON object per dead letter instead of a table")
+	if err := c.Parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	nc, tool, err := dlqTool(ctx, c.cfg, *stream, newLogger(c.cfg, stderr))
+	nc, tool, err := dlqTool(ctx, c.Config, *stream, c.Config.Logger(stderr))
 	if err != nil {
 		return err
 	}
@@ -105,20 +106,20 @@ Replay once every replica runs the fixed build.`, getenv)
 		return err
 	}
 	var seqs []uint64
-	c.fs.FuncLong("seq", func(v string) error {
+	c.Flags.FuncLong("seq", func(v string) error {
 		s, err := dlq.ParseSeqs(v)
 		seqs = append(seqs, s...)
 		return err
 	}, "sequence of a dead letter to replay (repeatable; see lookupd dlq ls)")
-	all := c.fs.BoolLong("all", "replay every dead letter, oldest first")
-	force := c.fs.BoolLong("force", "republish events that still do not decode")
-	if err := c.parse(args, stdout, stderr); err != nil {
+	all := c.Flags.BoolLong("all", "replay every dead letter, oldest first")
+	force := c.Flags.BoolLong("force", "republish events that still do not decode")
+	if err := c.Parse(args, stdout, stderr); err != nil {
 		return err
 	}
 	if *all == (len(seqs) > 0) {
-		return c.refuse(stderr, errors.New("lookupd dlq replay: give --seq N (one or more) or --all"))
+		return c.Refuse(stderr, errors.New("lookupd dlq replay: give --seq N (one or more) or --all"))
 	}
-	nc, tool, err := dlqTool(ctx, c.cfg, *stream, newLogger(c.cfg, stderr))
+	nc, tool, err := dlqTool(ctx, c.Config, *stream, c.Config.Logger(stderr))
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/settings"
 )
 
 // TestDLQCommands dead-letters an event with "lookupd project", lists it
@@ -57,12 +58,12 @@ func TestDLQCommands(t *testing.T) {
 	tests := []struct {
 		name    string
 		args    []string
-		wantErr error // nil: success; errUsage: usage error; else any error
+		wantErr error // nil: success; settings.ErrUsage: usage error; else any error
 		wantOut string
 	}{
-		{"neither --seq nor --all", []string{"dlq", "replay"}, errUsage, ""},
-		{"both --seq and --all", []string{"dlq", "replay", "--seq", seq, "--all"}, errUsage, ""},
-		{"unknown sub-command", []string{"dlq", "purge"}, errUsage, ""},
+		{"neither --seq nor --all", []string{"dlq", "replay"}, settings.ErrUsage, ""},
+		{"both --seq and --all", []string{"dlq", "replay", "--seq", seq, "--all"}, settings.ErrUsage, ""},
+		{"unknown sub-command", []string{"dlq", "purge"}, settings.ErrUsage, ""},
 		{"still invalid", []string{"dlq", "replay", "--seq", seq}, errors.New("any"), "still invalid 1"},
 		{"no such letter", []string{"dlq", "replay", "--seq", "999"}, errors.New("any"), ""},
 		{"forced", []string{"dlq", "replay", "--all", "--force"}, nil, "replayed 1,"},
@@ -73,7 +74,7 @@ func TestDLQCommands(t *testing.T) {
 			switch {
 			case tt.wantErr == nil && err != nil:
 				t.Fatalf("lookupd %v: %v\n%s", tt.args, err, out)
-			case errors.Is(tt.wantErr, errUsage) && !errors.Is(err, errUsage):
+			case errors.Is(tt.wantErr, settings.ErrUsage) && !errors.Is(err, settings.ErrUsage):
 				t.Fatalf("lookupd %v = %v, want a usage error", tt.args, err)
 			case tt.wantErr != nil && err == nil:
 				t.Fatalf("lookupd %v succeeded, want an error\n%s", tt.args, out)

@@ -14,9 +14,6 @@ import (
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/demo"
 	"github.com/lookup/persons/internal/devkey"
-	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/natsconn"
-	"github.com/lookup/persons/internal/readiness"
 	"github.com/lookup/persons/internal/testcerts"
 	"github.com/lookup/persons/internal/wait"
 )
@@ -97,27 +94,6 @@ func TestServeHTTPSRotation(t *testing.T) {
 	}
 }
 
-// TestReadinessFollowsNATSRefusal: a replica whose NATS server refuses its
-// credentials after start-up is not ready until they are accepted again.
-func TestReadinessFollowsNATSRefusal(t *testing.T) {
-	src := &fakeProgress{caughtUp: closedChan}
-	var health natsconn.Health
-	var c natsconn.Config
-	health.Follow(&c)
-	r := &readiness.Readiness{Source: src, Refused: health.Refused}
-	if !r.Ready() {
-		t.Fatal("not ready while caught up and accepted")
-	}
-	c.OnRefused(errors.New("authorization violation"))
-	if r.Ready() {
-		t.Error("ready while NATS refuses the credentials")
-	}
-	c.OnAccepted()
-	if !r.Ready() {
-		t.Error("not ready once the credentials are accepted again")
-	}
-}
-
 // TestServeAdminTLS: with LOOKUP_ADMIN_TLS=true the admin listener speaks
 // HTTPS with the API's certificate and asks for no client certificate,
 // even when the API requires one.
@@ -157,49 +133,5 @@ func TestServeAdminTLS(t *testing.T) {
 	})
 	if code, _, err := get("http://"+admin+"/readyz", ""); err == nil && code == http.StatusOK {
 		t.Error("plain HTTP answered 200 on the admin HTTPS listener")
-	}
-}
-
-func TestListenerTLSSettings(t *testing.T) {
-	ca := testcerts.NewCA(t)
-	cert := ca.Server(t, "api")
-	tests := []struct {
-		name      string
-		sec       securityConfig
-		wantErr   bool
-		wantAPI   bool
-		wantAdmin bool
-	}{
-		{"plain", securityConfig{}, false, false, false},
-		{"API only", securityConfig{TLSCertFile: cert.CertFile, TLSKeyFile: cert.KeyFile}, false, true, false},
-		{"API and admin", securityConfig{TLSCertFile: cert.CertFile, TLSKeyFile: cert.KeyFile, AdminTLS: true}, false, true, true},
-		{"admin without certificate", securityConfig{AdminTLS: true}, true, false, false},
-		{"client CA without certificate", securityConfig{TLSClientCAFile: ca.CertFile}, true, false, false},
-		{"certificate without key", securityConfig{TLSCertFile: cert.CertFile}, true, false, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			logger, _ := logtest.Text()
-			api, admin, err := listenerTLS(config{securityConfig: tt.sec}, logger)
-			var ue *usageError
-			if tt.wantErr {
-				if !errors.As(err, &ue) {
-					t.Fatalf("listenerTLS err = %v, want a usage error", err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("listenerTLS: %v", err)
-			}
-			if got := api != nil; got != tt.wantAPI {
-				t.Errorf("API TLS = %v, want %v", got, tt.wantAPI)
-			}
-			if got := admin != nil; got != tt.wantAdmin {
-				t.Errorf("admin TLS = %v, want %v", got, tt.wantAdmin)
-			}
-			if admin != nil && admin.ClientAuth != tls.NoClientCert {
-				t.Errorf("admin ClientAuth = %v, want none", admin.ClientAuth)
-			}
-		})
 	}
 }

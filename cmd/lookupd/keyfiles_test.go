@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/settings"
 )
 
 // TestStartUpWarnsOfLooseKeyFiles: serve and project warn, as they load
@@ -27,11 +28,11 @@ func TestStartUpWarnsOfLooseKeyFiles(t *testing.T) {
 	}
 	var buf logtest.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, nil))
-	if _, err := loadKeys(context.Background(), config{JWKSFile: jwks}, logger); err == nil {
+	if _, err := loadKeys(context.Background(), settings.Config{JWKSFile: jwks}, logger); err == nil {
 		t.Error("loadKeys accepted a file that holds no JWKS")
 	}
-	if _, _, err := storeOpener(config{DataDir: filepath.Join(dir, "data"), EncryptionKeyFile: key}, 0, logger); err == nil {
-		t.Error("storeOpener accepted a file that holds no key")
+	if _, err := encryptionKey(settings.Config{EncryptionKeyFile: key}, logger); err == nil {
+		t.Error("encryptionKey accepted a file that holds no key")
 	}
 	for _, setting := range []string{"LOOKUP_JWKS_FILE", "LOOKUP_ENCRYPTION_KEY_FILE"} {
 		if !strings.Contains(buf.String(), "setting="+setting) {

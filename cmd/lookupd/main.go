@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/lookup/persons/internal/lifecycle"
+	"github.com/lookup/persons/internal/settings"
 )
 
 // version is set at build time (-ldflags "-X main.version=...").
@@ -35,7 +36,7 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, errUsage):
+	case errors.Is(err, settings.ErrUsage):
 		return 2
 	default:
 		return 1

@@ -11,6 +11,7 @@ import (
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/settings"
 )
 
 // TestConnectNATSRefusedNamesSettings: a server that refuses lookupd's
@@ -26,16 +27,16 @@ func TestConnectNATSRefusedNamesSettings(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		sec  securityConfig
+		sec  settings.Security
 		want string
 	}{
-		{"wrong token", securityConfig{NATSTokenFile: tokenFile}, "check LOOKUP_NATS_TOKEN_FILE"},
-		{"no credentials", securityConfig{}, "no NATS credentials are configured"},
+		{"wrong token", settings.Security{NATSTokenFile: tokenFile}, "check LOOKUP_NATS_TOKEN_FILE"},
+		{"no credentials", settings.Security{}, "no NATS credentials are configured"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			logger, _ := logtest.Text()
-			cfg := config{NATSURL: ns.ClientURL(), securityConfig: tt.sec}
+			cfg := settings.Config{NATSURL: ns.ClientURL(), Security: tt.sec}
 			nc, err := connectNATS(cfg, "lookupd-test", logger, nil)
 			if err == nil {
 				nc.Close()
@@ -68,7 +69,7 @@ func TestConnectNATSWarnsLooseSecretFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	logger, logs := logtest.Text()
-	cfg := config{NATSURL: ns.ClientURL(), securityConfig: securityConfig{NATSTokenFile: tokenFile}}
+	cfg := settings.Config{NATSURL: ns.ClientURL(), Security: settings.Security{NATSTokenFile: tokenFile}}
 	nc, err := connectNATS(cfg, "lookupd-test", logger, nil)
 	if err != nil {
 		t.Fatalf("connectNATS: %v", err)

@@ -10,11 +10,12 @@ import (
 	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/progress"
 	"github.com/lookup/persons/internal/redact"
+	"github.com/lookup/persons/internal/settings"
 	"github.com/lookup/persons/projector"
 )
 
 func cmdProject(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand(inProject, "project", `
+	c, err := settings.NewCommand(settings.Project, "project", `
 Runs the projector alone: it applies the events of the stream to the read
 model in --data-dir, resuming from its checkpoint, until stopped (SIGTERM or
 SIGINT). With --until-caught-up it exits 0 as soon as the read model has
@@ -27,12 +28,12 @@ newest snapshot of the stream, snapshots are written every
 	if err != nil {
 		return err
 	}
-	until := c.fs.BoolLong("until-caught-up", "exit 0 once the read model has reached the end of the stream")
-	every := positiveDuration(c.fs, "progress-interval", 5*time.Second, "interval of progress log lines (when stderr is not a terminal)")
-	if err := c.parse(args, stdout, stderr); err != nil {
+	until := c.Flags.BoolLong("until-caught-up", "exit 0 once the read model has reached the end of the stream")
+	every := c.PositiveDuration("progress-interval", 5*time.Second, "interval of progress log lines (when stderr is not a terminal)")
+	if err := c.Parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	return project(ctx, c.cfg, newLogger(c.cfg, stderr), projectOptions{
+	return project(ctx, c.Config, c.Config.Logger(stderr), projectOptions{
 		untilCaughtUp: *until,
 		progress:      progress.Config{Interval: *every, Bar: progress.IsTerminal(stderr), BarOut: stderr},
 	})
@@ -45,7 +46,7 @@ type projectOptions struct {
 
 // project opens the read model and runs the projector on it
 // (lifecycle.Project).
-func project(ctx context.Context, cfg config, logger *slog.Logger, opts projectOptions) (err error) {
+func project(ctx context.Context, cfg settings.Config, logger *slog.Logger, opts projectOptions) (err error) {
 	logger.Info("starting lookupd project", "version", version, "nats_url", redact.URLs(cfg.NATSURL), "stream", cfg.Stream,
 		"data_dir", cfg.DataDir, "encrypted", cfg.EncryptionKeyFile != "", "until_caught_up", opts.untilCaughtUp)
 	nc, js, err := connectJetStream(cfg, logger, nil)

@@ -6,11 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"runtime"
 	"text/tabwriter"
 
-	"github.com/lookup/persons/internal/logbuffer"
+	"github.com/lookup/persons/internal/settings"
 )
 
 // commands lists the sub-commands in the order of the help.
@@ -31,11 +30,11 @@ var commands = []struct {
 // run is the whole program: it runs the command named by args[0] until it
 // ends or ctx is done. It reads the environment only through getenv and
 // writes only to stdout and stderr. A command-line error returns an error
-// matching errUsage (exit status 2); --help returns nil.
+// matching settings.ErrUsage (exit status 2); --help returns nil.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		topUsage(stderr)
-		return &usageError{errors.New("no command given")}
+		return &settings.UsageError{Err: errors.New("no command given")}
 	}
 	name := args[0]
 	switch name {
@@ -58,7 +57,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 	topUsage(stderr)
-	return &usageError{fmt.Errorf("unknown command %q", name)}
+	return &settings.UsageError{Err: fmt.Errorf("unknown command %q", name)}
 }
 
 func topUsage(w io.Writer) {
@@ -72,36 +71,13 @@ func topUsage(w io.Writer) {
 }
 
 func cmdVersion(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand(0, "version", "Prints the version of lookupd and of the Go toolchain that built it.", getenv)
+	c, err := settings.NewCommand(0, "version", "Prints the version of lookupd and of the Go toolchain that built it.", getenv)
 	if err != nil {
 		return err
 	}
-	if err := c.parse(args, stdout, stderr); err != nil {
+	if err := c.Parse(args, stdout, stderr); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "lookupd %s (%s %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil
-}
-
-// newLogger returns the logger of the process, writing to w in the format
-// and at the level of cfg.
-func newLogger(cfg config, w io.Writer) *slog.Logger {
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(cfg.LogLevel)) // validated by the setting
-	opts := &slog.HandlerOptions{Level: level}
-	if cfg.LogFormat == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
-	}
-	// Durations stay integers of nanoseconds in JSON (documented in the
-	// README and docs/operations.md): a ReplaceAttr that rewrote them
-	// would cost every log line, the access log's included, about 0.5 us
-	// and two allocations.
-	return slog.New(slog.NewJSONHandler(w, opts))
-}
-
-// bufferedLogger returns the logger of a long-running command (serve,
-// dev), as newLogger would, writing through a buffer when w is a file
-// (logbuffer.New), and the function to call once when the command returns.
-func bufferedLogger(cfg config, w io.Writer) (*slog.Logger, func()) {
-	return logbuffer.New(w, func(w io.Writer) *slog.Logger { return newLogger(cfg, w) })
 }

@@ -13,37 +13,25 @@ import (
 	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/admintoken"
 	"github.com/lookup/persons/internal/keyfile"
+	"github.com/lookup/persons/internal/logbuffer"
 	"github.com/lookup/persons/internal/projectormetrics"
 	"github.com/lookup/persons/internal/readiness"
 	"github.com/lookup/persons/internal/redact"
 	"github.com/lookup/persons/internal/tracing"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/lookup/persons/internal/audit"
 	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/replica"
+	"github.com/lookup/persons/internal/settings"
 	"github.com/lookup/persons/projector"
 	"github.com/lookup/persons/query"
 )
 
-// checkTokenRules refuses a configuration that lacks settings serve needs
-// (naming all of them at once), and loudly logs one without an audience
-// where that is explicitly allowed.
-func checkTokenRules(cfg config, logger *slog.Logger) error {
-	if err := missingSettings(cfg); err != nil {
-		return err
-	}
-	if cfg.Audience == "" {
-		logger.Warn("LOOKUP_ALLOW_NO_AUDIENCE=true: tokens are accepted whatever their aud, so a token the identity provider minted for another service is accepted here too")
-	}
-	return nil
-}
-
 func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	c, err := newCommand(inServe, "serve", `
+	c, err := settings.NewCommand(settings.Serve, "serve", `
 Runs the projector and the query API over one read model, plus the admin
 listener (/livez, /readyz, /metrics). The projector applies the events of
 the stream to the read model in --data-dir, resuming from its checkpoint;
@@ -69,12 +57,12 @@ once caught up (docs/operations.md).`, getenv)
 	if err != nil {
 		return err
 	}
-	if err := c.parse(args, stdout, stderr); err != nil {
+	if err := c.Parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	logger, flushLogs := bufferedLogger(c.cfg, stderr)
+	logger, flushLogs := logbuffer.New(stderr, c.Config.Logger)
 	defer flushLogs()
-	if err := checkTokenRules(c.cfg, logger); err != nil {
+	if err := c.Config.CheckTokenRules(logger); err != nil {
 		return err
 	}
 	tr, err := tracing.New(ctx, getenv, stderr)
@@ -82,7 +70,7 @@ once caught up (docs/operations.md).`, getenv)
 		return err
 	}
 	defer tr.Flush(logger)
-	return serve(ctx, c.cfg, logger, serveOptions{tracing: tr})
+	return serve(ctx, c.Config, logger, serveOptions{tracing: tr})
 }
 
 // wrapAPIForTest, when set by a test, wraps the API handler (to hold
@@ -111,40 +99,26 @@ type serveOptions struct {
 	tracing *tracing.Tracing
 }
 
-// loadKeys returns the verification keys cfg names. It returns errNoJWKS
-// when none are configured, and an error naming the file or URL when they
-// cannot be loaded. A JWKS URL is refreshed in the background until ctx is
-// done.
-func loadKeys(ctx context.Context, cfg config, logger *slog.Logger) (*query.JWKS, error) {
-	switch {
-	case cfg.JWKSURL == "" && cfg.JWKSFile == "":
-		return nil, errNoJWKS
-	case cfg.JWKSURL != "" && cfg.JWKSFile != "":
-		return nil, errors.New("both LOOKUP_JWKS_URL and LOOKUP_JWKS_FILE are set: configure one JWKS source")
-	case cfg.JWKSFile != "":
-		keyfile.WarnLoose(logger, keyfile.Trust("LOOKUP_JWKS_FILE", cfg.JWKSFile))
-		k, err := query.LoadJWKSFile(cfg.JWKSFile)
-		if err != nil {
-			return nil, fmt.Errorf("JWKS file: %w", err)
-		}
-		return k, nil
-	default:
-		opts := append([]query.JWKSOption{query.WithJWKSLogger(logger.With("component", "jwks")),
-			query.WithJWKSAllowHTTP(cfg.JWKSAllowHTTP)}, jwksOptionsForTest...)
-		k, err := query.NewJWKSFromURL(ctx, cfg.JWKSURL, &http.Client{Timeout: 10 * time.Second}, opts...)
-		if errors.Is(err, query.ErrJWKSInsecureURL) {
-			return nil, fmt.Errorf("JWKS URL: %w (set LOOKUP_JWKS_ALLOW_HTTP=true to allow it)", err)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("JWKS URL: %w", err)
-		}
-		return k, nil
+// loadKeys returns the keys of cfg's JWKS file or URL (query.OpenJWKS),
+// after refusing a configuration that names none or both. A JWKS URL is
+// refreshed in the background until ctx is done.
+func loadKeys(ctx context.Context, cfg settings.Config, logger *slog.Logger) (*query.JWKS, error) {
+	if err := cfg.CheckJWKS(); err != nil {
+		return nil, err
 	}
+	keyfile.WarnLoose(logger, keyfile.Trust("LOOKUP_JWKS_FILE", cfg.JWKSFile))
+	opts := append([]query.JWKSOption{query.WithJWKSLogger(logger.With("component", "jwks")),
+		query.WithJWKSAllowHTTP(cfg.JWKSAllowHTTP)}, jwksOptionsForTest...)
+	keys, err := query.OpenJWKS(ctx, cfg.JWKSFile, cfg.JWKSURL, opts...)
+	if errors.Is(err, query.ErrJWKSInsecureURL) {
+		return nil, fmt.Errorf("%w (set LOOKUP_JWKS_ALLOW_HTTP=true to allow it)", err)
+	}
+	return keys, err
 }
 
 // serve runs the projector, the API and the admin listener until ctx is
 // done or one of them fails, then shuts all of them down (see cmdServe).
-func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptions) (err error) {
+func serve(ctx context.Context, cfg settings.Config, logger *slog.Logger, opts serveOptions) (err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the JWKS refresh, if any
 	logServeStart(cfg, logger)
@@ -166,7 +140,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 	}
 	defer nc.Close()
 	visible := projectormetrics.NewVisibleHistogram()
-	reg := newRegistry()
+	reg := admin.NewRegistry()
 	rep, err := openReplica(cfg, js, reg, logger, projector.Config{ObserveVisible: projectormetrics.ObserveSeconds(visible),
 		Tracer: opts.tracing.Tracer("github.com/lookup/persons/projector")})
 	if err != nil {
@@ -217,7 +191,7 @@ func serve(ctx context.Context, cfg config, logger *slog.Logger, opts serveOptio
 
 // loadGuards returns the keys that verify tokens (opts.keys, else loaded
 // from cfg) and the guard of the admin actions.
-func loadGuards(ctx context.Context, cfg config, opts serveOptions, logger *slog.Logger) (*query.JWKS, *admintoken.Guard, error) {
+func loadGuards(ctx context.Context, cfg settings.Config, opts serveOptions, logger *slog.Logger) (*query.JWKS, *admintoken.Guard, error) {
 	keys := opts.keys
 	if keys == nil {
 		var err error
@@ -225,7 +199,7 @@ func loadGuards(ctx context.Context, cfg config, opts serveOptions, logger *slog
 			return nil, nil, err
 		}
 	}
-	guard, err := loadAdminGuard(cfg, logger)
+	guard, err := admintoken.Load(cfg.AdminTokenFile, logger.With("component", "admin"))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -234,7 +208,7 @@ func loadGuards(ctx context.Context, cfg config, opts serveOptions, logger *slog
 
 // logServeStart logs the settings serve starts with (no secret: URLs
 // redacted, key files named, not read).
-func logServeStart(cfg config, logger *slog.Logger) {
+func logServeStart(cfg settings.Config, logger *slog.Logger) {
 	logger.Info("starting lookupd serve", "version", version, "http_addr", cfg.HTTPAddr, "admin_addr", cfg.AdminAddr,
 		"nats_url", redact.URLs(cfg.NATSURL), "stream", cfg.Stream, "data_dir", cfg.DataDir,
 		"encrypted", cfg.EncryptionKeyFile != "", "jwks_url", redact.URLs(cfg.JWKSURL), "jwks_file", cfg.JWKSFile,
@@ -242,7 +216,7 @@ func logServeStart(cfg config, logger *slog.Logger) {
 }
 
 // newAPI returns the API over the read model store.
-func newAPI(cfg config, rep *replica.Replica, keys *query.JWKS, ledger *audit.Ledger,
+func newAPI(cfg settings.Config, rep *replica.Replica, keys *query.JWKS, ledger *audit.Ledger,
 	reg prometheus.Registerer, stale func() bool, logger *slog.Logger) (*query.Server, error) {
 	api, err := query.NewServer(query.Config{
 		Reader:      rep,
@@ -266,16 +240,4 @@ func newAPI(cfg config, rep *replica.Replica, keys *query.JWKS, ledger *audit.Le
 		return nil, fmt.Errorf("API: %w", err)
 	}
 	return api, nil
-}
-
-// newRegistry returns the metrics registry of the process with the Go and
-// process collectors. The projector's progress, the replica, the API and
-// the audit ledger register their own metrics into it.
-func newRegistry() *prometheus.Registry {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
-	return reg
 }

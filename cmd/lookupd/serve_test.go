@@ -21,6 +21,7 @@ import (
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/natstest"
 	"github.com/lookup/persons/internal/projectormetrics"
+	"github.com/lookup/persons/internal/settings"
 	"github.com/lookup/persons/internal/wait"
 	"github.com/lookup/persons/projector"
 )
@@ -293,7 +294,7 @@ func TestServeStartupErrors(t *testing.T) {
 		wantIs  error
 		wantMsg []string
 	}{
-		{"no JWKS", map[string]string{"LOOKUP_JWKS_FILE": ""}, errNoJWKS, []string{"LOOKUP_JWKS_URL", "LOOKUP_JWKS_FILE"}},
+		{"no JWKS", map[string]string{"LOOKUP_JWKS_FILE": ""}, settings.ErrNoJWKS, []string{"LOOKUP_JWKS_URL", "LOOKUP_JWKS_FILE"}},
 		{"two JWKS sources", map[string]string{"LOOKUP_JWKS_URL": "http://127.0.0.1:1/jwks"}, nil, []string{"LOOKUP_JWKS_URL", "LOOKUP_JWKS_FILE"}},
 		{"JWKS file missing", map[string]string{"LOOKUP_JWKS_FILE": filepath.Join(dir, "nope.json")}, os.ErrNotExist, []string{"JWKS", "nope.json"}},
 		{"JWKS file invalid", map[string]string{"LOOKUP_JWKS_FILE": badJWKS}, nil, []string{"JWKS", "bad-jwks.json"}},
@@ -328,7 +329,7 @@ func TestServeStartupErrors(t *testing.T) {
 					t.Errorf("err = %q, want it to name %q", err, m)
 				}
 			}
-			if errors.Is(err, errUsage) {
+			if errors.Is(err, settings.ErrUsage) {
 				t.Errorf("err = %v is a usage error, want exit status 1", err)
 			}
 		})

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -47,30 +45,6 @@ func TestServeLogsTheSignal(t *testing.T) {
 	}
 	if !strings.Contains(line, `"signal":"SIGTERM"`) || !strings.Contains(line, `"drain_timeout":"20s"`) {
 		t.Errorf("shutdown line = %q, want signal SIGTERM and drain_timeout 20s", line)
-	}
-}
-
-// TestLogDurationUnits holds the documented units of durations in logs:
-// nanoseconds in JSON, a Go duration string in text.
-func TestLogDurationUnits(t *testing.T) {
-	tests := []struct {
-		format string
-		d      time.Duration
-		want   string
-	}{
-		{"json", 1520 * time.Microsecond, `"duration":1520000`},
-		{"json", 10 * time.Second, `"duration":10000000000`},
-		{"text", 1520 * time.Microsecond, `duration=1.52ms`},
-		{"text", 10 * time.Second, `duration=10s`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.format+" "+tt.d.String(), func(t *testing.T) {
-			var buf bytes.Buffer
-			newLogger(config{LogFormat: tt.format, LogLevel: "info"}, &buf).Info("request", slog.Duration("duration", tt.d))
-			if got := buf.String(); !strings.Contains(got, tt.want) {
-				t.Errorf("log line %q, want %s", got, tt.want)
-			}
-		})
 	}
 }
 

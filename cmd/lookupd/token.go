@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/internal/devkey"
+	"github.com/lookup/persons/internal/settings"
 )
 
 // mintHelp is the help of "lookupd token".
@@ -29,46 +30,46 @@ jti claim (for a load test: see "make loadtest").`
 
 func cmdToken(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	// Its settings' defaults are those of the tokens lookupd dev accepts.
-	c, err := newCommand(inToken, "token", mintHelp, getenv)
+	c, err := settings.NewCommand(settings.Token, "token", mintHelp, getenv)
 	if err != nil {
 		return err
 	}
 	var (
-		keyPath   = c.fs.StringLong("key", "", "PEM file of the dev RSA key (default: the key of lookupd dev, see above)")
-		scope     = c.fs.StringLong("scope", "read:persons", "space-separated scopes")
-		ttl       = positiveDuration(c.fs, "ttl", time.Hour, "lifetime of the token")
-		sub       = c.fs.StringLong("sub", "dev-user", "subject (sub claim)")
-		tenants   = c.fs.StringLong("tenant", "", "comma-separated business ids for the tenancy claim (named by --tenant-claim)")
-		printJWKS = c.fs.BoolLong("print-jwks", "print the public JWKS of the key instead of a token")
-		create    = c.fs.BoolLong("create", "create the key file when it does not exist")
-		count     = c.fs.IntLong("count", 1, "number of tokens to mint, one a line; more than one gives each a distinct jti claim")
+		keyPath   = c.Flags.StringLong("key", "", "PEM file of the dev RSA key (default: the key of lookupd dev, see above)")
+		scope     = c.Flags.StringLong("scope", "read:persons", "space-separated scopes")
+		ttl       = c.PositiveDuration("ttl", time.Hour, "lifetime of the token")
+		sub       = c.Flags.StringLong("sub", "dev-user", "subject (sub claim)")
+		tenants   = c.Flags.StringLong("tenant", "", "comma-separated business ids for the tenancy claim (named by --tenant-claim)")
+		printJWKS = c.Flags.BoolLong("print-jwks", "print the public JWKS of the key instead of a token")
+		create    = c.Flags.BoolLong("create", "create the key file when it does not exist")
+		count     = c.Flags.IntLong("count", 1, "number of tokens to mint, one a line; more than one gives each a distinct jti claim")
 	)
-	if err := c.parse(args, stdout, stderr); err != nil {
+	if err := c.Parse(args, stdout, stderr); err != nil {
 		return err
 	}
 	if *keyPath == "" {
-		*keyPath = devkey.Path(getenv, c.cfg.DataDir, c.given("data-dir"))
+		*keyPath = devkey.Path(getenv, c.Config.DataDir, c.Given("data-dir"))
 	}
 	if *count < 1 {
-		return c.refuse(stderr, fmt.Errorf("--count %d: want at least 1", *count))
+		return c.Refuse(stderr, fmt.Errorf("--count %d: want at least 1", *count))
 	}
 	req := devkey.TokenRequest{
-		Issuer:   c.cfg.Issuer,
-		Audience: c.cfg.Audience,
+		Issuer:   c.Config.Issuer,
+		Audience: c.Config.Audience,
 		Subject:  *sub,
 		Scope:    *scope,
 		TTL:      *ttl,
 		Now:      time.Now(),
 	}
 	if req.Tenants, err = devkey.ParseTenants(*tenants); err != nil {
-		return c.refuse(stderr, fmt.Errorf("--tenant %w", err))
+		return c.Refuse(stderr, fmt.Errorf("--tenant %w", err))
 	}
 	// The tenancy claim is added only with --tenant business ids: a
 	// configured claim name alone adds nothing (not an empty claim).
 	if len(req.Tenants) > 0 {
-		req.TenantClaim = c.cfg.TenantClaim
+		req.TenantClaim = c.Config.TenantClaim
 		if req.TenantClaim == "" { // --tenant-claim ''
-			req.TenantClaim = defaultTenantClaim
+			req.TenantClaim = settings.DefaultTenantClaim
 		}
 	}
 	key, err := devkey.LoadFor(*keyPath, *create)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lookup/persons/internal/devkey"
 	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/settings"
 	"github.com/lookup/persons/internal/tokentest"
 )
 
@@ -58,8 +59,8 @@ func TestTokenCommand(t *testing.T) {
 			name: "defaults",
 			args: []string{"token", "--key", keyPath},
 			// lookupd dev's issuer and audience, which serve requires (issue 12).
-			want:    map[string]any{"sub": "dev-user", "scope": "read:persons", "iss": devIssuer, "aud": devAudience},
-			absent:  []string{defaultTenantClaim},
+			want:    map[string]any{"sub": "dev-user", "scope": "read:persons", "iss": settings.DevIssuer, "aud": settings.DevAudience},
+			absent:  []string{settings.DefaultTenantClaim},
 			ttlWant: time.Hour,
 		},
 		{
@@ -68,28 +69,28 @@ func TestTokenCommand(t *testing.T) {
 			args: []string{"token", "--key", keyPath, "--scope", "read:persons  read:persons:ssn", "--ttl", "5m", "--sub", "alice", "--tenant", tenant},
 			want: map[string]any{"sub": "alice", "scope": "read:persons read:persons:ssn", "iss": "https://issuer.example",
 				"aud": "lookup", "tenants": []any{strings.ToLower(tenant)}},
-			absent:  []string{defaultTenantClaim},
+			absent:  []string{settings.DefaultTenantClaim},
 			ttlWant: 5 * time.Minute,
 		},
 		{
 			name:    "tenant without a configured claim uses business_ids",
 			args:    []string{"token", "--key", keyPath, "--tenant", tenant + "," + tenant},
-			want:    map[string]any{defaultTenantClaim: []any{strings.ToLower(tenant), strings.ToLower(tenant)}},
+			want:    map[string]any{settings.DefaultTenantClaim: []any{strings.ToLower(tenant), strings.ToLower(tenant)}},
 			ttlWant: time.Hour,
 		},
 		{
 			name:    "tenant claim flag without tenants adds no claim",
 			args:    []string{"token", "--key", keyPath, "--tenant-claim", "tenants"},
 			want:    map[string]any{"sub": "dev-user"},
-			absent:  []string{"tenants", defaultTenantClaim},
+			absent:  []string{"tenants", settings.DefaultTenantClaim},
 			ttlWant: time.Hour,
 		},
 		{
 			name:    "LOOKUP_TENANT_CLAIM without tenants adds no claim",
-			env:     map[string]string{"LOOKUP_TENANT_CLAIM": defaultTenantClaim},
+			env:     map[string]string{"LOOKUP_TENANT_CLAIM": settings.DefaultTenantClaim},
 			args:    []string{"token", "--key", keyPath, "--tenant", ""},
 			want:    map[string]any{"sub": "dev-user"},
-			absent:  []string{defaultTenantClaim},
+			absent:  []string{settings.DefaultTenantClaim},
 			ttlWant: time.Hour,
 		},
 		{
@@ -157,7 +158,7 @@ func TestTokenCommand(t *testing.T) {
 		}
 		var out, errOut logtest.Buffer
 		err := run(context.Background(), []string{"token", "--key", keyPath, "--count", "0"}, env(nil), &out, &errOut)
-		if !errors.Is(err, errUsage) {
+		if !errors.Is(err, settings.ErrUsage) {
 			t.Errorf("--count 0: err = %v, want a usage error", err)
 		}
 	})

@@ -16,6 +16,9 @@ import (
 	"github.com/lookup/persons/query"
 )
 
+// Scope is the scope of the tokens the accounting service admits.
+const Scope = "read:audit"
+
 // ErrForbidden is what HandlerConfig.Authorize returns for a caller it
 // knows who is not allowed (403; any other error is a 401).
 var ErrForbidden = errors.New("accounting: forbidden")

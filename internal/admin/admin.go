@@ -10,10 +10,24 @@ import (
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/lookup/persons/internal/readiness"
 )
+
+// NewRegistry returns the metrics registry of the process, for /metrics,
+// with the Go and process collectors. The projector's progress, the
+// replica, the API and the audit ledger register their own metrics into
+// it.
+func NewRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return reg
+}
 
 // Handler returns the handler of the admin listener:
 //

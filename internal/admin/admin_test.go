@@ -181,3 +181,21 @@ func TestAdminHeaders(t *testing.T) {
 		t.Errorf("OPTIONS * = %d, headers %v", rec.Code, rec.Header())
 	}
 }
+
+// TestNewRegistry: /metrics of the registry shows the Go runtime's and
+// the process's metrics.
+func TestNewRegistry(t *testing.T) {
+	mfs, err := NewRegistry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, mf := range mfs {
+		got[mf.GetName()] = true
+	}
+	for _, want := range []string{"go_goroutines", "process_cpu_seconds_total"} {
+		if !got[want] {
+			t.Errorf("the registry lacks %s", want)
+		}
+	}
+}

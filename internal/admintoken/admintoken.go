@@ -52,9 +52,13 @@ func New(token []byte, logger *slog.Logger) (*Guard, error) {
 	return &Guard{sum: sha256.Sum256(t), on: true, logger: logger}, nil
 }
 
-// Load returns the guard of the token in the file path (see New); the
-// error names the file, never its content.
+// Load returns the guard of the token in the file path (see New), or Off
+// when path is "" (no token file configured); the error names the file,
+// never its content.
 func Load(path string, logger *slog.Logger) (*Guard, error) {
+	if path == "" {
+		return Off(), nil
+	}
 	b, err := os.ReadFile(filepath.Clean(path))
 	if err != nil {
 		return nil, fmt.Errorf("admin token file: %w", err)

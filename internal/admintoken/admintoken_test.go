@@ -75,8 +75,9 @@ func TestLoad(t *testing.T) {
 	tests := []struct {
 		name    string
 		path    string
-		wantErr string
+		wantErr string // "-": no error, and the guard is off
 	}{
+		{"no token file", "", "-"},
 		{"token with a trailing newline", write("ok", secret+"\n"), ""},
 		{"missing file", filepath.Join(dir, "none"), "no such file"},
 		{"empty file", write("empty", "\n"), "0 bytes"},
@@ -86,6 +87,12 @@ func TestLoad(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g, err := Load(tt.path, nil)
+			if tt.wantErr == "-" {
+				if err != nil || g == nil || g.Enabled() {
+					t.Fatalf("Load = %v, %v; want a guard that is off", g, err)
+				}
+				return
+			}
 			if tt.wantErr == "" {
 				if err != nil || !g.Enabled() {
 					t.Fatalf("Load = %v, %v; want an enabled guard", g, err)

@@ -12,7 +12,7 @@ const Auto int64 = -1
 const DefaultBudget int64 = 192 << 20
 
 // MinBudget is the smallest budget Size gives: projector.MinMemoryBudget
-// (a test of cmd/lookupd holds the two equal).
+// (a test of internal/settings holds the two equal).
 const MinBudget int64 = 32 << 20
 
 // Where a memory budget came from (Budget.Source).

@@ -2,6 +2,7 @@ package natsconn
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,35 +11,53 @@ import (
 	"github.com/lookup/persons/internal/natstest"
 )
 
-// TestWaitConnected: true for a connection to a running server; false
+// TestReachable: nil for a connection to a running server; an error
+// naming the URL without its credentials, and the connection closed,
 // within the wait for one that retries an unreachable server, and at once
 // when ctx has ended.
-func TestWaitConnected(t *testing.T) {
+func TestReachable(t *testing.T) {
 	ns := natstest.Run(t, natstest.Options(t.TempDir()))
 	nc, err := nats.Connect(ns.ClientURL())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	if !WaitConnected(context.Background(), nc, 5*time.Second) {
-		t.Error("a connection to a running server is not connected")
+	if err := Reachable(context.Background(), nc, ns.ClientURL(), 5*time.Second); err != nil {
+		t.Errorf("a connection to a running server: %v", err)
 	}
 
-	down, err := nats.Connect("nats://127.0.0.1:1", nats.RetryOnFailedConnect(true), nats.MaxReconnects(-1))
-	if err != nil {
-		t.Fatal(err)
+	const downURL = "nats://user:hunter2@127.0.0.1:1"
+	tests := []struct {
+		name   string
+		cancel bool
+		wait   time.Duration
+	}{
+		{"wait over", false, 200 * time.Millisecond},
+		{"context ended", true, time.Hour},
 	}
-	defer down.Close()
-	start := time.Now()
-	if WaitConnected(context.Background(), down, 200*time.Millisecond) {
-		t.Error("a connection to no server is connected")
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("WaitConnected took %v with a wait of 200ms", d)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if WaitConnected(ctx, down, time.Hour) {
-		t.Error("connected with an ended context")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			down, err := nats.Connect(downURL, nats.RetryOnFailedConnect(true), nats.MaxReconnects(-1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer down.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.cancel {
+				cancel()
+			}
+			start := time.Now()
+			err = Reachable(ctx, down, downURL, tt.wait)
+			if err == nil || !strings.Contains(err.Error(), "nats nats://127.0.0.1:1: not reachable within "+tt.wait.String()) {
+				t.Errorf("err = %v, want not reachable naming the URL without credentials and the wait", err)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("Reachable took %v with a wait of %v", d, tt.wait)
+			}
+			if !down.IsClosed() {
+				t.Error("the connection was left open")
+			}
+		})
 	}
 }

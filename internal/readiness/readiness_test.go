@@ -1,9 +1,11 @@
 package readiness
 
 import (
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/projector"
 )
 
@@ -68,6 +70,27 @@ func TestReady(t *testing.T) {
 				t.Errorf("Ready() = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestReadinessFollowsNATSRefusal: a replica whose NATS server refuses its
+// credentials after start-up is not ready until they are accepted again.
+func TestReadinessFollowsNATSRefusal(t *testing.T) {
+	src := &fakeSource{caughtUp: closedChan}
+	var health natsconn.Health
+	var c natsconn.Config
+	health.Follow(&c)
+	r := &Readiness{Source: src, Refused: health.Refused}
+	if !r.Ready() {
+		t.Fatal("not ready while caught up and accepted")
+	}
+	c.OnRefused(errors.New("authorization violation"))
+	if r.Ready() {
+		t.Error("ready while NATS refuses the credentials")
+	}
+	c.OnAccepted()
+	if !r.Ready() {
+		t.Error("not ready once the credentials are accepted again")
 	}
 }
 

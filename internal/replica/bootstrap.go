@@ -79,7 +79,7 @@ func (r *Replica) streamIdentity(ctx context.Context) (projector.StreamIdentity,
 // returning it as a generation (its projector not started) when one was
 // restored; otherwise the store is closed.
 func (r *Replica) restoreInto(ctx context.Context, dir string, ident projector.StreamIdentity) (*generation, bool, error) {
-	store, err := r.cfg.Open(dir)
+	store, err := openStore(r.cfg, dir)
 	if err != nil {
 		return nil, false, err
 	}

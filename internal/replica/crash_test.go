@@ -85,7 +85,6 @@ func crashChild(mode string) int {
 func childConfig(js jetstream.JetStream, root string, sn *projector.Snapshots) Config {
 	return Config{
 		Root: root,
-		Open: func(dir string) (*projector.Store, error) { return projector.Open(dir, projector.StoreOptions{}) },
 		NewProjector: func(s *projector.Store) *projector.Projector {
 			return projector.New(js, s, projector.Config{Stream: "PERSONS"})
 		},

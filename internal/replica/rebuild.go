@@ -29,7 +29,7 @@ func (r *Replica) Rebuild() error {
 	if err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
-	store, err := r.cfg.Open(dir)
+	store, err := openStore(r.cfg, dir)
 	if err != nil {
 		return errors.Join(fmt.Errorf("rebuild: %w", err), projector.RemoveModel(r.cfg.Root, dir))
 	}

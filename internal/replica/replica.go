@@ -37,8 +37,9 @@ var ErrNotCaughtUp = errors.New("the read model has not caught up yet")
 type Config struct {
 	// Root is the data directory (see projector.ActiveDir).
 	Root string
-	// Open opens (creating if needed) the store of a model directory.
-	Open func(dir string) (*projector.Store, error)
+	// Store are the options every model directory's store is opened
+	// (created if needed) with: its encryption key, memory budget, logger.
+	Store projector.StoreOptions
 	// NewProjector returns the projector that feeds a store.
 	NewProjector func(*projector.Store) *projector.Projector
 	// Snapshots, when set, is the bucket an empty model is bootstrapped
@@ -112,7 +113,7 @@ func Open(cfg Config) (*Replica, error) {
 	}
 	// Opened first: its lock keeps a second process on the same data
 	// directory from removing what the first is building.
-	store, err := cfg.Open(dir)
+	store, err := openStore(cfg, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -180,6 +181,16 @@ func (r *Replica) startCurrent(ctx context.Context, g *generation) {
 }
 
 func (r *Replica) markCaughtUp() { r.caughtUpOnce.Do(func() { close(r.caughtUp) }) }
+
+// openStore opens (creating if needed) the store of the model directory
+// dir with cfg.Store; the error names the read model.
+func openStore(cfg Config, dir string) (*projector.Store, error) {
+	s, err := projector.Open(dir, cfg.Store)
+	if err != nil {
+		return nil, fmt.Errorf("read model: %w", err)
+	}
+	return s, nil
+}
 
 // Close closes the current model's store, after its readers. Call it after
 // Run has returned.

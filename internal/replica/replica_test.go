@@ -58,7 +58,6 @@ func open(t testing.TB, js jetstream.JetStream, root string, mutate func(*Config
 	t.Helper()
 	cfg := Config{
 		Root: root,
-		Open: func(dir string) (*projector.Store, error) { return projector.Open(dir, projector.StoreOptions{}) },
 		NewProjector: func(s *projector.Store) *projector.Projector {
 			return projector.New(js, s, projector.Config{Stream: "PERSONS", RefreshInterval: 100 * time.Millisecond})
 		},

@@ -1,4 +1,4 @@
-package main
+package settings
 
 import (
 	"flag"
@@ -18,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite docs/configuration.md from the 
 const configurationDoc = "docs/configuration.md"
 
 // TestConfigurationDoc keeps docs/configuration.md equal to the settings
-// table. Regenerate it with "go generate ./cmd/lookupd" (or this test
+// table. Regenerate it with "go generate ./internal/settings" (or this test
 // with -update).
 func TestConfigurationDoc(t *testing.T) {
 	want := renderConfigurationDoc()
@@ -29,7 +29,7 @@ func TestConfigurationDoc(t *testing.T) {
 		return
 	}
 	if got := repofile.Read(t, configurationDoc); got != want {
-		t.Errorf("%s is stale: run go generate ./cmd/lookupd", configurationDoc)
+		t.Errorf("%s is stale: run go generate ./internal/settings", configurationDoc)
 	}
 }
 
@@ -39,8 +39,8 @@ func renderConfigurationDoc() string {
 	var b strings.Builder
 	b.WriteString(`# Configuration
 
-<!-- Generated from the settings table (cmd/lookupd/config.go) by
-TestConfigurationDoc: do not edit; run "go generate ./cmd/lookupd". -->
+<!-- Generated from the settings table (internal/settings/table.go) by
+TestConfigurationDoc: do not edit; run "go generate ./internal/settings". -->
 
 Every setting of lookupd is an environment variable and a flag: the flag
 wins over the variable, and an empty variable counts as unset. A command
@@ -53,7 +53,7 @@ their --help. Tracing is configured by the standard OTEL_* variables
 | variable | flag | default | commands | meaning |
 |---|---|---|---|---|
 `)
-	for _, s := range settings {
+	for _, s := range table {
 		fmt.Fprintf(&b, "| `%s` | `--%s` | %s | %s | %s |\n", envName(s.name), s.name, docDefaults(s), docCommands(s.in), s.usage)
 	}
 	return b.String()
@@ -86,7 +86,7 @@ func docDefaults(s setting) string {
 }
 
 // docCommands names the commands of in.
-func docCommands(in cmdSet) string {
+func docCommands(in Commands) string {
 	var names []string
 	for _, c := range cmdNames {
 		if in&c.in != 0 {

@@ -1,0 +1,69 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lookup/persons/internal/logtest"
+)
+
+// TestFlush: what closes in time logs nothing; what does not gets a
+// context that ends after the limit, and its error is logged.
+func TestFlush(t *testing.T) {
+	tests := []struct {
+		name    string
+		close   func(context.Context) error
+		wantLog string // "": nothing logged
+	}{
+		{"in time", func(context.Context) error { return nil }, ""},
+		{"too late", func(ctx context.Context) error { <-ctx.Done(); return errors.New("records unacknowledged") },
+			`msg="audit ledger" err="records unacknowledged"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger, logs := logtest.Text()
+			start := time.Now()
+			Flush(tt.close, 100*time.Millisecond, "audit ledger", logger)
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("Flush took %v with a limit of 100ms", d)
+			}
+			if got := logs.String(); (tt.wantLog == "") != (got == "") || !strings.Contains(got, tt.wantLog) {
+				t.Errorf("log = %q, want %q", got, tt.wantLog)
+			}
+		})
+	}
+}
+
+// TestCloseStore: a store closed is logged with its directory; a failure
+// is returned with its prefix, and nothing is logged.
+func TestCloseStore(t *testing.T) {
+	tests := []struct {
+		name    string
+		err     error
+		wantErr string
+		wantLog string
+	}{
+		{"closed", nil, "", `msg="read model closed" dir=/data/m1`},
+		{"failed", errors.New("disk gone"), "close read model: disk gone", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logger, logs := logtest.Text()
+			closed := 0
+			err := CloseStore(StoreCloser{Close: func() error { closed++; return tt.err }, Dir: "/data/m1",
+				Closed: "read model closed", Failed: "close read model"}, logger)
+			if closed != 1 {
+				t.Errorf("Close called %d times, want once", closed)
+			}
+			if (err == nil) != (tt.wantErr == "") || (err != nil && err.Error() != tt.wantErr) || (err != nil && !errors.Is(err, tt.err)) {
+				t.Errorf("err = %v, want %q wrapping %v", err, tt.wantErr, tt.err)
+			}
+			if got := logs.String(); (tt.wantLog == "") != (got == "") || !strings.Contains(got, tt.wantLog) {
+				t.Errorf("log = %q, want %q", got, tt.wantLog)
+			}
+		})
+	}
+}
