@@ -31,7 +31,7 @@ func TestScaleRunBuildsAndReuses(t *testing.T) {
 	dir := filepath.Join(tmp, "model")
 	args := func(extra ...string) []string {
 		return append([]string{"--lookupd", bin, "--tool", "vegeta", "--people", "200", "--signers", "200", "--model-dir", dir,
-			"--duration", "200ms", "--warmup", "0s", "--rate", "0", "--draws", "500", "--tokens", "3", "--connections", "8"}, extra...)
+			"--duration", "200ms", "--warmup", "0s", "--rate", "0", "--draws", "500", "--tokens", "3", "--connections", "8", "--lone-duration", "200ms"}, extra...)
 	}
 	runOnce := func(t *testing.T, a []string) (report, progress string) {
 		t.Helper()
@@ -52,6 +52,12 @@ func TestScaleRunBuildsAndReuses(t *testing.T) {
 		}
 		if !strings.Contains(report, "Open loop") {
 			t.Errorf("no open loop in the report:\n%s", report)
+		}
+		// The ledger's messages (2 routes, 2 transports) and the lone
+		// requests (as many), each with a verdict: counts read, round
+		// trip measured.
+		if got := strings.Count(report, "| pass |\n") + strings.Count(report, "| **fail** |\n"); got < 8 {
+			t.Errorf("report has %d verdicts of the ledger, want 8:\n%s", got, report)
 		}
 	})
 	t.Run("second run reuses it", func(t *testing.T) {

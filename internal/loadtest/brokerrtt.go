@@ -11,11 +11,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// rttPayload is the size of the message PublishAckRTT publishes: about
-// one audit record.
-const rttPayload = 256
+// RTTPayload is the size of the message MeasureBrokerRTT publishes:
+// about one audit record.
+const RTTPayload = 256
 
-// rttWarmup is how many publishes and pings PublishAckRTT makes before it
+// rttWarmup is how many publishes and pings MeasureBrokerRTT makes before it
 // times any.
 const rttWarmup = 10
 
@@ -60,7 +60,7 @@ func MeasureBrokerRTT(ctx context.Context, url, stream string, n int) (_ BrokerR
 			err = fmt.Errorf("broker round trip: delete the scratch stream %s: %w", stream, derr)
 		}
 	}()
-	data := make([]byte, rttPayload)
+	data := make([]byte, RTTPayload)
 	acks, pings := make([]time.Duration, 0, n), make([]time.Duration, 0, n)
 	for i := range n + rttWarmup {
 		start := time.Now()

@@ -23,6 +23,9 @@ lookup_audit_records_per_message_bucket{le="1"} 4
 lookup_audit_records_per_message_bucket{le="+Inf"} 9
 lookup_audit_records_per_message_sum 123
 lookup_audit_records_per_message_count 9
+lookup_audit_commit_seconds_bucket{le="0.0005"} 6
+lookup_audit_commit_seconds_sum 0.0045
+lookup_audit_commit_seconds_count 8
 bad_value x
 `
 
