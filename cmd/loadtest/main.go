@@ -8,7 +8,10 @@
 // (the audit ledger required) and with the ledger off, over HTTP and
 // HTTPS, each paired with the bare server over the same transport: closed
 // loop (wrk when installed, else vegeta) in interleaved rounds, then an
-// open loop at --rate (vegeta). It prints Markdown tables. "make loadtest"
+// open loop at --rate (vegeta). Of the audit ledger it reports the broker
+// messages per answer (from lookupd's /metrics) and a lone request's
+// latency (one connection, --lone-duration), audited and not, against the
+// broker's round trip. It prints Markdown tables. "make loadtest"
 // runs it; LOADTEST_ARGS passes flags:
 //
 //	make loadtest LOADTEST_ARGS='--duration 10s --rounds 3'

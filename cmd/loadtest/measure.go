@@ -114,13 +114,13 @@ func (ms *measurer) measureRoute(ctx context.Context, rt route, conf serveConf, 
 	if err != nil {
 		return err
 	}
-	rl, err := ms.closedProfiled(ctx, look, round, srv.Banner.Admin)
+	rl, err := ms.closedProfiled(ctx, look, round, srv.Admin)
 	if err != nil {
 		return err
 	}
 	p.bare, p.lookupd = append(p.bare, rb), append(p.lookupd, rl)
 	if ms.o.loneDuration > 0 {
-		r1, err := ms.lone(ctx, look, round, srv.Banner.Admin)
+		r1, err := ms.lone(ctx, look, round, srv.Admin)
 		if err != nil {
 			return err
 		}
