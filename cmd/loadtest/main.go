@@ -8,7 +8,10 @@
 // (the audit ledger required) and with the ledger off, over HTTP and
 // HTTPS, each paired with the bare server over the same transport: closed
 // loop (wrk when installed, else vegeta) in interleaved rounds, then an
-// open loop at --rate (vegeta). It prints Markdown tables. "make loadtest"
+// open loop at --rate (vegeta). Of the audit ledger it reports the broker
+// messages per answer (from lookupd's /metrics) and a lone request's
+// latency (one connection, --lone-duration), audited and not, against the
+// broker's round trip. It prints Markdown tables. "make loadtest"
 // runs it; LOADTEST_ARGS passes flags:
 //
 //	make loadtest LOADTEST_ARGS='--duration 10s --rounds 3'
@@ -57,6 +60,7 @@ type options struct {
 	tool         string
 	duration     time.Duration
 	warmup       time.Duration
+	loneDuration time.Duration // the one-connection runs of lookupd (0: none)
 	rounds       int
 	threads      int
 	connections  int
@@ -99,6 +103,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.tool, "tool", "auto", "closed-loop load generator: wrk, vegeta, or auto (wrk when on PATH)")
 	fs.DurationVar(&o.duration, "duration", 5*time.Second, "closed-loop run length per scenario (wrk rounds up to whole seconds)")
 	fs.DurationVar(&o.warmup, "warmup", time.Second, "closed-loop warm-up per scenario, not measured (0: none)")
+	fs.DurationVar(&o.loneDuration, "lone-duration", 3*time.Second, "run length of lookupd's one-connection closed-loop run of each route, after its warm-up: the latency of a lone request, audited and not (0: none)")
 	fs.IntVar(&o.rounds, "rounds", 1, "closed-loop rounds over every scenario; the median req/s of each is reported")
 	fs.IntVar(&o.threads, "threads", 2, "wrk threads")
 	fs.IntVar(&o.connections, "connections", 64, "closed-loop connections")
@@ -123,8 +128,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	case o.tool != "auto" && o.tool != "wrk" && o.tool != "vegeta":
 		return o, fmt.Errorf("--tool %q: want wrk, vegeta or auto", o.tool)
-	case o.duration <= 0 || o.openDuration <= 0 || o.warmup < 0:
-		return o, errors.New("--duration and --open-duration must be positive, --warmup not negative")
+	case o.duration <= 0 || o.openDuration <= 0 || o.warmup < 0 || o.loneDuration < 0:
+		return o, errors.New("--duration and --open-duration must be positive, --warmup and --lone-duration not negative")
 	case o.rounds < 1 || o.threads < 1 || o.connections < 1 || o.tokens < 1 || o.openWorkers < 1 || o.rate < 0:
 		return o, errors.New("--rounds, --threads, --connections, --tokens and --open-workers must be at least 1, --rate not negative")
 	}

@@ -18,8 +18,10 @@ func TestParseFlags(t *testing.T) {
 	}{
 		{name: "defaults", check: func(o options) bool {
 			return o.tool == "auto" && o.duration == 5*time.Second && o.connections == 64 && o.threads == 2 &&
-				o.tokens == 1000 && o.rate == 10000 && o.rounds == 1
+				o.tokens == 1000 && o.rate == 10000 && o.rounds == 1 && o.loneDuration == 3*time.Second
 		}},
+		{name: "no lone runs", args: []string{"--lone-duration", "0s"}, check: func(o options) bool { return o.loneDuration == 0 }},
+		{name: "negative lone runs", args: []string{"--lone-duration", "-1s"}, wantErr: "not negative"},
 		{name: "flags", args: []string{"--duration", "10s", "--rate", "5000", "--tool", "vegeta", "--rounds", "3"},
 			check: func(o options) bool {
 				return o.duration == 10*time.Second && o.rate == 5000 && o.tool == "vegeta" && o.rounds == 3

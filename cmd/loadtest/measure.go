@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/lookup/persons/internal/loadtest"
 )
@@ -30,6 +31,10 @@ type pair struct {
 	route                 string
 	lookupd, bare         []loadtest.Result // closed loop, a run a round
 	openLookupd, openBare *loadtest.Result  // open loop, the last round
+	lone                  []loadtest.Result // lookupd with one connection (--lone-duration), a run a round
+	// rtt is the broker's round trip measured in the configuration (one
+	// with the ledger) after its lone runs, a measurement a round.
+	rtt []loadtest.BrokerRTT
 }
 
 // results is what a run measured.
@@ -90,24 +95,43 @@ func (ms *measurer) measureConf(ctx context.Context, conf serveConf, pairs []*pa
 		return fmt.Errorf("lookupd serve (%s): %w", conf.name, err)
 	}
 	for ri, rt := range ms.routes {
-		p := pairs[ri]
-		bare, look := ms.scenarios(rt, conf, srv)
-		rb, err := ms.closed(ctx, bare, round)
+		if err := ms.measureRoute(ctx, rt, conf, srv, pairs[ri], round, open); err != nil {
+			return err
+		}
+	}
+	if conf.audit == "" && ms.o.loneDuration > 0 {
+		return ms.brokerRTT(ctx, pairs, round)
+	}
+	return nil
+}
+
+// measureRoute measures p, route rt of lookupd srv in conf: the bare
+// server then lookupd in the closed loop, lookupd with one connection,
+// and, when open, both in the open loop.
+func (ms *measurer) measureRoute(ctx context.Context, rt route, conf serveConf, srv *loadtest.Dev, p *pair, round int, open bool) error {
+	bare, look := ms.scenarios(rt, conf, srv)
+	rb, err := ms.closed(ctx, bare, round)
+	if err != nil {
+		return err
+	}
+	rl, err := ms.closedProfiled(ctx, look, round, srv.Admin)
+	if err != nil {
+		return err
+	}
+	p.bare, p.lookupd = append(p.bare, rb), append(p.lookupd, rl)
+	if ms.o.loneDuration > 0 {
+		r1, err := ms.lone(ctx, look, round, srv.Admin)
 		if err != nil {
 			return err
 		}
-		rl, err := ms.closedProfiled(ctx, look, round, srv.Banner.Admin)
-		if err != nil {
+		p.lone = append(p.lone, r1)
+	}
+	if open && ms.o.rate > 0 {
+		if p.openBare, err = ms.open(ctx, bare); err != nil {
 			return err
 		}
-		p.bare, p.lookupd = append(p.bare, rb), append(p.lookupd, rl)
-		if open && ms.o.rate > 0 {
-			if p.openBare, err = ms.open(ctx, bare); err != nil {
-				return err
-			}
-			if p.openLookupd, err = ms.open(ctx, look); err != nil {
-				return err
-			}
+		if p.openLookupd, err = ms.open(ctx, look); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -145,23 +169,35 @@ func (ms *measurer) closed(ctx context.Context, s loadtest.Scenario, round int) 
 	return ms.closedProfiled(ctx, s, round, "")
 }
 
-// closedProfiled is closed, profiling the server whose admin listener is
-// admin during the measured run when --profile asks for it ("": none).
+// closedProfiled is closed for lookupd, whose admin listener is admin
+// ("": not lookupd): its ledger's counts read around the measured run,
+// and profiled during it when --profile asks for it.
 func (ms *measurer) closedProfiled(ctx context.Context, s loadtest.Scenario, round int, admin string) (loadtest.Result, error) {
+	return ms.closedWith(ctx, ms.tool, s, ms.o.duration, round, admin, ms.prof)
+}
+
+// closedWith runs s with tool for d after the warm-up; see closedProfiled
+// for admin; prof nil profiles nothing.
+func (ms *measurer) closedWith(ctx context.Context, tool loadtest.ClosedLoop, s loadtest.Scenario, d time.Duration, round int, admin string, prof *profiler) (loadtest.Result, error) {
 	if ms.o.warmup > 0 {
-		if _, err := ms.tool.Run(ctx, s, ms.o.warmup); err != nil {
+		if _, err := tool.Run(ctx, s, ms.o.warmup); err != nil {
 			return loadtest.Result{}, err
 		}
 	}
+	before := ms.ledgerCounts(admin, s.Name)
 	var r loadtest.Result
-	err := ms.prof.during(ctx, admin, fmt.Sprintf("round %d %s", round+1, s.Name), ms.o.duration, ms.progress, func() (err error) {
-		r, err = runMeasured(ctx, ms.tool, s, ms.o.duration)
+	err := prof.during(ctx, admin, fmt.Sprintf("round %d %s", round+1, s.Name), d, ms.progress, func() (err error) {
+		r, err = runMeasured(ctx, tool, s, d)
 		return err
 	})
 	if err != nil {
 		return r, err
 	}
-	fmt.Fprintf(ms.progress, "round %d: %s: %.0f req/s, p99 %v, %d errors\n", round+1, s.Name, r.Rate, r.P99, r.Errors)
+	if after := ms.ledgerCounts(admin, s.Name); before != nil && after != nil {
+		c := after.Since(*before)
+		r.Ledger = &c
+	}
+	fmt.Fprintf(ms.progress, "round %d: %s: %.0f req/s, p50 %v, p99 %v, %d errors%s\n", round+1, s.Name, r.Rate, r.P50, r.P99, r.Errors, ledgerProgress(r))
 	return r, nil
 }
 

@@ -76,6 +76,9 @@ func buildLookupd(ctx context.Context, dir string) (string, error) {
 func tokenTTL(o options) time.Duration {
 	n := time.Duration(runsPerRound)
 	closed := time.Duration(o.rounds) * n * (o.warmup + o.duration + 2*time.Second)
+	if o.loneDuration > 0 { // a lone run of lookupd a route and configuration
+		closed += time.Duration(o.rounds) * (n / 2) * (o.warmup + o.loneDuration + 2*time.Second)
+	}
 	return closed + n*o.openDuration + time.Hour
 }
 

@@ -31,7 +31,7 @@ func TestScaleRunBuildsAndReuses(t *testing.T) {
 	dir := filepath.Join(tmp, "model")
 	args := func(extra ...string) []string {
 		return append([]string{"--lookupd", bin, "--tool", "vegeta", "--people", "200", "--signers", "200", "--model-dir", dir,
-			"--duration", "200ms", "--warmup", "0s", "--rate", "0", "--draws", "500", "--tokens", "3", "--connections", "8"}, extra...)
+			"--duration", "200ms", "--warmup", "0s", "--rate", "0", "--draws", "500", "--tokens", "3", "--connections", "8", "--lone-duration", "200ms"}, extra...)
 	}
 	runOnce := func(t *testing.T, a []string) (report, progress string) {
 		t.Helper()
@@ -53,6 +53,7 @@ func TestScaleRunBuildsAndReuses(t *testing.T) {
 		if !strings.Contains(report, "Open loop") {
 			t.Errorf("no open loop in the report:\n%s", report)
 		}
+		checkLedgerVerdicts(t, report)
 	})
 	t.Run("second run reuses it", func(t *testing.T) {
 		report, progress := runOnce(t, args("--ids", "zipf"))
@@ -117,6 +118,26 @@ func checkRows(t *testing.T, report string) {
 	}
 	if want := 2 * len(serveConfs) * len(routeNames); rows < want {
 		t.Errorf("report has %d rows, want at least %d:\n%s", rows, want, report)
+	}
+}
+
+// checkLedgerVerdicts fails unless the ledger's messages and the lone
+// requests have their verdicts, a table's row for each transport: for
+// GET signers with expand, pass or fail (counts read, the round trip
+// measured); for GET person, which discloses no protected data, no record.
+func checkLedgerVerdicts(t *testing.T, report string) {
+	t.Helper()
+	judged, unaudited := 0, 0
+	for _, line := range strings.Split(report, "\n") {
+		switch {
+		case strings.HasPrefix(line, "| GET signers with expand |") && (strings.HasSuffix(line, "| pass |") || strings.HasSuffix(line, "| **fail** |")):
+			judged++
+		case strings.HasPrefix(line, "| GET person |") && strings.HasSuffix(line, "| "+notAudited+" |"):
+			unaudited++
+		}
+	}
+	if judged != 4 || unaudited != 4 {
+		t.Errorf("report has %d verdicts on GET signers and %d rows of GET person without a record, want 4 and 4:\n%s", judged, unaudited, report)
 	}
 }
 

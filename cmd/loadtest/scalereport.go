@@ -26,6 +26,8 @@ func writeScaleReport(w io.Writer, o options, tool loadtest.ClosedLoop, mach mac
 	writePairs(w, res.pairs)
 	fmt.Fprintln(w, "\nServer CPU a request: user and system CPU time of the serving process (lookupd serve, or the bare server, a process of its own) over the requests it completed. Errors: transport errors, timeouts and non-2xx answers (wrk counts statuses of 400 and up; neither server answers 1xx or 3xx).")
 	writeLedgerCost(w, res.pairs)
+	writeLedgerMessages(w, o.connections, res.pairs)
+	writeLoneRequest(w, tool, o, res.pairs)
 	writeYardsticks(w, res)
 	if o.rate > 0 {
 		fmt.Fprintf(w, "\nOpen loop (vegeta at a fixed %s req/s, %v a run, at most %d requests in flight, keep-alive, HTTP/1.1; latency of the successful requests; the target is lookupd's p99 at most 2x the bare server's):\n\n",
@@ -76,23 +78,18 @@ func writePairs(w io.Writer, pairs []*pair) {
 // writeLedgerCost writes what the audit ledger costs: lookupd in its
 // default configuration against LOOKUP_AUDIT=off, route by route.
 func writeLedgerCost(w io.Writer, pairs []*pair) {
-	off := map[string]loadtest.Result{}
-	for _, p := range pairs {
-		if p.conf.audit == "off" && len(p.lookupd) > 0 {
-			off[p.route+transport(p.conf.tls)] = median(p.lookupd)
-		}
-	}
+	off := ledgerOff(pairs)
 	first := true
 	for _, p := range pairs {
-		o, ok := off[p.route+transport(p.conf.tls)]
-		if p.conf.audit != "" || !ok || len(p.lookupd) == 0 {
+		op, ok := off[pairKey(p)]
+		if p.conf.audit != "" || !ok || len(p.lookupd) == 0 || len(op.lookupd) == 0 {
 			continue
 		}
 		if first {
 			fmt.Fprintln(w, "\nThe audit ledger (default, required) against LOOKUP_AUDIT=off, lookupd's req/s:")
 			first = false
 		}
-		l := median(p.lookupd)
+		l, o := median(p.lookupd), median(op.lookupd)
 		fmt.Fprintf(w, "- %s, %s: %s (%s vs %s req/s)\n", p.route, transport(p.conf.tls), ratio(l.Rate, o.Rate),
 			loadtest.Thousands(l.Rate), loadtest.Thousands(o.Rate))
 	}

@@ -1,15 +1,11 @@
 package loadtest
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"io"
 	"io/fs"
 	"net/http"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/lookup/persons/internal/periodic"
@@ -51,17 +47,9 @@ func SampleMem(c *http.Client, t Target, at time.Duration) (MemSample, error) {
 		return MemSample{}, err
 	}
 	s := MemSample{At: at, ProcMem: m, Heap: -1, TablesOnDisk: tablesOnDisk(t.DataDir)}
-	resp, err := c.Get(t.Admin + "/metrics")
+	v, err := ReadMetrics(c, t.Admin, metricHeapInuse, metricAppliedSeq)
 	if err != nil {
 		return s, nil //nolint:nilerr // see above: the heap is optional
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return s, nil
-	}
-	v, err := parseMetrics(resp.Body, metricHeapInuse, metricAppliedSeq)
-	if err != nil {
-		return s, nil //nolint:nilerr // as above
 	}
 	if h, ok := v[metricHeapInuse]; ok {
 		s.Heap = int64(h)
@@ -112,30 +100,4 @@ func SampleEvery(ctx context.Context, c *http.Client, t Target, interval time.Du
 	take(start)
 	periodic.Every(ctx, interval, take)
 	return out
-}
-
-// parseMetrics reads the Prometheus text format from r and returns the
-// value of each of names that appears without labels (the first such
-// line; "name value" or "name value timestamp").
-func parseMetrics(r io.Reader, names ...string) (map[string]float64, error) {
-	want := make(map[string]bool, len(names))
-	for _, n := range names {
-		want[n] = true
-	}
-	out := make(map[string]float64, len(names))
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 2 || !want[f[0]] {
-			continue
-		}
-		if _, seen := out[f[0]]; seen {
-			continue
-		}
-		if v, err := strconv.ParseFloat(f[1], 64); err == nil {
-			out[f[0]] = v
-		}
-	}
-	return out, sc.Err()
 }

@@ -37,6 +37,9 @@ type Result struct {
 	// CPUPerRequest is the CPU time the serving process used per request
 	// completed; 0 when not measured.
 	CPUPerRequest time.Duration
+	// Ledger is what lookupd's audit ledger sent to the broker during the
+	// run; nil when not read (not lookupd, or its /metrics failed).
+	Ledger *LedgerCounts
 }
 
 // ClosedLoop measures the throughput of a scenario with a fixed number of
@@ -45,4 +48,7 @@ type Result struct {
 type ClosedLoop interface {
 	Run(ctx context.Context, s Scenario, d time.Duration) (Result, error)
 	Name() string
+	// Lone is the same tool with a single connection (and thread): one
+	// request at a time, the next sent when the last is answered.
+	Lone() ClosedLoop
 }

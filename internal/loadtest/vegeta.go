@@ -21,6 +21,9 @@ type Vegeta struct {
 // Name says how a result was measured.
 func (v Vegeta) Name() string { return fmt.Sprintf("vegeta, %d workers", v.Connections) }
 
+// Lone is vegeta with one worker.
+func (v Vegeta) Lone() ClosedLoop { return Vegeta{Connections: 1} }
+
 // Run attacks s for d as fast as v.Connections workers go.
 func (v Vegeta) Run(ctx context.Context, s Scenario, d time.Duration) (Result, error) {
 	c := uint64(max(v.Connections, 1)) //nolint:gosec // G115: positive

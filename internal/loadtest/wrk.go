@@ -104,6 +104,12 @@ type Wrk struct {
 // Name says how a result was measured.
 func (w Wrk) Name() string { return fmt.Sprintf("wrk -t%d -c%d", w.Threads, w.Connections) }
 
+// Lone is wrk -t1 -c1.
+func (w Wrk) Lone() ClosedLoop {
+	w.Threads, w.Connections = 1, 1
+	return w
+}
+
 // Run runs wrk against s for d, rounded up to whole seconds.
 func (w Wrk) Run(ctx context.Context, s Scenario, d time.Duration) (Result, error) {
 	script := filepath.Join(w.ScriptDir, "loadtest.lua")
