@@ -32,9 +32,11 @@ type Config struct {
 
 // Answer is one request and what came back.
 type Answer struct {
-	ID     string // its X-Request-Id
-	Status int    // 0: no status line came back
-	Err    error  // of the request or of reading the body
+	// ID is the request id: the answer's X-Request-Id (lookupd's is the
+	// one sent; the accounting service makes its own), else the one sent.
+	ID     string
+	Status int   // 0: no status line came back
+	Err    error // of the request or of reading the body
 	Sent   time.Time
 	Done   time.Time
 }
@@ -88,6 +90,9 @@ func (r *Reads) work() {
 		headers["X-Request-Id"] = a.ID
 		resp, err := httpget.Get(r.cfg.Client, r.cfg.URL, r.cfg.Token, headers)
 		a.Status, a.Err, a.Done = resp.Status, err, time.Now()
+		if id := resp.Header.Get("X-Request-Id"); id != "" {
+			a.ID = id
+		}
 		if a.Released() {
 			r.ok.Add(1)
 		} else {
