@@ -9,7 +9,7 @@
 #   nats-tls/                NATS server: tls.crt (SANs: nats, nats-0..2.nats, nats-b,
 #                            localhost, 127.0.0.1; server and client auth, so
 #                            the cluster routes use it too), tls.key, ca.crt
-#   lookupd/ admin/ publisher/ leaf/
+#   lookupd/ accounting/ admin/ publisher/ leaf/
 #                            NATS clients: tls.crt, tls.key (client cert,
 #                            CN = user), ca.crt, password (clear, 48 hex);
 #                            admin/nats.env: NATS_PASSWORD for the nats CLI;
@@ -83,7 +83,7 @@ bcrypt() {
 }
 
 env_new=
-for user in admin lookupd publisher leaf; do
+for user in admin lookupd accounting publisher leaf; do
 	cert "$user" "$user" clientAuth ""
 	if [ ! -f "$user/password" ]; then
 		openssl rand -hex 24 > "$user/password"
@@ -108,7 +108,7 @@ if [ -n "$env_new" ] || [ ! -f nats.env ]; then
 	{
 		echo "# nats-server's secrets (made by deploy/gen-secrets.sh; never commit)."
 		echo "# Single quotes: docker compose would expand the $ of a bcrypt hash."
-		for user in admin lookupd publisher leaf; do
+		for user in admin lookupd accounting publisher leaf; do
 			u=$(echo "$user" | tr '[:lower:]' '[:upper:]')
 			echo "NATS_${u}_PASSWORD_HASH='$(bcrypt "$(cat "$user/password")" | tr -d '\r\n')'"
 		done
@@ -126,7 +126,7 @@ fi
 # that user and readable by it alone (lookupd warns about key files others
 # may read); otherwise they stay readable by all, inside the 0700 DIR.
 if [ "$(id -u)" = 0 ]; then
-	for f in nats-tls/tls.key lookupd/password lookupd/tls.key lookupd-store/key lookupd-https/tls.key; do
+	for f in nats-tls/tls.key lookupd/password lookupd/tls.key accounting/password accounting/tls.key lookupd-store/key lookupd-https/tls.key; do
 		chown 65532:65532 "$f" && chmod 600 "$f"
 	done
 fi

@@ -32,6 +32,7 @@ type auditRecord struct {
 	RequestID string    `json:"request_id"`
 	Subject   string    `json:"sub"`
 	Client    string    `json:"client"`
+	Operation string    `json:"operation"`
 	PersonID  string    `json:"person_id"`
 	SSNMode   string    `json:"ssn_mode"`
 	DOB       bool      `json:"dob_disclosed"`

@@ -4,6 +4,7 @@ package integration
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -31,6 +32,7 @@ func composeCommand(t *testing.T) []string {
 type composeStack struct {
 	run                           func(args ...string) (string, error) // docker compose <args> on the project
 	natsPort, httpPort, adminPort string                               // host ports
+	auditHTTPPort, auditAdminPort string                               // of lookupd-audit
 }
 
 // composeUp brings up a compose project of files (relative to
@@ -39,7 +41,8 @@ type composeStack struct {
 // the test failed) when the test ends.
 func composeUp(ctx context.Context, t *testing.T, prefix string, is *issuer, files []string, extraEnv ...string) composeStack {
 	t.Helper()
-	st := composeStack{natsPort: freePort(t), httpPort: freePort(t), adminPort: freePort(t)}
+	st := composeStack{natsPort: freePort(t), httpPort: freePort(t), adminPort: freePort(t),
+		auditHTTPPort: freePort(t), auditAdminPort: freePort(t)}
 	project := prefix + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
 	base := append(composeCommand(t), "-p", project)
 	for _, f := range files {
@@ -48,6 +51,7 @@ func composeUp(ctx context.Context, t *testing.T, prefix string, is *issuer, fil
 	env := append(os.Environ(),
 		"LOOKUPD_IMAGE="+lookupdImage, "NATS_IMAGE="+natsImage, "NATSCLI_IMAGE="+natscliImage,
 		"NATS_PORT="+st.natsPort, "LOOKUP_HTTP_PORT="+st.httpPort, "LOOKUP_ADMIN_PORT="+st.adminPort,
+		"LOOKUP_AUDIT_HTTP_PORT="+st.auditHTTPPort, "LOOKUP_AUDIT_ADMIN_PORT="+st.auditAdminPort,
 		"LOOKUP_JWKS_HOST_FILE="+writeFile(t, "jwks.json", is.jwks),
 		"LOOKUP_ISSUER="+testIssuer, "LOOKUP_AUDIENCE="+testAudience,
 	)
@@ -75,7 +79,7 @@ func composeUp(ctx context.Context, t *testing.T, prefix string, is *issuer, fil
 
 // TestCompose brings up deploy/compose/compose.yaml with the locally built
 // images, publishes the fixture into its NATS and checks that lookupd
-// answers both operations.
+// answers both operations, and lookupd-audit a search.
 func TestCompose(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -95,4 +99,11 @@ func TestCompose(t *testing.T) {
 	ld.waitReady(t)
 	ld.waitApplied(t, last, 60*time.Second)
 	checkAPI(t, ld.api, is, f)
+
+	// lookupd-audit beside it: its index follows the audit stream
+	// (ready), and a search is answered.
+	eventually(t, 60*time.Second, "lookupd-audit /readyz", func() error {
+		return expectStatus("http://"+host+":"+st.auditAdminPort+"/readyz", http.StatusOK)
+	})
+	getOK(t, "http://"+host+":"+st.auditHTTPPort, "/fhir/AuditEvent?entity="+f.consumer, is.token(t, "read:audit", time.Hour))
 }

@@ -18,7 +18,8 @@
 //   - TestNATSCluster: three nodes, streams replicated three times; the node
 //     lookupd is connected to, then the stream leader, stopped while events
 //     flow.
-//   - TestCompose: deploy/compose/compose.yaml comes up and answers.
+//   - TestCompose: deploy/compose/compose.yaml comes up and answers, and
+//     its accounting service lookupd-audit too.
 //   - TestRollingUpdate: three replicas behind a balancer that follows
 //     /readyz, replaced one by one under load: 0 failed requests with
 //     LOOKUP_SHUTDOWN_DELAY (the run without it is the baseline).
@@ -27,6 +28,13 @@
 //     lookupd audit --person (jsonl, fhir) and audit verify (a deleted and
 //     an altered record); no SSN or birth date in the stream's files; 503
 //     for protected reads without the audit stream, 200 for plain ones.
+//   - TestAuditNATSKilled: NATS SIGKILLed under audited load and started
+//     again: the answers while it is down are 503; every answer sent (200)
+//     has its records, once; audit verify passes on the whole stream.
+//   - TestAccountingService: lookupd audit serve in its container beside
+//     lookupd: its search (FHIR, JSON lines) returns exactly the
+//     disclosures answered; SIGKILLed mid-load and started again on its
+//     volume, it catches up, its index equal to a full scan of the stream.
 //   - TestSecureNATS: deploy/k8s/nats/nats.conf and deploy/nats/auth.conf on
 //     three nodes with secrets of deploy/gen-secrets.sh: invalid connections
 //     refused; the publisher publishes persons.> only and reads nothing; the
@@ -42,8 +50,9 @@
 //     B replica bootstrapped from region B's bucket, throughput of region
 //     B against region A, refusals of another origin's mirror.
 //   - TestSecureCompose: compose.yaml with secure.yaml: the stream jobs as
-//     admin over TLS, lookupd over mTLS answering HTTPS, no SSN or birth
-//     date in the NATS store or the read model.
+//     admin over TLS, lookupd over mTLS answering HTTPS, lookupd-audit as
+//     the NATS user accounting answering HTTPS, no SSN or birth date in the
+//     NATS store or the read model.
 //
 // Independent tests run in parallel, each on its own docker network.
 // Environment: LOOKUPD_IMAGE, NATS_IMAGE, NATSCLI_IMAGE (as in the Makefile);
@@ -390,6 +399,7 @@ type lookupdConfig struct {
 	jwks    []byte
 	env     map[string]string              // extra environment
 	files   []testcontainers.ContainerFile // extra files
+	args    []string                       // the command; none: serve
 }
 
 // startLookupd starts `lookupd serve` and waits until /livez answers.
@@ -447,6 +457,9 @@ func (cfg lookupdConfig) request() testcontainers.ContainerRequest {
 	}
 	for k, v := range cfg.env {
 		req.Env[k] = v
+	}
+	if len(cfg.args) > 0 {
+		req.Cmd = cfg.args
 	}
 	return req
 }

@@ -190,7 +190,7 @@ func regionServer(t *testing.T, auth, conf string) (*server.Server, *server.Opti
 // letters stay in region B; it cannot reach region A's JetStream; nothing
 // published in region B reaches region A's PERSONS.
 func TestTwoRegionPermissions(t *testing.T) {
-	passwords := map[string]string{"ADMIN": "admin-pw", "LOOKUPD": "lookupd-pw", "PUBLISHER": "publisher-pw", "LEAF": "leaf-pw"}
+	passwords := map[string]string{"ADMIN": "admin-pw", "LOOKUPD": "lookupd-pw", "ACCOUNTING": "accounting-pw", "PUBLISHER": "publisher-pw", "LEAF": "leaf-pw"}
 	for user, pw := range passwords {
 		h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.MinCost)
 		if err != nil {

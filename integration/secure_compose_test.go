@@ -20,8 +20,10 @@ import (
 // deploy/gen-secrets.sh): the stream jobs create the streams as the admin
 // user over TLS, a publisher publishes over TLS, an anonymous client is
 // refused, lookupd (NATS user lookupd over mTLS) projects and answers over
-// HTTPS with the certificate of the CA, and neither the NATS store nor the
-// read model holds an SSN or date of birth in plaintext.
+// HTTPS with the certificate of the CA, lookupd-audit (NATS user
+// accounting) indexes the audit stream and answers a search over HTTPS,
+// and neither the NATS store nor the read model holds an SSN or date of
+// birth in plaintext.
 func TestSecureCompose(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -57,6 +59,14 @@ func TestSecureCompose(t *testing.T) {
 	ld.waitReady(t)
 	ld.waitApplied(t, last, 60*time.Second)
 	checkHTTPS(t, s, ld.api+"/api/v1/persons/"+f.consumer, is.token(t, "read:persons", time.Hour))
+
+	// lookupd-audit, as the NATS user accounting: its index follows the
+	// audit stream (ready), and a search, recorded on its chain before it
+	// is answered, answers over HTTPS.
+	eventually(t, 60*time.Second, "lookupd-audit /readyz", func() error {
+		return expectStatus("http://"+host+":"+st.auditAdminPort+"/readyz", http.StatusOK)
+	})
+	checkHTTPS(t, s, "https://"+host+":"+st.auditHTTPPort+"/fhir/AuditEvent?entity="+f.consumer, is.token(t, "read:audit", time.Hour))
 
 	for _, c := range []struct{ service, dir string }{{"nats", "/data/jetstream"}, {"lookupd", "/data"}} {
 		id, err := compose("ps", "-q", c.service)

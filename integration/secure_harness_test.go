@@ -27,8 +27,9 @@ import (
 // The reply inbox prefixes of deploy/nats/auth.conf: only the user itself may
 // subscribe to its inbox.
 const (
-	lookupdInboxPrefix = "_INBOX_lookupd"
-	adminInboxPrefix   = "_INBOX_admin"
+	lookupdInboxPrefix    = "_INBOX_lookupd"
+	accountingInboxPrefix = "_INBOX_accounting"
+	adminInboxPrefix      = "_INBOX_admin"
 )
 
 // secrets is a directory made by deploy/gen-secrets.sh.
@@ -61,7 +62,7 @@ func genSecrets(t *testing.T) *secrets {
 		}
 		env[k] = strings.Trim(v, "'")
 	}
-	for _, k := range []string{"NATS_ADMIN_PASSWORD_HASH", "NATS_LOOKUPD_PASSWORD_HASH", "NATS_PUBLISHER_PASSWORD_HASH", "JS_KEY"} {
+	for _, k := range []string{"NATS_ADMIN_PASSWORD_HASH", "NATS_LOOKUPD_PASSWORD_HASH", "NATS_ACCOUNTING_PASSWORD_HASH", "NATS_PUBLISHER_PASSWORD_HASH", "JS_KEY"} {
 		if env[k] == "" {
 			t.Fatalf("nats.env has no %s", k)
 		}

@@ -12,11 +12,14 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/audit"
 	"github.com/lookup/persons/internal/devkey"
 	"github.com/lookup/persons/internal/httpget"
+	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/natstest"
 	"github.com/lookup/persons/internal/wait"
 )
@@ -27,7 +30,7 @@ import (
 // not a bcrypt hash as it is), and returns its host:port.
 func deployedNATS(t *testing.T) string {
 	t.Helper()
-	for _, user := range []string{"ADMIN", "LOOKUPD", "PUBLISHER"} {
+	for _, user := range []string{"ADMIN", "LOOKUPD", "ACCOUNTING", "PUBLISHER"} {
 		t.Setenv("NATS_"+user+"_PASSWORD_HASH", strings.ToLower(user)+"-password")
 	}
 	dir := t.TempDir()
@@ -52,19 +55,81 @@ func deployedNATS(t *testing.T) string {
 	return natstest.Run(t, opts).Addr().String()
 }
 
+// deployedAuditUser returns the NATS user and inbox prefix the deploy
+// files give lookupd audit serve, failing unless deploy/compose/secure.yaml
+// (service lookupd-audit) and deploy/k8s/lookupd-audit.yaml (its
+// ConfigMap) give the same.
+func deployedAuditUser(t *testing.T) (user, inboxPrefix string) {
+	t.Helper()
+	read := func(path string, v any) {
+		b, err := os.ReadFile(filepath.Join("..", "..", "deploy", path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := yaml.Unmarshal(b, v); err != nil {
+			t.Fatalf("parse %s: %v", path, err)
+		}
+	}
+	var compose struct {
+		Services map[string]struct {
+			Environment map[string]string `yaml:"environment"`
+		} `yaml:"services"`
+	}
+	read("compose/secure.yaml", &compose)
+	env := compose.Services["lookupd-audit"].Environment
+	user, inboxPrefix = env["LOOKUP_NATS_USER"], env["LOOKUP_NATS_INBOX_PREFIX"]
+	dec := yaml.NewDecoder(openDeploy(t, "k8s/lookupd-audit.yaml"))
+	for {
+		var doc struct {
+			Kind     string                `yaml:"kind"`
+			Metadata struct{ Name string } `yaml:"metadata"`
+			Data     map[string]string     `yaml:"data"`
+		}
+		if err := dec.Decode(&doc); err != nil {
+			t.Fatalf("k8s/lookupd-audit.yaml: no ConfigMap lookupd-audit-config (%v)", err)
+		}
+		if doc.Kind == "ConfigMap" && doc.Metadata.Name == "lookupd-audit-config" {
+			if doc.Data["LOOKUP_NATS_USER"] != user || doc.Data["LOOKUP_NATS_INBOX_PREFIX"] != inboxPrefix {
+				t.Errorf("k8s/lookupd-audit.yaml: NATS user %q inbox prefix %q, compose/secure.yaml: %q %q",
+					doc.Data["LOOKUP_NATS_USER"], doc.Data["LOOKUP_NATS_INBOX_PREFIX"], user, inboxPrefix)
+			}
+			return user, inboxPrefix
+		}
+	}
+}
+
+// openDeploy opens deploy/<path>, closed when the test ends.
+func openDeploy(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", "deploy", path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
 // TestAuditServeAsTheDeployedNATSUser: lookupd audit serve works with the
 // NATS user the deploy files give it (deploy/compose/secure.yaml,
-// deploy/k8s/lookupd-audit.yaml): it indexes the audit stream, becomes ready and
-// records each search on its own chain before it answers.
+// deploy/k8s/lookupd-audit.yaml), a user of its own: it indexes the audit
+// stream, becomes ready and records each search on its own chain before it
+// answers. That user may do nothing else: read PERSONS, write another
+// chain, delete or purge the audit stream.
 func TestAuditServeAsTheDeployedNATSUser(t *testing.T) {
+	user, inbox := deployedAuditUser(t)
+	if user == "lookupd" || user == "admin" || inbox == "" || inbox == natsconn.DefaultInboxPrefix {
+		t.Fatalf("the deploy files run lookupd audit serve as the NATS user %q with the inbox prefix %q: want a user and a prefix of its own", user, inbox)
+	}
 	addr := deployedNATS(t)
 	discloseThroughLedger(t, "nats://admin:admin-password@"+addr, "replica-b", ada, 2)
+	_, adminJS := natstest.Connect(t, "nats://admin:admin-password@"+addr)
+	createStream(t, adminJS, "PERSONS")
 	pw := filepath.Join(t.TempDir(), "password")
-	if err := os.WriteFile(pw, []byte("lookupd-password\n"), 0o600); err != nil {
+	if err := os.WriteFile(pw, []byte(strings.ToLower(user)+"-password\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	addrs := startAuditServeWith(t, "nats://"+addr, map[string]string{
-		"LOOKUP_NATS_USER": "lookupd", "LOOKUP_NATS_PASSWORD_FILE": pw, "LOOKUP_REPLICA_ID": "accounting"})
+		"LOOKUP_NATS_USER": user, "LOOKUP_NATS_PASSWORD_FILE": pw, "LOOKUP_NATS_INBOX_PREFIX": inbox, "LOOKUP_REPLICA_ID": "accounting"})
 	auditor := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "auditor", Scope: "read:audit"})
 	search := func() (httpget.Response, error) {
 		r, err := httpget.Get(nil, "http://"+addrs["api"]+"/fhir/AuditEvent?entity="+ada, auditor, nil)
@@ -80,8 +145,8 @@ func TestAuditServeAsTheDeployedNATSUser(t *testing.T) {
 	if people, _ := disclosuresIn(t, r.Body); len(people) != 2 {
 		t.Errorf("%d disclosures of ada, want 2", len(people))
 	}
-	// The search was recorded (published as the user lookupd): the index
-	// shows it to the next searches.
+	// The search was recorded (published as the service's user): the
+	// index shows it to the next searches.
 	wait.For(t, 10*time.Second, func() error {
 		r, err := search()
 		if err != nil {
@@ -91,6 +156,53 @@ func TestAuditServeAsTheDeployedNATSUser(t *testing.T) {
 			return errors.New("no record of a search of ada's accounting")
 		}
 		return nil
+	})
+
+	t.Run("nothing else", func(t *testing.T) { checkAccountingUserRefused(t, addr, user, inbox) })
+}
+
+// checkAccountingUserRefused connects to the server at addr as user
+// (with its inbox prefix) and checks that the server refuses what the
+// accounting service never does.
+func checkAccountingUserRefused(t *testing.T, addr, user, inbox string) {
+	t.Helper()
+	nc, _ := natstest.Connect(t, "nats://"+addr, nats.UserInfo(user, strings.ToLower(user)+"-password"), nats.CustomInboxPrefix(inbox),
+		nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {})) // kept by LastError, not printed
+	// The server refuses a publish or a subscription it does not allow
+	// with an error the connection keeps; a flush waits for it.
+	refused := func(kind, subject string, do func() error) error {
+		if err := do(); err != nil {
+			return err
+		}
+		if err := nc.Flush(); err != nil {
+			return err
+		}
+		if err := nc.LastError(); err == nil || !strings.Contains(err.Error(), kind+` to "`+subject+`"`) {
+			return fmt.Errorf("%s %s allowed (last error %w)", kind, subject, err)
+		}
+		return nil
+	}
+	for _, tc := range []struct{ name, subject string }{
+		{"read PERSONS", "$JS.API.STREAM.INFO.PERSONS"},
+		{"follow PERSONS", "$JS.API.CONSUMER.CREATE.PERSONS"},
+		{"get a message of PERSONS", "$JS.API.DIRECT.GET.PERSONS"},
+		{"write another replica's chain", audit.ReplicaSubject("replica-b")},
+		{"publish an event", "persons.x"},
+		{"create a stream", "$JS.API.STREAM.CREATE.OTHER"},
+		{"delete the audit stream", "$JS.API.STREAM.DELETE." + audit.DefaultStream},
+		{"purge the audit stream", "$JS.API.STREAM.PURGE." + audit.DefaultStream},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := refused("Publish", tc.subject, func() error { return nc.PublishRequest(tc.subject, nc.NewRespInbox(), []byte("{}")) }); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Run("read lookupd's replies", func(t *testing.T) {
+		subject := natsconn.DefaultInboxPrefix + ".>"
+		if err := refused("Subscription", subject, func() error { _, err := nc.SubscribeSync(subject); return err }); err != nil {
+			t.Error(err)
+		}
 	})
 }
 
