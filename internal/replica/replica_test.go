@@ -378,3 +378,29 @@ func (r *Replica) Rebuilding() bool {
 	defer r.mu.Unlock()
 	return r.rebuilding
 }
+
+// TestOpenStoreOptions: every model's store opens with Config.Store (here
+// its encryption key), and a failure to open one names the read model.
+func TestOpenStoreOptions(t *testing.T) {
+	_, js := natstest.Start(t)
+	natstest.PersonsStream(t, js)
+	root := t.TempDir()
+	key := []byte("0123456789abcdef0123456789abcdef")
+	withKey := func(c *Config) { c.Store.EncryptionKey = key }
+	if err := open(t, js, root, withKey).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := open(t, js, root, withKey).Close(); err != nil {
+		t.Fatalf("reopened with its key: %v", err)
+	}
+	r, err := Open(Config{Root: root, NewProjector: func(s *projector.Store) *projector.Projector {
+		return projector.New(js, s, projector.Config{Stream: "PERSONS"})
+	}})
+	if err == nil {
+		r.Close()
+		t.Fatal("an encrypted model opened without its key")
+	}
+	if !strings.HasPrefix(err.Error(), "read model: ") {
+		t.Errorf("err = %q, want it to name the read model", err)
+	}
+}
