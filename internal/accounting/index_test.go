@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -156,6 +157,15 @@ func TestIndexEqualsAFullScan(t *testing.T) {
 			}
 		})
 	}
+	t.Run("every person", func(t *testing.T) {
+		diff, err := x.CompareWithStream(context.Background(), js, audit.DefaultStream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(diff) > 0 {
+			t.Errorf("the index differs from a full scan of the stream:\n%s", strings.Join(diff, "\n"))
+		}
+	})
 }
 
 func TestIndexResumesAfterReopen(t *testing.T) {
