@@ -114,7 +114,7 @@ func auditServe(ctx context.Context, cfg config, logger *slog.Logger) (err error
 	defer lc.Stop()
 	err = lc.Run(ctx, lifecycle.Config{
 		API:   lifecycle.NewHTTPServer(inflight.Count(search), logger),
-		Admin: lifecycle.NewHTTPServer(admin.Handler(ready, reg, nil, false), logger),
+		Admin: lifecycle.NewHTTPServer(admin.Handler(ready, reg, nil, cfg.PProf), logger),
 		APILn: apiLn, AdminLn: adminLn,
 		Background: []func(context.Context) error{follower.Run},
 		Ready:      ready,

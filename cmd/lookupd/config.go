@@ -337,7 +337,7 @@ var settings = []setting{
 	{name: "replica-id", usage: "name of this replica in audit records (none: the host name)", in: inServe | inAuditServe,
 		per:    map[cmdSet]variant{inAuditServe: {usage: "name of this accounting service in the audit records of its searches, its chain (none: accounting- and the host name)"}},
 		parser: str(func(c *config) *string { return &c.ReplicaID })},
-	{name: "pprof", def: "false", usage: "serve net/http/pprof under /debug/pprof/ on the admin listener: true or false", in: inServe | inDev,
+	{name: "pprof", def: "false", usage: "serve net/http/pprof under /debug/pprof/ on the admin listener: true or false", in: inServers | inDev,
 		parser: boolean("pprof", func(c *config) *bool { return &c.PProf })},
 	{name: "max-position-wait", def: "2s", usage: "longest wait of a request for its Lookup-Min-Position before a 503 position-not-reached", in: inServe | inDev,
 		parser: duration("max position wait", "a positive duration such as 2s", false, func(c *config) *time.Duration { return &c.MaxPositionWait })},
