@@ -66,6 +66,7 @@ type options struct {
 	openWorkers  int
 	model        modelOptions
 	soak         soakOptions
+	accounting   accountingOptions
 }
 
 // modelOptions are the flags of the model and of the ids read.
@@ -107,6 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.openWorkers, "open-workers", 1000, "open-loop cap on concurrent requests (connections); past it the achieved rate falls short")
 	modelFlags(fs, &o.model)
 	serveFlags, soakLimit := soakFlags(fs, &o.soak)
+	auditServeFlags := accountingFlags(fs, &o.accounting)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -114,6 +116,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, err
 	}
 	if err := checkSoak(&o.soak, *serveFlags, *soakLimit); err != nil {
+		return o, err
+	}
+	if err := checkAccounting(&o.accounting, o.model.seed, *auditServeFlags); err != nil {
 		return o, err
 	}
 	switch {

@@ -25,6 +25,8 @@ import (
 type Digest struct {
 	Records int
 	persons map[string]tally
+	// chains holds the last message seq read of each chain (format 2).
+	chains map[string]uint64
 	// misfiled counts records of the index whose key does not say their
 	// person, time or place (stream sequence and index in the message).
 	misfiled int
@@ -40,10 +42,11 @@ type tally struct {
 // the same process.
 var digestSeed = maphash.MakeSeed()
 
-func newDigest() *Digest { return &Digest{persons: map[string]tally{}} }
+// NewDigest returns an empty digest, for records read elsewhere (Add).
+func NewDigest() *Digest { return &Digest{persons: map[string]tally{}, chains: map[string]uint64{}} }
 
-// add counts r, filed under person.
-func (d *Digest) add(person string, r *audit.Record) error {
+// Add counts r, filed under person.
+func (d *Digest) Add(person string, r *audit.Record) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -53,7 +56,24 @@ func (d *Digest) add(person string, r *audit.Record) error {
 	t.sum += maphash.Bytes(digestSeed, b)
 	d.persons[person] = t
 	d.Records++
+	if r.Index > 0 {
+		d.chains[r.Chain] = max(d.chains[r.Chain], r.Seq)
+	}
 	return nil
+}
+
+// ChainLast returns the last message of chain (format 2) whose records d
+// counts (0: none): a record read later with a higher Seq on the chain
+// was stored after them.
+func (d *Digest) ChainLast(chain string) uint64 { return d.chains[chain] }
+
+// PersonRecords returns how many records each person has, in no order.
+func (d *Digest) PersonRecords() []int {
+	out := make([]int, 0, len(d.persons))
+	for _, t := range d.persons {
+		out = append(out, t.n)
+	}
+	return out
 }
 
 // Persons returns the number of persons with records.
@@ -63,10 +83,10 @@ func (d *Digest) Persons() int { return len(d.persons) }
 // as it stands) and returns the digest of its records, each under its
 // person: what the index should hold once it has applied upTo.
 func ScanDigest(ctx context.Context, js jetstream.JetStream, stream string, upTo uint64) (*Digest, error) {
-	d := newDigest()
+	d := NewDigest()
 	err := audit.Scan(ctx, js, stream, upTo, func(_ uint64, recs []audit.Record) error {
 		for i := range recs {
-			if err := d.add(recs[i].PersonID, &recs[i]); err != nil {
+			if err := d.Add(recs[i].PersonID, &recs[i]); err != nil {
 				return err
 			}
 		}
@@ -78,7 +98,7 @@ func ScanDigest(ctx context.Context, js jetstream.JetStream, stream string, upTo
 // Digest returns the digest of the records x holds from the messages up
 // to stream sequence upTo (0: all), each under the person of its key.
 func (x *Index) Digest(upTo uint64) (*Digest, error) {
-	d := newDigest()
+	d := NewDigest()
 	err := x.db.View(func(txn *badger.Txn) error {
 		opts := badger.DefaultIteratorOptions
 		opts.Prefix = recordPrefix
@@ -101,7 +121,7 @@ func (x *Index) Digest(upTo uint64) (*Digest, error) {
 			if !bytes.Equal(recordKey(r.PersonID, r.Time, seq, i), k) || nanos(r.Time) != at {
 				d.misfiled++
 			}
-			if err := d.add(person, &r); err != nil {
+			if err := d.Add(person, &r); err != nil {
 				return err
 			}
 		}
@@ -128,10 +148,6 @@ const maxDiffs = 10
 // persons whose records differ, at most maxDiffs of them, the persons in
 // order, and a last line counting the rest; nil when the two are equal.
 func (d *Digest) Diff(scan *Digest) []string {
-	var out []string
-	if d.misfiled > 0 {
-		out = append(out, fmt.Sprintf("%d records of the index under a key that does not match them", d.misfiled))
-	}
 	var persons []string
 	for p, t := range d.persons {
 		if scan.persons[p] != t {
@@ -142,6 +158,29 @@ func (d *Digest) Diff(scan *Digest) []string {
 		if _, ok := d.persons[p]; !ok {
 			persons = append(persons, p)
 		}
+	}
+	return d.diff(scan, persons)
+}
+
+// DiffPersons is Diff for persons only: how their records in d (read
+// through a search) differ from scan's.
+func (d *Digest) DiffPersons(scan *Digest, persons []string) []string {
+	var differ []string
+	seen := map[string]bool{}
+	for _, p := range persons {
+		if !seen[p] && d.persons[p] != scan.persons[p] {
+			differ = append(differ, p)
+		}
+		seen[p] = true
+	}
+	return d.diff(scan, differ)
+}
+
+// diff describes how the records of persons differ between d and scan.
+func (d *Digest) diff(scan *Digest, persons []string) []string {
+	var out []string
+	if d.misfiled > 0 {
+		out = append(out, fmt.Sprintf("%d records of the index under a key that does not match them", d.misfiled))
 	}
 	sort.Strings(persons)
 	for i, p := range persons {

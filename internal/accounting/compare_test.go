@@ -133,3 +133,43 @@ func TestDigestsCountEveryRecord(t *testing.T) {
 		t.Errorf("the whole stream: %d records, want 79", all.Records)
 	}
 }
+
+// TestDiffPersons: a person's records read through Search equal the
+// stream's, one record fewer does not; records stored after the scan are
+// told apart by ChainLast.
+func TestDiffPersons(t *testing.T) {
+	nc, js := natstest.Start(t)
+	writeLedger(t, nc, "a", 30)
+	x := openIndex(t)
+	follow(t, x, js)
+	scan, err := ScanDigest(context.Background(), js, audit.DefaultStream, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeLedger(t, nc, "b", 10) // after the scan
+	follow(t, x, js)
+	recs := searchAll(t, x, Query{Person: persons[0]})
+	for _, tc := range []struct {
+		name string
+		drop int // records left out
+		want bool
+	}{{"every record", 0, false}, {"one record fewer", 1, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := NewDigest()
+			for _, r := range recs[tc.drop:] {
+				if r.Seq > scan.ChainLast(r.Chain) {
+					continue // stored after the scan
+				}
+				if err := got.Add(r.PersonID, &r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if diff := got.DiffPersons(scan, []string{persons[0], persons[0]}); (len(diff) > 0) != tc.want {
+				t.Errorf("difference %q, want one: %v", diff, tc.want)
+			}
+		})
+	}
+	if scan.ChainLast("a") == 0 || scan.ChainLast("b") != 0 {
+		t.Errorf("ChainLast: a %d, b %d; want a > 0, b 0 (written after the scan)", scan.ChainLast("a"), scan.ChainLast("b"))
+	}
+}

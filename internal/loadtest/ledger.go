@@ -193,3 +193,7 @@ func splitmix(x uint64) uint64 {
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 	return x ^ (x >> 31)
 }
+
+// Span returns the time of the ledger's first record and the time its
+// records end.
+func (s LedgerSpec) Span() (from, to time.Time) { return ledgerEnd.Add(-ledgerSpan), ledgerEnd }
