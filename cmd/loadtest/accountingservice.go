@@ -76,7 +76,7 @@ func (s *auditService) cpu() time.Duration {
 
 // build is what building the index took.
 type build struct {
-	Records, Messages uint64        // in the stream as built
+	Records, Messages uint64         // in the stream as built
 	Segments          []buildSegment // one, or two around the kill
 	KilledAt          uint64         // applied sequence last seen before the SIGKILL (0: no kill)
 	ResumedAt         uint64         // applied sequence the restarted service started from
