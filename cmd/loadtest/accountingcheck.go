@@ -75,7 +75,7 @@ type fullCheck struct {
 // every record it holds up to upTo with scan.
 func checkIndex(dir string, upTo uint64, scan *accounting.Digest) (fullCheck, error) {
 	start := time.Now()
-	x, err := accounting.Open(dir)
+	x, err := accounting.Open(dir, accounting.Options{})
 	if err != nil {
 		return fullCheck{}, err
 	}

@@ -319,7 +319,7 @@ var settings = []setting{
 	{name: "log-level", def: "info", usage: "log level: debug, info, warn or error", in: inServe | inProject | inDev | inDLQ | inAuditServe,
 		per: map[cmdSet]variant{inDLQ: {def: "warn"}}, parser: logLevel},
 	{name: "memory-budget", def: "auto", usage: "memory the process is sized for: Badger's memtables, caches and value log, and Go's soft memory limit of 3/4 of it; auto: 3/4 of the container's memory limit (cgroup v1 or v2), 192MiB without one (0: Badger's defaults, no soft limit)",
-		in: inServe | inProject, parser: memoryBudget},
+		in: inServe | inProject | inAuditServe, parser: memoryBudget},
 	{name: "shutdown-timeout", def: "10s", usage: "how long a shutdown waits for in-flight requests", in: inServe | inDev | inAuditServe,
 		parser: duration("shutdown timeout", "a positive duration such as 10s", false, func(c *config) *time.Duration { return &c.ShutdownTimeout })},
 	{name: "shutdown-delay", def: "0s", usage: "how long a shutdown keeps serving, not ready, before it stops accepting requests (load balancers update)", in: inServe | inAuditServe,

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/devkey"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/memlimit"
@@ -97,10 +98,15 @@ func TestSettingPrecedence(t *testing.T) {
 }
 
 // TestMinMemoryBudget: the smallest budget memlimit sizes from a container
-// is the smallest the store opens with.
+// is the smallest the read model and the accounting index open with.
 func TestMinMemoryBudget(t *testing.T) {
-	if memlimit.MinBudget != projector.MinMemoryBudget {
-		t.Errorf("memlimit.MinBudget = %d, want projector.MinMemoryBudget %d", memlimit.MinBudget, projector.MinMemoryBudget)
+	for _, store := range []struct {
+		name string
+		min  int64
+	}{{"projector.MinMemoryBudget", projector.MinMemoryBudget}, {"accounting.MinMemoryBudget", accounting.MinMemoryBudget}} {
+		if memlimit.MinBudget != store.min {
+			t.Errorf("memlimit.MinBudget = %d, want %s %d", memlimit.MinBudget, store.name, store.min)
+		}
 	}
 }
 

@@ -106,7 +106,7 @@ func (x *Index) Digest(upTo uint64) (*Digest, error) {
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
 			k := it.Item().Key()
-			person, at, seq, i, ok := parseRecordKey(k)
+			person, _, seq, i, ok := parseRecordKey(k)
 			if !ok {
 				d.misfiled++
 				continue
@@ -114,11 +114,11 @@ func (x *Index) Digest(upTo uint64) (*Digest, error) {
 			if upTo != 0 && seq > upTo {
 				continue
 			}
-			var r audit.Record
-			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &r) }); err != nil {
-				return fmt.Errorf("accounting index: record %x: %w", k, err)
+			r, err := x.record(it.Item())
+			if err != nil {
+				return err
 			}
-			if !bytes.Equal(recordKey(r.PersonID, r.Time, seq, i), k) || nanos(r.Time) != at {
+			if !bytes.Equal(recordKey(r.PersonID, r.Time, seq, i), k) || (r.Index != 0 && r.Index != i+1) {
 				d.misfiled++
 			}
 			if err := d.Add(person, &r); err != nil {
