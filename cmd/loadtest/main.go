@@ -71,6 +71,7 @@ type options struct {
 	profile      string // directory of CPU profiles of lookupd ("": none)
 	model        modelOptions
 	soak         soakOptions
+	accounting   accountingOptions
 }
 
 // modelOptions are the flags of the model and of the ids read.
@@ -114,6 +115,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.profile, "profile", "", "directory to write a CPU profile of lookupd serve (run with --pprof) for each of its closed-loop runs; for finding where the time goes, not for figures")
 	modelFlags(fs, &o.model)
 	serveFlags, soakLimit := soakFlags(fs, &o.soak)
+	auditServeFlags := accountingFlags(fs, &o.accounting)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -121,6 +123,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, err
 	}
 	if err := checkSoak(&o.soak, *serveFlags, *soakLimit); err != nil {
+		return o, err
+	}
+	if err := checkAccounting(&o.accounting, o.model.seed, *auditServeFlags); err != nil {
 		return o, err
 	}
 	switch {

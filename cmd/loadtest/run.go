@@ -30,15 +30,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		return err
 	}
 	defer os.RemoveAll(dir)
-	tool, err := closedLoopTool(o, dir)
-	if err != nil {
-		return err
-	}
 	bin := o.lookupd
 	if bin == "" {
 		if bin, err = buildLookupd(ctx, dir); err != nil {
 			return err
 		}
+	}
+	if o.accounting.records > 0 {
+		return runAccounting(ctx, o, bin, dir, stdout, stderr)
+	}
+	tool, err := closedLoopTool(o, dir)
+	if err != nil {
+		return err
 	}
 	if o.soak.duration > 0 {
 		return runSoak(ctx, o, bin, dir, stdout, stderr)

@@ -12,6 +12,7 @@ import (
 	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/logbuffer"
+	"github.com/lookup/persons/internal/memlimit"
 	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/readiness"
 	"github.com/lookup/persons/internal/redact"
@@ -36,8 +37,10 @@ verifies its own (--jwks-url or --jwks-file, --issuer, --audience), and
 records every search in the audit ledger before it answers (on its own
 chain, --replica-id). The admin listener serves /livez, /readyz (200 once
 the index has caught up with the stream) and /metrics
-(lookup_accounting_index_lag_events). Run it as a process of its own, not
-beside every lookup replica (docs/audit.md).`, getenv)
+(lookup_accounting_index_lag_events). Its memory budget (--memory-budget,
+by default 3/4 of the container's memory limit) sizes the index's Badger
+store and Go's soft memory limit, as for lookupd serve. Run it as a
+process of its own, not beside every lookup replica (docs/audit.md).`, getenv)
 	if err != nil {
 		return err
 	}
@@ -76,7 +79,9 @@ func auditServe(ctx context.Context, cfg settings.Config, logger *slog.Logger) (
 		return err
 	}
 	defer nc.Close()
-	index, err := accounting.Open(cfg.AccountingDir)
+	budget := memlimit.Size(cfg.MemoryBudget, memlimit.FromCgroup)
+	memlimit.Apply(budget, logger)
+	index, err := accounting.Open(cfg.AccountingDir, accounting.Options{MemoryBudget: budget.Bytes, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -112,7 +117,7 @@ func auditServe(ctx context.Context, cfg settings.Config, logger *slog.Logger) (
 	defer lc.Stop()
 	err = lc.Run(ctx, lifecycle.Config{
 		API:   lifecycle.NewHTTPServer(inflight.Count(search), logger),
-		Admin: lifecycle.NewHTTPServer(admin.Handler(ready, reg, nil, false), logger),
+		Admin: lifecycle.NewHTTPServer(admin.Handler(ready, reg, nil, cfg.PProf), logger),
 		APILn: apiLn, AdminLn: adminLn,
 		Background: []func(context.Context) error{follower.Run},
 		Ready:      ready,

@@ -10,9 +10,9 @@ package accounting
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -23,31 +23,108 @@ import (
 // Index is the accounting read model. Apply is for one goroutine (the
 // follower); Search and Position for any number.
 type Index struct {
-	db *badger.DB
+	db  *badger.DB
+	buf []byte // the value being written (Apply)
 }
 
 // Keys: positionKey holds the last stream sequence applied (8 bytes, big
-// endian); a record is under recordPrefix + person id + 0 + time (Unix
-// nanoseconds) + stream sequence + index in the message (8, 8 and 4
-// bytes, big endian), so that a person's records are one range in time
-// order.
+// endian); formatKey the format of the index (1 byte: indexFormat); a
+// record is under recordPrefix + person id + 0 + time (Unix nanoseconds)
+// + stream sequence + index in the message (8, 8 and 4 bytes, big
+// endian), so that a person's records are one range in time order, and
+// its value is what the key does not hold (value.go).
 var (
 	positionKey  = []byte("pos")
+	formatKey    = []byte("format")
 	recordPrefix = []byte("r/")
 )
 
+// indexFormat is the format of the index's keys and values. An index
+// without it (its records' values were their JSON) or of another format
+// is emptied when opened, and rebuilt from the stream.
+const indexFormat = 2
+
+// Options configure Open.
+type Options struct {
+	// MemoryBudget, when non-zero, is the memory in bytes the process
+	// aims to stay within, at least MinMemoryBudget: Badger's memtables,
+	// value log and compactors are sized to a share of it (memory.go).
+	// 0: Badger's defaults, which grow to gigabytes while the index is
+	// built from a large ledger.
+	MemoryBudget int64
+	// Logger is told when an index of an older format is emptied to be
+	// rebuilt (nil: discard).
+	Logger *slog.Logger
+}
+
 // Open opens (creating if needed) the index in dir.
-func Open(dir string) (*Index, error) {
-	opts := badger.DefaultOptions(dir).
+func Open(dir string, opts Options) (*Index, error) {
+	bopts := badger.DefaultOptions(dir).
 		WithLogger(nil).
 		WithDetectConflicts(false). // a single writer: the follower
 		WithNumVersionsToKeep(1).
 		WithMetricsEnabled(false)
-	db, err := badger.Open(opts)
+	if opts.MemoryBudget != 0 {
+		var err error
+		if bopts, err = withMemoryBudget(bopts, opts.MemoryBudget); err != nil {
+			return nil, fmt.Errorf("open accounting index %s: %w", dir, err)
+		}
+	}
+	db, err := badger.Open(bopts)
 	if err != nil {
 		return nil, fmt.Errorf("open accounting index %s: %w", dir, err)
 	}
-	return &Index{db: db}, nil
+	x := &Index{db: db}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if err := x.checkFormat(dir, logger); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return x, nil
+}
+
+// checkFormat marks a new index with indexFormat, and empties one of
+// another format (to be rebuilt from the stream by its follower).
+func (x *Index) checkFormat(dir string, logger *slog.Logger) error {
+	format, err := x.get(formatKey)
+	if err != nil {
+		return fmt.Errorf("accounting index %s: %w", dir, err)
+	}
+	if len(format) == 1 && format[0] == indexFormat {
+		return nil
+	}
+	pos, err := x.get(positionKey)
+	if err != nil {
+		return fmt.Errorf("accounting index %s: %w", dir, err)
+	}
+	if pos != nil || format != nil {
+		logger.Warn("accounting index of an older format: emptied, to be rebuilt from the audit stream",
+			"dir", dir, "format", fmt.Sprintf("%x", format), "want_format", indexFormat)
+		if err := x.db.DropAll(); err != nil {
+			return fmt.Errorf("empty accounting index %s: %w", dir, err)
+		}
+	}
+	return x.db.Update(func(txn *badger.Txn) error { return txn.Set(formatKey, []byte{indexFormat}) })
+}
+
+// get returns the value of k (nil when there is none).
+func (x *Index) get(k []byte) ([]byte, error) {
+	var v []byte
+	err := x.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(k)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		v, err = item.ValueCopy(nil)
+		return err
+	})
+	return v, err
 }
 
 // Close closes the index.
@@ -55,24 +132,16 @@ func (x *Index) Close() error { return x.db.Close() }
 
 // Position returns the last stream sequence applied (0: none).
 func (x *Index) Position() (uint64, error) {
-	var pos uint64
-	err := x.db.View(func(txn *badger.Txn) error {
-		item, err := txn.Get(positionKey)
-		if errors.Is(err, badger.ErrKeyNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		return item.Value(func(v []byte) error {
-			if len(v) != 8 {
-				return fmt.Errorf("accounting index: position of %d bytes", len(v))
-			}
-			pos = binary.BigEndian.Uint64(v)
-			return nil
-		})
-	})
-	return pos, err
+	v, err := x.get(positionKey)
+	switch {
+	case err != nil:
+		return 0, err
+	case v == nil:
+		return 0, nil
+	case len(v) != 8:
+		return 0, fmt.Errorf("accounting index: position of %d bytes", len(v))
+	}
+	return binary.BigEndian.Uint64(v), nil
 }
 
 // Message is a message of the audit stream to apply.
@@ -124,11 +193,15 @@ func (x *Index) Apply(msgs []Message) error {
 }
 
 // put writes r, the i-th record of the message at stream sequence seq.
+// (Badger keeps the value's bytes until the transaction is committed: a
+// value is a slice of x.buf, which a record that outgrows it replaces.)
 func (x *Index) put(txn **badger.Txn, seq uint64, i int, r *audit.Record) error {
-	v, err := json.Marshal(r)
-	if err != nil {
-		return err
+	if cap(x.buf)-len(x.buf) < 512 {
+		x.buf = make([]byte, 0, 256<<10)
 	}
+	start := len(x.buf)
+	x.buf = appendValue(x.buf, r)
+	v := x.buf[start:len(x.buf):len(x.buf)]
 	return setRetry(&x.db, txn, recordKey(r.PersonID, r.Time, seq, i), v)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -156,13 +157,22 @@ func TestIndexEqualsAFullScan(t *testing.T) {
 			}
 		})
 	}
+	t.Run("every person", func(t *testing.T) {
+		diff, err := x.CompareWithStream(context.Background(), js, audit.DefaultStream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(diff) > 0 {
+			t.Errorf("the index differs from a full scan of the stream:\n%s", strings.Join(diff, "\n"))
+		}
+	})
 }
 
 func TestIndexResumesAfterReopen(t *testing.T) {
 	nc, js := natstest.Start(t)
 	dir := t.TempDir()
 	writeLedger(t, nc, "a", 30)
-	x, err := Open(dir)
+	x, err := Open(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +193,7 @@ func TestIndexResumesAfterReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeLedger(t, nc, "b", 30)
-	if x, err = Open(dir); err != nil {
+	if x, err = Open(dir, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = x.Close() })
@@ -230,7 +240,7 @@ func TestSearchBoundsAndCursor(t *testing.T) {
 // openIndex opens an index in a new directory, closed when the test ends.
 func openIndex(t *testing.T) *Index {
 	t.Helper()
-	x, err := Open(t.TempDir())
+	x, err := Open(t.TempDir(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package accounting
 import (
 	"bytes"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -67,9 +66,9 @@ func (x *Index) Search(q Query) ([]audit.Record, string, error) {
 				next = hex.EncodeToString(last[len(prefix):])
 				return nil
 			}
-			var r audit.Record
-			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &r) }); err != nil {
-				return fmt.Errorf("accounting index: record %x: %w", k, err)
+			r, err := x.record(it.Item())
+			if err != nil {
+				return err
 			}
 			out = append(out, r)
 			last = it.Item().KeyCopy(last[:0])
@@ -77,6 +76,25 @@ func (x *Index) Search(q Query) ([]audit.Record, string, error) {
 		return nil
 	})
 	return out, next, err
+}
+
+// record returns the record of item, a record's key and value.
+func (x *Index) record(item *badger.Item) (audit.Record, error) {
+	k := item.Key()
+	person, at, _, _, ok := parseRecordKey(k)
+	if !ok {
+		return audit.Record{}, fmt.Errorf("accounting index: key %x is not a record's", k)
+	}
+	var r audit.Record
+	err := item.Value(func(v []byte) error {
+		var err error
+		r, err = decodeValue(v, person, at)
+		return err
+	})
+	if err != nil {
+		return r, fmt.Errorf("accounting index: record %x: %w", k, err)
+	}
+	return r, nil
 }
 
 // binaryTime returns prefix followed by the key bytes of t (zero: 0).

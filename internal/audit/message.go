@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -29,7 +28,7 @@ type Message struct {
 // decodeMessage parses a stored format 2 message.
 func decodeMessage(data []byte) (Message, error) {
 	var m Message
-	if err := json.Unmarshal(data, &m); err != nil {
+	if err := unmarshalMessage(data, &m); err != nil {
 		return m, fmt.Errorf("audit message: %w", err)
 	}
 	if m.Version != FormatVersion {

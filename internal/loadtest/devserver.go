@@ -174,3 +174,10 @@ func (t *tail) String() string {
 	}
 	return string(t.buf[t.pos:]) + string(t.buf[:t.pos])
 }
+
+// Kill kills lookupd with SIGKILL, as a crash or the OOM killer would,
+// and waits for it to exit.
+func (d *Dev) Kill() {
+	_ = d.cmd.Process.Kill()
+	<-d.done
+}

@@ -50,6 +50,13 @@ func StartServe(ctx context.Context, c ServeConfig) (*Dev, error) {
 	if c.Cgroup != nil {
 		cmd = c.Cgroup.Command(c.Bin, args...)
 	}
+	return startListening(ctx, cmd, c.NATS, c.Stream, scheme)
+}
+
+// startListening starts cmd, a lookupd server, with lookupdEnv, and
+// returns once its log has named the addresses of its "api" and "admin"
+// listeners (or ctx ends, or it exits); the API's URL has scheme.
+func startListening(ctx context.Context, cmd *exec.Cmd, natsURL, stream, scheme string) (*Dev, error) {
 	cmd.Env = lookupdEnv()
 	d := &Dev{cmd: cmd, done: make(chan struct{}), logs: newTail(64 << 10)}
 	stderr, err := cmd.StderrPipe()
@@ -57,7 +64,7 @@ func StartServe(ctx context.Context, c ServeConfig) (*Dev, error) {
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s serve: %w", c.Bin, err)
+		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
 	addrs := make(chan map[string]string, 1)
 	copied := make(chan struct{})
@@ -74,13 +81,13 @@ func StartServe(ctx context.Context, c ServeConfig) (*Dev, error) {
 	case a := <-addrs:
 		if a["api"] == "" || a["admin"] == "" {
 			_ = d.Stop()
-			return nil, fmt.Errorf("lookupd serve named no listeners; its log ends:\n%s", d.Logs())
+			return nil, fmt.Errorf("%s named no listeners; its log ends:\n%s", cmd.Path, d.Logs())
 		}
-		d.Banner = Banner{API: scheme + a["api"], Admin: "http://" + a["admin"], NATS: c.NATS, Stream: c.Stream}
+		d.Banner = Banner{API: scheme + a["api"], Admin: "http://" + a["admin"], NATS: natsURL, Stream: stream}
 		return d, nil
 	case <-ctx.Done():
 		_ = d.Stop()
-		return nil, fmt.Errorf("lookupd serve not listening: %w; its log ends:\n%s", ctx.Err(), d.Logs())
+		return nil, fmt.Errorf("%s not listening: %w; its log ends:\n%s", cmd.Path, ctx.Err(), d.Logs())
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/memlimit"
 	"github.com/lookup/persons/projector"
 )
@@ -95,10 +96,15 @@ func TestSettingPrecedence(t *testing.T) {
 }
 
 // TestMinMemoryBudget: the smallest budget memlimit sizes from a container
-// is the smallest the store opens with.
+// is the smallest the read model and the accounting index open with.
 func TestMinMemoryBudget(t *testing.T) {
-	if memlimit.MinBudget != projector.MinMemoryBudget {
-		t.Errorf("memlimit.MinBudget = %d, want projector.MinMemoryBudget %d", memlimit.MinBudget, projector.MinMemoryBudget)
+	for _, store := range []struct {
+		name string
+		min  int64
+	}{{"projector.MinMemoryBudget", projector.MinMemoryBudget}, {"accounting.MinMemoryBudget", accounting.MinMemoryBudget}} {
+		if memlimit.MinBudget != store.min {
+			t.Errorf("memlimit.MinBudget = %d, want %s %d", memlimit.MinBudget, store.name, store.min)
+		}
 	}
 }
 
@@ -157,16 +163,23 @@ func TestSettingsTable(t *testing.T) {
 }
 
 // TestPProfSetting: LOOKUP_PPROF is off by default, on with true, and
-// refuses anything but a boolean.
+// refuses anything but a boolean, in serve and in audit serve.
 func TestPProfSetting(t *testing.T) {
-	if cfg, err := parseConfig(Serve, nil); err != nil || cfg.PProf {
-		t.Errorf("pprof %v by default, err %v; want off", cfg.PProf, err)
-	}
-	if cfg, err := parseConfig(Serve, map[string]string{"LOOKUP_PPROF": "true"}); err != nil || !cfg.PProf {
-		t.Errorf("LOOKUP_PPROF=true: pprof %v, err %v", cfg.PProf, err)
-	}
-	if _, err := parseConfig(Serve, map[string]string{"LOOKUP_PPROF": "yes please"}); !errors.Is(err, ErrUsage) {
-		t.Errorf("LOOKUP_PPROF=yes please: err %v, want a usage error", err)
+	for _, cmd := range []struct {
+		name string
+		in   Commands
+	}{{"serve", Serve}, {"audit serve", AuditServe}} {
+		t.Run(cmd.name, func(t *testing.T) {
+			if cfg, err := parseConfig(cmd.in, nil); err != nil || cfg.PProf {
+				t.Errorf("pprof %v by default, err %v; want off", cfg.PProf, err)
+			}
+			if cfg, err := parseConfig(cmd.in, map[string]string{"LOOKUP_PPROF": "true"}); err != nil || !cfg.PProf {
+				t.Errorf("LOOKUP_PPROF=true: pprof %v, err %v", cfg.PProf, err)
+			}
+			if _, err := parseConfig(cmd.in, map[string]string{"LOOKUP_PPROF": "yes please"}); !errors.Is(err, ErrUsage) {
+				t.Errorf("LOOKUP_PPROF=yes please: err %v, want a usage error", err)
+			}
+		})
 	}
 }
 

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/lookup/persons/internal/loadtest"
+)
+
+// noRecords draws persons the ledger never disclosed: the baseline, a
+// search that finds nothing (its token checked, its record stored, an
+// empty range read).
+const noRecords = "none"
+
+// searchKind is one kind of search measured.
+type searchKind struct {
+	name    string
+	persons string // loadtest.Zipf (as often as disclosed), loadtest.Uniform or noRecords
+	count   int    // _count
+	jsonl   bool
+	quarter bool // within 90 days of the ledger's year (date=ge&date=le)
+	whole   bool // every page of the history, following next
+}
+
+// searchKinds are the searches measured, the baseline first.
+var searchKinds = []searchKind{
+	{name: "no records (baseline)", persons: noRecords, count: 100},
+	{name: "first page, FHIR", persons: loadtest.Zipf, count: 100},
+	{name: "first page, JSON lines", persons: loadtest.Zipf, count: 100, jsonl: true},
+	{name: "first page, FHIR, any person", persons: loadtest.Uniform, count: 100},
+	{name: "a quarter, FHIR", persons: loadtest.Zipf, count: 100, quarter: true},
+	{name: "whole history, FHIR, 100 a page", persons: loadtest.Zipf, count: 100, whole: true},
+	{name: "whole history, JSON lines, 500 a page", persons: loadtest.Zipf, count: 500, jsonl: true, whole: true},
+}
+
+// searchRun is what one kind of search measured.
+type searchRun struct {
+	Kind      searchKind
+	Requests  []time.Duration // each request (page)
+	Histories []time.Duration // each search (its pages), for whole
+	Records   []int           // records of each search (all its pages)
+	Took      time.Duration
+	CPU       time.Duration // of audit serve
+	Errors    int
+	FirstErr  error
+}
+
+// searcher runs searches against the service with tokens, one per
+// connection.
+type searcher struct {
+	svc     *auditService
+	client  *http.Client
+	tokens  []string
+	persons *loadtest.LedgerPersons
+	spec    loadtest.LedgerSpec
+	seed    uint64
+}
+
+// newSearcher returns a searcher of conns connections.
+func newSearcher(svc *auditService, tokens []string, spec loadtest.LedgerSpec, seed uint64) *searcher {
+	tr := &http.Transport{MaxIdleConnsPerHost: len(tokens), MaxConnsPerHost: len(tokens)}
+	return &searcher{svc: svc, client: &http.Client{Timeout: 30 * time.Second, Transport: tr}, tokens: tokens,
+		persons: loadtest.NewLedgerPersons(spec), spec: spec, seed: seed}
+}
+
+// measure runs each kind of search for d from every connection, one kind
+// after another.
+func (s *searcher) measure(ctx context.Context, d time.Duration, progress io.Writer) ([]searchRun, error) {
+	var runs []searchRun
+	for i, k := range searchKinds {
+		fmt.Fprintf(progress, "searching: %s, %v from %d connections ...\n", k.name, d, len(s.tokens))
+		s.svc.profile(ctx, fmt.Sprintf("search-%d-cpu.pprof", i), min(d-time.Second, 25*time.Second))
+		r, err := s.run(ctx, k, d, s.seed+uint64(i)) //nolint:gosec // G115: i is small
+		if err != nil {
+			return nil, err
+		}
+		if r.FirstErr != nil {
+			return nil, fmt.Errorf("%s: %d errors, the first: %w", k.name, r.Errors, r.FirstErr)
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
+// run runs searches of kind k for d from every connection.
+func (s *searcher) run(ctx context.Context, k searchKind, d time.Duration, seed uint64) (searchRun, error) {
+	r := searchRun{Kind: k}
+	queries, err := s.queries(k, 200000, seed)
+	if err != nil {
+		return r, err
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start, cpu0 := time.Now(), s.svc.cpu()
+	deadline := start.Add(d)
+	for c, tok := range s.tokens {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine searchRun
+			for i := c * len(queries) / len(s.tokens); time.Now().Before(deadline) && ctx.Err() == nil; i++ {
+				s.search(tok, queries[i%len(queries)], k.whole, &mine)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			r.Requests, r.Histories = append(r.Requests, mine.Requests...), append(r.Histories, mine.Histories...)
+			r.Records, r.Errors = append(r.Records, mine.Records...), r.Errors+mine.Errors
+			if r.FirstErr == nil {
+				r.FirstErr = mine.FirstErr
+			}
+		}()
+	}
+	wg.Wait()
+	r.Took, r.CPU = time.Since(start), s.svc.cpu()-cpu0
+	return r, ctx.Err()
+}
+
+// search runs one search of q (every page when whole) into r.
+func (s *searcher) search(token string, q loadtest.AccountingQuery, whole bool, r *searchRun) {
+	start, records := time.Now(), 0
+	for uri := q.URI(); uri != ""; {
+		t := time.Now()
+		p, err := loadtest.GetAccountingPage(s.client, s.svc.srv.API, uri, token)
+		r.Requests = append(r.Requests, time.Since(t))
+		if err != nil {
+			if r.Errors++; r.FirstErr == nil {
+				r.FirstErr = err
+			}
+			return
+		}
+		records += len(p.Records)
+		if uri = p.Next; !whole {
+			break
+		}
+	}
+	r.Records = append(r.Records, records)
+	if whole {
+		r.Histories = append(r.Histories, time.Since(start))
+	}
+}
+
+// queries returns n queries of kind k drawn from seed.
+func (s *searcher) queries(k searchKind, n int, seed uint64) ([]loadtest.AccountingQuery, error) {
+	rng := rand.New(rand.NewPCG(seed, seed^0x94d049bb133111eb)) //nolint:gosec // G404: which searches to run, not secrets
+	var ids []string
+	if k.persons == noRecords {
+		ids = make([]string, n)
+		for i := range ids {
+			ids[i] = uuid.Must(uuid.NewRandomFromReader(rngReader{rng})).String()
+		}
+	} else {
+		var err error
+		if ids, err = s.persons.Draw(k.persons, n, seed); err != nil {
+			return nil, err
+		}
+	}
+	from, to := s.spec.Span()
+	out := make([]loadtest.AccountingQuery, n)
+	for i, id := range ids {
+		q := loadtest.AccountingQuery{Person: id, Count: k.count, JSONL: k.jsonl}
+		if k.quarter {
+			q.Since = from.Add(time.Duration(rng.Int64N(int64(to.Sub(from) - 90*24*time.Hour))))
+			q.Until = q.Since.Add(90 * 24 * time.Hour)
+		}
+		out[i] = q
+	}
+	return out, nil
+}
+
+// rngReader reads random bytes from a math/rand generator.
+type rngReader struct{ rng *rand.Rand }
+
+func (r rngReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(r.rng.Uint32())
+	}
+	return len(p), nil
+}
+
+// percentile returns the p-th percentile (0 < p <= 100) of ds, 0 for none.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(float64(len(s))*p/100+0.999999) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}

@@ -1,0 +1,127 @@
+package loadtest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// AccountingQuery is a search of lookupd audit serve: a person's
+// disclosures, Count a page, in a FHIR Bundle or (JSONL) JSON lines,
+// within [Since, Until] when set.
+type AccountingQuery struct {
+	Person       string
+	Count        int
+	JSONL        bool
+	Since, Until time.Time
+}
+
+// URI returns the request URI (path and query) of q's first page.
+func (q AccountingQuery) URI() string {
+	v := url.Values{"entity": {q.Person}}
+	if q.Count > 0 {
+		v.Set("_count", strconv.Itoa(q.Count))
+	}
+	if q.JSONL {
+		v.Set("_format", "jsonl")
+	}
+	if !q.Since.IsZero() {
+		v.Add("date", "ge"+q.Since.UTC().Format(time.RFC3339))
+	}
+	if !q.Until.IsZero() {
+		v.Add("date", "le"+q.Until.UTC().Format(time.RFC3339))
+	}
+	return "/fhir/AuditEvent?" + v.Encode()
+}
+
+// AccountingPage is a page of the accounting service's answer.
+type AccountingPage struct {
+	// Records are the page's records: the JSON lines, or the resources
+	// of the Bundle's entries (AuditEvents).
+	Records []json.RawMessage
+	Next    string // the request URI of the next page; "" on the last
+	Bytes   int    // of the body
+}
+
+// GetAccountingPage GETs uri (a request URI) of the accounting service at
+// base with the bearer token, and returns the page it answers.
+func GetAccountingPage(c *http.Client, base, uri, token string) (AccountingPage, error) {
+	var p AccountingPage
+	req, err := http.NewRequest(http.MethodGet, base+uri, nil)
+	if err != nil {
+		return p, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := c.Do(req) //nolint:gosec // G704: the accounting service this tool started
+	if err != nil {
+		return p, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return p, err
+	}
+	p.Bytes = len(body)
+	if resp.StatusCode != http.StatusOK {
+		return p, fmt.Errorf("GET %s: %s: %.200s", uri, resp.Status, body)
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/jsonl") {
+		return p, jsonlPage(&p, body, resp.Header.Get("Link"))
+	}
+	return p, bundlePage(&p, body)
+}
+
+// jsonlPage reads a JSON lines answer and its Link header into p.
+func jsonlPage(p *AccountingPage, body []byte, link string) error {
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	for sc.Scan() {
+		if line := sc.Bytes(); len(line) > 0 {
+			p.Records = append(p.Records, append(json.RawMessage(nil), line...))
+		}
+	}
+	if link != "" {
+		u, rel, ok := strings.Cut(link, ">")
+		if !ok || !strings.HasPrefix(u, "<") || !strings.Contains(rel, `rel="next"`) {
+			return fmt.Errorf("link %q: want <uri>; rel=\"next\"", link)
+		}
+		p.Next = u[1:]
+	}
+	return sc.Err()
+}
+
+// bundlePage reads a FHIR searchset Bundle into p.
+func bundlePage(p *AccountingPage, body []byte) error {
+	var b struct {
+		ResourceType string `json:"resourceType"`
+		Link         []struct {
+			Relation string `json:"relation"`
+			URL      string `json:"url"`
+		} `json:"link"`
+		Entry []struct {
+			Resource json.RawMessage `json:"resource"`
+		} `json:"entry"`
+	}
+	if err := json.Unmarshal(body, &b); err != nil {
+		return fmt.Errorf("FHIR Bundle: %w", err)
+	}
+	if b.ResourceType != "Bundle" {
+		return fmt.Errorf("a %q, want a Bundle", b.ResourceType)
+	}
+	for _, e := range b.Entry {
+		p.Records = append(p.Records, e.Resource)
+	}
+	for _, l := range b.Link {
+		if l.Relation == "next" {
+			p.Next = l.URL
+		}
+	}
+	return nil
+}
