@@ -139,3 +139,17 @@ func parseMetrics(r io.Reader, names ...string) (map[string]float64, error) {
 	}
 	return out, sc.Err()
 }
+
+// ReadMetrics returns the values of the named metrics (without labels)
+// of the /metrics of the admin listener at admin: those it serves.
+func ReadMetrics(c *http.Client, admin string, names ...string) (map[string]float64, error) {
+	resp, err := c.Get(admin + "/metrics") //nolint:gosec // G704: the admin listener of a process this tool started
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, errors.New("GET /metrics: " + resp.Status)
+	}
+	return parseMetrics(resp.Body, names...)
+}
