@@ -59,24 +59,26 @@ func writeBuild(w io.Writer, r accountingResult, settings string) {
 		fmt.Fprintf(w, ", killed with SIGKILL at applied sequence %s and restarted on its index: it resumed from its checkpoint at %s, not from 0",
 			loadtest.Thousands(float64(b.KilledAt)), loadtest.Thousands(float64(b.ResumedAt)))
 	}
-	fmt.Fprint(w, ".\n\n| run | messages applied | time | messages/s | records/s | CPU | CPU per 1,000 records |\n|---|--:|--:|--:|--:|--:|--:|\n")
+	fmt.Fprint(w, ".\n\n| run | messages applied | time | messages/s | records/s | CPU | CPU per 1,000 records | GCs per 1M records |\n|---|--:|--:|--:|--:|--:|--:|--:|\n")
 	recs := float64(r.scan.Records) / float64(max(r.stream, 1)) // records a message
-	row := func(name string, msgs uint64, took, cpu time.Duration) {
+	row := func(name string, msgs uint64, took, cpu time.Duration, gcs int) {
 		n := float64(msgs) * recs
-		fmt.Fprintf(w, "| %s | %s | %v | %s | %s | %v | %s |\n", name, loadtest.Thousands(float64(msgs)), took.Round(time.Second),
+		fmt.Fprintf(w, "| %s | %s | %v | %s | %s | %v | %s | %s |\n", name, loadtest.Thousands(float64(msgs)), took.Round(time.Second),
 			loadtest.Thousands(float64(msgs)/took.Seconds()), loadtest.Thousands(n/took.Seconds()), cpu.Round(time.Second),
-			ms(time.Duration(float64(cpu)/max(n, 1)*1000)))
+			ms(time.Duration(float64(cpu)/max(n, 1)*1000)), loadtest.Thousands(float64(gcs)/max(n, 1)*1e6))
 	}
 	for i, s := range b.Segments {
 		name := "to caught up"
 		if len(b.Segments) > 1 && i == 0 {
 			name = "until the SIGKILL"
 		}
-		row(name, s.To-s.From, s.Took, s.CPU)
+		row(name, s.To-s.From, s.Took, s.CPU, s.GCs)
 	}
 	if len(b.Segments) > 1 {
-		row("in all", r.stream, b.Took(), b.CPU())
+		row("in all", r.stream, b.Took(), b.CPU(), b.GCs())
 	}
+	fmt.Fprintf(w, "\nOnce caught up, audit serve went on compacting its index for %v (%v of CPU) before it was idle; the searches below were measured after that.\n",
+		b.Settled.Round(time.Second), b.SettleCPU.Round(time.Second))
 	fmt.Fprintf(w, "\nA full scan of the stream by this tool (reading and decoding every record, as `lookupd audit --person` without the service does) took %v: "+
 		"the build took %.1fx that. The index on disk: %s MiB (%.0f bytes a record). Memory of audit serve (MiB): "+
 		"while building, peak RSS (VmHWM) %s, of which at most %s anonymous and %s file-backed; while searching, %s, %s and %s.\n\n",
@@ -107,8 +109,8 @@ func writeSearches(w io.Writer, runs []searchRun, ao accountingOptions) {
 	fmt.Fprintf(w, "Searches, each kind for %v from %d connections at once (closed loop; each search is recorded in the ledger before it is answered). "+
 		"Persons drawn as often as the ledger discloses them, but \"any person\" (uniformly) and the baseline (persons without records). "+
 		"Latency of each request (a page); the target is p99 <= %v.\n\n", ao.duration, ao.connections, searchTarget)
-	fmt.Fprintln(w, "| search | requests | req/s | records a search | p50 | p99 | max | p99 vs baseline | p99 <= 100 ms | audit serve CPU a request |")
-	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|---|--:|")
+	fmt.Fprintln(w, "| search | requests | req/s | records a search | p50 | p99 | max | p99 vs baseline | p99 <= 100 ms | audit serve CPU a request | GCs per 1,000 requests |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|")
 	base := percentile(runs[0].Requests, 99)
 	for _, r := range runs {
 		p99 := percentile(r.Requests, 99)
@@ -116,10 +118,11 @@ func writeSearches(w io.Writer, runs []searchRun, ao accountingOptions) {
 		if p99 > searchTarget {
 			ok = "**no**"
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %.1f | %s | %s | %s | %.2fx | %s | %s |\n", r.Kind.name,
+		fmt.Fprintf(w, "| %s | %s | %s | %.1f | %s | %s | %s | %.2fx | %s | %s | %.1f |\n", r.Kind.name,
 			loadtest.Thousands(float64(len(r.Requests))), loadtest.Thousands(float64(len(r.Requests))/r.Took.Seconds()),
 			mean(r.Records), ms(percentile(r.Requests, 50)), ms(p99), ms(percentile(r.Requests, 100)),
-			float64(p99)/float64(max(base, 1)), ok, ms(time.Duration(float64(r.CPU)/float64(max(len(r.Requests), 1)))))
+			float64(p99)/float64(max(base, 1)), ok, ms(time.Duration(float64(r.CPU)/float64(max(len(r.Requests), 1)))),
+			float64(r.GCs)/float64(max(len(r.Requests), 1))*1000)
 	}
 	fmt.Fprintln(w, "\nWhole histories, every page of a search:")
 	fmt.Fprintln(w, "\n| search | searches | pages a search | records a search (most) | p50 | p99 | max |\n|---|--:|--:|--:|--:|--:|--:|")

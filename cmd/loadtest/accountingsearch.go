@@ -49,6 +49,7 @@ type searchRun struct {
 	Records   []int           // records of each search (all its pages)
 	Took      time.Duration
 	CPU       time.Duration // of audit serve
+	GCs       int           // of audit serve
 	Errors    int
 	FirstErr  error
 }
@@ -74,6 +75,10 @@ func newSearcher(svc *auditService, tokens []string, spec loadtest.LedgerSpec, s
 // measure runs each kind of search for d from every connection, one kind
 // after another.
 func (s *searcher) measure(ctx context.Context, d time.Duration, progress io.Writer) ([]searchRun, error) {
+	// A warm-up, not measured: connections opened, tokens verified.
+	if _, err := s.run(ctx, searchKinds[0], min(d/4, 3*time.Second), s.seed^0x3a3a); err != nil {
+		return nil, err
+	}
 	var runs []searchRun
 	for i, k := range searchKinds {
 		fmt.Fprintf(progress, "searching: %s, %v from %d connections ...\n", k.name, d, len(s.tokens))
@@ -99,7 +104,7 @@ func (s *searcher) run(ctx context.Context, k searchKind, d time.Duration, seed 
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	start, cpu0 := time.Now(), s.svc.cpu()
+	start, cpu0, gc0 := time.Now(), s.svc.cpu(), s.svc.gcs()
 	deadline := start.Add(d)
 	for c, tok := range s.tokens {
 		wg.Add(1)
@@ -119,7 +124,7 @@ func (s *searcher) run(ctx context.Context, k searchKind, d time.Duration, seed 
 		}()
 	}
 	wg.Wait()
-	r.Took, r.CPU = time.Since(start), s.svc.cpu()-cpu0
+	r.Took, r.CPU, r.GCs = time.Since(start), s.svc.cpu()-cpu0, s.svc.gcs()-gc0
 	return r, ctx.Err()
 }
 

@@ -74,6 +74,19 @@ func (s *auditService) cpu() time.Duration {
 	return d
 }
 
+// gcs returns the garbage collections the running service has made
+// (-1 when its /metrics does not tell).
+func (s *auditService) gcs() int {
+	m, err := loadtest.ReadMetrics(s.client, s.srv.Admin, metricGCs)
+	if v, ok := m[metricGCs]; err == nil && ok {
+		return int(v)
+	}
+	return -1
+}
+
+// metricGCs counts a Go process's garbage collections.
+const metricGCs = "go_gc_duration_seconds_count"
+
 // build is what building the index took.
 type build struct {
 	Records, Messages uint64         // in the stream as built
@@ -81,6 +94,9 @@ type build struct {
 	KilledAt          uint64         // applied sequence last seen before the SIGKILL (0: no kill)
 	ResumedAt         uint64         // applied sequence the restarted service started from
 	IndexBytes        int64          // the index's size on disk once built
+	// Settled is how long the service took to become idle once caught up
+	// (its compactions), SettleCPU the CPU it used meanwhile.
+	Settled, SettleCPU time.Duration
 }
 
 // buildSegment is one run of the service while it built the index.
@@ -88,6 +104,7 @@ type buildSegment struct {
 	From, To uint64 // applied sequences at its start and end
 	Took     time.Duration
 	CPU      time.Duration
+	GCs      int // garbage collections
 }
 
 // Took returns the time of every segment.
@@ -97,6 +114,15 @@ func (b build) Took() time.Duration {
 		d += s.Took
 	}
 	return d
+}
+
+// GCs returns the garbage collections of every segment.
+func (b build) GCs() int {
+	n := 0
+	for _, s := range b.Segments {
+		n += s.GCs
+	}
+	return n
 }
 
 // CPU returns the CPU time of every segment.
@@ -150,8 +176,36 @@ func (s *auditService) buildIndex(ctx context.Context, last uint64, killAt float
 	}
 	b.Segments = append(b.Segments, seg)
 	s.heapProfile(ctx, "build-heap.pprof")
+	b.Settled, b.SettleCPU = s.settle(ctx)
 	b.IndexBytes = diskUsage(s.cfg.IndexDir)
 	return b, nil
+}
+
+// Settling: once caught up, the service goes on compacting what it wrote
+// for a while; the searches are measured once it is idle (a steady state:
+// a service that has caught up long ago), that is once it uses less than
+// idleCPU of a core over idleWindow, or after maxSettle.
+const (
+	idleCPU    = 0.05
+	idleWindow = 2 * time.Second
+	maxSettle  = 10 * time.Minute
+)
+
+// settle waits until the running service is idle, and returns how long
+// that took and the CPU it used meanwhile.
+func (s *auditService) settle(ctx context.Context) (time.Duration, time.Duration) {
+	start, cpu0 := time.Now(), s.cpu()
+	for time.Since(start) < maxSettle && ctx.Err() == nil {
+		before := s.cpu()
+		select {
+		case <-ctx.Done():
+		case <-time.After(idleWindow):
+		}
+		if float64(s.cpu()-before) < idleCPU*float64(idleWindow) {
+			break
+		}
+	}
+	return time.Since(start), s.cpu() - cpu0
 }
 
 // maxApplyMessages is how many messages audit serve applies in one
@@ -162,13 +216,13 @@ const maxApplyMessages = 256
 // with ready, says it is ready), and returns what it did meanwhile.
 func (s *auditService) segment(ctx context.Context, from, until uint64, ready bool, progress io.Writer) (buildSegment, error) {
 	seg := buildSegment{From: from}
-	start, cpu0 := time.Now(), s.cpu()
+	start, cpu0, gc0 := time.Now(), s.cpu(), s.gcs()
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for report := start.Add(10 * time.Second); ; {
 		ok, applied, err := readyz(s.client, s.srv.Admin)
 		if err == nil && applied >= until && (ok || !ready) {
-			seg.To, seg.Took, seg.CPU = applied, time.Since(start), s.cpu()-cpu0
+			seg.To, seg.Took, seg.CPU, seg.GCs = applied, time.Since(start), s.cpu()-cpu0, s.gcs()-gc0
 			return seg, nil
 		}
 		if exited, werr := s.srv.Exited(); exited {

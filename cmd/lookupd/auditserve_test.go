@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -251,5 +252,22 @@ func TestAuditPersonAsksTheAccountingService(t *testing.T) {
 		if !errors.Is(err, settings.ErrUsage) {
 			t.Errorf("audit --accounting-url without a token file = %v, want a usage error", err)
 		}
+	})
+}
+
+// TestAuditServeMemoryBudget: audit serve takes LOOKUP_MEMORY_BUDGET and,
+// once its index has caught up (the soft limit lifted while it built),
+// keeps Go's soft memory limit at 3/4 of it.
+func TestAuditServeMemoryBudget(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(before) })
+	ns := runNATS(t)
+	discloseThroughLedger(t, ns.ClientURL(), "replica-a", ada, 5)
+	startAuditServeWith(t, ns.ClientURL(), map[string]string{"LOOKUP_MEMORY_BUDGET": "64MiB"})
+	wait.For(t, 10*time.Second, func() error {
+		if got := debug.SetMemoryLimit(-1); got != 48<<20 {
+			return fmt.Errorf("soft memory limit %d once caught up, want %d (3/4 of 64MiB)", got, 48<<20)
+		}
+		return nil
 	})
 }
