@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/lookup/persons/internal/accounting"
@@ -33,7 +34,7 @@ func (s *searcher) checkSample(ctx context.Context, n int, scan *accounting.Dige
 	if err != nil {
 		return c, err
 	}
-	persons := append(zipf, uniform...)
+	persons := slices.Concat(zipf, uniform)
 	got := accounting.NewDigest()
 	for _, p := range persons {
 		if ctx.Err() != nil {

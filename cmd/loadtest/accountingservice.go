@@ -226,7 +226,7 @@ func (s *auditService) segment(ctx context.Context, from, until uint64, ready bo
 			return seg, nil
 		}
 		if exited, werr := s.srv.Exited(); exited {
-			return seg, fmt.Errorf("lookupd audit serve exited: %v; its log ends:\n%s", werr, s.srv.Logs())
+			return seg, fmt.Errorf("lookupd audit serve exited %s; its log ends:\n%s", errText(werr), s.srv.Logs())
 		}
 		if time.Now().After(report) {
 			fmt.Fprintf(progress, "  applied %d of %d (%s)\n", applied, until, time.Since(start).Round(time.Second))
@@ -260,7 +260,7 @@ func (s *auditService) heapProfile(ctx context.Context, name string) {
 
 // fetchTo GETs url into the file path.
 func fetchTo(ctx context.Context, url, path string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil) //nolint:gosec // G704: the admin listener of a process this tool started
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 // cannot be read is skipped (Verify reports it).
 func Accounting(ctx context.Context, js jetstream.JetStream, stream, personID string, since, until time.Time) ([]Record, error) {
 	var out []Record
-	err := readAll(ctx, js, stream, "", func(m stored) error {
+	err := readAll(ctx, js, stream, func(m stored) error {
 		recs, err := m.records()
 		if err != nil {
 			return nil //nolint:nilerr // Verify reports a message that cannot be read; the others still count

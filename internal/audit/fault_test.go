@@ -60,7 +60,7 @@ func checkLedger(t *testing.T, js jetstream.JetStream, released map[string]bool)
 	ctx := context.Background()
 	count := map[string]int{} // request id + person id
 	perRequest := map[string]int{}
-	err := readAll(ctx, js, DefaultStream, "", func(m stored) error {
+	err := readAll(ctx, js, DefaultStream, func(m stored) error {
 		recs, err := m.records()
 		if err != nil {
 			return fmt.Errorf("stream sequence %d: %w", m.streamSeq, err)

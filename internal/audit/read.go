@@ -17,20 +17,15 @@ type stored struct {
 	data      []byte
 }
 
-// readAll calls fn with each message of stream on subject filter ("" =
-// all), as the stream holds them when the call starts, in stream order,
+// readAll calls fn with each message of stream, as the stream holds them when the call starts, in stream order,
 // and returns fn's first error. It reads through an ordered consumer (no
 // state kept on the server).
-func readAll(ctx context.Context, js jetstream.JetStream, stream, filter string, fn func(m stored) error) error {
+func readAll(ctx context.Context, js jetstream.JetStream, stream string, fn func(m stored) error) error {
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
 		return fmt.Errorf("audit stream %q: %w", stream, err)
 	}
-	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy}
-	if filter != "" {
-		cfg.FilterSubjects = []string{filter}
-	}
-	cons, err := s.OrderedConsumer(ctx, cfg)
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy})
 	if err != nil {
 		return fmt.Errorf("read audit stream %q: %w", stream, err)
 	}

@@ -18,7 +18,7 @@ var errScanned = errors.New("audit: scanned up to the bound")
 // stream is checked against (internal/accounting compares its index with
 // it).
 func Scan(ctx context.Context, js jetstream.JetStream, stream string, upTo uint64, fn func(streamSeq uint64, recs []Record) error) error {
-	err := readAll(ctx, js, stream, "", func(m stored) error {
+	err := readAll(ctx, js, stream, func(m stored) error {
 		if upTo != 0 && m.streamSeq > upTo {
 			return errScanned
 		}

@@ -58,7 +58,7 @@ func Verify(ctx context.Context, js jetstream.JetStream, stream string) (Report,
 	chains := map[string]*chainCheck{}
 	legacy := map[string]*chainOf{}
 	next := state.FirstSeq // the next stream sequence expected
-	err = readAll(ctx, js, stream, "", func(m stored) error {
+	err = readAll(ctx, js, stream, func(m stored) error {
 		rep.Messages++
 		if m.streamSeq > next {
 			rep.Problems = append(rep.Problems, deleted(next, m.streamSeq-1))
