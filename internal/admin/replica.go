@@ -11,6 +11,9 @@ import (
 	"github.com/lookup/persons/internal/replica"
 )
 
+// snapshotTimeout bounds a snapshot taken on request.
+const snapshotTimeout = 30 * time.Minute
+
 // ReplicaActions are the state-changing admin endpoints of a replica:
 //
 //	POST /snapshot   writes a snapshot now; 200 with its name and position,
@@ -26,8 +29,13 @@ func ReplicaActions(ctx context.Context, rep *replica.Replica, bucket string, lo
 				writeJSON(w, http.StatusConflict, map[string]string{"error": "no snapshot bucket configured (LOOKUP_SNAPSHOT_BUCKET)"})
 				return
 			}
-			ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
+			ctx, cancel := context.WithTimeout(ctx, snapshotTimeout)
 			defer cancel()
+			// The answer waits for the snapshot, which may take longer
+			// than the listener's write timeout (a large model, a busy
+			// machine): that timeout would cut the answer off while the
+			// snapshot goes on.
+			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(snapshotTimeout + time.Minute))
 			info, name, err := rep.Snapshot(ctx)
 			if actionFailed(w, logger, err, replica.ErrNotCaughtUp, "snapshot on request failed", "snapshot failed") {
 				return
