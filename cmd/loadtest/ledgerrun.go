@@ -45,9 +45,10 @@ func (ms *measurer) ledgerCounts(admin, scenario string) *loadtest.LedgerCounts 
 }
 
 // brokerRTT measures the round trip of the model's broker and gives it to
-// each of pairs for this round.
+// each of pairs for this round: from a process of its own, as lookupd
+// publishes (see rttCommand).
 func (ms *measurer) brokerRTT(ctx context.Context, pairs []*pair, round int) error {
-	rtt, err := loadtest.MeasureBrokerRTT(ctx, ms.m.broker.URL, rttStream, rttSamples)
+	rtt, err := measureRTTApart(ctx, ms.m.broker.URL, rttStream, rttSamples)
 	if err != nil {
 		return err
 	}

@@ -39,9 +39,8 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	var err error
-	if len(os.Args) > 1 && os.Args[1] == bareCommand {
-		err = runBare(ctx, os.Args[2:], os.Stdin, os.Stdout)
-	} else {
+	child, err := runChild(ctx, os.Args[1:], os.Stdin, os.Stdout)
+	if !child {
 		err = run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	}
 	stop()
@@ -52,6 +51,22 @@ func main() {
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
 		os.Exit(1)
 	}
+}
+
+// runChild runs the command of a process the tool starts of itself (the
+// bare server, the broker's round trip) when args name one; child is
+// false when they do not.
+func runChild(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) (child bool, err error) {
+	if len(args) == 0 {
+		return false, nil
+	}
+	switch args[0] {
+	case bareCommand:
+		return true, runBare(ctx, args[1:], stdin, stdout)
+	case rttCommand:
+		return true, runRTT(ctx, args[1:], stdout)
+	}
+	return false, nil
 }
 
 // options are the command-line flags.

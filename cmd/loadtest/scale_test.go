@@ -141,12 +141,13 @@ func checkLedgerVerdicts(t *testing.T, report string) {
 	}
 }
 
-// TestMain lets the test binary stand in for loadtest as the bare server
-// (run starts os.Executable with bareCommand, here this binary).
+// TestMain lets the test binary stand in for loadtest as the processes it
+// starts of itself, the bare server and the broker's round trip (run
+// starts os.Executable with their commands, here this binary).
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == bareCommand {
-		if err := runBare(context.Background(), os.Args[2:], os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "bare server:", err)
+	if child, err := runChild(context.Background(), os.Args[1:], os.Stdin, os.Stdout); child {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, os.Args[1]+":", err)
 			os.Exit(1)
 		}
 		os.Exit(0)
