@@ -1,17 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"strings"
-	"time"
 
 	"github.com/lookup/persons/internal/loadtest"
 )
@@ -66,85 +60,27 @@ func runBare(ctx context.Context, args []string, stdin io.Reader, stdout io.Writ
 		secure = b.URL
 	}
 	fmt.Fprintf(stdout, "BARE %s %s\n", plain.URL, secure)
-	gone := make(chan struct{})
-	go func() {
-		_, _ = io.Copy(io.Discard, stdin)
-		close(gone)
-	}()
-	select {
-	case <-gone:
-	case <-ctx.Done():
-	}
+	untilStdinEnds(ctx, stdin)
 	return nil
 }
 
 // bareChild is the bare server running as a child process.
 type bareChild struct {
-	cmd   *exec.Cmd
-	stdin io.Closer
-	url   map[bool]string // base URL by TLS
-	done  chan error
+	*child
+	url map[bool]string // base URL by TLS
 }
 
 // startBare starts this program as the bare server of m, with the run's
 // certificate, and returns once it has said where it listens.
 func startBare(ctx context.Context, o options, env *runEnv) (*bareChild, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
 	mo := o.model
-	cmd := exec.Command(self, bareCommand, "--model-dir", mo.dir, "--people", fmt.Sprint(mo.people), //nolint:gosec // G204: this program
+	c, urls, err := startChild(ctx, "bare server", "BARE", bareCommand, "--model-dir", mo.dir, "--people", fmt.Sprint(mo.people),
 		"--signers", fmt.Sprint(mo.signers), "--seed", fmt.Sprint(mo.seed), "--cert-file", env.cert.CertFile, "--key-file", env.cert.KeyFile)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
+	if len(urls) != 2 {
+		return nil, fmt.Errorf("the bare server said %q, not where it listens (it ended: %s)", urls, errText(c.stop()))
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start the bare server: %w", err)
-	}
-	b := &bareChild{cmd: cmd, stdin: stdin, done: make(chan error, 1)}
-	line := make(chan string, 1)
-	go func() {
-		s, _ := bufio.NewReader(stdout).ReadString('\n')
-		line <- s
-		_, _ = io.Copy(io.Discard, stdout)
-		b.done <- cmd.Wait()
-	}()
-	select {
-	case s := <-line:
-		f := strings.Fields(s)
-		if len(f) != 3 || f[0] != "BARE" {
-			return nil, fmt.Errorf("the bare server did not start (it ended: %s; see above)", errText(b.stop()))
-		}
-		b.url = map[bool]string{false: f[1], true: f[2]}
-		return b, nil
-	case <-ctx.Done():
-		_ = b.stop()
-		return nil, ctx.Err()
-	case <-time.After(5 * time.Minute):
-		_ = b.stop()
-		return nil, errors.New("the bare server did not start within 5 minutes")
-	}
-}
-
-// pid is the bare server's process id.
-func (b *bareChild) pid() int { return b.cmd.Process.Pid }
-
-// stop closes the bare server's standard input, which ends it, and waits
-// (killing it after 10 seconds). It returns how the process ended.
-func (b *bareChild) stop() error {
-	_ = b.stdin.Close()
-	select {
-	case err := <-b.done:
-		return err
-	case <-time.After(10 * time.Second):
-		_ = b.cmd.Process.Kill()
-		return <-b.done
-	}
+	return &bareChild{child: c, url: map[bool]string{false: urls[0], true: urls[1]}}, nil
 }

@@ -54,8 +54,8 @@ func main() {
 }
 
 // runChild runs the command of a process the tool starts of itself (the
-// bare server, the broker's round trip) when args name one; child is
-// false when they do not.
+// bare server, the NATS server, the broker's round trip) when args name
+// one; child is false when they do not.
 func runChild(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) (child bool, err error) {
 	if len(args) == 0 {
 		return false, nil
@@ -65,6 +65,8 @@ func runChild(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 		return true, runBare(ctx, args[1:], stdin, stdout)
 	case rttCommand:
 		return true, runRTT(ctx, args[1:], stdout)
+	case brokerCommand:
+		return true, runBroker(ctx, args[1:], stdin, stdout)
 	}
 	return false, nil
 }

@@ -39,7 +39,7 @@ type model struct {
 	dir      string
 	manifest loadtest.Manifest
 	pop      *loadtest.Population
-	broker   *devnats.Server
+	broker   *brokerChild
 	bodies   *loadtest.Bodies // while the model is opened; nil after
 	bodySize int              // bytes of the captured answers
 	reused   bool             // a complete model was found and reused
@@ -91,7 +91,7 @@ func openModel(ctx context.Context, o options, env *runEnv, progress io.Writer) 
 		return nil, err
 	}
 	m := &model{key: mo.key(), start: time.Now(), dir: mo.dir, manifest: man, reused: ok, pop: loadtest.NewPopulation(mo.people, mo.signers, mo.seed)}
-	if m.broker, err = devnats.Start("loadtest", filepath.Join(mo.dir, loadtest.ModelNATSDir)); err != nil {
+	if m.broker, err = startBroker(ctx, filepath.Join(mo.dir, loadtest.ModelNATSDir)); err != nil {
 		return nil, err
 	}
 	defer func() {

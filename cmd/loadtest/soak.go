@@ -56,7 +56,7 @@ type soakEnv struct {
 // storeDir is the soak's read model directory.
 func (e soakEnv) storeDir() string { return filepath.Join(e.dir, "store") }
 
-// runSoak runs the memory soak: a broker in this process with the
+// runSoak runs the memory soak: a broker in a process of its own with the
 // deployed stream, o.soak's people and signers published into it, then
 // "lookupd serve" with its defaults (but for what it cannot start without
 // and o.soak.serveFlags) catching up with them; then twice, on that read
@@ -69,7 +69,7 @@ func runSoak(ctx context.Context, o options, bin, dir string, stdout, stderr io.
 	if err := probeCgroup(); err != nil {
 		return err
 	}
-	broker, err := devnats.Start("loadtest-soak", filepath.Join(dir, "nats"))
+	broker, err := startBroker(ctx, filepath.Join(dir, "nats"))
 	if err != nil {
 		return err
 	}
