@@ -28,8 +28,19 @@ type observer interface {
 	committed(applied, pending uint64)
 }
 
-// follow is Follow, telling obs (when not nil) its progress.
+// follow is Follow, telling obs (when not nil) its progress. Stopped at
+// any step, it returns nil, as Follow says, not the error the cancelled
+// step gave.
 func (x *Index) follow(ctx context.Context, js jetstream.JetStream, stream string, obs observer) error {
+	err := x.followFrom(ctx, js, stream, obs)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// followFrom is follow, returning what stopped it.
+func (x *Index) followFrom(ctx context.Context, js jetstream.JetStream, stream string, obs observer) error {
 	pos, err := x.Position()
 	if err != nil {
 		return err

@@ -247,3 +247,16 @@ func openIndex(t *testing.T) *Index {
 	t.Cleanup(func() { _ = x.Close() })
 	return x
 }
+
+// TestFollowStoppedBeforeItReads: Follow stopped before it has its
+// consumer (here, at once) returns nil, as when stopped while it waits.
+func TestFollowStoppedBeforeItReads(t *testing.T) {
+	nc, js := natstest.Start(t)
+	writeLedger(t, nc, "a", 3)
+	x := openIndex(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := x.Follow(ctx, js, audit.DefaultStream); err != nil {
+		t.Errorf("Follow with its context done: %v, want nil", err)
+	}
+}
