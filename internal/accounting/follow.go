@@ -32,11 +32,10 @@ type observer interface {
 // any step, it returns nil, as Follow says, not the error the cancelled
 // step gave.
 func (x *Index) follow(ctx context.Context, js jetstream.JetStream, stream string, obs observer) error {
-	err := x.followFrom(ctx, js, stream, obs)
-	if ctx.Err() != nil {
-		return nil
+	if err := x.followFrom(ctx, js, stream, obs); err != nil && ctx.Err() == nil {
+		return err
 	}
-	return err
+	return nil
 }
 
 // followFrom is follow, returning what stopped it.
