@@ -161,6 +161,7 @@ func (ms *measurer) scenarios(rt route, conf serveConf, srv *loadtest.Dev) (bare
 	bare, look = base, base
 	bare.Name, bare.URL, bare.PID = fmt.Sprintf("bare net/http, %s, %s", rt.name, transport(conf.tls)), ms.bare[conf.tls], ms.barePID
 	look.Name, look.URL, look.PID, look.Baseline = fmt.Sprintf("lookupd %s, %s", rt.name, conf.name), srv.API, srv.PID(), bare.Name
+	look.BrokerPID = ms.m.broker.pid()
 	return bare, look
 }
 

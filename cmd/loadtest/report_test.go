@@ -86,3 +86,31 @@ func TestWriteYardsticks(t *testing.T) {
 		t.Errorf("no yardstick: got %q, want nothing", b.String())
 	}
 }
+
+// TestWriteLedgerCostCPU: the CPU an answer of lookupd and of the NATS
+// server beside the ratio, when both were measured.
+func TestWriteLedgerCostCPU(t *testing.T) {
+	run := func(rate float64, cpu, broker time.Duration) []loadtest.Result {
+		return []loadtest.Result{{Rate: rate, Requests: 1000, CPUPerRequest: cpu, BrokerCPUPerRequest: broker}}
+	}
+	for _, tc := range []struct {
+		name             string
+		ledger, off      []loadtest.Result
+		want, wantAbsent string
+	}{
+		{name: "CPU measured", ledger: run(30000, 38400*time.Nanosecond, 9100*time.Nanosecond), off: run(40000, 34500*time.Nanosecond, 300*time.Nanosecond),
+			want: "0.75x (30,000 vs 40,000 req/s); CPU an answer: lookupd 38.4 µs vs 34.5 µs, the NATS server 9.1 µs vs 0.3 µs"},
+		{name: "no broker figure", ledger: run(30000, 38400*time.Nanosecond, 0), off: run(40000, 34500*time.Nanosecond, 0),
+			want: "0.75x (30,000 vs 40,000 req/s)\n", wantAbsent: "CPU an answer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pairs := []*pair{{conf: serveConfs[0], route: routeNames[1], lookupd: tc.ledger},
+				{conf: serveConfs[1], route: routeNames[1], lookupd: tc.off}}
+			var b strings.Builder
+			writeLedgerCost(&b, pairs)
+			if got := b.String(); !strings.Contains(got, tc.want) || tc.wantAbsent != "" && strings.Contains(got, tc.wantAbsent) {
+				t.Errorf("got %q, want it to hold %q and not %q", got, tc.want, tc.wantAbsent)
+			}
+		})
+	}
+}

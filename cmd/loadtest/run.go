@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -98,6 +99,7 @@ func runMeasured(ctx context.Context, tool loadtest.ClosedLoop, s loadtest.Scena
 			measure = false // no /proc: no CPU figure, the rest stands
 		}
 	}
+	broker0, brokerErr := brokerCPU(s.BrokerPID)
 	r, err := tool.Run(ctx, s, d)
 	if err != nil {
 		return r, err
@@ -106,7 +108,23 @@ func runMeasured(ctx context.Context, tool loadtest.ClosedLoop, s loadtest.Scena
 	if cpu1, err := loadtest.ProcessCPU(s.PID); measure && err == nil && r.Requests > 0 {
 		r.CPUPerRequest = time.Duration(float64(cpu1-cpu0) / float64(r.Requests))
 	}
+	if broker1, err := brokerCPU(s.BrokerPID); brokerErr == nil && err == nil && r.Requests > 0 {
+		r.BrokerCPUPerRequest = time.Duration(float64(broker1-broker0) / float64(r.Requests))
+	}
 	return r, nil
+}
+
+// errNoBroker is brokerCPU's answer for a scenario without a NATS server
+// of its own.
+var errNoBroker = errors.New("no broker process")
+
+// brokerCPU returns the CPU time the NATS server pid has used so far;
+// errNoBroker for pid 0.
+func brokerCPU(pid int) (time.Duration, error) {
+	if pid == 0 {
+		return 0, errNoBroker
+	}
+	return loadtest.ProcessCPU(pid)
 }
 
 // median returns the run of median req/s (the upper one of an even count).

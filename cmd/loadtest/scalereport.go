@@ -90,8 +90,8 @@ func writeLedgerCost(w io.Writer, pairs []*pair) {
 			first = false
 		}
 		l, o := median(p.lookupd), median(op.lookupd)
-		fmt.Fprintf(w, "- %s, %s: %s (%s vs %s req/s)\n", p.route, transport(p.conf.tls), ratio(l.Rate, o.Rate),
-			loadtest.Thousands(l.Rate), loadtest.Thousands(o.Rate))
+		fmt.Fprintf(w, "- %s, %s: %s (%s vs %s req/s)%s\n", p.route, transport(p.conf.tls), ratio(l.Rate, o.Rate),
+			loadtest.Thousands(l.Rate), loadtest.Thousands(o.Rate), cpuAnswer(l, o))
 	}
 }
 
@@ -156,7 +156,12 @@ func cpu(r loadtest.Result) string {
 	if r.CPUPerRequest <= 0 {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.1f µs", float64(r.CPUPerRequest.Nanoseconds())/1e3)
+	return micros(r.CPUPerRequest)
+}
+
+// micros formats d in µs with one decimal.
+func micros(d time.Duration) string {
+	return fmt.Sprintf("%.1f µs", float64(d.Nanoseconds())/1e3)
 }
 
 // diskUsage returns the bytes the files under dir take on disk (their
@@ -177,4 +182,14 @@ func diskUsage(dir string) int64 {
 		return nil
 	})
 	return n
+}
+
+// cpuAnswer says the CPU an answer of lookupd and of the NATS server in
+// run l against run o, "" when not measured.
+func cpuAnswer(l, o loadtest.Result) string {
+	if l.CPUPerRequest == 0 || o.CPUPerRequest == 0 || l.BrokerCPUPerRequest == 0 && o.BrokerCPUPerRequest == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; CPU an answer: lookupd %s vs %s, the NATS server %s vs %s", micros(l.CPUPerRequest), micros(o.CPUPerRequest),
+		micros(l.BrokerCPUPerRequest), micros(o.BrokerCPUPerRequest))
 }

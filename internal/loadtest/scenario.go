@@ -12,17 +12,19 @@ import (
 // the same paths, one a line, for wrk). Baseline names the scenario its
 // throughput is compared with (the bare server answering the same bytes);
 // "" for a baseline itself. PID is the process that serves it, 0 for this
-// one (the bare server). TLS is the client configuration of an https URL
-// (nil: the default).
+// one (the bare server); BrokerPID, when not 0, is the NATS server it
+// uses, whose CPU is measured too. TLS is the client configuration of an
+// https URL (nil: the default).
 type Scenario struct {
-	Name     string
-	URL      string
-	Paths    []string
-	PathFile string
-	Tokens   []string
-	Baseline string
-	PID      int
-	TLS      *tls.Config
+	Name      string
+	URL       string
+	Paths     []string
+	PathFile  string
+	Tokens    []string
+	Baseline  string
+	PID       int
+	BrokerPID int
+	TLS       *tls.Config
 }
 
 // Result is what one run of a scenario measured.
@@ -37,6 +39,9 @@ type Result struct {
 	// CPUPerRequest is the CPU time the serving process used per request
 	// completed; 0 when not measured.
 	CPUPerRequest time.Duration
+	// BrokerCPUPerRequest is the CPU time the scenario's NATS server used
+	// per request completed; 0 when not measured.
+	BrokerCPUPerRequest time.Duration
 	// Ledger is what lookupd's audit ledger sent to the broker during the
 	// run; nil when not read (not lookupd, or its /metrics failed).
 	Ledger *LedgerCounts
