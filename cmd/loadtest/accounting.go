@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -98,12 +97,8 @@ func runAccounting(ctx context.Context, o options, bin, dir string, stdout, stde
 // accountingTokens makes a key in dir, writes its JWKS there and mints n
 // tokens with the scope read:audit.
 func accountingTokens(ctx context.Context, bin, dir string, n int) (jwksPath string, toks []string, err error) {
-	keyPath, jwksPath := filepath.Join(dir, "key.pem"), filepath.Join(dir, "jwks.json")
-	jwks, err := loadtest.CreateKey(ctx, bin, keyPath)
+	keyPath, jwksPath, err := loadtest.CreateKeyIn(ctx, bin, dir)
 	if err != nil {
-		return "", nil, err
-	}
-	if err := os.WriteFile(jwksPath, jwks, 0o600); err != nil {
 		return "", nil, err
 	}
 	toks, err = loadtest.MintTokens(ctx, bin, keyPath, "read:audit", 12*time.Hour, n)

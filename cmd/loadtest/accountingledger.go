@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -159,17 +157,5 @@ func lastLine(s string) string {
 // removeLedger removes the ledger in dir, refusing a directory that holds
 // anything a ledger does not (an --accounting-dir given by mistake).
 func removeLedger(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if !loadtest.IsLedgerFile(e.Name()) {
-			return fmt.Errorf("%s holds %s, which no ledger does: not removing it (give another --accounting-dir)", dir, e.Name())
-		}
-	}
-	return os.RemoveAll(dir)
+	return removeKept(dir, loadtest.IsLedgerFile, "ledger", "--accounting-dir")
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -29,12 +28,9 @@ type runEnv struct {
 // newRunEnv makes the key, its JWKS, the certificate and the build token
 // in dir.
 func newRunEnv(ctx context.Context, bin, dir string) (*runEnv, error) {
-	env := &runEnv{bin: bin, dir: dir, keyPath: filepath.Join(dir, "key.pem"), jwksPath: filepath.Join(dir, "jwks.json")}
-	jwks, err := loadtest.CreateKey(ctx, bin, env.keyPath)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(env.jwksPath, jwks, 0o600); err != nil {
+	env := &runEnv{bin: bin, dir: dir}
+	var err error
+	if env.keyPath, env.jwksPath, err = loadtest.CreateKeyIn(ctx, bin, dir); err != nil {
 		return nil, err
 	}
 	if env.cert, err = loadtest.NewCert(dir); err != nil {

@@ -42,15 +42,7 @@ func TestWriteLedgerMessages(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var b strings.Builder
 			writeLedgerMessages(&b, 64, tt.pairs)
-			got := b.String()
-			if tt.wantEmpty && got != "" {
-				t.Errorf("got %q, want nothing", got)
-			}
-			for _, want := range tt.want {
-				if !strings.Contains(got, want) {
-					t.Errorf("got\n%s\nwant it to hold %q", got, want)
-				}
-			}
+			checkReport(t, b.String(), tt.wantEmpty, tt.want)
 		})
 	}
 }
@@ -96,15 +88,7 @@ func TestWriteLoneRequest(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var b strings.Builder
 			writeLoneRequest(&b, tool, o, tt.pairs)
-			got := b.String()
-			if tt.wantEmpty && got != "" {
-				t.Errorf("got %q, want nothing", got)
-			}
-			for _, want := range tt.want {
-				if !strings.Contains(got, want) {
-					t.Errorf("got\n%s\nwant it to hold %q", got, want)
-				}
-			}
+			checkReport(t, b.String(), tt.wantEmpty, tt.want)
 		})
 	}
 }
@@ -125,5 +109,19 @@ func TestLedgerProgress(t *testing.T) {
 				t.Errorf("ledgerProgress = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// checkReport fails t unless got is empty (when wantEmpty) and holds each
+// of want.
+func checkReport(t *testing.T, got string, wantEmpty bool, want []string) {
+	t.Helper()
+	if wantEmpty && got != "" {
+		t.Errorf("got %q, want nothing", got)
+	}
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("got\n%s\nwant it to hold %q", got, w)
+		}
 	}
 }

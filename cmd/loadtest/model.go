@@ -116,6 +116,13 @@ func openModel(ctx context.Context, o options, env *runEnv, progress io.Writer) 
 // removeModel removes the model in dir, refusing a directory that holds
 // anything a model does not (a --model-dir given by mistake).
 func removeModel(dir string) error {
+	return removeKept(dir, loadtest.IsModelFile, "model", "--model-dir")
+}
+
+// removeKept removes dir, which the tool keeps a what in between runs (set
+// by flag), unless it holds a file that owns says is not a what's: a
+// directory given by mistake is left alone. A missing dir is no error.
+func removeKept(dir string, owns func(name string) bool, what, flag string) error {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -124,8 +131,8 @@ func removeModel(dir string) error {
 		return err
 	}
 	for _, e := range entries {
-		if !loadtest.IsModelFile(e.Name()) {
-			return fmt.Errorf("%s holds %s, which no model does: not removing it (give another --model-dir)", dir, e.Name())
+		if !owns(e.Name()) {
+			return fmt.Errorf("%s holds %s, which no %s does: not removing it (give another %s)", dir, e.Name(), what, flag)
 		}
 	}
 	return os.RemoveAll(dir)

@@ -165,12 +165,8 @@ func loadPopulation(ctx context.Context, js jetstream.JetStream, pop *loadtest.P
 // soakTokens creates a signing key and its JWKS in dir and mints
 // o.tokens tokens with it; it returns the JWKS file and the tokens.
 func soakTokens(ctx context.Context, o options, bin, dir string) (string, []string, error) {
-	keyPath, jwksPath := filepath.Join(dir, "key.pem"), filepath.Join(dir, "jwks.json")
-	jwks, err := loadtest.CreateKey(ctx, bin, keyPath)
+	keyPath, jwksPath, err := loadtest.CreateKeyIn(ctx, bin, dir)
 	if err != nil {
-		return "", nil, err
-	}
-	if err := os.WriteFile(jwksPath, jwks, 0o600); err != nil {
 		return "", nil, err
 	}
 	toks, err := loadtest.MintTokens(ctx, bin, keyPath, scopes, 2*o.soak.duration+3*time.Hour, o.tokens)

@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -60,6 +62,20 @@ func parseTokens(out []byte, n int) ([]string, error) {
 // MintTokens signs with it (issuer and audience of "lookupd dev").
 func CreateKey(ctx context.Context, bin, keyPath string) ([]byte, error) {
 	return runToken(ctx, bin, "--key", keyPath, "--create", "--print-jwks")
+}
+
+// CreateKeyIn creates the key key.pem in dir (CreateKey) and writes its
+// JWKS beside it, jwks.json (private to the user); it returns both paths.
+func CreateKeyIn(ctx context.Context, bin, dir string) (keyPath, jwksPath string, err error) {
+	keyPath, jwksPath = filepath.Join(dir, "key.pem"), filepath.Join(dir, "jwks.json")
+	jwks, err := CreateKey(ctx, bin, keyPath)
+	if err != nil {
+		return "", "", err
+	}
+	if err := os.WriteFile(jwksPath, jwks, 0o600); err != nil {
+		return "", "", err
+	}
+	return keyPath, jwksPath, nil
 }
 
 // runToken runs "bin token args..." with lookupdEnv and returns its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,5 +89,27 @@ func TestParseTokens(t *testing.T) {
 				t.Fatalf("got %d tokens, %v; want %d", len(toks), err, tt.n)
 			}
 		})
+	}
+}
+
+// TestCreateKeyIn: the key is made in dir by lookupd token and its JWKS
+// (what lookupd printed) written beside it, readable by the user only.
+func TestCreateKeyIn(t *testing.T) {
+	t.Setenv("LOADTEST_FAKE_LOOKUPD", "1")
+	dir := t.TempDir()
+	keyPath, jwksPath, err := CreateKeyIn(context.Background(), os.Args[0], dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keyPath != filepath.Join(dir, "key.pem") || jwksPath != filepath.Join(dir, "jwks.json") {
+		t.Errorf("got %s and %s, want key.pem and jwks.json in %s", keyPath, jwksPath, dir)
+	}
+	fi, err := os.Stat(jwksPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(jwksPath)
+	if want := "--create_--print-jwks"; !strings.Contains(string(b), want) || fi.Mode().Perm() != 0o600 {
+		t.Errorf("JWKS file %q (mode %v), want lookupd's output with %q, mode 0600", b, fi.Mode().Perm(), want)
 	}
 }
