@@ -48,15 +48,9 @@ func startAccounting(ctx context.Context, t *testing.T, nw string, is *issuer) *
 func TestAccountingService(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	nw, _, js := singleNATS(ctx, t)
-	f := newAuditFixture(t)
-	last := publishAll(ctx, t, js, f.events)
-	is := newIssuer(t)
-	ld := startLookupd(ctx, t, lookupdConfig{network: nw, natsURL: "nats://nats:4222", volume: "lookupd-acct-" + uuid.NewString(),
-		jwks: is.jwks, env: map[string]string{"LOOKUP_REPLICA_ID": "replica-acct"}})
+	st := startAuditedStage(ctx, t, "replica-acct")
+	nw, js, f, is, ld := st.nw, st.js, st.f, st.is, st.ld
 	acct := startAccounting(ctx, t, nw, is)
-	ld.waitReady(t)
-	ld.waitApplied(t, last, 60*time.Second)
 	acct.waitReady(t)
 
 	reader := is.tokenWith(t, "read:persons read:persons:ssn", time.Hour, map[string]any{"azp": "app-acct", "sub": "user-acct"})

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/testcontainers/testcontainers-go"
 
 	"github.com/lookup/persons/internal/audit"
@@ -30,14 +29,8 @@ import (
 func TestAuditNATSKilled(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	nw, nn, js := singleNATS(ctx, t)
-	f := newAuditFixture(t)
-	last := publishAll(ctx, t, js, f.events)
-	is := newIssuer(t)
-	ld := startLookupd(ctx, t, lookupdConfig{network: nw, natsURL: "nats://nats:4222", volume: "lookupd-natskill-" + uuid.NewString(),
-		jwks: is.jwks, env: map[string]string{"LOOKUP_REPLICA_ID": "replica-natskill"}})
-	ld.waitReady(t)
-	ld.waitApplied(t, last, 60*time.Second)
+	st := startAuditedStage(ctx, t, "replica-natskill")
+	nn, js, f, is, ld := st.nn, st.js, st.f, st.is, st.ld
 
 	tok := is.tokenWith(t, "read:persons read:persons:ssn", time.Hour, map[string]any{"azp": "app-natskill", "sub": "user-natskill"})
 	reads := audittest.Start(audittest.Config{URL: ld.api + signersPath(f.consumer), Token: tok, Workers: 32, Prefix: "natskill",

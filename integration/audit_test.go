@@ -171,17 +171,37 @@ func lookupdCommand(ctx context.Context, t *testing.T, ld *lookupd, args ...stri
 	return code, string(b)
 }
 
-func TestAuditLedger(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
+// auditedStage is a NATS server holding the audit fixture's events, an
+// issuer, and a lookupd replica on a fresh volume, ready and caught up.
+type auditedStage struct {
+	nw string
+	nn *natsNode
+	js jetstream.JetStream
+	f  *auditFixture
+	is *issuer
+	ld *lookupd
+}
+
+// startAuditedStage starts an auditedStage whose lookupd records its
+// disclosures as replica.
+func startAuditedStage(ctx context.Context, t *testing.T, replica string) auditedStage {
+	t.Helper()
 	nw, nn, js := singleNATS(ctx, t)
 	f := newAuditFixture(t)
 	last := publishAll(ctx, t, js, f.events)
 	is := newIssuer(t)
-	ld := startLookupd(ctx, t, lookupdConfig{network: nw, natsURL: "nats://nats:4222", volume: "lookupd-audit-" + uuid.NewString(),
-		jwks: is.jwks, env: map[string]string{"LOOKUP_REPLICA_ID": "replica-it"}})
+	ld := startLookupd(ctx, t, lookupdConfig{network: nw, natsURL: "nats://nats:4222", volume: "lookupd-" + replica + "-" + uuid.NewString(),
+		jwks: is.jwks, env: map[string]string{"LOOKUP_REPLICA_ID": replica}})
 	ld.waitReady(t)
 	ld.waitApplied(t, last, 60*time.Second)
+	return auditedStage{nw: nw, nn: nn, js: js, f: f, is: is, ld: ld}
+}
+
+func TestAuditLedger(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := startAuditedStage(ctx, t, "replica-it")
+	nn, js, f, is, ld := st.nn, st.js, st.f, st.is, st.ld
 
 	const callers = 4
 	tokens := make(map[string]string, callers)
