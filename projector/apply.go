@@ -219,8 +219,13 @@ func applyOne(txn *badger.Txn, vc *versionCache, reads *batchReads, i int, it *i
 	if err := txn.Set(key, val); err != nil {
 		return err
 	}
-	if ent.Kind == events.KindSigner {
+	switch {
+	case ent.Kind == events.KindSigner:
 		if err := keepSignerSet(txn, vc, reads, i, ent.ConsumerID, ent.ID, val); err != nil {
+			return err
+		}
+	case ent.Kind == events.KindConsumer: // a deletion has dropped the set
+		if err := keepSetConsumer(txn, vc, reads, i, ent.ID, val); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,8 @@
 package projector
 
 import (
+	"bytes"
+	"fmt"
 	"runtime"
 	"sync"
 
@@ -13,8 +15,9 @@ import (
 const prefetchMin = 64
 
 // batchReads is what applying one transaction's events reads of the store
-// as it was before them: the versions that the version cache does not hold
-// and the signer sets of the consumers whose signers change. prefetch reads
+// as it was before them: the versions that the version cache does not hold,
+// the signer sets of the consumers whose signers or records change, and
+// the records of the consumers whose first signer comes. prefetch reads
 // them on several goroutines at once before the serial apply, where each
 // would otherwise be a lookup on the writer's one goroutine (a lookup of an
 // absent key searches every level of the store). The writer is alone, and
@@ -26,9 +29,16 @@ type batchReads struct {
 	has      []bool
 	setOf    []*signerSet // by item: its consumer's set before the batch (nil: none, or not read)
 	setRead  []bool
+	// consumerOf, by item: the fields of its consumer's record before the
+	// batch (nil: none live), valid where consumerRead.
+	consumerOf   [][]byte
+	consumerRead []bool
 	// sets are the signer sets as this transaction has left them so far,
 	// by consumer id: read (from setOf or the store) at the first change.
 	sets map[string]*setState
+	// consumers are the consumer records this transaction has written so
+	// far, by id: their fields, nil for a deletion.
+	consumers map[string][]byte
 }
 
 // setState is a consumer's signer set as the transaction has left it, and
@@ -62,17 +72,52 @@ func (b *batchReads) current(txn *badger.Txn, vc *versionCache, i int, consumerI
 	return st, nil
 }
 
+// consumer returns the fields of consumerID's record as the transaction
+// has left it so far, for item i (nil: none live): from consumers, else
+// what prefetch read, else read now through txn.
+func (b *batchReads) consumer(txn *badger.Txn, vc *versionCache, i int, consumerID string) ([]byte, error) {
+	if c, ok := b.consumers[consumerID]; ok {
+		return c, nil
+	}
+	if b.consumerRead != nil && b.consumerRead[i] {
+		return b.consumerOf[i], nil
+	}
+	return liveFields(txn, vc, entityKey(tagConsumer, consumerID))
+}
+
+// liveFields returns a copy of the fields of the live record at key, nil
+// when it is absent (vc says it cannot be there, or it is not) or a
+// tombstone.
+func liveFields(txn *badger.Txn, vc *versionCache, key []byte) ([]byte, error) {
+	if !vc.mayExist(key) {
+		return nil, nil
+	}
+	var fields []byte
+	err := viewValue(txn, key, func(v []byte) error {
+		h, rest, err := decodeHeader(v)
+		if err == nil && !h.deleted {
+			fields = bytes.Clone(rest)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %q: %w", key, err)
+	}
+	return fields, nil
+}
+
 // prefetch reads, for each of items, its entity's version when vc does not
 // know it and it may exist, and for a signer event its consumer's signer
 // set when it may exist, on up to GOMAXPROCS goroutines. Reads that fail
 // are left undone: the apply reads them again, and reports the error.
 func (s *Store) prefetch(items []item, vc *versionCache) *batchReads {
-	b := &batchReads{sets: map[string]*setState{}}
+	b := &batchReads{sets: map[string]*setState{}, consumers: map[string][]byte{}}
 	if len(items) < prefetchMin {
 		return b
 	}
 	n := len(items)
 	b.versions, b.has, b.setOf, b.setRead = make([]uint64, n), make([]bool, n), make([]*signerSet, n), make([]bool, n)
+	b.consumerOf, b.consumerRead = make([][]byte, n), make([]bool, n)
 	workers := min(runtime.GOMAXPROCS(0), 4)
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -109,17 +154,25 @@ func (b *batchReads) read(txn *badger.Txn, vc *versionCache, i int, it *item) {
 	if known && it.ev.EntityVersion <= before {
 		return // stale: skipped whatever the batch does before it (versions only grow)
 	}
-	if ent := it.ev.Entity(); ent.Kind == events.KindSigner {
-		setKey := entityKey(tagSignerSet, ent.ConsumerID)
-		if !vc.mayExist(setKey) {
-			b.setRead[i] = true
+	ent := it.ev.Entity()
+	if _, drop := it.ev.Data.(events.ConsumerDeleted); drop || (ent.Kind != events.KindSigner && ent.Kind != events.KindConsumer) {
+		return // a deletion drops the set unread
+	}
+	set, exists := signerSet{}, false
+	if setKey := entityKey(tagSignerSet, ent.ConsumerID); vc.mayExist(setKey) {
+		var err error
+		if set, exists, err = readSignerSet(txn, setKey); err != nil {
 			return
 		}
-		if set, exists, err := readSignerSet(txn, setKey); err == nil {
-			b.setRead[i] = true
-			if exists {
-				b.setOf[i] = &set
-			}
+	}
+	b.setRead[i] = true
+	if exists {
+		b.setOf[i] = &set
+	}
+	if ent.Kind == events.KindSigner && (!exists || (!set.overflow && !set.consumerKnown)) {
+		// The set is made, or made again, with the consumer as it is.
+		if c, err := liveFields(txn, vc, entityKey(tagConsumer, ent.ConsumerID)); err == nil {
+			b.consumerOf[i], b.consumerRead[i] = c, true
 		}
 	}
 }

@@ -51,6 +51,10 @@ func (s *Store) Person(ctx context.Context, id string) (events.Person, error) {
 // signer-id order. It returns events.ErrNotFound if the consumer is unknown
 // or deleted; a consumer without signers is returned with an empty slice, so
 // that the caller can check whose consumer it is before answering.
+//
+// A consumer with signers is one point lookup: its signer set holds the
+// consumer too. Only a consumer without signers, or whose set overflowed
+// or is of an older layout, is read from its record as well.
 func (s *Store) Signers(ctx context.Context, consumerID string) (events.Person, []events.Signer, error) {
 	if err := ctx.Err(); err != nil {
 		return events.Person{}, nil, err
@@ -61,9 +65,21 @@ func (s *Store) Signers(ctx context.Context, consumerID string) (events.Person, 
 	signers := make([]events.Signer, 0, 8)
 	err := s.db.View(func(txn *badger.Txn) error {
 		var (
+			set setRead
 			ok  bool
 			err error
 		)
+		if signers, set, err = readSetSigners(txn, consumerID, signers); err != nil {
+			return err
+		}
+		if set.found && !set.overflow && set.consumerKnown {
+			if !set.live {
+				return events.ErrNotFound
+			}
+			p = set.consumer
+			p.ID, p.Type = consumerID, events.PersonTypeConsumer
+			return nil
+		}
 		if p, ok, err = livePerson(txn, entityKey(tagConsumer, consumerID)); err != nil {
 			return err
 		}
@@ -71,9 +87,8 @@ func (s *Store) Signers(ctx context.Context, consumerID string) (events.Person, 
 			return events.ErrNotFound
 		}
 		p.ID, p.Type = consumerID, events.PersonTypeConsumer
-		var overflow bool
-		if signers, _, overflow, err = readSetSigners(txn, consumerID, signers); err != nil || !overflow {
-			return err
+		if !set.overflow {
+			return nil
 		}
 		signers, err = scanSigners(txn, consumerID, signers)
 		return err

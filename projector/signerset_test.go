@@ -17,23 +17,34 @@ import (
 )
 
 // checkSignerSets fails t unless every consumer's signer set holds exactly
-// the live signers of its signer records (or says it overflowed), there is
-// no set without live signers, and the marker holds the checkpoint.
+// the live signers of its signer records (or says it overflowed) and the
+// fields of its consumer's live record (none when it is absent or
+// deleted), there is no set without live signers, Signers returns what
+// the records hold, and the marker holds the checkpoint.
 func checkSignerSets(t testing.TB, s *Store) {
 	t.Helper()
 	fromRecords := map[string][]setEntry{}
 	sets := map[string]signerSet{}
+	consumers := map[string][]byte{} // live consumers' fields
 	err := s.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
 			k, v := it.Item().Key(), []byte(nil)
-			if k[0] != tagSigner && k[0] != tagSignerSet {
+			if k[0] != tagSigner && k[0] != tagSignerSet && k[0] != tagConsumer {
 				continue
 			}
 			v, err := it.Item().ValueCopy(v)
 			if err != nil {
 				return err
+			}
+			if k[0] == tagConsumer {
+				if h, rest, err := decodeHeader(v); err != nil {
+					return err
+				} else if !h.deleted {
+					consumers[string(k[1:])] = rest
+				}
+				continue
 			}
 			if k[0] == tagSignerSet {
 				if sets[string(k[1:])], err = decodeSignerSet(v); err != nil {
@@ -66,7 +77,12 @@ func checkSignerSets(t testing.TB, s *Store) {
 			}
 		case !reflect.DeepEqual(got.entries, want):
 			t.Errorf("consumer %s: signer set\n got  %v\n want %v", cid, ids(got.entries), ids(want))
+		case !got.consumerKnown:
+			t.Errorf("consumer %s: signer set without the consumer's record", cid)
+		case !bytes.Equal(got.consumer, consumers[cid]) || (got.consumer == nil) != (consumers[cid] == nil):
+			t.Errorf("consumer %s: signer set holds consumer %q, its record %q", cid, got.consumer, consumers[cid])
 		}
+		checkSignersRead(t, s, cid, consumers[cid], len(want))
 	}
 	for cid, set := range sets {
 		if _, ok := fromRecords[cid]; !ok && !set.overflow {
@@ -85,6 +101,29 @@ func checkSignerSets(t testing.TB, s *Store) {
 	}
 	if seq != 0 && !bytes.Equal(marker, setsMarkerValue(seq)) {
 		t.Errorf("signer sets marker %x, want the checkpoint %d", marker, seq)
+	}
+}
+
+// checkSignersRead fails t unless Signers of consumer cid returns the
+// consumer of the record fields live (nil: ErrNotFound) and n signers.
+func checkSignersRead(t testing.TB, s *Store, cid string, live []byte, n int) {
+	t.Helper()
+	p, got, err := s.Signers(context.Background(), cid)
+	if live == nil {
+		if !errors.Is(err, events.ErrNotFound) {
+			t.Errorf("Signers(%s) of a consumer without a live record: err %v, want ErrNotFound", cid, err)
+		}
+		return
+	}
+	want, err2 := decodePerson(live)
+	want.ID, want.Type = cid, events.PersonTypeConsumer
+	switch {
+	case err != nil || err2 != nil:
+		t.Errorf("Signers(%s): %v (record: %v)", cid, err, err2)
+	case p != want:
+		t.Errorf("Signers(%s) consumer %+v, its record %+v", cid, p, want)
+	case len(got) != n:
+		t.Errorf("Signers(%s): %d signers, the records %d", cid, len(got), n)
 	}
 }
 
@@ -231,6 +270,7 @@ func TestSignerSetsMadeAtOpen(t *testing.T) {
 	}{
 		{name: "no sets, no marker", corrupt: func(txn *badger.Txn) error { return txn.Delete(keySignerSets) }},
 		{name: "marker behind the checkpoint", corrupt: func(txn *badger.Txn) error { return txn.Set(keySignerSets, setsMarkerValue(1)) }},
+		{name: "sets of the first layout", corrupt: firstLayout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			js := setup(t)
@@ -248,6 +288,9 @@ func TestSignerSetsMadeAtOpen(t *testing.T) {
 			if err := s.db.Update(tc.corrupt); err != nil {
 				t.Fatal(err)
 			}
+			if got := allSigners(t, s, msgs); tc.name == "sets of the first layout" && !reflect.DeepEqual(got, want) {
+				t.Errorf("signers read through sets of the first layout differ from before")
+			}
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -258,6 +301,39 @@ func TestSignerSetsMadeAtOpen(t *testing.T) {
 			compareState(t, dump(t, s), refOf(t, msgs))
 		})
 	}
+}
+
+// firstLayout rewrites every signer set and the marker as the first
+// layout had them: no copy of the consumer, the marker the checkpoint's
+// sequence alone.
+func firstLayout(txn *badger.Txn) error {
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{tagSignerSet}})
+	var keys, vals [][]byte
+	for it.Seek([]byte{tagSignerSet}); it.ValidForPrefix([]byte{tagSignerSet}); it.Next() {
+		v, err := it.Item().ValueCopy(nil)
+		if err != nil {
+			it.Close()
+			return err
+		}
+		set, err := decodeSignerSet(v)
+		if err != nil {
+			it.Close()
+			return err
+		}
+		set.consumerKnown, set.consumer = false, nil
+		keys, vals = append(keys, it.Item().KeyCopy(nil)), append(vals, set.encode())
+	}
+	it.Close()
+	for i := range keys {
+		if err := txn.Set(keys[i], vals[i]); err != nil {
+			return err
+		}
+	}
+	var seq []byte
+	if err := viewValue(txn, keyCheckpoint, func(v []byte) error { seq = bytes.Clone(v[:8]); return nil }); err != nil {
+		return err
+	}
+	return txn.Set(keySignerSets, seq)
 }
 
 // allSigners reads the signers of every consumer of msgs, by consumer id.
@@ -279,4 +355,63 @@ func allSigners(t testing.TB, s *Store, msgs []wireMsg) map[string][]events.Sign
 		out[c] = sg
 	}
 	return out
+}
+
+// TestSignerSetConsumerInOneTransaction applies, in one transaction, the
+// sequences of consumer and signer events that empty, drop and make a set
+// again, and checks the consumer that Signers returns against the
+// records after each.
+func TestSignerSetConsumerInOneTransaction(t *testing.T) {
+	const c, s1, s2 = "0c0c0c0c-0000-4000-8000-000000000001", "5a5a5a5a-0000-4000-8000-000000000001", "5a5a5a5a-0000-4000-8000-000000000002"
+	consumer := func(v uint64, first string) events.Event {
+		return events.Event{EntityVersion: v, Data: events.Consumer{ConsumerID: c, BusinessID: testBiz, FirstName: first, LastName: "L"}}
+	}
+	signer := func(v uint64, sid string) events.Event {
+		return events.Event{EntityVersion: v, Data: fullSigner(c, sid, "S")}
+	}
+	signerGone := func(v uint64, sid string) events.Event {
+		return events.Event{EntityVersion: v, Data: events.SignerDeleted{ConsumerID: c, SignerID: sid}}
+	}
+	consumerGone := func(v uint64) events.Event {
+		return events.Event{EntityVersion: v, Data: events.ConsumerDeleted{ConsumerID: c}}
+	}
+	tests := []struct {
+		name    string
+		batches [][]events.Event
+		first   string // the consumer's first name Signers returns; "": not found
+	}{
+		{name: "signer before its consumer", batches: [][]events.Event{{signer(1, s1)}}},
+		{name: "consumer after its signer, next transaction", batches: [][]events.Event{{signer(1, s1)}, {consumer(1, "A")}}, first: "A"},
+		{name: "consumer after its signer, same transaction", batches: [][]events.Event{{signer(1, s1), consumer(1, "A")}}, first: "A"},
+		{name: "consumer then signer, same transaction", batches: [][]events.Event{{consumer(1, "A"), signer(1, s1)}}, first: "A"},
+		{name: "set emptied, consumer made, set made again", batches: [][]events.Event{{signer(1, s1)}, {signerGone(2, s1), consumer(1, "A"), signer(1, s2)}}, first: "A"},
+		{name: "set emptied, consumer renamed, set made again", batches: [][]events.Event{{consumer(1, "A"), signer(1, s1)}, {signerGone(2, s1), consumer(2, "B"), signer(1, s2)}}, first: "B"},
+		{name: "consumer deleted, then a signer", batches: [][]events.Event{{consumer(1, "A"), signer(1, s1)}, {consumerGone(2), signer(1, s2)}}},
+		{name: "consumer deleted, signer, consumer again", batches: [][]events.Event{{consumer(1, "A"), signer(1, s1)}, {consumerGone(2), signer(1, s2), consumer(3, "C")}}, first: "C"},
+		{name: "consumer renamed", batches: [][]events.Event{{consumer(1, "A"), signer(1, s1)}, {consumer(2, "B")}}, first: "B"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openStore(t, t.TempDir(), StoreOptions{})
+			seq := uint64(0)
+			for _, evs := range tc.batches {
+				var batch []item
+				for _, ev := range evs {
+					seq++
+					batch = append(batch, item{valid: true, ev: ev, seq: seq})
+				}
+				if _, err := s.applyBatch(batch); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, _, err := s.Signers(context.Background(), c)
+			switch {
+			case tc.first == "" && !errors.Is(err, events.ErrNotFound):
+				t.Errorf("Signers: consumer %+v, err %v; want ErrNotFound", p, err)
+			case tc.first != "" && (err != nil || p.FirstName != tc.first):
+				t.Errorf("Signers: consumer %q, err %v; want %q", p.FirstName, err, tc.first)
+			}
+			checkSignerSets(t, s)
+		})
+	}
 }

@@ -8,15 +8,21 @@ import (
 	"github.com/dgraph-io/badger/v4"
 )
 
+// setsLayout is the layout of the signer sets this build writes: 2, sets
+// that hold their consumer's record too. A marker of another layout (the
+// first had none) makes the sets again at open.
+const setsLayout = 2
+
 // setsMarkerValue is the value of keySignerSets for a checkpoint at seq:
-// the signer sets are those of the records at that checkpoint.
+// the signer sets are those of the records at that checkpoint, in
+// setsLayout.
 func setsMarkerValue(seq uint64) []byte {
-	return binary.BigEndian.AppendUint64(nil, seq)
+	return append(binary.BigEndian.AppendUint64(nil, seq), setsLayout)
 }
 
 // ensureSignerSets makes the signer sets again from the signer records when
 // the store has a checkpoint and the marker keySignerSets does not hold its
-// sequence (see signerset.go). It must run with no writer at work: Open
+// sequence and this build's layout (see signerset.go). It must run with no writer at work: Open
 // and RestoreSnapshot call it. A crash part way leaves the marker stale,
 // and the next call starts over.
 func (s *Store) ensureSignerSets() error {
@@ -55,8 +61,8 @@ func (s *Store) ensureSignerSets() error {
 }
 
 // buildSignerSets drops every signer set, writes one for each consumer
-// with live signers from the signer records, then the marker for seq. It
-// returns how many sets it wrote.
+// with live signers from the signer records and the consumer's record,
+// then the marker for seq. It returns how many sets it wrote.
 func (s *Store) buildSignerSets(seq uint64) (int, error) {
 	if err := s.db.DropPrefix([]byte{tagSignerSet}); err != nil {
 		return 0, err
@@ -68,14 +74,21 @@ func (s *Store) buildSignerSets(seq uint64) (int, error) {
 		set      signerSet
 		written  int
 	)
-	flush := func() error {
-		if consumer == nil || (!set.overflow && len(set.entries) == 0) {
-			return nil
-		}
-		written++
-		return wb.Set(entityKey(tagSignerSet, string(consumer)), set.encode())
-	}
 	err := s.db.View(func(txn *badger.Txn) error {
+		flush := func() error {
+			if consumer == nil || (!set.overflow && len(set.entries) == 0) {
+				return nil
+			}
+			if !set.overflow {
+				c, err := liveFields(txn, &s.versions, entityKey(tagConsumer, string(consumer)))
+				if err != nil {
+					return err
+				}
+				set.consumer, set.consumerKnown = c, true
+			}
+			written++
+			return wb.Set(entityKey(tagSignerSet, string(consumer)), set.encode())
+		}
 		prefix := []byte{tagSigner}
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
 		defer it.Close()

@@ -23,15 +23,17 @@
 //	"b" <contact_id>                     -> business contact record or tombstone
 //	"s" <consumer_id> "." <signer_id>    -> signer record or tombstone
 //	"l" <consumer_id>                    -> the consumer's signer set: a copy of its live
-//	                                        signers' fields, in signer-id order (signerset.go)
+//	                                        signers' fields, in signer-id order, and of the
+//	                                        consumer's own fields (signerset.go)
 //	"m" "signersets"                     -> 8-byte big-endian sequence of the checkpoint the
-//	                                        signer sets were last kept at
+//	                                        signer sets were last kept at, then the byte of
+//	                                        their layout (setsLayout)
 //
 // Signers are keyed under their consumer, so the signers of one consumer are
 // one prefix scan ("s" <consumer_id> "."), in signer-id order. A read of
-// them is one point lookup of the consumer's signer set instead, which the
-// writer keeps in the same transaction as the records (up to 64 signers;
-// past that the set says so and the read scans).
+// them and of their consumer is one point lookup of the consumer's signer
+// set instead, which the writer keeps in the same transaction as the
+// records (up to 64 signers; past that the set says so and the read scans).
 //
 // # Values
 //
