@@ -60,9 +60,10 @@ func (s *Store) Signers(ctx context.Context, consumerID string) (events.Person, 
 		return events.Person{}, nil, err
 	}
 	consumerID = strings.ToLower(consumerID)
-	var p events.Person
-	// Room for the usual few signers, so that appending does not copy them.
-	signers := make([]events.Signer, 0, 8)
+	var (
+		p       events.Person
+		signers []events.Signer // made as large as the set, by readSetSigners
+	)
 	err := s.db.View(func(txn *badger.Txn) error {
 		var (
 			set setRead

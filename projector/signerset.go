@@ -106,10 +106,11 @@ type setHead struct {
 	consumer      []byte // the live consumer's fields, a slice of the value; nil: none live
 }
 
-// eachSetEntry calls f with the id and fields of each entry of the set's
-// value v, in order, as slices of v, and returns what the value says
-// before them (when it overflowed, it has no entries).
-func eachSetEntry(v []byte, f func(id, fields []byte) error) (head setHead, err error) {
+// eachSetEntry calls f with the index, the count, the id and the fields
+// of each entry of the set's value v, in order, as slices of v, and
+// returns what the value says before them (when it overflowed, it has no
+// entries).
+func eachSetEntry(v []byte, f func(i, n int, id, fields []byte) error) (head setHead, err error) {
 	if len(v) < 2 || v[0] != formatV1 {
 		return setHead{}, errCorrupt
 	}
@@ -140,13 +141,13 @@ func eachSetEntry(v []byte, f func(id, fields []byte) error) (head setHead, err 
 		return setHead{}, errCorrupt
 	}
 	b = b[k:]
-	for range n {
+	for i := range int(n) { //nolint:gosec // G115: n is at most maxSetSigners
 		id, ok1 := next()
 		fields, ok2 := next()
 		if !ok1 || !ok2 {
 			return setHead{}, errCorrupt
 		}
-		if err := f(id, fields); err != nil {
+		if err := f(i, int(n), id, fields); err != nil { //nolint:gosec // G115: as above
 			return setHead{}, err
 		}
 	}
@@ -161,7 +162,7 @@ func eachSetEntry(v []byte, f func(id, fields []byte) error) (head setHead, err 
 func decodeSignerSet(v []byte) (signerSet, error) {
 	v = bytes.Clone(v)
 	var set signerSet
-	head, err := eachSetEntry(v, func(id, fields []byte) error {
+	head, err := eachSetEntry(v, func(_, _ int, id, fields []byte) error {
 		set.entries = append(set.entries, setEntry{id: string(id), fields: fields})
 		return nil
 	})
@@ -208,14 +209,18 @@ type setRead struct {
 }
 
 // readSetSigners appends the signers of consumerID held by its signer
-// set to into, decoded from the value in place (decodeSigner and
-// decodePerson make their one copy), and returns what else the set says.
+// set to into, grown once to hold them, decoded from the value in place
+// (decodeSigner and decodePerson make their one copy), and returns what
+// else the set says.
 func readSetSigners(txn *badger.Txn, consumerID string, into []events.Signer) (out []events.Signer, r setRead, err error) {
 	key := entityKey(tagSignerSet, consumerID)
 	out = into
 	err = viewValue(txn, key, func(v []byte) error {
 		r.found = true
-		head, err := eachSetEntry(v, func(id, fields []byte) error {
+		head, err := eachSetEntry(v, func(i, n int, id, fields []byte) error {
+			if i == 0 {
+				out = slices.Grow(out, n)
+			}
 			sg, err := decodeSigner(fields)
 			if err != nil {
 				return err
