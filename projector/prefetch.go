@@ -107,8 +107,9 @@ func liveFields(txn *badger.Txn, vc *versionCache, key []byte) ([]byte, error) {
 }
 
 // prefetch reads, for each of items, its entity's version when vc does not
-// know it and it may exist, and for a signer event its consumer's signer
-// set when it may exist, on up to GOMAXPROCS goroutines. Reads that fail
+// know it and it may exist, for a signer or consumer event its consumer's
+// signer set when it may exist, and for a signer event whose consumer's
+// set is to be made the consumer's record, on up to GOMAXPROCS goroutines. Reads that fail
 // are left undone: the apply reads them again, and reports the error.
 func (s *Store) prefetch(items []item, vc *versionCache) *batchReads {
 	b := &batchReads{sets: map[string]*setState{}, consumers: map[string][]byte{}}
