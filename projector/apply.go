@@ -219,12 +219,12 @@ func applyOne(txn *badger.Txn, vc *versionCache, reads *batchReads, i int, it *i
 	if err := txn.Set(key, val); err != nil {
 		return err
 	}
-	switch {
-	case ent.Kind == events.KindSigner:
+	switch ent.Kind {
+	case events.KindSigner:
 		if err := keepSignerSet(txn, vc, reads, i, ent.ConsumerID, ent.ID, val); err != nil {
 			return err
 		}
-	case ent.Kind == events.KindConsumer: // a deletion has dropped the set
+	case events.KindConsumer: // a deletion has dropped the set
 		if err := keepSetConsumer(txn, vc, reads, i, ent.ID, val); err != nil {
 			return err
 		}
