@@ -88,7 +88,7 @@ func writeSoakPhases(w io.Writer, phases []soakPhaseRun, rate int) {
 		return loadtest.Thousands(p.Run.Lookups.Rate)
 	})
 	row("lookups: p50 / p99", func(p soakPhaseRun) string { return ms(p.Run.Lookups.P50) + " / " + ms(p.Run.Lookups.P99) })
-	row("lookups: errors", func(p soakPhaseRun) string { return fmt.Sprint(p.Run.Lookups.Errors) })
+	row("lookups: errors", func(p soakPhaseRun) string { return p.Run.Lookups.ErrorsText() })
 	row("events published", func(p soakPhaseRun) string { return loadtest.Thousands(float64(p.Run.Events.Published)) })
 	fmt.Fprintln(w)
 }

@@ -1,8 +1,13 @@
 package loadtest
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -36,6 +41,10 @@ type Result struct {
 	Rate     float64       // requests completed per second
 	P50, P99 time.Duration // latency quantiles
 	Errors   uint64        // transport errors, timeouts and non-2xx answers
+	// ErrorKinds counts Errors by kind ("HTTP 503", or the last clause of
+	// a transport error, such as "context deadline exceeded"); nil when
+	// there were none or the tool does not tell them apart (wrk).
+	ErrorKinds map[string]uint64
 	// CPUPerRequest is the CPU time the serving process used per request
 	// completed; 0 when not measured.
 	CPUPerRequest time.Duration
@@ -56,4 +65,21 @@ type ClosedLoop interface {
 	// Lone is the same tool with a single connection (and thread): one
 	// request at a time, the next sent when the last is answered.
 	Lone() ClosedLoop
+}
+
+// ErrorsText returns Errors, followed by its kinds when they are known,
+// the most frequent first: "7 (HTTP 503: 5, context deadline exceeded: 2)".
+func (r Result) ErrorsText() string {
+	if len(r.ErrorKinds) == 0 {
+		return strconv.FormatUint(r.Errors, 10)
+	}
+	kinds := slices.Collect(maps.Keys(r.ErrorKinds))
+	slices.SortFunc(kinds, func(a, b string) int {
+		return cmp.Or(cmp.Compare(r.ErrorKinds[b], r.ErrorKinds[a]), strings.Compare(a, b))
+	})
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = k + ": " + strconv.FormatUint(r.ErrorKinds[k], 10)
+	}
+	return strconv.FormatUint(r.Errors, 10) + " (" + strings.Join(parts, ", ") + ")"
 }

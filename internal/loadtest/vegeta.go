@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -80,18 +82,38 @@ func attack(ctx context.Context, atk *vegeta.Attacker, name string, tr vegeta.Ta
 	stop := context.AfterFunc(ctx, func() { atk.Stop() })
 	defer stop()
 	var all, ok vegeta.Metrics
-	var errs uint64
+	var (
+		errs  uint64
+		kinds map[string]uint64
+	)
 	for res := range atk.Attack(tr, p, d, "") {
 		all.Add(res)
 		if res.Error != "" || res.Code < 200 || res.Code >= 300 {
 			errs++
+			if kinds == nil {
+				kinds = map[string]uint64{}
+			}
+			kinds[errorKind(res)]++
 			continue
 		}
 		ok.Add(res)
 	}
 	all.Close()
 	ok.Close()
-	return Result{Scenario: name, Requests: all.Requests, P50: ok.Latencies.P50, P99: ok.Latencies.P99, Errors: errs}, &all
+	return Result{Scenario: name, Requests: all.Requests, P50: ok.Latencies.P50, P99: ok.Latencies.P99, Errors: errs, ErrorKinds: kinds}, &all
+}
+
+// errorKind names the kind of a failed request: its status when it had an
+// answer, else the last clause of its transport error (which leaves out
+// the URL and its id).
+func errorKind(res *vegeta.Result) string {
+	if res.Code != 0 || res.Error == "" {
+		return "HTTP " + strconv.Itoa(int(res.Code))
+	}
+	if i := strings.LastIndex(res.Error, ": "); i >= 0 {
+		return res.Error[i+2:]
+	}
+	return res.Error
 }
 
 // targeter returns GET s.URL (or s.URL+s.Paths[k] in turn) with s.Tokens

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -37,7 +38,7 @@ func TestParseWrk(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got != tt.want {
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got %+v, %v; want %+v", got, err, tt.want)
 			}
 		})
