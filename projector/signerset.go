@@ -45,16 +45,11 @@ const (
 	setFlagConsumerLive = 4
 )
 
-// signerSet is a decoded signer set: entries in signer-id order and the
-// consumer's state, or overflowed.
+// signerSet is a decoded signer set: the consumer's state and entries in
+// signer-id order, or overflowed.
 type signerSet struct {
-	overflow bool
-	entries  []setEntry
-	// consumerKnown: consumer holds the consumer's state, the fields of
-	// its record after the header (see encodePerson), nil when it is
-	// absent or deleted.
-	consumerKnown bool
-	consumer      []byte
+	setHead
+	entries []setEntry
 }
 
 // setEntry is one signer of a set: its id and the fields of its record
@@ -101,9 +96,12 @@ func (s *signerSet) encode() []byte {
 
 // setHead is what a set's value says before its entries.
 type setHead struct {
-	overflow      bool   // no entries: read the records
-	consumerKnown bool   // consumer is the consumer's state
-	consumer      []byte // the live consumer's fields, a slice of the value; nil: none live
+	overflow      bool // no entries: read the records
+	consumerKnown bool // consumer is the consumer's state
+	// consumer holds the live consumer's fields, those of its record after
+	// the header (see encodePerson); nil: absent or deleted. Decoded, a
+	// slice of the value.
+	consumer []byte
 }
 
 // eachSetEntry calls f with the index, the count, the id and the fields
@@ -169,7 +167,7 @@ func decodeSignerSet(v []byte) (signerSet, error) {
 	if err != nil {
 		return signerSet{}, err
 	}
-	set.overflow, set.consumerKnown, set.consumer = head.overflow, head.consumerKnown, head.consumer
+	set.setHead = head
 	return set, nil
 }
 
@@ -194,7 +192,7 @@ func (s *signerSet) put(id string, fields []byte) {
 		size += len(e.id) + len(e.fields)
 	}
 	if len(s.entries) > maxSetSigners || size > maxSetBytes {
-		*s = signerSet{overflow: true}
+		*s = signerSet{setHead: setHead{overflow: true}}
 	}
 }
 
