@@ -16,11 +16,21 @@ const MinBudget = 32 << 20
 
 // Options returns o with Badger's memory sized to budget bytes:
 //
-//   - memtables: two of budget/16 each (Badger's default is up to five of
+//   - memtables: two of budget/32 each (Badger's default is up to five of
 //     64 MiB, which made a process grow by hundreds of MiB under a steady
 //     write load), each with its write-ahead log file of the same size
 //     mapped in memory. A memtable also bounds a transaction, which the
 //     writers split when it is too big;
+//   - tables of 5/8 of a memtable at every level (Badger's default: 2 MiB
+//     doubling at each level below the first). Badger builds a table in
+//     buffers on the Go heap, the first twice the table size and each next
+//     one twice the last, and keeps up to eight builders' buffers for the
+//     next tables. With its defaults the flushes of memtables grew theirs
+//     to 28 MiB and compactions built 16 MiB ones: 130-200 MiB of heap
+//     while the read model was built, over the soft limit, so that the
+//     collector ran all the time and the runtime kept returning memory to
+//     the kernel and taking it back. Now any table fits its builder's first
+//     buffer (budget/26 at most), and the heap stays near the soft limit;
 //   - no compression of the tables: Snappy's buffers were most of the heap
 //     while compactions ran (over 200 MiB in a rebuild of the read model,
 //     over a gigabyte building an index of ten million records). The
@@ -39,20 +49,25 @@ const MinBudget = 32 << 20
 //     of these stores is near;
 //   - two compactors instead of four, each building tables in memory.
 //
-// That is 1/8 of the budget on the Go heap and 1/8 in mapped files. The
+// On the Go heap that is the memtables (1/16 of the budget) and, while
+// tables are written, their builders (budget/26 each, a few at once);
+// mapped, the write-ahead logs (1/16) and a value log file (1/4). The
 // caller keeps the Go heap within 3/4 of the budget (internal/memlimit),
-// which leaves the writer, its caches and the requests at least 1/2; the
-// last 1/4 is for the pages of the mapped table files that reads touch.
+// which leaves the writer, its caches and the requests the rest of it;
+// the last 1/4 is for the pages of the mapped table files that reads
+// touch.
 func Options(o badger.Options, budget int64) (badger.Options, error) {
 	if budget < MinBudget {
 		return o, fmt.Errorf("memory budget %d bytes is below the minimum of %d", budget, MinBudget)
 	}
+	memtable := budget / 32
 	// Badger wants a value to fit in a transaction, at most 15% of a
 	// memtable; the values of these stores are far smaller than either.
-	threshold := min(o.ValueThreshold, budget/16*15/100/2)
+	threshold := min(o.ValueThreshold, memtable*15/100/2)
+	o.TableSizeMultiplier = 1 // no WithTableSizeMultiplier in badger/v4
 	return o.
 		WithValueThreshold(threshold).
-		WithMemTableSize(budget / 16).
+		WithMemTableSize(memtable).
 		WithNumMemtables(2).
 		WithNumLevelZeroTables(2).
 		WithNumLevelZeroTablesStall(8).
@@ -60,5 +75,6 @@ func Options(o badger.Options, budget int64) (badger.Options, error) {
 		WithIndexCacheSize(0).
 		WithValueLogFileSize(min(budget/4, o.ValueLogFileSize)).
 		WithNumCompactors(2).
+		WithBaseTableSize(memtable * 5 / 8).
 		WithCompression(options.None), nil
 }
