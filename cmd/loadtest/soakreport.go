@@ -90,7 +90,29 @@ func writeSoakPhases(w io.Writer, phases []soakPhaseRun, rate int) {
 	row("lookups: p50 / p99", func(p soakPhaseRun) string { return ms(p.Run.Lookups.P50) + " / " + ms(p.Run.Lookups.P99) })
 	row("lookups: errors", func(p soakPhaseRun) string { return p.Run.Lookups.ErrorsText() })
 	row("events published", func(p soakPhaseRun) string { return loadtest.Thousands(float64(p.Run.Events.Published)) })
+	row("events applied a second (published a second)", func(p soakPhaseRun) string { return appliedRate(p.Run) })
 	fmt.Fprintln(w)
+}
+
+// appliedRate is the rate at which lookupd applied the stream over the
+// memory samples of run, beside the rate events were published at; it is
+// marked *behind* when lookupd applied less than 95% of what was
+// published meanwhile (its read model growing staler as the load went on).
+func appliedRate(run soakRun) string {
+	if len(run.Samples) < 2 {
+		return "n/a"
+	}
+	first, last := run.Samples[0], run.Samples[len(run.Samples)-1]
+	secs := (last.At - first.At).Seconds()
+	if secs <= 0 || last.Applied < first.Applied {
+		return "n/a"
+	}
+	applied := float64(last.Applied-first.Applied) / secs
+	got := loadtest.Thousands(applied) + " (" + loadtest.Thousands(run.Events.Rate()) + ")"
+	if applied < 0.95*run.Events.Rate() {
+		got += " *behind*"
+	}
+	return got
 }
 
 // writeSoakChecks writes the criteria of a soak, each passed or not, and

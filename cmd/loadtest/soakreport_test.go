@@ -86,3 +86,29 @@ func TestMemoryBudgetLine(t *testing.T) {
 		t.Errorf("memoryBudgetLine of a log without it = %q, want \"\"", got)
 	}
 }
+
+// TestAppliedRate: the rate lookupd applied the stream at over the
+// samples, beside the rate published, marked when it fell behind.
+func TestAppliedRate(t *testing.T) {
+	at := func(d time.Duration, applied uint64) loadtest.MemSample {
+		return loadtest.MemSample{At: d, Applied: applied}
+	}
+	published := loadtest.Paced{Published: 20000, Elapsed: 10 * time.Second} // 2,000 a second
+	tests := []struct {
+		name    string
+		samples []loadtest.MemSample
+		want    string
+	}{
+		{"kept up", []loadtest.MemSample{at(0, 1000), at(5*time.Second, 11000), at(10*time.Second, 20500)}, "1,950 (2,000)"},
+		{"behind", []loadtest.MemSample{at(0, 1000), at(10*time.Second, 3250)}, "225 (2,000) *behind*"},
+		{"one sample", []loadtest.MemSample{at(0, 1000)}, "n/a"},
+		{"applied unknown at the end", []loadtest.MemSample{at(0, 1000), at(10*time.Second, 0)}, "n/a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := appliedRate(soakRun{Events: published, Samples: tt.samples}); got != tt.want {
+				t.Errorf("appliedRate = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

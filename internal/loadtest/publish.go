@@ -65,8 +65,18 @@ func awaitAcks(ctx context.Context, futures []jetstream.PubAckFuture) (uint64, e
 
 // Paced is what PublishPaced did.
 type Paced struct {
-	Published uint64 // messages acknowledged
-	LastSeq   uint64 // stream sequence of the last one
+	Published uint64        // messages acknowledged
+	LastSeq   uint64        // stream sequence of the last one
+	Elapsed   time.Duration // from the start to the return
+}
+
+// Rate is the rate of the messages acknowledged a second (0 when no time
+// passed).
+func (p Paced) Rate() float64 {
+	if p.Elapsed <= 0 {
+		return 0
+	}
+	return float64(p.Published) / p.Elapsed.Seconds()
 }
 
 // pacedTick is how often PublishPaced sends what is due.
@@ -79,8 +89,14 @@ const pacedTick = 50 * time.Millisecond
 // catch up, not slow down. It returns what it published, and the first
 // error other than ctx's end.
 func PublishPaced(ctx context.Context, js jetstream.JetStream, rate int, next func() (*nats.Msg, error)) (Paced, error) {
-	var p Paced
 	start := time.Now()
+	p, err := publishPaced(ctx, js, rate, next, start)
+	p.Elapsed = time.Since(start)
+	return p, err
+}
+
+func publishPaced(ctx context.Context, js jetstream.JetStream, rate int, next func() (*nats.Msg, error), start time.Time) (Paced, error) {
+	var p Paced
 	t := time.NewTicker(pacedTick)
 	defer t.Stop()
 	var futures []jetstream.PubAckFuture
