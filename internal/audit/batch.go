@@ -29,7 +29,7 @@ type fastBatches struct {
 const (
 	opStart     = 0 // first message
 	opAppend    = 1
-	opCommit    = 2 // last message (the first too, for a batch of one)
+	opCommit    = 2 // last message, stored (a Ledger ends its batches with opCommitEOB)
 	opCommitEOB = 3 // end the batch without storing this message
 	opPing      = 4 // ask for the batch's state; stores nothing
 )

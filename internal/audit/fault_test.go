@@ -125,10 +125,12 @@ func TestFaultServerShutdownMidBatch(t *testing.T) {
 // replica's chain (a second process under the same replica name) stores
 // messages after the ledger's last; the ledger's next batch, expecting the
 // old last sequence, is refused whole; the ledger fails its answers, reads
-// the chain's head back, and goes on: the chain stays intact.
+// the chain's head back, and goes on: the chain stays intact. (The
+// ledger's batches end as soon as nothing is in flight here; by default
+// its next batch starts within BatchMaxAge.)
 func TestFaultMessageRejectedForItsExpectedSequence(t *testing.T) {
 	nc, js := runNATS(t)
-	a := newLedger(t, nc, Config{Replica: "r1"})
+	a := newLedger(t, nc, Config{Replica: "r1", BatchMaxAge: time.Nanosecond})
 	fillAs(t, a, "a", 3)
 	b := newLedger(t, nc, Config{Replica: "r1"})
 	fillAs(t, b, "b", 2) // b resumes from a's last message

@@ -64,6 +64,17 @@ type Config struct {
 	// disclosure of more records than fit is stored in several messages.
 	MaxMessageRecords int
 	MaxMessageBytes   int
+	// BatchMaxAge is how long a fast batch takes messages; 0 = 1s. It is
+	// then ended once they are stored, and what waits goes in the next
+	// one. A disclosure that comes while a batch is open, even an idle
+	// one, is appended to it, which the server stores in about half the
+	// time of the first message of a batch. Only a batch's first message
+	// names the chain's last stored message (the server refuses it when
+	// another writer has stored one since), so this also bounds how long
+	// another writer under the same replica name goes unrefused. It must
+	// be well under the server's batch timeout (max_batch_timeout, 10s by
+	// default), after which the server forgets an idle batch.
+	BatchMaxAge time.Duration
 }
 
 // withDefaults returns cfg with its zero fields set to their defaults.
@@ -97,6 +108,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.MaxMessageBytes <= 0 {
 		cfg.MaxMessageBytes = 56 << 10
+	}
+	if cfg.BatchMaxAge <= 0 {
+		cfg.BatchMaxAge = time.Second
 	}
 	return cfg
 }

@@ -263,3 +263,56 @@ func TestLedgerSplitsADisclosureLargerThanAMessage(t *testing.T) {
 		}
 	})
 }
+
+// TestLedgerLoneDisclosuresShareAnOpenBatch: disclosures one at a time
+// are appended to the batch the first started while it is younger than
+// BatchMaxAge (only its first message names the chain's last stored
+// message); a batch that old is ended as soon as nothing is in flight, and
+// the next disclosure starts a batch of its own. Either way every record
+// is stored, once, in one intact chain.
+func TestLedgerLoneDisclosuresShareAnOpenBatch(t *testing.T) {
+	tests := []struct {
+		name        string
+		maxAge      time.Duration
+		wantStarted int // messages naming the chain's last stored message
+	}{
+		{"young batch", time.Hour, 1},
+		{"batch old at once", time.Nanosecond, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			nc, js := runNATS(t)
+			l := newLedger(t, nc, Config{BatchMaxAge: tt.maxAge})
+			fill(t, l, 5)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := l.Close(ctx); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			s, err := js.Stream(ctx, DefaultStream)
+			if err != nil {
+				t.Fatal(err)
+			}
+			started := 0
+			for seq := uint64(1); seq <= 5; seq++ {
+				m, err := s.GetMsg(ctx, seq)
+				if err != nil {
+					t.Fatalf("message %d: %v", seq, err)
+				}
+				if m.Header.Get(expectedLastSubjSeq) != "" {
+					started++
+				}
+			}
+			if started != tt.wantStarted {
+				t.Errorf("messages naming the chain's last = %d, want %d", started, tt.wantStarted)
+			}
+			if _, err := s.GetMsg(ctx, 6); err == nil {
+				t.Error("a sixth message stored, want 5")
+			}
+			rep, err := Verify(ctx, js, DefaultStream)
+			if err != nil || len(rep.Problems) > 0 {
+				t.Errorf("Verify = %v, %q; want an intact chain", err, rep.Problems)
+			}
+		})
+	}
+}

@@ -80,8 +80,13 @@ type publisher struct {
 	backlogRecords int
 	out            outbox
 	msg            *nats.Msg
-	timer          *time.Timer
-	status         chan nats.Status
+	timer          *time.Timer // the acknowledgement of what is in flight is due
+	// ageTimer fires when the open batch has reached BatchMaxAge: it is ended
+	// then, or once idle.
+	ageTimer   *time.Timer
+	batchStart time.Time // when the open batch started
+	closing    bool      // Close was called: end an idle batch at once
+	status     chan nats.Status
 }
 
 // chainHead is a message of the chain: its seq, its hash and (when
@@ -96,7 +101,9 @@ type chainHead struct {
 // earlier messages are in flight into the next message (up to
 // MaxMessageRecords and MaxMessageBytes; a lone disclosure goes out at
 // once), chains each message to the one before, and sends it in the open
-// fast batch, up to MaxInFlight unacknowledged. Each message settles its
+// fast batch, up to MaxInFlight unacknowledged. A batch takes messages
+// until it is BatchMaxAge old, and is ended once they are stored (or
+// when Close was called and nothing waits). Each message settles its
 // disclosures when it is acknowledged; a message that fails fails every
 // message after it (the server's gap mode "fail" refuses them), so the
 // chain never has a gap. A batch's first message carries
@@ -118,12 +125,14 @@ func (l *Ledger) publish() {
 		}
 	}()
 	pb := &publisher{l: l, ctx: ctx, fb: l.batches, subject: ReplicaSubject(l.cfg.Replica),
-		out:    outbox{maxRecords: l.cfg.MaxMessageRecords, maxBytes: l.cfg.MaxMessageBytes},
-		msg:    &nats.Msg{Header: nats.Header{}},
-		timer:  time.NewTimer(time.Hour),
-		status: l.nc.StatusChanged(nats.DISCONNECTED, nats.RECONNECTING, nats.CLOSED)}
+		out:      outbox{maxRecords: l.cfg.MaxMessageRecords, maxBytes: l.cfg.MaxMessageBytes},
+		msg:      &nats.Msg{Header: nats.Header{}},
+		timer:    time.NewTimer(time.Hour),
+		ageTimer: time.NewTimer(time.Hour),
+		status:   l.nc.StatusChanged(nats.DISCONNECTED, nats.RECONNECTING, nats.CLOSED)}
 	defer l.nc.RemoveStatusListener(pb.status)
 	pb.timer.Stop()
+	pb.ageTimer.Stop()
 	closingCh := l.closing
 	for {
 		select { // before anything else: Close has given up
@@ -154,12 +163,15 @@ func (l *Ledger) publish() {
 			if len(pb.inflight) > 0 || pb.st == closing {
 				pb.abandon(errUnacknowledged)
 			}
+		case <-pb.ageTimer.C:
+			pb.endIfDone()
 		case <-pb.status:
 			if !l.nc.IsConnected() {
 				pb.abandon(errNotConnected)
 			}
 		case <-closingCh:
-			closingCh = nil
+			closingCh, pb.closing = nil, true
+			pb.endIfDone()
 		case <-l.abort:
 			pb.abandon(ErrClosed)
 			pb.failQueued(ErrClosed)
@@ -207,8 +219,8 @@ func (pb *publisher) due() bool {
 	case idle, broken:
 		return true
 	case open:
-		if len(pb.inflight) >= pb.l.cfg.MaxInFlight {
-			return false
+		if len(pb.inflight) >= pb.l.cfg.MaxInFlight || pb.aged() {
+			return false // an aged batch is ended once its messages are stored
 		}
 		return len(pb.inflight) == 0 || pb.carry != nil || 2*pb.backlogRecords >= pb.l.cfg.MaxMessageRecords
 	}
@@ -240,16 +252,14 @@ func (pb *publisher) send() {
 	h := pb.msg.Header
 	clear(h)
 	if pb.st == idle {
+		// A batch is started even for a lone disclosure, and kept open
+		// for those that follow within BatchMaxAge (see endIfDone).
 		pb.b = pb.fb.newBatch()
 		pb.b.seq = 1
-		op := opStart
-		if pb.idleAfter() {
-			op, pb.st = opCommit, closing // a batch of one: no need to end it later
-		} else {
-			pb.st = open
-		}
+		pb.st, pb.batchStart = open, time.Now()
+		pb.ageTimer.Reset(pb.l.cfg.BatchMaxAge)
 		h[expectedLastSubjSeq] = []string{uitoa(pb.head.streamSeq)}
-		pb.msg.Reply = pb.b.reply(1, op)
+		pb.msg.Reply = pb.b.reply(1, opStart)
 	} else {
 		pb.b.seq++
 		pb.msg.Reply = pb.b.reply(pb.b.seq, opAppend)

@@ -41,9 +41,7 @@ func (pb *publisher) reply(r *nats.Msg) {
 	switch {
 	case rep.Type == "ack":
 		pb.acked(rep.Seq)
-		if pb.st == open && len(pb.inflight) == 0 && pb.idleAfter() {
-			pb.end()
-		}
+		pb.endIfDone()
 	case rep.Type == "gap": // messages from LastSeq on were lost; the PubAck follows
 		pb.failFrom(rep.LastSeq, errors.New("audit: message lost on its way to the stream"))
 		pb.st = closing
@@ -74,6 +72,26 @@ func (pb *publisher) reply(r *nats.Msg) {
 		pb.b = nil
 		pb.timer.Stop()
 	}
+}
+
+// endIfDone ends the open batch once nothing is in flight, if it is
+// BatchMaxAge old (what waits then goes in the next batch), or if Close
+// was called and nothing waits. Until then a disclosure is appended to
+// it: stored sooner than a batch's first message, which the server checks
+// against the chain's last stored one.
+func (pb *publisher) endIfDone() {
+	if pb.st != open || len(pb.inflight) > 0 {
+		return
+	}
+	if pb.aged() || pb.closing && pb.idleAfter() {
+		pb.end()
+	}
+}
+
+// aged reports whether the open batch is BatchMaxAge old: it takes no
+// more messages.
+func (pb *publisher) aged() bool {
+	return time.Since(pb.batchStart) >= pb.l.cfg.BatchMaxAge
 }
 
 // end ends the open batch with nothing in flight: an end-of-batch

@@ -111,7 +111,9 @@ func TestVerify(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			nc, js := runNATS(t)
-			fill(t, newLedger(t, nc, Config{}), 5)
+			// Each message a batch of its own (ended as soon as it is
+			// stored), so that each names the stream sequence it follows.
+			fill(t, newLedger(t, nc, Config{BatchMaxAge: time.Nanosecond}), 5)
 			s, err := js.Stream(ctx, DefaultStream)
 			if err != nil {
 				t.Fatal(err)
