@@ -81,8 +81,8 @@ type publisher struct {
 	out            outbox
 	msg            *nats.Msg
 	timer          *time.Timer // the acknowledgement of what is in flight is due
-	// ageTimer fires when the open batch has reached BatchMaxAge: it is ended
-	// then, or once idle.
+	// ageTimer fires when the open batch has reached BatchMaxAge: it is
+	// ended then if nothing is in flight, else once that is stored.
 	ageTimer   *time.Timer
 	batchStart time.Time // when the open batch started
 	closing    bool      // Close was called: end an idle batch at once
