@@ -133,7 +133,6 @@ func (l *Ledger) publish() {
 	defer l.nc.RemoveStatusListener(pb.status)
 	pb.timer.Stop()
 	pb.ageTimer.Stop()
-	closingCh := l.closing
 	for {
 		select { // before anything else: Close has given up
 		case <-l.abort:
@@ -143,12 +142,16 @@ func (l *Ledger) publish() {
 		default:
 		}
 		pb.gather()
-		if closingCh == nil && pb.drained() {
+		if pb.closing && pb.drained() {
 			return
 		}
 		if pb.due() {
 			pb.send()
 			continue
+		}
+		closingCh := l.closing
+		if pb.closing {
+			closingCh = nil // closed: seen once
 		}
 		var queue <-chan *pending
 		if pb.backlogRecords < 2*l.cfg.MaxMessageRecords {
@@ -170,7 +173,7 @@ func (l *Ledger) publish() {
 				pb.abandon(errNotConnected)
 			}
 		case <-closingCh:
-			closingCh, pb.closing = nil, true
+			pb.closing = true
 			pb.endIfDone()
 		case <-l.abort:
 			pb.abandon(ErrClosed)
