@@ -41,11 +41,41 @@ type soakRun struct {
 	Lookups loadtest.Result
 	Events  loadtest.Paced
 	Samples []loadtest.MemSample
+	CPU     soakCPU
+}
+
+// soakCPU is the CPU time (user and system) that each process of a soak
+// used while the load ran, and how long that was: on a host whose cores
+// the three share, whether lookupd's latency is its own or a queue for
+// the cores.
+type soakCPU struct {
+	Lookupd, Broker, Tool time.Duration
+	Wall                  time.Duration
+}
+
+// share returns d as a percentage of one core over c.Wall, "n/a" when
+// nothing was measured.
+func (c soakCPU) share(d time.Duration) string {
+	if c.Wall <= 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f%%", 100*d.Seconds()/c.Wall.Seconds())
+}
+
+// cpuTimes returns the CPU times so far of lookupd (pid), the broker
+// (brokerPID) and this process; a process that cannot be read counts 0.
+func cpuTimes(pid, brokerPID int) soakCPU {
+	var c soakCPU
+	c.Lookupd, _ = loadtest.ProcessCPU(pid)
+	c.Broker, _ = loadtest.ProcessCPU(brokerPID)
+	c.Tool, _ = loadtest.ProcessCPU(0)
+	return c
 }
 
 // soakEnv is what every lookupd of a soak is started with.
 type soakEnv struct {
 	bin, dir, natsURL string
+	brokerPID         int      // the NATS server's process
 	jwks              string   // the JWKS file verifying toks
 	toks              []string // tokens for the lookups
 	js                jetstream.JetStream
@@ -86,7 +116,7 @@ func runSoak(ctx context.Context, o options, bin, dir string, stdout, stderr io.
 	if err := devnats.EnsurePersonsStream(ctx, js, soakStream); err != nil {
 		return err
 	}
-	env := soakEnv{bin: bin, dir: dir, natsURL: broker.URL, js: js, client: &http.Client{Timeout: 5 * time.Second},
+	env := soakEnv{bin: bin, dir: dir, natsURL: broker.URL, brokerPID: broker.pid(), js: js, client: &http.Client{Timeout: 5 * time.Second},
 		pop: loadtest.NewPopulation(o.soak.people, o.soak.signers, 1)}
 	loaded, err := loadPopulation(ctx, js, env.pop, stderr)
 	if err != nil {
@@ -262,8 +292,12 @@ func soak(ctx context.Context, o options, env soakEnv, srv *loadtest.Dev, target
 			run.Events, pubErr = loadtest.PublishPaced(pctx, env.js, so.events, env.pop.NextRandom)
 		})
 	}
+	start, cpu0 := time.Now(), cpuTimes(srv.PID(), env.brokerPID)
 	run.Lookups, lookErr = loadtest.OpenLoopTargets(ctx, "lookupd GET person and GET signers with expand, random consumers",
 		loadtest.LookupTargets(srv.API, env.pop, env.toks), so.rate, so.duration, o.openWorkers)
+	cpu1 := cpuTimes(srv.PID(), env.brokerPID)
+	run.CPU = soakCPU{Lookupd: cpu1.Lookupd - cpu0.Lookupd, Broker: cpu1.Broker - cpu0.Broker,
+		Tool: cpu1.Tool - cpu0.Tool, Wall: time.Since(start)}
 	wg.Wait()
 	return run, errors.Join(lookErr, pubErr, ctx.Err())
 }

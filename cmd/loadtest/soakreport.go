@@ -91,6 +91,10 @@ func writeSoakPhases(w io.Writer, phases []soakPhaseRun, rate int) {
 	row("lookups: errors", func(p soakPhaseRun) string { return p.Run.Lookups.ErrorsText() })
 	row("events published", func(p soakPhaseRun) string { return loadtest.Thousands(float64(p.Run.Events.Published)) })
 	row("events applied a second (published a second)", func(p soakPhaseRun) string { return appliedRate(p.Run) })
+	row("CPU under the load, of one core: lookupd / the NATS server / the load tool", func(p soakPhaseRun) string {
+		c := p.Run.CPU
+		return c.share(c.Lookupd) + " / " + c.share(c.Broker) + " / " + c.share(c.Tool)
+	})
 	fmt.Fprintln(w)
 }
 

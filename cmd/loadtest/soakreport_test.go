@@ -35,7 +35,8 @@ func TestWriteSoakSamples(t *testing.T) {
 func TestWriteSoakPhases(t *testing.T) {
 	run := func(limit, anon int64, p99 time.Duration, rate float64, oom uint64) soakPhaseRun {
 		return soakPhaseRun{Limit: limit, Budget: "budget 192.0 MiB", Ready: 3 * time.Second,
-			Run:    soakRun{Lookups: loadtest.Result{Rate: rate, P50: time.Millisecond, P99: p99}},
+			Run: soakRun{Lookups: loadtest.Result{Rate: rate, P50: time.Millisecond, P99: p99},
+				CPU: soakCPU{Lookupd: 13 * time.Second, Broker: 2 * time.Second, Tool: 3 * time.Second, Wall: 10 * time.Second}},
 			Cgroup: loadtest.CgroupWatch{PeakAnon: anon, PeakUsage: 2 * anon, Last: loadtest.CgroupStat{Refaults: 1500}},
 			End:    loadtest.CgroupStat{OOMKills: oom, LimitHits: 42}}
 	}
@@ -49,6 +50,7 @@ func TestWriteSoakPhases(t *testing.T) {
 			"| anonymous memory, peak (MiB) | 120.0 | 100.0 |",
 			"| page cache refaults under the load | 1,500 | 1,500 |",
 			"| lookups: p50 / p99 | 1.00 ms / 5.00 ms | 1.00 ms / 8.00 ms |",
+			"| CPU under the load, of one core: lookupd / the NATS server / the load tool | 130% / 20% / 30% | 130% / 20% / 30% |",
 			"| anonymous memory, peak | <= 192.0 MiB (3/4 of the limit) | 100.0 MiB | pass |",
 			"Every criterion passed.",
 		}},
@@ -108,6 +110,28 @@ func TestAppliedRate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := appliedRate(soakRun{Events: published, Samples: tt.samples}); got != tt.want {
 				t.Errorf("appliedRate = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSoakCPUShare: a process's CPU time as a share of one core over the
+// load's wall time, and n/a when no time was measured.
+func TestSoakCPUShare(t *testing.T) {
+	tests := []struct {
+		name string
+		c    soakCPU
+		d    time.Duration
+		want string
+	}{
+		{"more than one core", soakCPU{Wall: 10 * time.Second}, 15 * time.Second, "150%"},
+		{"a part of one", soakCPU{Wall: 4 * time.Second}, time.Second, "25%"},
+		{"nothing measured", soakCPU{}, time.Second, "n/a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.c.share(tt.d); got != tt.want {
+				t.Errorf("share(%v) over %v = %q, want %q", tt.d, tt.c.Wall, got, tt.want)
 			}
 		})
 	}
