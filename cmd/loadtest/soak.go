@@ -54,22 +54,39 @@ type soakCPU struct {
 }
 
 // share returns d as a percentage of one core over c.Wall, "n/a" when
-// nothing was measured.
+// nothing was measured (d < 0: the process could not be read before or
+// after the load, as when the OOM killer ended it).
 func (c soakCPU) share(d time.Duration) string {
-	if c.Wall <= 0 {
+	if c.Wall <= 0 || d < 0 {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.0f%%", 100*d.Seconds()/c.Wall.Seconds())
 }
 
 // cpuTimes returns the CPU times so far of lookupd (pid), the broker
-// (brokerPID) and this process; a process that cannot be read counts 0.
+// (brokerPID) and this process; -1 for a process that cannot be read.
 func cpuTimes(pid, brokerPID int) soakCPU {
-	var c soakCPU
-	c.Lookupd, _ = loadtest.ProcessCPU(pid)
-	c.Broker, _ = loadtest.ProcessCPU(brokerPID)
-	c.Tool, _ = loadtest.ProcessCPU(0)
-	return c
+	read := func(pid int) time.Duration {
+		d, err := loadtest.ProcessCPU(pid)
+		if err != nil {
+			return -1
+		}
+		return d
+	}
+	return soakCPU{Lookupd: read(pid), Broker: read(brokerPID), Tool: read(0)}
+}
+
+// since returns the CPU times used from c0 to c, over wall: -1 for a
+// process not read at either end.
+func (c soakCPU) since(c0 soakCPU, wall time.Duration) soakCPU {
+	delta := func(d1, d0 time.Duration) time.Duration {
+		if d1 < 0 || d0 < 0 {
+			return -1
+		}
+		return d1 - d0
+	}
+	return soakCPU{Lookupd: delta(c.Lookupd, c0.Lookupd), Broker: delta(c.Broker, c0.Broker),
+		Tool: delta(c.Tool, c0.Tool), Wall: wall}
 }
 
 // soakEnv is what every lookupd of a soak is started with.
@@ -295,9 +312,7 @@ func soak(ctx context.Context, o options, env soakEnv, srv *loadtest.Dev, target
 	start, cpu0 := time.Now(), cpuTimes(srv.PID(), env.brokerPID)
 	run.Lookups, lookErr = loadtest.OpenLoopTargets(ctx, "lookupd GET person and GET signers with expand, random consumers",
 		loadtest.LookupTargets(srv.API, env.pop, env.toks), so.rate, so.duration, o.openWorkers)
-	cpu1 := cpuTimes(srv.PID(), env.brokerPID)
-	run.CPU = soakCPU{Lookupd: cpu1.Lookupd - cpu0.Lookupd, Broker: cpu1.Broker - cpu0.Broker,
-		Tool: cpu1.Tool - cpu0.Tool, Wall: time.Since(start)}
+	run.CPU = cpuTimes(srv.PID(), env.brokerPID).since(cpu0, time.Since(start))
 	wg.Wait()
 	return run, errors.Join(lookErr, pubErr, ctx.Err())
 }

@@ -127,6 +127,7 @@ func TestSoakCPUShare(t *testing.T) {
 		{"more than one core", soakCPU{Wall: 10 * time.Second}, 15 * time.Second, "150%"},
 		{"a part of one", soakCPU{Wall: 4 * time.Second}, time.Second, "25%"},
 		{"nothing measured", soakCPU{}, time.Second, "n/a"},
+		{"the process not read", soakCPU{Wall: 10 * time.Second}, -1, "n/a"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -134,5 +135,18 @@ func TestSoakCPUShare(t *testing.T) {
 				t.Errorf("share(%v) over %v = %q, want %q", tt.d, tt.c.Wall, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestSoakCPUSince: the CPU each process used between two readings, and
+// -1 for one that could not be read at either end (not a lifetime's CPU,
+// nor a negative one).
+func TestSoakCPUSince(t *testing.T) {
+	c0 := soakCPU{Lookupd: 5 * time.Second, Broker: -1, Tool: time.Second}
+	c1 := soakCPU{Lookupd: 18 * time.Second, Broker: 9 * time.Second, Tool: -1}
+	got := c1.since(c0, 10*time.Second)
+	want := soakCPU{Lookupd: 13 * time.Second, Broker: -1, Tool: -1, Wall: 10 * time.Second}
+	if got != want {
+		t.Errorf("since = %+v, want %+v", got, want)
 	}
 }
