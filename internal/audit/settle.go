@@ -89,7 +89,11 @@ func (pb *publisher) endIfDone() {
 }
 
 // aged reports whether the open batch is BatchMaxAge old: it takes no
-// more messages.
+// more messages. It reads the clock rather than a flag set when ageTimer
+// fires: the timer only wakes the loop, and a disclosure taken from the
+// queue before the timer's tick would otherwise be appended to a batch
+// already past its age (TestLedgerLoneDisclosuresShareAnOpenBatch caught
+// it).
 func (pb *publisher) aged() bool {
 	return time.Since(pb.batchStart) >= pb.l.cfg.BatchMaxAge
 }
