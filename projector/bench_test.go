@@ -141,6 +141,28 @@ func drain(b *testing.B, stream jetstream.Stream, last uint64) {
 	}
 }
 
+// BenchmarkDecodeStream measures decoding alone (events.Decode) over the
+// events of BenchmarkProjection's stream, in turn: the part of a
+// projection's CPU an event that the inbound contract sets, next to the
+// drain's and the apply's (BenchmarkApply).
+func BenchmarkDecodeStream(b *testing.B) {
+	var msgs []wireMsg
+	for _, m := range genStream(b, rand.New(rand.NewPCG(5, 6)), 20_000) {
+		if m.valid {
+			msgs = append(msgs, m)
+		}
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		m := msgs[i%len(msgs)]
+		if _, err := events.Decode(m.subject, m.body); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
 // BenchmarkValueEncoding compares the store's binary value encoding of a
 // full signer with JSON (size and speed); the binary form is what is stored.
 func BenchmarkValueEncoding(b *testing.B) {
