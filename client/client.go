@@ -1,0 +1,251 @@
+// Package client is the Go client of the Person and Authorized Signer
+// Lookup service (lookupd), for the services that call its HTTP API. It
+// uses the standard library alone, so importing it brings in nothing else.
+//
+// What it adds to a plain HTTP call:
+//   - the spec's types (Person, AuthorizedSigner), and each answer's
+//     position and request id (Meta);
+//   - every non-2xx answer as a *Problem, which errors.Is matches against
+//     one sentinel per problem type (ErrNotFound, ErrStale, ...);
+//   - a bounded retry of the 503s that carry Retry-After, honouring the
+//     wait the service asks for and the call's context;
+//   - read-your-writes across services: MinPosition sends the stream
+//     sequence your publish returned, and a Session remembers the highest
+//     position it has seen and sends it on its next read;
+//   - arguments the service would refuse (a malformed id, ssn_mode without
+//     expand) refused before anything is sent.
+//
+// A Client is safe for concurrent use; make one per base URL and reuse it.
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults of a Client.
+const (
+	DefaultRetries   = 2
+	DefaultUserAgent = "lookupd-client-go/1"
+	// MaxRetryWait is the longest Retry-After a retry waits for; a longer
+	// one ends the call with the 503's *Problem.
+	MaxRetryWait = 10 * time.Second
+)
+
+// Client calls one lookupd API.
+type Client struct {
+	base      string // scheme://host[/prefix], no trailing slash
+	hc        *http.Client
+	auth      func(context.Context) (string, error) // the Authorization value; nil: none sent
+	retries   int
+	userAgent string
+}
+
+// New returns a Client of the API at baseURL (for example
+// "https://lookup.internal.example"; a path prefix is kept). Without a
+// token option no Authorization is sent, and the service answers 401.
+func New(baseURL string, opts ...Option) (*Client, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return nil, fmt.Errorf("lookupd client: base URL %q: want http(s)://host[:port][/prefix] without query, fragment or user", baseURL)
+	}
+	c := &Client{
+		base:      strings.TrimRight(u.Scheme+"://"+u.Host+u.EscapedPath(), "/"),
+		hc:        http.DefaultClient,
+		retries:   DefaultRetries,
+		userAgent: DefaultUserAgent,
+	}
+	for _, o := range opts {
+		if err := o(c); err != nil {
+			return nil, fmt.Errorf("lookupd client: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// call is one call's parameters.
+type call struct {
+	expand    ExpandValue
+	ssnMode   SSNMode
+	minPos    uint64
+	prefer    string
+	purpose   string
+	requestID string
+}
+
+// GetPerson returns the consumer or business contact with id. A person
+// that does not exist is a *Problem matching ErrNotFound.
+func (c *Client) GetPerson(ctx context.Context, id string, opts ...CallOption) (*PersonResult, error) {
+	return c.getPerson(ctx, id, nil, opts)
+}
+
+// AuthorizedSigners returns every signer of the consumer consumerID. A
+// consumer that does not exist or has no signers is a *Problem matching
+// ErrNotFound.
+func (c *Client) AuthorizedSigners(ctx context.Context, consumerID string, opts ...CallOption) (*SignersResult, error) {
+	return c.authorizedSigners(ctx, consumerID, nil, opts)
+}
+
+func (c *Client) getPerson(ctx context.Context, id string, s *Session, opts []CallOption) (*PersonResult, error) {
+	var k call
+	if err := k.apply(opts); err != nil {
+		return nil, err
+	}
+	if !canonicalUUID(id) {
+		return nil, invalid("person_id", "must be a canonical UUID (8-4-4-4-12 hexadecimal digits)")
+	}
+	if k.expand != "" || k.ssnMode != "" {
+		return nil, invalid("expand", "Get Person takes no expand or ssn_mode")
+	}
+	res := &PersonResult{}
+	meta, err := c.do(ctx, "/api/v1/persons/"+id, &k, s, &res.Person)
+	res.Meta = meta
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (c *Client) authorizedSigners(ctx context.Context, consumerID string, s *Session, opts []CallOption) (*SignersResult, error) {
+	var k call
+	if err := k.apply(opts); err != nil {
+		return nil, err
+	}
+	if !canonicalUUID(consumerID) {
+		return nil, invalid("consumer_id", "must be a canonical UUID (8-4-4-4-12 hexadecimal digits)")
+	}
+	if k.ssnMode != "" && k.expand == "" {
+		return nil, invalid("ssn_mode", "is only allowed with expand")
+	}
+	path := "/api/v1/authorized-signers?consumer_id=" + consumerID
+	if k.expand != "" {
+		path += "&expand=" + string(k.expand)
+	}
+	if k.ssnMode != "" {
+		path += "&ssn_mode=" + string(k.ssnMode)
+	}
+	var body struct {
+		Items []AuthorizedSigner `json:"items"`
+	}
+	meta, err := c.do(ctx, path, &k, s, &body)
+	if err != nil {
+		return nil, err
+	}
+	return &SignersResult{Items: body.Items, Meta: meta}, nil
+}
+
+func (k *call) apply(opts []CallOption) error {
+	for _, o := range opts {
+		if err := o(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// do sends GET path until an answer that is not retried, and decodes a
+// 2xx answer's JSON into out. With a session, it sends the session's
+// position as the least Lookup-Min-Position and raises it with the
+// answer's.
+func (c *Client) do(ctx context.Context, path string, k *call, s *Session, out any) (Meta, error) {
+	var meta Meta
+	for {
+		meta.Attempts++
+		req, err := c.request(ctx, path, k, s)
+		if err != nil {
+			return meta, err
+		}
+		resp, err := c.hc.Do(req)
+		if err != nil {
+			return meta, fmt.Errorf("lookupd client: GET %s: %w", req.URL.Path, err)
+		}
+		meta.RequestID = resp.Header.Get("X-Request-Id")
+		meta.Position, _ = strconv.ParseUint(resp.Header.Get("Lookup-Position"), 10, 64)
+		if s != nil {
+			s.Observe(meta.Position)
+		}
+		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+			err := json.NewDecoder(resp.Body).Decode(out)
+			drain(resp.Body)
+			if err != nil {
+				return meta, fmt.Errorf("lookupd client: GET %s: %d answer: decode: %w", req.URL.Path, resp.StatusCode, err)
+			}
+			return meta, nil
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxProblemBody))
+		drain(resp.Body)
+		p := problemOf(resp, body, meta)
+		if !c.retry(ctx, p, meta.Attempts) {
+			return meta, p
+		}
+	}
+}
+
+// request builds one attempt of a call.
+func (c *Client) request(ctx context.Context, path string, k *call, s *Session) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	if err != nil {
+		return nil, fmt.Errorf("lookupd client: %w", err)
+	}
+	h := req.Header
+	h["Accept"] = []string{"application/json"}
+	h["User-Agent"] = []string{c.userAgent}
+	if c.auth != nil {
+		v, err := c.auth(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("lookupd client: token: %w", err)
+		}
+		h["Authorization"] = []string{v}
+	}
+	minPos := k.minPos
+	if s != nil {
+		minPos = max(minPos, s.Position())
+	}
+	if minPos > 0 {
+		h["Lookup-Min-Position"] = []string{strconv.FormatUint(minPos, 10)}
+	}
+	if k.prefer != "" {
+		h["Prefer"] = []string{k.prefer}
+	}
+	if k.purpose != "" {
+		h["Lookup-Purpose"] = []string{k.purpose}
+	}
+	if k.requestID != "" {
+		h["X-Request-Id"] = []string{k.requestID}
+	}
+	return req, nil
+}
+
+// retry reports whether the call is sent again after p, having waited
+// p.RetryAfter: only for a 503 with Retry-After, within the retries, and
+// when the wait is at most MaxRetryWait and ends before ctx does.
+func (c *Client) retry(ctx context.Context, p *Problem, attempts int) bool {
+	if !p.Temporary() || attempts > c.retries || p.RetryAfter > MaxRetryWait {
+		return false
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < p.RetryAfter {
+		return false
+	}
+	t := time.NewTimer(p.RetryAfter)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// drain reads what is left of a body (bounded) and closes it, so that the
+// connection is reused.
+func drain(b io.ReadCloser) {
+	_, _ = io.CopyN(io.Discard, b, 64<<10)
+	_ = b.Close()
+}
