@@ -161,3 +161,37 @@ func TestProgressFreshness(t *testing.T) {
 		return nil
 	})
 }
+
+// TestPauseResume: a paused projector applies nothing more, while its
+// progress still shows the events it has not applied; resumed, it applies
+// them.
+func TestPauseResume(t *testing.T) {
+	js := setup(t)
+	p := New(js, openStore(t, t.TempDir(), StoreOptions{}), Config{RefreshInterval: 20 * time.Millisecond})
+	runProjector(t, p)
+	consumer := func(i int) wireMsg {
+		return encodeMsg(t, events.Event{EntityVersion: 1, Data: events.Consumer{
+			ConsumerID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i), BusinessID: testBiz, FirstName: "A", LastName: "B"}})
+	}
+	publishAll(t, js, []wireMsg{consumer(1), consumer(2)})
+	waitApplied(t, p, 2, 20*time.Second)
+
+	p.Pause()
+	p.Pause() // a second pause changes nothing
+	publishAll(t, js, []wireMsg{consumer(3), consumer(4)})
+	wait.For(t, 20*time.Second, func() error {
+		pr := p.Progress()
+		if pr.StreamLastSeq != 4 || pr.OldestUnappliedTime.IsZero() {
+			return fmt.Errorf("stream last seq %d, oldest unapplied %v: the refresh has not seen the new events", pr.StreamLastSeq, pr.OldestUnappliedTime)
+		}
+		return nil
+	})
+	// The refresh has run several times since the events were stored, and
+	// the consumer has had them since then too.
+	if got := p.Position().Applied(); got != 2 {
+		t.Fatalf("a paused projector applied up to %d, want 2", got)
+	}
+	p.Resume()
+	p.Resume() // a second resume changes nothing
+	waitApplied(t, p, 4, 20*time.Second)
+}

@@ -123,6 +123,9 @@ type Projector struct {
 	// nanoseconds), 0 while it reaches it.
 	unreachableSince atomic.Int64
 	pos              Position // the committed checkpoint, for readers (Position)
+	// hold, while set, is closed by Resume: the session applies nothing
+	// until then (Pause).
+	hold atomic.Pointer[chan struct{}]
 
 	mu   sync.Mutex
 	prog Progress
@@ -193,6 +196,40 @@ func (p *Projector) CaughtUp() <-chan struct{} { return p.caughtUp }
 // Position returns the read model's applied position: the stream sequence
 // of the last event committed, advanced at each commit.
 func (p *Projector) Position() *Position { return &p.pos }
+
+// Pause stops the projector applying events, after the batch it may be
+// committing, until Resume. It goes on reading the stream's state, so
+// Progress shows the lag and the staleness bound applies: a test server
+// (lookuptest) pauses it to answer position-not-reached and stale on
+// purpose. Pausing a paused projector does nothing; Run still returns
+// when its context is done.
+func (p *Projector) Pause() {
+	ch := make(chan struct{})
+	p.hold.CompareAndSwap(nil, &ch)
+}
+
+// Resume lets a paused projector apply events again; it does nothing to
+// one that is not paused.
+func (p *Projector) Resume() {
+	if ch := p.hold.Swap(nil); ch != nil {
+		close(*ch)
+	}
+}
+
+// held waits while the projector is paused, and reports false if ctx is
+// done first.
+func (p *Projector) held(ctx context.Context) bool {
+	ch := p.hold.Load()
+	if ch == nil {
+		return true
+	}
+	select {
+	case <-*ch:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
 
 // Progress returns a consistent snapshot of the projector's state.
 func (p *Projector) Progress() Progress {

@@ -53,6 +53,9 @@ func (p *Projector) session(ctx context.Context, stream jetstream.Stream, bo *ba
 			return fmt.Errorf("stream %q no longer found", p.cfg.Stream)
 		case c = <-ordered:
 		}
+		if !p.held(ctx) {
+			return ctx.Err()
+		}
 		var readErr error
 		batch, readErr = p.gatherChunks(c, ordered, batch[:0])
 		for rest := batch; len(rest) > 0; {
