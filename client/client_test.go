@@ -377,7 +377,9 @@ func TestSessionSendsTheHighestPositionSeen(t *testing.T) {
 // oauth2.TokenSource, so that the test shows one satisfies TokenSource.
 type oauthLikeToken struct{ AccessToken string }
 
-func (t *oauthLikeToken) SetAuthHeader(r *http.Request) { r.Header.Set("Authorization", "Bearer "+t.AccessToken) }
+func (t *oauthLikeToken) SetAuthHeader(r *http.Request) {
+	r.Header.Set("Authorization", "Bearer "+t.AccessToken)
+}
 
 type oauthLikeSource interface {
 	Token() (*oauthLikeToken, error)
