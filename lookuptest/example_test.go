@@ -1,0 +1,64 @@
+package lookuptest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+
+	"github.com/lookup/persons/client"
+	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/lookuptest"
+)
+
+// A test publishes its fixtures through the event contract, then reads
+// them with the client. In a test, lookuptest.New(t) does the same and
+// stops the server when the test ends.
+func Example() {
+	ctx := context.Background()
+	srv, err := lookuptest.Start(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	e, err := events.NewEvent("onboarding", 1, events.Consumer{
+		ConsumerID: "c0000000-0000-4000-8000-00000000000a", BusinessID: "b0000000-0000-4000-8000-00000000000b",
+		FirstName: "Ada", LastName: "Lovelace"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	seq, err := srv.Publish(ctx, e)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Read your write: the answer reflects at least the event's sequence.
+	res, err := srv.Client().GetPerson(ctx, "c0000000-0000-4000-8000-00000000000a", client.MinPosition(seq))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Person.FirstName, res.Person.Type, res.Meta.Position >= seq)
+	// Output: Ada CONSUMER true
+}
+
+// Tokens the server refuses, on purpose.
+func ExampleServer_Token() {
+	ctx := context.Background()
+	srv, err := lookuptest.Start(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	expired, err := srv.Token(lookuptest.Expired())
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := client.New(srv.APIURL(), client.WithToken(expired))
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = c.GetPerson(ctx, "c0000000-0000-4000-8000-00000000000a")
+	fmt.Println(errors.Is(err, client.ErrUnauthorized))
+	// Output: true
+}
