@@ -144,7 +144,7 @@ func (c *Container) startNATS(ctx context.Context, o options) (err error) {
 		return fmt.Errorf("NATS endpoint: %w", err)
 	}
 	if c.nc, err = nats.Connect(c.natsURL, nats.Name("lookupdcontainer")); err != nil {
-		return fmt.Errorf("connect to NATS: %w", err)
+		return fmt.Errorf("connect to NATS at %s: %w", c.natsURL, err)
 	}
 	js, err := jetstream.New(c.nc)
 	if err != nil {
