@@ -97,7 +97,7 @@ type modelOptions struct {
 	seed            uint64
 	dir             string // "" until parseFlags sets the default
 	rebuild         bool
-	ids             string // loadtest.Uniform or loadtest.Zipf
+	ids             string // fixtures.Uniform or fixtures.Zipf
 	draws           int
 }
 

@@ -20,36 +20,23 @@
 package loadtest
 
 import (
-	"bufio"
 	"errors"
-	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/lookup/persons/internal/shellquote"
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 // Dev is a running lookupd child process (StartServe).
 type Dev struct {
-	Banner
+	fixtures.Banner
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the process has exited
 	err  error         // its exit status, once done is closed
 	logs *tail
-}
-
-// Banner is what the start-up banner of "lookupd dev" tells (ParseBanner),
-// and where a "lookupd serve" listens (StartServe).
-type Banner struct {
-	API     string // base URL of the API listener
-	Admin   string // base URL of the admin listener
-	NATS    string // client URL of the in-process NATS server
-	Stream  string // the source stream
-	KeyPath string // PEM file of the dev key that signs accepted tokens
 }
 
 // lookupdEnv is the environment of a lookupd child: this process's, less
@@ -86,56 +73,6 @@ func (d *Dev) Stop() error {
 
 // Logs returns the end of lookupd's log.
 func (d *Dev) Logs() string { return d.logs.String() }
-
-// ParseBanner reads the start-up output of "lookupd dev" from r until the
-// banner is complete, and returns what it tells. Fields it did not find
-// are "".
-func ParseBanner(r io.Reader) (Banner, error) {
-	var b Banner
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	more := false
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		f := strings.Fields(line)
-		switch {
-		case len(f) >= 2 && f[0] == "API":
-			b.API = f[1]
-		case len(f) >= 2 && f[0] == "admin":
-			b.Admin = f[1]
-		case len(f) >= 2 && f[0] == "NATS":
-			b.NATS = f[1]
-			if i := strings.Index(line, "(stream "); i >= 0 {
-				b.Stream = strings.TrimSuffix(line[i+len("(stream "):], ")")
-			}
-		case strings.HasPrefix(line, "More tokens"):
-			more = true
-		case more && strings.Contains(line, " token "):
-			words, err := shellquote.Split(line)
-			if err != nil {
-				return b, fmt.Errorf("the banner's token command: %w", err)
-			}
-			b.KeyPath = flagValue(words, "--key")
-			more = false
-		case strings.HasPrefix(line, "Stop with Ctrl-C"):
-			return b, nil
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return b, err
-	}
-	return b, io.ErrUnexpectedEOF
-}
-
-// flagValue returns the word after name in words, "" when there is none.
-func flagValue(words []string, name string) string {
-	for i := 0; i+1 < len(words); i++ {
-		if words[i] == name {
-			return words[i+1]
-		}
-	}
-	return ""
-}
 
 // tail is an io.Writer that keeps the last bytes written to it in a ring
 // (cheap: the dev server writes an access log line a request).
