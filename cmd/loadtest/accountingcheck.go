@@ -7,9 +7,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/internal/loadtest"
 	"github.com/lookup/persons/internal/testing/fixtures"
 )
 

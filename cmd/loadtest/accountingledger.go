@@ -13,8 +13,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 	"github.com/lookup/persons/internal/devnats"
-	"github.com/lookup/persons/internal/loadtest"
 	"github.com/lookup/persons/internal/testing/fixtures"
 )
 

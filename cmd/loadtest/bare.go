@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 	"github.com/lookup/persons/internal/testing/fixtures"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 	"github.com/lookup/persons/internal/testing/fixtures"
 )
 

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"flag"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 	"github.com/lookup/persons/internal/testing/fixtures"
 )
 

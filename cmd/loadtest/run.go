@@ -11,7 +11,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
 // scopes are the scopes of the minted tokens: expand needs the second.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
 // TestScaleRunBuildsAndReuses runs the load test end to end on the real

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
