@@ -1,11 +1,9 @@
 package loadtest
 
 import (
-	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // clockTicks is the unit of the CPU times in /proc/<pid>/stat (USER_HZ,
@@ -15,36 +13,19 @@ const clockTicks = 100
 // ProcessCPU returns the CPU time (user and system) the process pid has
 // used so far, from /proc/<pid>/stat; pid 0 is this process.
 func ProcessCPU(pid int) (time.Duration, error) {
-	path := "/proc/self/stat"
-	if pid != 0 {
-		path = "/proc/" + strconv.Itoa(pid) + "/stat"
+	var p procfs.Proc
+	var err error
+	if pid == 0 {
+		p, err = procfs.Self()
+	} else {
+		p, err = procfs.NewProc(pid)
 	}
-	b, err := os.ReadFile(path) //nolint:gosec // G304: a /proc path built from a pid
 	if err != nil {
 		return 0, err
 	}
-	return parseStatCPU(string(b))
-}
-
-// parseStatCPU reads utime and stime (fields 14 and 15) of a
-// /proc/<pid>/stat line. The command name (field 2) is in parentheses and
-// may hold spaces, so fields are counted from the last ')'.
-func parseStatCPU(stat string) (time.Duration, error) {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("stat line %.40q: no command name", stat)
+	st, err := p.Stat()
+	if err != nil {
+		return 0, err
 	}
-	f := strings.Fields(stat[i+1:]) // f[0] is field 3, the state
-	if len(f) < 13 {
-		return 0, fmt.Errorf("stat line %.40q: %d fields after the name, want at least 13", stat, len(f))
-	}
-	var ticks int64
-	for _, s := range f[11:13] {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("stat line: utime or stime %q: %w", s, err)
-		}
-		ticks += n
-	}
-	return time.Duration(ticks) * time.Second / clockTicks, nil
+	return time.Duration(st.UTime+st.STime) * time.Second / clockTicks, nil //nolint:gosec // G115: ticks of one process fit an int64
 }
