@@ -2,9 +2,10 @@
 #
 #   make run          the whole service on this machine, zero set-up (lookupd dev);
 #                     pass flags with RUN_ARGS, e.g. make run RUN_ARGS='--data-dir ./data/dev'
-#   make test         unit tests with the race detector (the README's test command)
+#   make test         unit tests with the race detector (the README's test command), of the
+#                     service and of the load tool (cmd/loadtest, a Go module of its own)
 #   make integration  container images, then the black-box suite on them (needs Docker)
-#   make bench        benchmarks (BENCHTIME=1s, BENCH=. by default)
+#   make bench        benchmarks of both modules (BENCHTIME=1s, BENCH=. by default)
 #   make build        bin/lookupd, static
 #   make loadtest     bin/lookupd serve holding 1M people and 1M signers (a model built once under
 #                     ~/.cache/lookupd-loadtest and reused), random ids, default and ledger-off, HTTP
@@ -16,7 +17,7 @@
 #                     without a limit, then 10 more within 256 MiB (root, cgroup v1 or v2); OOM
 #                     kills, anonymous memory, refaults, p99 against issue 23's criteria; prints
 #                     Markdown. Flags with SOAK_ARGS, e.g. SOAK_ARGS='--soak 5m'
-#   make lint         golangci-lint (pinned, built into bin/) with .golangci.yml
+#   make lint         golangci-lint (pinned, built into bin/) with .golangci.yml, on both modules
 #   make ci           what CI runs: .ci/run (lint, test, integration)
 #   make compose-up   the secure compose set-up (secrets by deploy/gen-secrets.sh); make images first
 
@@ -38,25 +39,32 @@ run:
 	@$(GO) build -o $(BIN)/lookupd-dev ./cmd/lookupd
 	@exec $(BIN)/lookupd-dev dev $(RUN_ARGS)
 
+# The load tool is a module of its own (cmd/loadtest/go.mod, so that the
+# service's go.mod does not carry pgx and vegeta): ./... of the root stops
+# at it, hence the second go command, run in it (go -C).
+LOADTEST_MOD := cmd/loadtest
+
 test:
 	$(GO) test -race -count=1 ./...
+	$(GO) -C $(LOADTEST_MOD) test -race -count=1 ./...
 
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem ./...
+	$(GO) -C $(LOADTEST_MOD) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem ./...
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/lookupd ./cmd/lookupd
 
 # Not a test: figures from outside, at scale, as ratios to a bare server
-# measured in the same run (go run ./cmd/loadtest --help lists the flags).
+# measured in the same run (go -C cmd/loadtest run . --help lists the flags).
 loadtest: build
-	$(GO) build -o $(BIN)/loadtest ./cmd/loadtest
+	$(GO) -C $(LOADTEST_MOD) build -o $(abspath $(BIN))/loadtest .
 	$(BIN)/loadtest --lookupd $(BIN)/lookupd $(LOADTEST_ARGS)
 
 # Not a test either: issue 23's memory criterion measured from outside (the
 # flags --soak-* of cmd/loadtest; SOAK_ARGS after the defaults wins).
 soak: build
-	$(GO) build -o $(BIN)/loadtest ./cmd/loadtest
+	$(GO) -C $(LOADTEST_MOD) build -o $(abspath $(BIN))/loadtest .
 	$(BIN)/loadtest --lookupd $(BIN)/lookupd --soak 10m $(SOAK_ARGS)
 
 # The linter is built from the module proxy at a pinned version (no binary
@@ -71,6 +79,7 @@ $(GOLANGCI_LINT):
 
 lint: $(GOLANGCI_LINT)
 	$(GOLANGCI_LINT) run ./...
+	cd $(LOADTEST_MOD) && $(abspath $(GOLANGCI_LINT)) run --config $(CURDIR)/.golangci.yml ./...
 
 ci:
 	.ci/run

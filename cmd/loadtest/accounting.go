@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 	"github.com/lookup/persons/internal/accounting"
-	"github.com/lookup/persons/internal/loadtest"
 )
 
 // accountingResult is what an accounting measurement found.

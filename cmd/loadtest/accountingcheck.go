@@ -7,9 +7,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 // sampleCheck is what reading sampled persons' whole histories through
@@ -26,11 +27,11 @@ type sampleCheck struct {
 // is left out.
 func (s *searcher) checkSample(ctx context.Context, n int, scan *accounting.Digest) (sampleCheck, error) {
 	var c sampleCheck
-	zipf, err := s.persons.Draw(loadtest.Zipf, n/2, s.seed^0xc0ffee)
+	zipf, err := s.persons.Draw(fixtures.Zipf, n/2, s.seed^0xc0ffee)
 	if err != nil {
 		return c, err
 	}
-	uniform, err := s.persons.Draw(loadtest.Uniform, n-n/2, s.seed^0xbeef)
+	uniform, err := s.persons.Draw(fixtures.Uniform, n-n/2, s.seed^0xbeef)
 	if err != nil {
 		return c, err
 	}

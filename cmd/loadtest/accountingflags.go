@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 	"github.com/lookup/persons/internal/shellquote"
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 // accountingOptions are the flags of the accounting measurement
@@ -71,7 +72,7 @@ func checkAccounting(ao *accountingOptions, seed uint64, serveFlags string) erro
 }
 
 // spec is the ledger these options ask for.
-func (ao accountingOptions) spec(seed uint64) loadtest.LedgerSpec {
-	return loadtest.LedgerSpec{Version: loadtest.LedgerVersion, Records: ao.records, Persons: ao.persons,
+func (ao accountingOptions) spec(seed uint64) fixtures.LedgerSpec {
+	return fixtures.LedgerSpec{Version: fixtures.LedgerVersion, Records: ao.records, Persons: ao.persons,
 		Replicas: ao.replicas, MaxRecords: ao.maxRecords, Seed: seed}
 }

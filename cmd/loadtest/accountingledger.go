@@ -13,8 +13,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 	"github.com/lookup/persons/internal/devnats"
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 // ledger is the audit ledger an accounting measurement runs on: its
@@ -118,7 +119,7 @@ func (l *ledger) check(ctx context.Context) error {
 }
 
 // fill fills the ledger, verifies it and writes its manifest.
-func (l *ledger) fill(ctx context.Context, spec loadtest.LedgerSpec, bin string, progress io.Writer) error {
+func (l *ledger) fill(ctx context.Context, spec fixtures.LedgerSpec, bin string, progress io.Writer) error {
 	next := time.Now().Add(10 * time.Second)
 	man, err := loadtest.FillLedger(ctx, l.js, auditStream, spec, func(records int) {
 		if time.Now().After(next) {

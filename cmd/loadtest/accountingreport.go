@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
 // searchTarget is issue 22's bound on a search's p99.

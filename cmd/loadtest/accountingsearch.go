@@ -12,7 +12,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 // noRecords draws persons the ledger never disclosed: the baseline, a
@@ -23,7 +24,7 @@ const noRecords = "none"
 // searchKind is one kind of search measured.
 type searchKind struct {
 	name    string
-	persons string // loadtest.Zipf (as often as disclosed), loadtest.Uniform or noRecords
+	persons string // fixtures.Zipf (as often as disclosed), fixtures.Uniform or noRecords
 	count   int    // _count
 	jsonl   bool
 	quarter bool // within 90 days of the ledger's year (date=ge&date=le)
@@ -33,12 +34,12 @@ type searchKind struct {
 // searchKinds are the searches measured, the baseline first.
 var searchKinds = []searchKind{
 	{name: "no records (baseline)", persons: noRecords, count: 100},
-	{name: "first page, FHIR", persons: loadtest.Zipf, count: 100},
-	{name: "first page, JSON lines", persons: loadtest.Zipf, count: 100, jsonl: true},
-	{name: "first page, FHIR, any person", persons: loadtest.Uniform, count: 100},
-	{name: "a quarter, FHIR", persons: loadtest.Zipf, count: 100, quarter: true},
-	{name: "whole history, FHIR, 100 a page", persons: loadtest.Zipf, count: 100, whole: true},
-	{name: "whole history, JSON lines, 500 a page", persons: loadtest.Zipf, count: 500, jsonl: true, whole: true},
+	{name: "first page, FHIR", persons: fixtures.Zipf, count: 100},
+	{name: "first page, JSON lines", persons: fixtures.Zipf, count: 100, jsonl: true},
+	{name: "first page, FHIR, any person", persons: fixtures.Uniform, count: 100},
+	{name: "a quarter, FHIR", persons: fixtures.Zipf, count: 100, quarter: true},
+	{name: "whole history, FHIR, 100 a page", persons: fixtures.Zipf, count: 100, whole: true},
+	{name: "whole history, JSON lines, 500 a page", persons: fixtures.Zipf, count: 500, jsonl: true, whole: true},
 }
 
 // searchRun is what one kind of search measured.
@@ -60,16 +61,16 @@ type searcher struct {
 	svc     *auditService
 	client  *http.Client
 	tokens  []string
-	persons *loadtest.LedgerPersons
-	spec    loadtest.LedgerSpec
+	persons *fixtures.LedgerPersons
+	spec    fixtures.LedgerSpec
 	seed    uint64
 }
 
 // newSearcher returns a searcher of conns connections.
-func newSearcher(svc *auditService, tokens []string, spec loadtest.LedgerSpec, seed uint64) *searcher {
+func newSearcher(svc *auditService, tokens []string, spec fixtures.LedgerSpec, seed uint64) *searcher {
 	tr := &http.Transport{MaxIdleConnsPerHost: len(tokens), MaxConnsPerHost: len(tokens)}
 	return &searcher{svc: svc, client: &http.Client{Timeout: 30 * time.Second, Transport: tr}, tokens: tokens,
-		persons: loadtest.NewLedgerPersons(spec), spec: spec, seed: seed}
+		persons: fixtures.NewLedgerPersons(spec), spec: spec, seed: seed}
 }
 
 // measure runs each kind of search for d from every connection, one kind

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
 // accountingChain is the replica id of the audit serve a measurement

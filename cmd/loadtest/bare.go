@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 // bareCommand is the first argument that makes loadtest the bare server:
@@ -40,7 +41,7 @@ func runBare(ctx context.Context, args []string, stdin io.Reader, stdout io.Writ
 	if err != nil {
 		return err
 	}
-	h := loadtest.ModelHandler(loadtest.NewPopulation(mo.people, mo.signers, mo.seed), bodies, man.PersonHeader, man.SignersHeader)
+	h := loadtest.ModelHandler(fixtures.NewPopulation(mo.people, mo.signers, mo.seed), bodies, man.PersonHeader, man.SignersHeader)
 	plain, err := loadtest.StartBareHandler(h, nil)
 	if err != nil {
 		return err

@@ -11,7 +11,7 @@ import (
 	"os/exec"
 	"strconv"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
 // rttCommand is the first argument that makes loadtest measure the

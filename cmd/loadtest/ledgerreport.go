@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
 // targetMessagesPerAnswer is issue 22's target of broker messages an

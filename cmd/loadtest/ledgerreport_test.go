@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
 // ledgerPair is a pair of conf (an index of serveConfs) on route (an index

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
 // What the runs of lookupd measure of its audit ledger (issue 22): the

@@ -1,28 +1,3 @@
-// Command loadtest measures "lookupd serve" from outside, as users run it,
-// against a bare net/http server answering the same bytes, in one run. The
-// model is a million people and a million signers (--people, --signers),
-// built once into --model-dir and reused: the broker's store, lookupd's
-// read model and every answer of lookupd, captured once, which the bare
-// server answers. The requests read ids drawn at random (--ids uniform or
-// zipf) with tokens in rotation; lookupd runs in its default configuration
-// (the audit ledger required) and with the ledger off, over HTTP and
-// HTTPS, each paired with the bare server over the same transport: closed
-// loop (wrk when installed, else vegeta) in interleaved rounds, then an
-// open loop at --rate (vegeta). Of the audit ledger it reports the broker
-// messages per answer (from lookupd's /metrics) and a lone request's
-// latency (one connection, --lone-duration), audited and not, against the
-// broker's round trip. It prints Markdown tables. "make loadtest"
-// runs it; LOADTEST_ARGS passes flags:
-//
-//	make loadtest LOADTEST_ARGS='--duration 10s --rounds 3'
-//
-// The machine is shared and noisy: only the ratios of one run mean much.
-//
-// With --soak it measures memory instead: "lookupd serve" with its default
-// settings holding a large read model, under lookups and events at fixed
-// rates, run twice on the same model, in a memory cgroup without a limit
-// and then in one of --soak-limit, its memory sampled from the cgroup and
-// /proc ("make soak", SOAK_ARGS).
 package main
 
 import (
@@ -97,7 +72,7 @@ type modelOptions struct {
 	seed            uint64
 	dir             string // "" until parseFlags sets the default
 	rebuild         bool
-	ids             string // loadtest.Uniform or loadtest.Zipf
+	ids             string // fixtures.Uniform or fixtures.Zipf
 	draws           int
 }
 

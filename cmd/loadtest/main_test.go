@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -34,13 +35,13 @@ func TestParseFlags(t *testing.T) {
 		{name: "no soak by default", check: func(o options) bool { return o.soak.duration == 0 }},
 		{name: "model defaults: 1M + 1M, uniform ids, under the cache", check: func(o options) bool {
 			mo := o.model
-			return mo.people == 1000000 && mo.signers == 1000000 && mo.seed == 1 && mo.ids == loadtest.Uniform &&
+			return mo.people == 1000000 && mo.signers == 1000000 && mo.seed == 1 && mo.ids == fixtures.Uniform &&
 				mo.draws == 1000000 && !mo.rebuild && strings.HasSuffix(mo.dir, "model-1000000-1000000-1")
 		}},
 		{name: "model flags", args: []string{"--people", "200", "--signers", "0", "--model-dir", "/m", "--ids", "zipf", "--rebuild", "--seed", "3"},
 			check: func(o options) bool {
 				mo := o.model
-				return mo.people == 200 && mo.signers == 0 && mo.dir == "/m" && mo.ids == loadtest.Zipf && mo.rebuild && mo.seed == 3
+				return mo.people == 200 && mo.signers == 0 && mo.dir == "/m" && mo.ids == fixtures.Zipf && mo.rebuild && mo.seed == 3
 			}},
 		{name: "no people", args: []string{"--people", "0"}, wantErr: "--people must be at least 1"},
 		{name: "unknown ids", args: []string{"--ids", "normal"}, wantErr: "want uniform or zipf"},

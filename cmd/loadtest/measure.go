@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
 // measurer runs the measurements of one run.

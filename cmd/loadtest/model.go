@@ -14,8 +14,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 	"github.com/lookup/persons/internal/devnats"
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 // auditStream is lookupd's default audit stream, emptied at every start:
@@ -38,7 +39,7 @@ type model struct {
 	start    time.Time // when openModel started
 	dir      string
 	manifest loadtest.Manifest
-	pop      *loadtest.Population
+	pop      *fixtures.Population
 	broker   *brokerChild
 	bodies   *loadtest.Bodies // while the model is opened; nil after
 	bodySize int              // bytes of the captured answers
@@ -90,7 +91,7 @@ func openModel(ctx context.Context, o options, env *runEnv, progress io.Writer) 
 	if err := os.MkdirAll(mo.dir, 0o700); err != nil {
 		return nil, err
 	}
-	m := &model{key: mo.key(), start: time.Now(), dir: mo.dir, manifest: man, reused: ok, pop: loadtest.NewPopulation(mo.people, mo.signers, mo.seed)}
+	m := &model{key: mo.key(), start: time.Now(), dir: mo.dir, manifest: man, reused: ok, pop: fixtures.NewPopulation(mo.people, mo.signers, mo.seed)}
 	if m.broker, err = startBroker(ctx, filepath.Join(mo.dir, loadtest.ModelNATSDir)); err != nil {
 		return nil, err
 	}
@@ -146,7 +147,7 @@ func (m *model) prepareBroker(ctx context.Context, progress io.Writer) error {
 		return fmt.Errorf("connect to the model's NATS server: %w", err)
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(loadtest.PublishWindow))
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(fixtures.PublishWindow))
 	if err != nil {
 		return err
 	}
@@ -190,7 +191,7 @@ func (m *model) capture(ctx context.Context, env *runEnv, progress io.Writer) er
 		if m.bodies, err = loadtest.ReadBodies(m.dir); err != nil {
 			return fmt.Errorf("%w: run with --rebuild", err)
 		}
-		idx, _ := loadtest.Draw(loadtest.Uniform, sampleChecks, m.pop.People(), uint64(time.Now().UnixNano())) //nolint:gosec // G115: a seed
+		idx, _ := loadtest.Draw(fixtures.Uniform, sampleChecks, m.pop.People(), uint64(time.Now().UnixNano())) //nolint:gosec // G115: a seed
 		err := loadtest.CheckBodies(c, srv.API, env.buildToken, m.pop, m.bodies, idx)
 		if err == nil {
 			return nil

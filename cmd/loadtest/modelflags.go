@@ -4,7 +4,8 @@ import (
 	"errors"
 	"flag"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 // modelFlags defines the flags of the model and of the ids on fs, into mo.
@@ -14,7 +15,7 @@ func modelFlags(fs *flag.FlagSet, mo *modelOptions) {
 	fs.Uint64Var(&mo.seed, "seed", 1, "seed of the model's ids")
 	fs.StringVar(&mo.dir, "model-dir", "", "where the model is built once and reused (default: lookupd-loadtest/model-<people>-<signers>-<seed> under the user's cache directory)")
 	fs.BoolVar(&mo.rebuild, "rebuild", false, "build the model afresh even when a complete one is in --model-dir")
-	fs.StringVar(&mo.ids, "ids", loadtest.Uniform, "distribution of the ids read: uniform (every person alike) or zipf (s=1.1, a few people hot)")
+	fs.StringVar(&mo.ids, "ids", fixtures.Uniform, "distribution of the ids read: uniform (every person alike) or zipf (s=1.1, a few people hot)")
 	fs.IntVar(&mo.draws, "draws", 1000000, "ids drawn up front for the requests, read in turn from a random start")
 }
 
@@ -23,7 +24,7 @@ func checkModel(mo *modelOptions) error {
 	switch {
 	case mo.people < 1 || mo.signers < 0:
 		return errors.New("--people must be at least 1, --signers not negative")
-	case mo.ids != loadtest.Uniform && mo.ids != loadtest.Zipf:
+	case mo.ids != fixtures.Uniform && mo.ids != fixtures.Zipf:
 		return errors.New("--ids: want uniform or zipf")
 	case mo.draws < 1:
 		return errors.New("--draws must be at least 1")

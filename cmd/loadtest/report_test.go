@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
 // testPairs are the pairs of a run of one round: GET person over HTTP in

@@ -9,9 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
 // scopes are the scopes of the minted tokens: expand needs the second.
@@ -65,12 +66,26 @@ func closedLoopTool(o options, dir string) (loadtest.ClosedLoop, error) {
 	return loadtest.Vegeta{Connections: o.connections}, nil
 }
 
-// buildLookupd builds cmd/lookupd into dir.
+// buildLookupd builds cmd/lookupd into dir, in the service's own module
+// (the load tool's module replaces it with the repository's root), so
+// that lookupd is built with the service's go.mod, whether the tool runs
+// from the repository's root or from cmd/loadtest.
 func buildLookupd(ctx context.Context, dir string) (string, error) {
+	const hint = "go build lookupd (run from the repository, or pass --lookupd)"
+	list := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "github.com/lookup/persons")
+	root, err := list.Output()
+	if err != nil {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			err = fmt.Errorf("%w\n%s", err, exit.Stderr)
+		}
+		return "", fmt.Errorf("%s: the service's module: %w", hint, err)
+	}
 	bin := filepath.Join(dir, "lookupd")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/lookup/persons/cmd/lookupd") //nolint:gosec // G204: our temporary directory
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/lookupd") //nolint:gosec // G204: our temporary directory
+	cmd.Dir = strings.TrimSpace(string(root))
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build lookupd (run from the repository, or pass --lookupd): %w\n%s", err, out)
+		return "", fmt.Errorf("%s: %w\n%s", hint, err, out)
 	}
 	return bin, nil
 }

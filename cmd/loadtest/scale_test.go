@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
 // TestScaleRunBuildsAndReuses runs the load test end to end on the real
@@ -24,9 +23,9 @@ func TestScaleRunBuildsAndReuses(t *testing.T) {
 		t.Skip("builds lookupd and runs it: not with -short")
 	}
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "lookupd")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/lookup/persons/cmd/lookupd").CombinedOutput(); err != nil {
-		t.Fatalf("go build lookupd: %v\n%s", err, out)
+	bin, err := buildLookupd(t.Context(), tmp)
+	if err != nil {
+		t.Fatal(err)
 	}
 	dir := filepath.Join(tmp, "model")
 	args := func(extra ...string) []string {

@@ -8,7 +8,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 // writeScaleReport writes the figures of a run as Markdown, ready to paste
@@ -51,7 +52,7 @@ func writeModel(w io.Writer, o options, m *model) {
 		loadtest.Thousands(float64(m.pop.People())), loadtest.Thousands(float64(m.pop.Signers())), per, o.model.seed,
 		mib(m.natsBytes), mib(m.lookupdBytes), mib(int64(m.bodySize)), built)
 	ids := fmt.Sprintf("uniformly random over all %s people", loadtest.Thousands(float64(m.pop.People())))
-	if o.model.ids == loadtest.Zipf {
+	if o.model.ids == fixtures.Zipf {
 		ids = fmt.Sprintf("Zipf-skewed over all %s people (s=%.1f, hot people spread at random)", loadtest.Thousands(float64(m.pop.People())), loadtest.ZipfS)
 	}
 	fmt.Fprintf(w, "Requests: ids %s, %s drawn up front and read in turn from a random start; %s tokens in rotation. lookupd serve runs with its defaults but for the configuration named, restarted on the same read model for each; the bare net/http server answers the bytes lookupd answered for the same id, with the same headers (checked on %d ids a configuration), over the same transport (HTTPS: TLS 1.3, keep-alive, HTTP/1.1, the same certificate).\n\n",

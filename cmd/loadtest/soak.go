@@ -15,8 +15,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 	"github.com/lookup/persons/internal/devnats"
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 // Issuer and audience of the tokens "lookupd token" mints by default
@@ -96,7 +97,7 @@ type soakEnv struct {
 	jwks              string   // the JWKS file verifying toks
 	toks              []string // tokens for the lookups
 	js                jetstream.JetStream
-	pop               *loadtest.Population
+	pop               *fixtures.Population
 	client            *http.Client
 }
 
@@ -126,7 +127,7 @@ func runSoak(ctx context.Context, o options, bin, dir string, stdout, stderr io.
 		return fmt.Errorf("connect to the soak's NATS server: %w", err)
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(loadtest.PublishWindow))
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(fixtures.PublishWindow))
 	if err != nil {
 		return err
 	}
@@ -134,7 +135,7 @@ func runSoak(ctx context.Context, o options, bin, dir string, stdout, stderr io.
 		return err
 	}
 	env := soakEnv{bin: bin, dir: dir, natsURL: broker.URL, brokerPID: broker.pid(), js: js, client: &http.Client{Timeout: 5 * time.Second},
-		pop: loadtest.NewPopulation(o.soak.people, o.soak.signers, 1)}
+		pop: fixtures.NewPopulation(o.soak.people, o.soak.signers, 1)}
 	loaded, err := loadPopulation(ctx, js, env.pop, stderr)
 	if err != nil {
 		return err
@@ -190,12 +191,12 @@ func buildSoakModel(ctx context.Context, o options, env soakEnv, loaded *soakLoa
 
 // loadPopulation publishes the creation of every entity of pop, consumers
 // then signers, in bulk.
-func loadPopulation(ctx context.Context, js jetstream.JetStream, pop *loadtest.Population, progress io.Writer) (soakLoaded, error) {
+func loadPopulation(ctx context.Context, js jetstream.JetStream, pop *fixtures.Population, progress io.Writer) (soakLoaded, error) {
 	n := pop.Entities()
 	fmt.Fprintf(progress, "publishing %d people and %d signers ...\n", pop.People(), pop.Signers())
 	start := time.Now()
 	next := time.Now().Add(10 * time.Second)
-	last, err := loadtest.PublishBulk(ctx, js, n, pop.Next, func(done int) {
+	last, err := fixtures.PublishBulk(ctx, js, n, pop.Next, func(done int) {
 		if time.Now().After(next) {
 			fmt.Fprintf(progress, "  %d of %d events published\n", done, n)
 			next = time.Now().Add(10 * time.Second)

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
 // cgroupInterval is how often a soak reads its cgroup's accounting (the

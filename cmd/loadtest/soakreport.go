@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
 // writeSoakReport writes what a soak measured as Markdown: the machine,

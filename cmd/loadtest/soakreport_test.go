@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
 // sample is a memory sample at at of rss MiB (half anonymous, half

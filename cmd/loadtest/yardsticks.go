@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
 // yardstick is a server a user might build instead of lookupd, serving

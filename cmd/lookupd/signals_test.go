@@ -21,9 +21,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/internal/devkey"
-	"github.com/lookup/persons/internal/loadtest"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/testing/fixtures"
 	"github.com/lookup/persons/internal/wait"
 	"github.com/lookup/persons/projector"
 )
@@ -51,7 +51,7 @@ const (
 type matrix struct {
 	ns         *server.Server
 	js         jetstream.JetStream
-	pop        *loadtest.Population
+	pop        *fixtures.Population
 	last       uint64 // the stream's last sequence
 	adminToken string // file
 	jwks       string // file
@@ -61,13 +61,13 @@ func newMatrix(t *testing.T) *matrix {
 	t.Helper()
 	ns := runNATS(t)
 	nc, _ := natstest.Connect(t, ns.ClientURL())
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(loadtest.PublishWindow))
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(fixtures.PublishWindow))
 	if err != nil {
 		t.Fatal(err)
 	}
 	createStream(t, js, "PERSONS")
-	pop := loadtest.NewPopulation(matrixPeople, matrixSigners, 20)
-	last, err := loadtest.PublishBulk(context.Background(), js, pop.Entities(), pop.Next, nil)
+	pop := fixtures.NewPopulation(matrixPeople, matrixSigners, 20)
+	last, err := fixtures.PublishBulk(context.Background(), js, pop.Entities(), pop.Next, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

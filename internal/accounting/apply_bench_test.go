@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 // BenchmarkApply indexes a synthetic ledger of records (format 2
@@ -16,9 +16,9 @@ import (
 func BenchmarkApply(b *testing.B) {
 	for _, records := range []int{200000, 1000000} {
 		b.Run(fmt.Sprint(records, " records"), func(b *testing.B) {
-			spec := loadtest.LedgerSpec{Records: records, Persons: records / 10, Replicas: 8, MaxRecords: 128, Seed: 1}
+			spec := fixtures.LedgerSpec{Records: records, Persons: records / 10, Replicas: 8, MaxRecords: 128, Seed: 1}
 			var msgs []Message
-			l := loadtest.NewLedger(spec)
+			l := fixtures.NewLedger(spec)
 			for {
 				subject, data, _, ok, err := l.Next()
 				if err != nil {

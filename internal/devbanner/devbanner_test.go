@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/internal/demo"
-	"github.com/lookup/persons/internal/loadtest"
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 // TestLoadtestParsesDevBanner keeps "make loadtest" (loadtest),
@@ -32,11 +32,11 @@ func TestLoadtestParsesDevBanner(t *testing.T) {
 				Stream: "PERSONS", DataDir: "/tmp/d", Temp: false, KeyPath: tt.keyPath, Token: "aaa.bbb.ccc",
 				TTL: time.Hour, Demo: data, MoreTokens: MoreTokensCommand(TokenFlags{KeyPath: tt.keyPath}),
 			})
-			got, err := loadtest.ParseBanner(strings.NewReader(out.String()))
+			got, err := fixtures.ParseBanner(strings.NewReader(out.String()))
 			if err != nil {
 				t.Fatalf("ParseBanner: %v", err)
 			}
-			want := loadtest.Banner{API: "http://127.0.0.1:41234", Admin: "http://127.0.0.1:41235",
+			want := fixtures.Banner{API: "http://127.0.0.1:41234", Admin: "http://127.0.0.1:41235",
 				NATS: "nats://127.0.0.1:41236", Stream: "PERSONS", KeyPath: tt.keyPath}
 			if got != want {
 				t.Errorf("got %+v, want %+v", got, want)

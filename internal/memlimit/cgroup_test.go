@@ -37,8 +37,9 @@ func TestCgroupVersion(t *testing.T) {
 }
 
 // TestFromCgroupHere reads this process's limit: no error, and a limit
-// only with a version. (internal/loadtest's cgroup tests run a process in a
-// cgroup with a limit and check what it reads.)
+// only with a version. (The load tool's cgroup tests,
+// cmd/loadtest/internal/loadtest, run a process in a cgroup with a limit
+// and check what it reads.)
 func TestFromCgroupHere(t *testing.T) {
 	if _, err := os.Stat(procSelfCgroup); err != nil {
 		t.Skipf("no %s: not Linux", procSelfCgroup)

@@ -5,10 +5,12 @@ import (
 	"testing"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 func TestLookupTargets(t *testing.T) {
-	p := NewPopulation(4, 4, 2)
+	p := fixtures.NewPopulation(4, 4, 2)
 	tr := LookupTargets("http://api", p, []string{"a", "b", "c"})
 	tests := []struct {
 		name   string

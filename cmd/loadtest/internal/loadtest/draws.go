@@ -5,12 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-)
 
-// The id distributions of Draw.
-const (
-	Uniform = "uniform" // every person equally likely
-	Zipf    = "zipf"    // a few people read far more often than the rest
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 // ZipfS is the exponent s of the Zipf draws (s > 1): with s = 1.1 over a
@@ -29,18 +25,18 @@ func Draw(dist string, n, people int, seed uint64) ([]int, error) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x5851f42d4c957f2d)) //nolint:gosec // G404: which ids to read, not secrets
 	out := make([]int, n)
 	switch dist {
-	case Uniform:
+	case fixtures.Uniform:
 		for i := range out {
 			out[i] = rng.IntN(people)
 		}
-	case Zipf:
+	case fixtures.Zipf:
 		perm := rng.Perm(people)
 		z := rand.NewZipf(rng, ZipfS, 1, uint64(people-1)) //nolint:gosec // G115: people is positive
 		for i := range out {
 			out[i] = perm[z.Uint64()]
 		}
 	default:
-		return nil, fmt.Errorf("id distribution %q: want %s or %s", dist, Uniform, Zipf)
+		return nil, fmt.Errorf("id distribution %q: want %s or %s", dist, fixtures.Uniform, fixtures.Zipf)
 	}
 	return out, nil
 }
@@ -56,7 +52,7 @@ func SignersURI(id string) string {
 
 // URIs returns the request URIs of route (PersonURI or SignersURI) for the
 // consumers of p at the indexes idx.
-func URIs(p *Population, idx []int, route func(id string) string) []string {
+func URIs(p *fixtures.Population, idx []int, route func(id string) string) []string {
 	out := make([]string, len(idx))
 	for i, k := range idx {
 		out[i] = route(p.ConsumerID(k))

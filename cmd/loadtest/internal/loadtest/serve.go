@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 // ServeConfig is how StartServe runs "lookupd serve": the settings a serve
@@ -83,7 +85,7 @@ func startListening(ctx context.Context, cmd *exec.Cmd, natsURL, stream, scheme 
 			_ = d.Stop()
 			return nil, fmt.Errorf("%s named no listeners; its log ends:\n%s", cmd.Path, d.Logs())
 		}
-		d.Banner = Banner{API: scheme + a["api"], Admin: "http://" + a["admin"], NATS: natsURL, Stream: stream}
+		d.Banner = fixtures.Banner{API: scheme + a["api"], Admin: "http://" + a["admin"], NATS: natsURL, Stream: stream}
 		return d, nil
 	case <-ctx.Done():
 		_ = d.Stop()

@@ -14,6 +14,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/internal/audit"
+
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 // LedgerWindow is how many messages FillLedger has in flight at most
@@ -31,7 +33,7 @@ const LedgerNATSDir = "nats"
 // LedgerManifest describes a filled ledger: its spec, the stream filled
 // and what the fill did.
 type LedgerManifest struct {
-	LedgerSpec
+	fixtures.LedgerSpec
 	Stream   string        `json:"stream"`
 	LastSeq  uint64        `json:"last_seq"` // the stream's last sequence once filled
 	Messages int           `json:"messages"`
@@ -74,7 +76,7 @@ func IsLedgerFile(name string) bool {
 // DefaultLedgerDir returns where the ledger of spec is kept by default:
 // under the user's cache directory (os.UserCacheDir), else the temporary
 // one, beside the load test's models.
-func DefaultLedgerDir(spec LedgerSpec) string {
+func DefaultLedgerDir(spec fixtures.LedgerSpec) string {
 	base, err := os.UserCacheDir()
 	if err != nil {
 		base = os.TempDir()
@@ -88,13 +90,13 @@ func DefaultLedgerDir(spec LedgerSpec) string {
 // one connection, each chain is stored in order). progress, when not nil,
 // is called every 10,000 messages with the records published. It returns
 // the manifest of the filled ledger, to write once the caller is done.
-func FillLedger(ctx context.Context, js jetstream.JetStream, stream string, spec LedgerSpec, progress func(records int)) (LedgerManifest, error) {
+func FillLedger(ctx context.Context, js jetstream.JetStream, stream string, spec fixtures.LedgerSpec, progress func(records int)) (LedgerManifest, error) {
 	start := time.Now()
 	man := LedgerManifest{LedgerSpec: spec, Stream: stream}
 	if _, err := js.CreateStream(ctx, audit.StreamConfig(stream)); err != nil {
 		return man, fmt.Errorf("create audit stream %s: %w", stream, err)
 	}
-	l := NewLedger(spec)
+	l := fixtures.NewLedger(spec)
 	pending := make([]jetstream.PubAckFuture, 0, LedgerWindow)
 	for {
 		subject, data, _, ok, err := l.Next()
@@ -106,7 +108,7 @@ func FillLedger(ctx context.Context, js jetstream.JetStream, stream string, spec
 		}
 		if len(pending) == cap(pending) {
 			// Await the older half: the newer stays in flight meanwhile.
-			seq, err := awaitAcks(ctx, pending[:LedgerWindow/2])
+			seq, err := fixtures.AwaitAcks(ctx, pending[:LedgerWindow/2])
 			if err != nil {
 				return man, err
 			}
@@ -122,7 +124,7 @@ func FillLedger(ctx context.Context, js jetstream.JetStream, stream string, spec
 			progress(l.Written())
 		}
 	}
-	seq, err := awaitAcks(ctx, pending)
+	seq, err := fixtures.AwaitAcks(ctx, pending)
 	if err != nil {
 		return man, err
 	}

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 // fetchBatch is how many people FetchBodies fetches before it writes them.
@@ -25,7 +27,7 @@ type Fetched struct {
 // Manifest (person i: records 2i and 2i+1). Any answer but 200 OK stops
 // it. progress, when not nil, is called after each batch with the people
 // done so far.
-func FetchBodies(ctx context.Context, c *http.Client, base, token string, p *Population, w *BodyWriter, workers int, progress func(done int)) (Fetched, error) {
+func FetchBodies(ctx context.Context, c *http.Client, base, token string, p *fixtures.Population, w *BodyWriter, workers int, progress func(done int)) (Fetched, error) {
 	var f Fetched
 	bodies := make([][]byte, 2*fetchBatch)
 	for start := 0; start < p.People(); start += fetchBatch {
@@ -51,7 +53,7 @@ func FetchBodies(ctx context.Context, c *http.Client, base, token string, p *Pop
 
 // fetchRange fetches the answers of consumers start..start+n-1 into
 // bodies[0:2n] and returns the headers of the first two.
-func fetchRange(ctx context.Context, c *http.Client, base, token string, p *Population, start, n, workers int, bodies [][]byte) ([2]http.Header, error) {
+func fetchRange(ctx context.Context, c *http.Client, base, token string, p *fixtures.Population, start, n, workers int, bodies [][]byte) ([2]http.Header, error) {
 	var (
 		hs   [2]http.Header
 		mu   sync.Mutex
@@ -104,7 +106,7 @@ func fetchRange(ctx context.Context, c *http.Client, base, token string, p *Popu
 // GET signers answers of the consumers of p at idx, and returns an error
 // unless each is 200 OK with the bytes of its record in bodies. The error
 // never quotes a body.
-func CheckBodies(c *http.Client, base, token string, p *Population, bodies *Bodies, idx []int) error {
+func CheckBodies(c *http.Client, base, token string, p *fixtures.Population, bodies *Bodies, idx []int) error {
 	for _, i := range idx {
 		id := p.ConsumerID(i)
 		for k, uri := range []string{PersonURI(id), SignersURI(id)} {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/prometheus/procfs"
 )
 
 // ProcMem is the memory of a process as Linux accounts it, in bytes.
@@ -26,15 +28,15 @@ type ProcMem struct {
 // ReadProcMem reads the memory of process pid from /proc.
 func ReadProcMem(pid int) (ProcMem, error) {
 	var m ProcMem
-	status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return m, err
 	}
-	kb, err := parseKB(bytes.NewReader(status))
+	st, err := p.NewStatus()
 	if err != nil {
 		return m, fmt.Errorf("/proc/%d/status: %w", pid, err)
 	}
-	m.RSS, m.Anon, m.File, m.Shmem, m.HWM = kb["VmRSS"], kb["RssAnon"], kb["RssFile"], kb["RssShmem"], kb["VmHWM"]
+	m.RSS, m.Anon, m.File, m.Shmem, m.HWM = signed(st.VmRSS), signed(st.RssAnon), signed(st.RssFile), signed(st.RssShmem), signed(st.VmHWM)
 	smaps, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "smaps"))
 	if err != nil {
 		return m, err
@@ -47,20 +49,8 @@ func ReadProcMem(pid int) (ProcMem, error) {
 	return m, nil
 }
 
-// parseKB reads lines "Name:   123 kB" (/proc/<pid>/status,
-// smaps_rollup) and returns each value in bytes by name. Lines of another
-// shape, or in another unit, are skipped.
-func parseKB(r io.Reader) (map[string]int64, error) {
-	out := map[string]int64{}
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		name, n, ok := kbLine(sc.Text())
-		if ok {
-			out[name] = n
-		}
-	}
-	return out, sc.Err()
-}
+// signed returns bytes of memory as an int64.
+func signed(b uint64) int64 { return int64(b) } //nolint:gosec // G115: a process's memory fits an int64
 
 // kbLine parses one line "Name:   123 kB" into the name and the bytes.
 func kbLine(line string) (string, int64, bool) {

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 // LookupTargets returns the requests of a soak against the API at base:
@@ -12,7 +14,7 @@ import (
 // each of a consumer of p drawn at random (uniformly, so that the whole
 // read model is read, not a hot few), with tokens in rotation. It is safe
 // for many goroutines at once, as vegeta calls it.
-func LookupTargets(base string, p *Population, tokens []string) vegeta.Targeter {
+func LookupTargets(base string, p *fixtures.Population, tokens []string) vegeta.Targeter {
 	headers := make([]http.Header, len(tokens))
 	for i, t := range tokens {
 		headers[i] = http.Header{"Authorization": {"Bearer " + t}}

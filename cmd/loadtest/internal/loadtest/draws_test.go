@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 func TestDraw(t *testing.T) {
@@ -16,10 +18,10 @@ func TestDraw(t *testing.T) {
 		check func(top, bottom float64) bool
 		want  string
 	}{
-		{name: "uniform: every person near 1/200", dist: Uniform,
+		{name: "uniform: every person near 1/200", dist: fixtures.Uniform,
 			check: func(top, bottom float64) bool { return top < 2.0/people && bottom > 0.5/people },
 			want:  "top < 1%, bottom > 0.25%"},
-		{name: "zipf: one person far above the rest", dist: Zipf,
+		{name: "zipf: one person far above the rest", dist: fixtures.Zipf,
 			check: func(top, bottom float64) bool { return top > 10.0/people && bottom < 0.5/people },
 			want:  "top > 5%, bottom < 0.25%"},
 	}
@@ -63,7 +65,7 @@ func TestDrawRefuses(t *testing.T) {
 		wantInErrMsg string
 	}{
 		{"unknown distribution", "normal", 1, 1, "want uniform or zipf"},
-		{"no people", Uniform, 1, 0, "over 0 people"},
+		{"no people", fixtures.Uniform, 1, 0, "over 0 people"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,7 +77,7 @@ func TestDrawRefuses(t *testing.T) {
 }
 
 func TestURIs(t *testing.T) {
-	p := NewPopulation(3, 0, 1)
+	p := fixtures.NewPopulation(3, 0, 1)
 	got := URIs(p, []int{2, 0}, SignersURI)
 	want := []string{
 		"/api/v1/authorized-signers?consumer_id=" + p.ConsumerID(2) + "&expand=PROTECTED_PERSONAL_DATA",

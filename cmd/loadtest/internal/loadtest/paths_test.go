@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 // pathRecorder answers 200 and records the request URIs and tokens seen.
@@ -35,7 +37,7 @@ func (p *pathRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // testURIs returns n distinct request URIs of both routes.
 func testURIs(n int) []string {
-	p := NewPopulation(n, 0, 3)
+	p := fixtures.NewPopulation(n, 0, 3)
 	var out []string
 	for i := range n {
 		if i%2 == 0 {

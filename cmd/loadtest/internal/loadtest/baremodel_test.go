@@ -8,12 +8,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 // fakeModelAPI answers GET person and GET signers of p's consumers as
 // lookupd would (a body per id and route, fixed headers), 404 otherwise;
 // the body of person changed is altered.
-func fakeModelAPI(p *Population, changed int) http.Handler {
+func fakeModelAPI(p *fixtures.Population, changed int) http.Handler {
 	index := map[string]int{}
 	for i := range p.People() {
 		index[p.ConsumerID(i)] = i
@@ -46,7 +48,7 @@ func fakeModelAPI(p *Population, changed int) http.Handler {
 // handler answers, byte for byte with the captured headers, and
 // CheckBodies tells a server that answers them from one that does not.
 func TestFetchServeCheck(t *testing.T) {
-	p := NewPopulation(200, 200, 5)
+	p := fixtures.NewPopulation(200, 200, 5)
 	api := httptest.NewServer(fakeModelAPI(p, -1))
 	defer api.Close()
 	dir := t.TempDir()
@@ -101,7 +103,7 @@ func TestFetchServeCheck(t *testing.T) {
 }
 
 func TestModelHandlerRefuses(t *testing.T) {
-	p := NewPopulation(2, 0, 5)
+	p := fixtures.NewPopulation(2, 0, 5)
 	dir := t.TempDir()
 	w, err := NewBodyWriter(dir)
 	if err != nil {

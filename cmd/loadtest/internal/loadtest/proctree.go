@@ -3,10 +3,9 @@ package loadtest
 import (
 	"errors"
 	"io/fs"
-	"os"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // TreeCPU returns the CPU time (user and system) used so far by process
@@ -37,38 +36,19 @@ func TreeCPU(pid int) (time.Duration, error) {
 
 // childPIDs lists the processes whose parent is pid, from /proc/*/stat.
 func childPIDs(pid int) ([]int, error) {
-	ents, err := os.ReadDir("/proc")
+	procs, err := procfs.AllProcs()
 	if err != nil {
 		return nil, err
 	}
 	var kids []int
-	for _, e := range ents {
-		k, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat") //nolint:gosec // G304: a /proc path built from a pid
+	for _, p := range procs {
+		st, err := p.Stat()
 		if err != nil {
 			continue // exited meanwhile
 		}
-		if ppid, ok := parseStatPPID(string(b)); ok && ppid == pid {
-			kids = append(kids, k)
+		if st.PPID == pid {
+			kids = append(kids, p.PID)
 		}
 	}
 	return kids, nil
-}
-
-// parseStatPPID reads the parent's pid (field 4) of a /proc/<pid>/stat
-// line, counting fields from the last ')' as parseStatCPU does.
-func parseStatPPID(stat string) (int, bool) {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(stat[i+1:])
-	if len(f) < 2 {
-		return 0, false
-	}
-	ppid, err := strconv.Atoi(f[1])
-	return ppid, err == nil
 }

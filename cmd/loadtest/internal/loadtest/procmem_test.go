@@ -7,32 +7,6 @@ import (
 	"testing"
 )
 
-func TestParseKB(t *testing.T) {
-	tests := []struct {
-		name string
-		in   string
-		want map[string]int64
-	}{
-		{name: "status", in: "Name:\tlookupd\nVmHWM:\t  300 kB\nVmRSS:\t  200 kB\nRssAnon:\t  150 kB\nRssFile:\t   50 kB\nThreads:\t12\n",
-			want: map[string]int64{"VmHWM": 300 << 10, "VmRSS": 200 << 10, "RssAnon": 150 << 10, "RssFile": 50 << 10}},
-		{name: "smaps_rollup", in: "55d0-7ffd ---p 00000000 00:00 0 [rollup]\nRss:  1024 kB\nAnonymous:   512 kB\n",
-			want: map[string]int64{"Rss": 1 << 20, "Anonymous": 512 << 10}},
-		{name: "other units and junk skipped", in: "A: 1 MB\nB: x kB\nC 3 kB\nD: 4 kB\n", want: map[string]int64{"D": 4 << 10}},
-		{name: "empty", in: "", want: map[string]int64{}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseKB(strings.NewReader(tt.in))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("parseKB = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
 // smaps is the shape of /proc/<pid>/smaps: a header per mapping, then its
 // attributes.
 const smaps = `00400000-00a00000 r-xp 00000000 fd:00 123    /usr/local/bin/lookupd

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 // signersQuery is what follows the consumer id in SignersURI.
@@ -22,7 +24,7 @@ const signersQuery = "&expand=PROTECTED_PERSONAL_DATA"
 // lookupd), and 404 for anything else. Finding the answer is a map
 // lookup: the bare server is the ceiling a server answering the same
 // bytes could reach.
-func ModelHandler(p *Population, bodies *Bodies, personHeader, signersHeader http.Header) http.Handler {
+func ModelHandler(p *fixtures.Population, bodies *Bodies, personHeader, signersHeader http.Header) http.Handler {
 	index := make(map[uuid.UUID]int32, p.People())
 	for i := range p.People() {
 		index[p.ConsumerUUID(i)] = int32(i) //nolint:gosec // G115: fewer people than 2^31

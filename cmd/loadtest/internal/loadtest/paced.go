@@ -7,61 +7,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
-
-// PublishWindow is how many messages PublishBulk has in flight at most:
-// give jetstream.New jetstream.WithPublishAsyncMaxPending(PublishWindow).
-const PublishWindow = 16000
-
-// PublishBulk publishes the n messages next(0) ... next(n-1) on js
-// asynchronously, PublishWindow at a time, and returns the stream sequence
-// of the last one. Each window's acknowledgements are awaited before the
-// next window is sent; any error stops it. progress, when not nil, is
-// called after each window with the count published so far.
-func PublishBulk(ctx context.Context, js jetstream.JetStream, n int, next func(i int) (*nats.Msg, error), progress func(done int)) (uint64, error) {
-	var last uint64
-	futures := make([]jetstream.PubAckFuture, 0, PublishWindow)
-	for start := 0; start < n; start += PublishWindow {
-		futures = futures[:0]
-		for i := start; i < min(start+PublishWindow, n); i++ {
-			m, err := next(i)
-			if err != nil {
-				return last, fmt.Errorf("event %d: %w", i, err)
-			}
-			f, err := js.PublishMsgAsync(m)
-			if err != nil {
-				return last, fmt.Errorf("publish event %d: %w", i, err)
-			}
-			futures = append(futures, f)
-		}
-		seq, err := awaitAcks(ctx, futures)
-		if err != nil {
-			return last, err
-		}
-		last = max(last, seq)
-		if progress != nil {
-			progress(min(start+PublishWindow, n))
-		}
-	}
-	return last, nil
-}
-
-// awaitAcks waits for every future and returns the highest sequence
-// acknowledged, or the first error.
-func awaitAcks(ctx context.Context, futures []jetstream.PubAckFuture) (uint64, error) {
-	var last uint64
-	for _, f := range futures {
-		select {
-		case ack := <-f.Ok():
-			last = max(last, ack.Sequence)
-		case err := <-f.Err():
-			return last, fmt.Errorf("publish %s: %w", f.Msg().Subject, err)
-		case <-ctx.Done():
-			return last, ctx.Err()
-		}
-	}
-	return last, nil
-}
 
 // Paced is what PublishPaced did.
 type Paced struct {
@@ -118,7 +66,7 @@ func publishPaced(ctx context.Context, js jetstream.JetStream, rate int, next fu
 				}
 				futures = append(futures, f)
 			}
-			seq, err := awaitAcks(ctx, futures)
+			seq, err := fixtures.AwaitAcks(ctx, futures)
 			if err != nil {
 				if ctx.Err() != nil {
 					return p, nil

@@ -1,0 +1,89 @@
+// Command loadtest measures "lookupd serve" from outside, as users run it,
+// against a bare net/http server answering the same bytes, in one run. The
+// model is a million people and a million signers (--people, --signers),
+// built once into --model-dir and reused: the broker's store, lookupd's
+// read model and every answer of lookupd, captured once, which the bare
+// server answers. The requests read ids drawn at random (--ids uniform or
+// zipf) with tokens in rotation; lookupd runs in its default configuration
+// (the audit ledger required) and with the ledger off, over HTTP and
+// HTTPS, each paired with the bare server over the same transport: closed
+// loop (wrk when installed, else vegeta) in interleaved rounds, then an
+// open loop at --rate (vegeta). Of the audit ledger it reports the broker
+// messages per answer (from lookupd's /metrics) and a lone request's
+// latency (one connection, --lone-duration), audited and not, against the
+// broker's round trip. It prints Markdown tables. "make loadtest"
+// runs it; LOADTEST_ARGS passes flags:
+//
+//	make loadtest LOADTEST_ARGS='--duration 10s --rounds 3'
+//
+// The machine is shared and noisy: only the ratios of one run mean much.
+//
+// With --soak it measures memory instead: "lookupd serve" with its default
+// settings holding a large read model, under lookups and events at fixed
+// rates, run twice on the same model, in a memory cgroup without a limit
+// and then in one of --soak-limit, its memory sampled from the cgroup and
+// /proc ("make soak", SOAK_ARGS).
+//
+// # Its module
+//
+// The tool is a Go module of its own (go.mod here, the service's module
+// replaced by the repository's root), so that the service's go.mod does
+// not carry its dependencies (pgx, vegeta). It imports the service's
+// packages, internal ones too, and the data sets it shares with the
+// service's tests from internal/testing/fixtures there. Build and test it
+// from this folder (go -C cmd/loadtest test ./..., as make test does).
+//
+// # Map
+//
+// The model of a million people and signers lives in a directory kept
+// between runs (model.go): on the first run the Population (fixtures'
+// population.go) is published in bulk (fixtures' publish.go) to a NATS
+// server, the tool run again as a child process (broker.go, child.go; the
+// service's internal/devnats), the lookupd binary started as "lookupd
+// serve" on a read model beside it (internal/loadtest/serve.go), every
+// answer captured once into a sealed body store
+// (internal/loadtest/fetch.go, bodystore.go) and a manifest written last
+// (manifest.go); later runs reuse it. The ids read are drawn at random
+// (draws.go); a bare net/http server serves the captured bytes over HTTP
+// and HTTPS in a child process (baremodel.go, tlscert.go, bare.go);
+// tokens are minted with "lookupd token --count" (tokens.go); lookupd in
+// each configuration (env.go, measure.go) and the bare server are driven
+// with wrk or vegeta (wrk.go, vegeta.go, scenario.go). This package holds
+// the flags (the tool's own, not lookupd settings), the place for more
+// yardsticks (yardsticks.go) and prints the Markdown of
+// docs/performance.md (scalereport.go). Of the audit ledger it reports
+// the broker messages per answer, read from lookupd's /metrics around
+// each run (internal/loadtest/ledgercounts.go, metrics.go), and a lone
+// request's latency with one connection against the broker's publish-ack
+// round trip, measured by the tool run again as a process of its own
+// (internal/loadtest/brokerrtt.go; brokerrtt.go, ledgerrun.go,
+// ledgerreport.go).
+//
+// The PostgreSQL yardstick, what a user would build instead (postgres.go:
+// a net/http server answering GET person from PostgreSQL with pgx, no
+// auth), runs Debian's PostgreSQL on a cluster made once and reused
+// (pgcluster.go: initdb, settings, start and stop as the user postgres
+// when root; pgload.go: the rows copied in with COPY unless already
+// there); proctree.go counts the CPU of its backends with the
+// postmaster's (/proc read with prometheus/procfs).
+//
+// --soak ("make soak") measures memory instead: "lookupd serve" with its
+// defaults against such a broker, a million people and signers published
+// in bulk, lookups and events at fixed rates (soaktargets.go,
+// internal/loadtest/paced.go), run twice on the same read model (its page
+// cache dropped: pagecache.go) in a memory cgroup of its own from birth,
+// without a limit and within one (cgroup.go, cgroup v1 or v2;
+// cgroupwatch.go; soak.go, soakphase.go), the process's memory read from
+// /proc and /metrics (procmem.go, memsample.go), issue 23's criteria
+// judged on the two runs (soakverdict.go, soakreport.go).
+//
+// --accounting-records measures "lookupd audit serve" instead
+// (accounting.go): a synthetic audit ledger of valid chains (fixtures'
+// ledger.go) published in bulk once into a NATS store kept between runs
+// (internal/loadtest/ledgerfill.go, accountingledger.go), the service
+// started on it (auditserve.go), killed with SIGKILL halfway through its
+// index and restarted (accountingservice.go), searched from several
+// connections (accountingclient.go, accountingsearch.go), its index
+// compared with a full scan of the stream (accountingcheck.go) and the
+// figures written as Markdown (accountingreport.go).
+package main
