@@ -3,9 +3,12 @@
 #   make run          the whole service on this machine, zero set-up (lookupd dev);
 #                     pass flags with RUN_ARGS, e.g. make run RUN_ARGS='--data-dir ./data/dev'
 #   make test         unit tests with the race detector (the README's test command), of the
-#                     service and of the load tool (cmd/loadtest, a Go module of its own)
-#   make integration  container images, then the black-box suite on them (needs Docker)
-#   make bench        benchmarks of both modules (BENCHTIME=1s, BENCH=. by default)
+#                     service and of its nested modules (MODULES: the load tool, the
+#                     testcontainers module, the example caller)
+#   make integration  container images (lookupd tagged dev and its git describe version), then
+#                     the black-box suite, the container module's and the example's tests on
+#                     them (needs Docker)
+#   make bench        benchmarks of every module (BENCHTIME=1s, BENCH=. by default)
 #   make build        bin/lookupd, static
 #   make loadtest     bin/lookupd serve holding 1M people and 1M signers (a model built once under
 #                     ~/.cache/lookupd-loadtest and reused), random ids, default and ledger-off, HTTP
@@ -17,7 +20,7 @@
 #                     without a limit, then 10 more within 256 MiB (root, cgroup v1 or v2); OOM
 #                     kills, anonymous memory, refaults, p99 against issue 23's criteria; prints
 #                     Markdown. Flags with SOAK_ARGS, e.g. SOAK_ARGS='--soak 5m'
-#   make lint         golangci-lint (pinned, built into bin/) with .golangci.yml, on both modules
+#   make lint         golangci-lint (pinned, built into bin/) with .golangci.yml, on every module
 #   make ci           what CI runs: .ci/run (lint, test, integration)
 #   make compose-up   the secure compose set-up (secrets by deploy/gen-secrets.sh); make images first
 
@@ -39,18 +42,21 @@ run:
 	@$(GO) build -o $(BIN)/lookupd-dev ./cmd/lookupd
 	@exec $(BIN)/lookupd-dev dev $(RUN_ARGS)
 
-# The load tool is a module of its own (cmd/loadtest/go.mod, so that the
-# service's go.mod does not carry pgx and vegeta): ./... of the root stops
-# at it, hence the second go command, run in it (go -C).
+# Nested Go modules, each with a go.mod of its own so that nobody inherits
+# dependencies they do not use: the load tool (pgx, vegeta), the
+# testcontainers module and the example caller. ./... of the root stops at
+# each, hence a go command run in each (go -C). Their tests that need Docker
+# and the images carry the build tag integration (make integration).
 LOADTEST_MOD := cmd/loadtest
+MODULES      := $(LOADTEST_MOD) lookupdcontainer examples/signercheck
 
 test:
 	$(GO) test -race -count=1 ./...
-	$(GO) -C $(LOADTEST_MOD) test -race -count=1 ./...
+	@set -e; for m in $(MODULES); do echo "$(GO) -C $$m test -race -count=1 ./..."; $(GO) -C $$m test -race -count=1 ./...; done
 
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem ./...
-	$(GO) -C $(LOADTEST_MOD) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem ./...
+	@set -e; for m in $(MODULES); do $(GO) -C $$m test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem ./...; done
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/lookupd ./cmd/lookupd
@@ -79,7 +85,7 @@ $(GOLANGCI_LINT):
 
 lint: $(GOLANGCI_LINT)
 	$(GOLANGCI_LINT) run ./...
-	cd $(LOADTEST_MOD) && $(abspath $(GOLANGCI_LINT)) run --config $(CURDIR)/.golangci.yml ./...
+	@set -e; for m in $(MODULES); do echo "lint $$m"; (cd $$m && $(abspath $(GOLANGCI_LINT)) run --build-tags integration --config $(CURDIR)/.golangci.yml ./...); done
 
 ci:
 	.ci/run
@@ -90,7 +96,10 @@ ci:
 # Every image is FROM scratch around a static binary built here: nothing is pulled.
 NATS_VERSION   = $(shell $(GO) list -m -f '{{.Version}}' github.com/nats-io/nats-server/v2)
 NATSCLI_VERSION = $(shell cd deploy/natscli && $(GO) list -m -f '{{.Version}}' github.com/nats-io/natscli)
-LOOKUPD_IMAGE ?= lookup/lookupd:dev
+# lookupd is tagged dev (or LOOKUPD_IMAGE) and with its version from git
+# describe, the tag lookupdcontainer.DefaultImage names for a released module.
+LOOKUPD_REPO  ?= lookup/lookupd
+LOOKUPD_IMAGE ?= $(LOOKUPD_REPO):dev
 NATS_IMAGE    ?= lookup/nats-server:$(NATS_VERSION)
 NATSCLI_IMAGE ?= lookup/natscli:$(NATSCLI_VERSION)
 CA_CERTS      ?= /etc/ssl/certs/ca-certificates.crt
@@ -105,7 +114,7 @@ image-lookupd: build
 	rm -rf $(CTX)/lookupd && mkdir -p $(CTX)/lookupd/data
 	cp $(BIN)/lookupd deploy/image/passwd deploy/image/group $(CTX)/lookupd/
 	cp $(CA_CERTS) $(CTX)/lookupd/ca-certificates.crt
-	docker build -q -f deploy/lookupd.Dockerfile -t $(LOOKUPD_IMAGE) $(CTX)/lookupd
+	docker build -q -f deploy/lookupd.Dockerfile -t $(LOOKUPD_IMAGE) -t $(LOOKUPD_REPO):$(VERSION) $(CTX)/lookupd
 
 image-nats:
 	rm -rf $(CTX)/nats && mkdir -p $(CTX)/nats/data
@@ -135,8 +144,15 @@ compose-up: build
 compose-down:
 	$(COMPOSE) $(COMPOSE_FILES) down
 
+# The container module's and the example caller's tests run the same
+# images. When the Docker daemon runs in this very container (a docker0
+# bridge here), published ports are on the loopback, not on the default
+# gateway testcontainers guesses (docs/calling.md).
+TC_HOST := $(or $(TESTCONTAINERS_HOST_OVERRIDE),$(if $(DOCKER_HOST),,$(if $(wildcard /sys/class/net/docker0),127.0.0.1)))
 integration: images
 	TESTCONTAINERS_RYUK_DISABLED=true $(GO) test -tags integration -count=1 -timeout 25m -v ./integration/...
+	@set -e; for m in lookupdcontainer examples/signercheck; do echo "$(GO) -C $$m test -tags integration ./..."; \
+		TESTCONTAINERS_RYUK_DISABLED=true TESTCONTAINERS_HOST_OVERRIDE=$(TC_HOST) $(GO) -C $$m test -tags integration -count=1 -timeout 10m -v ./...; done
 
 clean:
 	rm -rf $(BIN)
