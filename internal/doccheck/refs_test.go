@@ -80,6 +80,7 @@ var otherTools = map[string]bool{
 	"config": true, "from-file": true, "from-env-file": true, "user": true, "password": true,
 	"tlscert": true, "tlskey": true, "tlsca": true, "cacert": true, "header": true,
 	"signal": true, "replicas": true, "inbox-prefix": true, "help": true, "load-restrictor": true,
+	"always": true, "dirty": true, // git describe
 }
 
 var (
