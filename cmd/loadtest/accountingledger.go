@@ -13,7 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lookup/persons/internal/devnats"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/loadtest"
 )
 
@@ -22,7 +22,7 @@ import (
 type ledger struct {
 	dir    string
 	man    loadtest.LedgerManifest
-	broker *devnats.Server
+	broker *dev.NATSServer
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	reused bool
@@ -84,7 +84,7 @@ func openLedger(ctx context.Context, o options, bin string, progress io.Writer) 
 	if err := os.MkdirAll(ao.dir, 0o700); err != nil {
 		return nil, err
 	}
-	if l.broker, err = devnats.Start("loadtest-ledger", filepath.Join(ao.dir, loadtest.LedgerNATSDir)); err != nil {
+	if l.broker, err = dev.StartNATS("loadtest-ledger", filepath.Join(ao.dir, loadtest.LedgerNATSDir)); err != nil {
 		return nil, err
 	}
 	defer func() {

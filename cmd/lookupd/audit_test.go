@@ -10,8 +10,7 @@ import (
 	"testing"
 
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/internal/demo"
-	"github.com/lookup/persons/internal/devkey"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/settings"
 )
@@ -19,9 +18,9 @@ import (
 func TestServeAuditsDisclosures(t *testing.T) {
 	ns, js := personsNATS(t)
 	consumer := adaConsumer(t, "a-consumer")
-	withBoth := demo.Signer(consumer.ConsumerID, 0)
+	withBoth := dev.DemoSigner(consumer.ConsumerID, 0)
 	withBoth.SSN, withBoth.DateOfBirth = "123456789", "1980-01-02"
-	withNone := demo.Signer(consumer.ConsumerID, 1)
+	withNone := dev.DemoSigner(consumer.ConsumerID, 1)
 	withNone.SSN, withNone.DateOfBirth = "", ""
 	publish(t, js, consumer, withBoth, withNone)
 
@@ -30,7 +29,7 @@ func TestServeAuditsDisclosures(t *testing.T) {
 	p := start(t, environ, "serve")
 	addrs := p.addrs(t)
 	waitReady(t, addrs["admin"])
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "alice", Scope: "read:persons read:persons:ssn"})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "alice", Scope: "read:persons read:persons:ssn"})
 	base := "http://" + addrs["api"] + "/api/v1/authorized-signers?consumer_id=" + consumer.ConsumerID
 	for i, q := range []string{"&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL", "", "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=NONE"} {
 		code, body, err := getWithHeaders(base+q, tok, map[string]string{"Lookup-Purpose": "TREAT", "X-Request-Id": fmt.Sprintf("req-%d", i)})

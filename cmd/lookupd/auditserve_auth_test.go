@@ -17,7 +17,7 @@ import (
 
 	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/internal/devkey"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/httpget"
 	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/natstest"
@@ -130,7 +130,7 @@ func TestAuditServeAsTheDeployedNATSUser(t *testing.T) {
 	}
 	addrs := startAuditServeWith(t, "nats://"+addr, map[string]string{
 		"LOOKUP_NATS_USER": user, "LOOKUP_NATS_PASSWORD_FILE": pw, "LOOKUP_NATS_INBOX_PREFIX": inbox, "LOOKUP_REPLICA_ID": "accounting"})
-	auditor := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "auditor", Scope: "read:audit"})
+	auditor := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "auditor", Scope: "read:audit"})
 	search := func() (httpget.Response, error) {
 		r, err := httpget.Get(nil, "http://"+addrs["api"]+"/fhir/AuditEvent?entity="+ada, auditor, nil)
 		if err == nil && r.Status != http.StatusOK {

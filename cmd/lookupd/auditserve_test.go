@@ -16,7 +16,7 @@ import (
 
 	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/internal/devkey"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/httpget"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/natstest"
@@ -109,8 +109,8 @@ func TestAuditServeAnswersAPersonsDisclosures(t *testing.T) {
 	discloseThroughLedger(t, ns.ClientURL(), "replica-a", bob, 3)
 	addrs := startAuditServe(t, ns.ClientURL())
 	api := "http://" + addrs["api"]
-	auditor := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "auditor", Scope: "read:audit"})
-	reader := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "alice", Scope: "read:persons read:persons:ssn"})
+	auditor := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "auditor", Scope: "read:audit"})
+	reader := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "alice", Scope: "read:persons read:persons:ssn"})
 
 	for _, tc := range []struct {
 		name, token, person string
@@ -215,7 +215,7 @@ func TestAuditPersonAsksTheAccountingService(t *testing.T) {
 	discloseThroughLedger(t, ns.ClientURL(), "replica-a", ada, 7)
 	addrs := startAuditServe(t, ns.ClientURL())
 	tokFile := filepath.Join(t.TempDir(), "token")
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "auditor", Scope: "read:audit"})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "auditor", Scope: "read:audit"})
 	if err := os.WriteFile(tokFile, []byte(tok+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}

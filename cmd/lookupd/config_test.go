@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lookup/persons/internal/devkey"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/projectormetrics"
 	"github.com/lookup/persons/internal/repofile"
@@ -208,7 +208,7 @@ func TestServeTokenCacheSetting(t *testing.T) {
 			p := start(t, environ, "serve")
 			addrs := p.addrs(t)
 			waitReady(t, addrs["admin"])
-			tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience})
+			tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience})
 			for i := 0; i < 3; i++ {
 				if code, body, err := get("http://"+addrs["api"]+"/api/v1/persons/"+c.ConsumerID, tok); err != nil || code != http.StatusOK {
 					t.Fatalf("GET person: %d %s %v", code, body, err)

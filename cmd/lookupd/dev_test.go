@@ -13,10 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/devbanner"
-	"github.com/lookup/persons/internal/devkey"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/shellquote"
 	"github.com/lookup/persons/internal/wait"
 )
 
@@ -43,7 +41,7 @@ func moreTokensIn(t *testing.T, banner string, environ map[string]string) string
 	if m == nil {
 		t.Fatalf("no More tokens command in:\n%s", banner)
 	}
-	words, err := shellquote.Split(m[1])
+	words, err := dev.ShellSplit(m[1])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +67,7 @@ func checkBannerTools(t *testing.T, banner string) {
 		t.Fatalf("%d audit and dlq commands in the banner, want 2:\n%s", len(lines), banner)
 	}
 	for _, l := range lines {
-		words, err := shellquote.Split(l[1])
+		words, err := dev.ShellSplit(l[1])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,8 +174,8 @@ func TestDev(t *testing.T) {
 	}
 	// The banner's More tokens command is the README's, and mints a token
 	// this server accepts.
-	if !strings.Contains(out, "\n  "+devbanner.READMETokenCommand+"\n") {
-		t.Errorf("the banner's token command is not %q:\n%s", devbanner.READMETokenCommand, out)
+	if !strings.Contains(out, "\n  "+dev.READMETokenCommand+"\n") {
+		t.Errorf("the banner's token command is not %q:\n%s", dev.READMETokenCommand, out)
 	}
 	if code, body, err := get(curls[0][1], moreTokensIn(t, out, home)); err != nil || code != http.StatusOK {
 		t.Errorf("More tokens token: GET %s: %d %s %v, want 200", curls[0][1], code, body, err)
@@ -188,7 +186,7 @@ func TestDev(t *testing.T) {
 	if dm == nil {
 		t.Fatalf("no data line in:\n%s", out)
 	}
-	if _, err := os.Stat(filepath.Join(home["HOME"], ".cache", "lookupd", devkey.KeyFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(home["HOME"], ".cache", "lookupd", dev.KeyFile)); err != nil {
 		t.Errorf("per-user dev key: %v", err)
 	}
 	p.cancel() // Ctrl-C
@@ -230,7 +228,7 @@ func TestDevDataDirSurvives(t *testing.T) {
 			t.Fatalf("run %d: %v", i, err)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, devkey.KeyFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, dev.KeyFile)); err != nil {
 		t.Errorf("data dir not kept: %v", err)
 	}
 }

@@ -10,8 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/demo"
-	"github.com/lookup/persons/internal/devkey"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/httpget"
 	"github.com/lookup/persons/internal/projectormetrics"
 	"github.com/lookup/persons/internal/readiness"
@@ -46,12 +45,12 @@ func TestServeReadYourWrites(t *testing.T) {
 	ns := runNATS(t)
 	js := jetStream(t, ns)
 	createStream(t, js, "PERSONS")
-	id, biz := demo.ID("t-consumer", 0), demo.ID("business", 0)
+	id, biz := dev.DemoID("t-consumer", 0), dev.DemoID("business", 0)
 	publish(t, js, events.Consumer{ConsumerID: id, BusinessID: biz, FirstName: "V0", LastName: "L"})
 	p := start(t, serveEnv(t, ns, t.TempDir()), "serve")
 	addrs := p.addrs(t)
 	waitReady(t, addrs["admin"])
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience})
 	url := "http://" + addrs["api"] + "/api/v1/persons/" + id
 
 	// A steady background load of other events while the caller writes
@@ -62,7 +61,7 @@ func TestServeReadYourWrites(t *testing.T) {
 		defer close(loadDone)
 		bg := events.NewPublisher(js)
 		for v := uint64(1); loadCtx.Err() == nil; v++ {
-			ev, err := events.NewEvent("urn:load", v, events.Consumer{ConsumerID: demo.ID("t-load", int(v%50)), BusinessID: biz, FirstName: "L", LastName: "L"})
+			ev, err := events.NewEvent("urn:load", v, events.Consumer{ConsumerID: dev.DemoID("t-load", int(v%50)), BusinessID: biz, FirstName: "L", LastName: "L"})
 			if err == nil {
 				_, _ = bg.Publish(loadCtx, ev)
 			}
@@ -123,14 +122,14 @@ func TestServeStaleness(t *testing.T) {
 	ns := startNATS()
 	js := jetStream(t, ns)
 	createStream(t, js, "PERSONS")
-	id := demo.ID("t-consumer", 0)
-	publish(t, js, events.Consumer{ConsumerID: id, BusinessID: demo.ID("business", 0), FirstName: "A", LastName: "B"})
+	id := dev.DemoID("t-consumer", 0)
+	publish(t, js, events.Consumer{ConsumerID: id, BusinessID: dev.DemoID("business", 0), FirstName: "A", LastName: "B"})
 	environ := serveEnv(t, ns, t.TempDir())
 	environ["LOOKUP_MAX_STALENESS"] = "1s"
 	p := start(t, environ, "serve")
 	addrs := p.addrs(t)
 	waitReady(t, addrs["admin"])
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience})
 	url := "http://" + addrs["api"] + "/api/v1/persons/" + id
 
 	ns.Shutdown()

@@ -21,9 +21,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/demo"
-	"github.com/lookup/persons/internal/devkey"
-	"github.com/lookup/persons/internal/devnats"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/httpget"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/natstest"
@@ -70,11 +68,11 @@ func serveEnv(t *testing.T, ns *server.Server, dir string) map[string]string {
 	}
 }
 
-// testDemoData returns the demo data set (demo.New), failing the test
+// testDemoData returns the demo data set (dev.New), failing the test
 // if it cannot be built.
-func testDemoData(t *testing.T) *demo.Data {
+func testDemoData(t *testing.T) *dev.DemoData {
 	t.Helper()
-	d, err := demo.New()
+	d, err := dev.NewDemoData()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +108,7 @@ func personsNATS(t *testing.T) (*server.Server, jetstream.JetStream) {
 func oneConsumerNATS(t *testing.T) (*server.Server, jetstream.JetStream, events.Consumer) {
 	t.Helper()
 	ns, js := personsNATS(t)
-	c := events.Consumer{ConsumerID: demo.ID("u-consumer", 0), BusinessID: demo.ID("business", 0), FirstName: "A", LastName: "B"}
+	c := events.Consumer{ConsumerID: dev.DemoID("u-consumer", 0), BusinessID: dev.DemoID("business", 0), FirstName: "A", LastName: "B"}
 	publish(t, js, c)
 	return ns, js, c
 }
@@ -127,17 +125,17 @@ func freePort(t *testing.T) int {
 }
 
 // adaConsumer returns the consumer Ada Lovelace, of the first demo
-// business, with the id demo.ID(prefix, 0).
+// business, with the id dev.ID(prefix, 0).
 func adaConsumer(t *testing.T, prefix string) events.Consumer {
 	t.Helper()
 	data := testDemoData(t)
-	return events.Consumer{ConsumerID: demo.ID(prefix, 0), BusinessID: data.Businesses[0], FirstName: "Ada", LastName: "Lovelace"}
+	return events.Consumer{ConsumerID: dev.DemoID(prefix, 0), BusinessID: data.Businesses[0], FirstName: "Ada", LastName: "Lovelace"}
 }
 
 // createStream creates the stream name as deployed (subjects persons.>).
 func createStream(t *testing.T, js jetstream.JetStream, name string) {
 	t.Helper()
-	if _, err := js.CreateStream(context.Background(), devnats.PersonsStream(name)); err != nil {
+	if _, err := js.CreateStream(context.Background(), dev.PersonsStream(name)); err != nil {
 		t.Fatalf("create stream: %v", err)
 	}
 }
@@ -154,7 +152,7 @@ var testKey = sync.OnceValue(func() *rsa.PrivateKey {
 // writeJWKS writes the JWKS of testKey to a file and returns its path.
 func writeJWKS(t *testing.T) string {
 	t.Helper()
-	b, err := devkey.PublicJWKS(testKey())
+	b, err := dev.PublicJWKS(testKey())
 	if err != nil {
 		t.Fatalf("jwks: %v", err)
 	}
@@ -166,7 +164,7 @@ func writeJWKS(t *testing.T) string {
 }
 
 // token mints a token with testKey.
-func token(t *testing.T, req devkey.TokenRequest) string {
+func token(t *testing.T, req dev.TokenRequest) string {
 	t.Helper()
 	if req.TTL == 0 {
 		req.TTL = time.Hour
@@ -177,7 +175,7 @@ func token(t *testing.T, req devkey.TokenRequest) string {
 	if req.Scope == "" {
 		req.Scope = "read:persons"
 	}
-	tok, err := devkey.Mint(testKey(), req)
+	tok, err := dev.Mint(testKey(), req)
 	if err != nil {
 		t.Fatalf("mint token: %v", err)
 	}

@@ -12,8 +12,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/demo"
-	"github.com/lookup/persons/internal/devkey"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/testcerts"
 	"github.com/lookup/persons/internal/wait"
 )
@@ -24,8 +23,8 @@ import (
 // one the next connection gets, without a restart.
 func TestServeHTTPSRotation(t *testing.T) {
 	ns, js := personsNATS(t)
-	id := demo.ID("t-consumer", 0)
-	publish(t, js, events.Consumer{ConsumerID: id, BusinessID: demo.ID("business", 0), FirstName: "A", LastName: "B"})
+	id := dev.DemoID("t-consumer", 0)
+	publish(t, js, events.Consumer{ConsumerID: id, BusinessID: dev.DemoID("business", 0), FirstName: "A", LastName: "B"})
 	ca := testcerts.NewCA(t)
 	first := ca.Server(t, "api")
 	environ := serveEnv(t, ns, t.TempDir())
@@ -40,7 +39,7 @@ func TestServeHTTPSRotation(t *testing.T) {
 	}
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(b)
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience})
 	url := "https://" + addrs["api"] + "/api/v1/persons/" + id
 	// getOver answers one GET on a new connection and the serial number of
 	// the certificate the server presented.

@@ -16,8 +16,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/demo"
-	"github.com/lookup/persons/internal/devkey"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/tokentest"
 	"github.com/lookup/persons/internal/wait"
@@ -27,7 +26,7 @@ import (
 
 // TestServeJWKSURL checks serve with keys fetched from a JWKS URL.
 func TestServeJWKSURL(t *testing.T) {
-	jwks, err := devkey.PublicJWKS(testKey())
+	jwks, err := dev.PublicJWKS(testKey())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +54,7 @@ func TestServeJWKSURL(t *testing.T) {
 	p := start(t, environ, "serve")
 	addrs := p.addrs(t)
 	waitReady(t, addrs["admin"])
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience})
 	if code, body, err := get("http://"+addrs["api"]+"/api/v1/persons/"+c.ConsumerID, tok); err != nil || code != http.StatusOK {
 		t.Errorf("GET person: %d %s %v", code, body, err)
 	}
@@ -99,7 +98,7 @@ func TestServeJWKSURL(t *testing.T) {
 // read model: it opens with the key and not without it.
 func TestEncryptionAtRest(t *testing.T) {
 	ns, js := personsNATS(t)
-	c := events.Consumer{ConsumerID: demo.ID("e-consumer", 0), BusinessID: demo.ID("business", 0), FirstName: "Zelda", LastName: "Encrypted"}
+	c := events.Consumer{ConsumerID: dev.DemoID("e-consumer", 0), BusinessID: dev.DemoID("business", 0), FirstName: "Zelda", LastName: "Encrypted"}
 	publish(t, js, c)
 
 	key := make([]byte, 32)
@@ -187,12 +186,12 @@ func TestDevTenancy(t *testing.T) {
 		t.Errorf("dev logs are not text by default; first line %q", first)
 	}
 	// A token for another business is refused (403): tenancy is on.
-	key, err := devkey.Load(filepath.Join(dataLine.FindStringSubmatch(out)[1], devkey.KeyFile))
+	key, err := dev.LoadKey(filepath.Join(dataLine.FindStringSubmatch(out)[1], dev.KeyFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	foreign, err := devkey.Mint(key, devkey.TokenRequest{Issuer: "https://dev.example", Audience: "lookup", Subject: "x", Scope: "read:persons",
-		TTL: time.Hour, TenantClaim: "business_ids", Tenants: []string{demo.ID("business", 99)}, Now: time.Now()})
+	foreign, err := dev.Mint(key, dev.TokenRequest{Issuer: "https://dev.example", Audience: "lookup", Subject: "x", Scope: "read:persons",
+		TTL: time.Hour, TenantClaim: "business_ids", Tenants: []string{dev.DemoID("business", 99)}, Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/demo"
-	"github.com/lookup/persons/internal/devkey"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/natstest"
 	"github.com/lookup/persons/internal/projectormetrics"
@@ -32,11 +31,11 @@ func TestServe(t *testing.T) {
 	// A read model to catch up with before /readyz turns 200: a consumer
 	// with five signers and a business contact.
 	demoSet := testDemoData(t)
-	consumer := events.Consumer{ConsumerID: demo.ID("t-consumer", 0), BusinessID: demoSet.Businesses[0], FirstName: "Ada", LastName: "Lovelace"}
-	contact := events.BusinessContact{ContactID: demo.ID("t-contact", 0), BusinessID: demoSet.Businesses[1], FirstName: "Grace", LastName: "Hopper"}
+	consumer := events.Consumer{ConsumerID: dev.DemoID("t-consumer", 0), BusinessID: demoSet.Businesses[0], FirstName: "Ada", LastName: "Lovelace"}
+	contact := events.BusinessContact{ContactID: dev.DemoID("t-contact", 0), BusinessID: demoSet.Businesses[1], FirstName: "Grace", LastName: "Hopper"}
 	data := []any{consumer, contact}
 	for k := range 5 {
-		data = append(data, demo.Signer(consumer.ConsumerID, 100+k))
+		data = append(data, dev.DemoSigner(consumer.ConsumerID, 100+k))
 	}
 	publish(t, js, data...)
 
@@ -61,7 +60,7 @@ func TestServe(t *testing.T) {
 	api, admin := "http://"+addrs["api"], "http://"+addrs["admin"]
 	waitReady(t, addrs["admin"])
 
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience, Scope: "read:persons read:persons:ssn"})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience, Scope: "read:persons read:persons:ssn"})
 	personURL := api + "/api/v1/persons/" + consumer.ConsumerID
 	signersURL := api + "/api/v1/authorized-signers?consumer_id=" + consumer.ConsumerID + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL"
 
@@ -107,7 +106,7 @@ func TestServe(t *testing.T) {
 		}
 	})
 	t.Run("live projection", func(t *testing.T) {
-		late := events.Consumer{ConsumerID: demo.ID("t-consumer", 1), BusinessID: demoSet.Businesses[2], FirstName: "Alan", LastName: "Turing"}
+		late := events.Consumer{ConsumerID: dev.DemoID("t-consumer", 1), BusinessID: demoSet.Businesses[2], FirstName: "Alan", LastName: "Turing"}
 		publish(t, js, late)
 		waitOK(t, 20*time.Second, api+"/api/v1/persons/"+late.ConsumerID, tok)
 	})
@@ -136,7 +135,7 @@ func TestServe(t *testing.T) {
 	t.Run("consumer without signers", func(t *testing.T) {
 		// Whatever the read model returns for it (ErrNotFound, or the
 		// consumer and no signers), the API answers 404.
-		lone := events.Consumer{ConsumerID: demo.ID("t-consumer", 2), BusinessID: demoSet.Businesses[0], FirstName: "Lone", LastName: "Consumer"}
+		lone := events.Consumer{ConsumerID: dev.DemoID("t-consumer", 2), BusinessID: demoSet.Businesses[0], FirstName: "Lone", LastName: "Consumer"}
 		publish(t, js, lone)
 		waitOK(t, 20*time.Second, api+"/api/v1/persons/"+lone.ConsumerID, tok)
 		if code, body, err := get(api+"/api/v1/authorized-signers?consumer_id="+lone.ConsumerID, tok); err != nil || code != http.StatusNotFound {
@@ -365,9 +364,9 @@ func TestServeWithoutNATS(t *testing.T) {
 		t.Errorf("readyz: %d %s %v, want 503", code, body, err)
 	}
 	// Not caught up: the API answers 503 not-ready, not a false 404.
-	consumerID := demo.ID("t-consumer", 0)
+	consumerID := dev.DemoID("t-consumer", 0)
 	personURL := "http://" + addrs["api"] + "/api/v1/persons/" + consumerID
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience})
 	checkNotReady := func() {
 		t.Helper()
 		req, err := http.NewRequest(http.MethodGet, personURL, nil)
@@ -400,7 +399,7 @@ func TestServeWithoutNATS(t *testing.T) {
 	ns := natstest.Run(t, opts)
 	js := jetStream(t, ns)
 	createStream(t, js, "PERSONS")
-	publish(t, js, events.Consumer{ConsumerID: consumerID, BusinessID: demo.ID("business", 0), FirstName: "A", LastName: "B"})
+	publish(t, js, events.Consumer{ConsumerID: consumerID, BusinessID: dev.DemoID("business", 0), FirstName: "A", LastName: "B"})
 	waitReady(t, addrs["admin"])
 	if code, body, err := get(personURL, tok); err != nil || code != http.StatusOK {
 		t.Errorf("GET person once caught up: %d %s %v, want 200", code, body, err)
@@ -429,7 +428,7 @@ func assertNoSecret(t *testing.T, what, logs string) {
 // as its user information) and of a JWKS URL (user:password and a query)
 // reach no log line of serve or project, nor a start-up error.
 func TestNoSecretInLogs(t *testing.T) {
-	jwks, err := devkey.PublicJWKS(testKey())
+	jwks, err := dev.PublicJWKS(testKey())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/lookup/persons/internal/balancer"
-	"github.com/lookup/persons/internal/devkey"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/httpget"
 	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/logtest"
@@ -65,7 +65,7 @@ func TestServeShutdownDelay(t *testing.T) {
 	go func() { p.done <- run(ctx, []string{"serve"}, env(environ), p.stdout, p.stderr) }()
 	addrs := p.addrs(t)
 	waitReady(t, addrs["admin"])
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience})
 	personURL := "http://" + addrs["api"] + "/api/v1/persons/" + consumer.ConsumerID
 	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
 	getFresh := func(url, tok string) (int, error) {
@@ -121,7 +121,7 @@ func TestRollingRestart(t *testing.T) {
 	ns, js := personsNATS(t)
 	consumer := adaConsumer(t, "rolling")
 	publish(t, js, consumer)
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience})
 
 	var baseline int64
 	for _, tt := range []struct {

@@ -20,7 +20,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lookup/persons/internal/devkey"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/loadtest"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/natstest"
@@ -221,7 +221,7 @@ type poller struct {
 
 func startPoller(t *testing.T, api, consumer string, workers int) *poller {
 	t.Helper()
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "poller", Scope: "read:persons read:persons:ssn"})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "poller", Scope: "read:persons read:persons:ssn"})
 	p := &poller{}
 	client := &http.Client{Timeout: 10 * time.Second}
 	url := "http://" + api + "/api/v1/authorized-signers?consumer_id=" + consumer + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL"

@@ -12,7 +12,7 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jwt"
 
-	"github.com/lookup/persons/internal/devkey"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/settings"
 	"github.com/lookup/persons/internal/tokentest"
@@ -20,7 +20,7 @@ import (
 
 func TestTokenCommand(t *testing.T) {
 	dir := t.TempDir()
-	keyPath := filepath.Join(dir, "k", devkey.KeyFile)
+	keyPath := filepath.Join(dir, "k", dev.KeyFile)
 	runOK := func(t *testing.T, environ map[string]string, args ...string) string {
 		t.Helper()
 		var out, errOut logtest.Buffer

@@ -1,6 +1,6 @@
 // Package loadtest is the machinery of "make loadtest" (cmd/loadtest): a
 // model of a large Population built once (its events published in bulk to
-// a broker in the tool's process, internal/devnats; "lookupd serve"
+// a broker in the tool's process, internal/dev; "lookupd serve"
 // caught up with them; every answer of lookupd captured into a sealed body
 // store, described by a Manifest written last), ids drawn at random (Draw,
 // WritePaths), a bare net/http server answering the captured bytes
@@ -30,7 +30,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lookup/persons/internal/shellquote"
+	"github.com/lookup/persons/internal/dev"
 )
 
 // Dev is a running lookupd child process (StartServe).
@@ -111,7 +111,7 @@ func ParseBanner(r io.Reader) (Banner, error) {
 		case strings.HasPrefix(line, "More tokens"):
 			more = true
 		case more && strings.Contains(line, " token "):
-			words, err := shellquote.Split(line)
+			words, err := dev.ShellSplit(line)
 			if err != nil {
 				return b, fmt.Errorf("the banner's token command: %w", err)
 			}

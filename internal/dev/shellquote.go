@@ -1,29 +1,30 @@
-// Package shellquote writes and reads the POSIX shell command lines that
+// Shell quoting: it writes and reads the POSIX shell command lines that
 // "lookupd dev" prints: words left plain when they hold only characters
 // safe unquoted, single-quoted otherwise. Split, the inverse of Quote, is
 // how tests and the load test read such a line back.
-package shellquote
+
+package dev
 
 import (
 	"fmt"
 	"strings"
 )
 
-// Quote quotes s for a POSIX shell when it holds anything but characters
+// ShellQuote quotes s for a POSIX shell when it holds anything but characters
 // that are safe unquoted.
-func Quote(s string) string {
+func ShellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:,=@+%") == "" {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// Split splits line into words as a POSIX shell would, for lines of plain
+// ShellSplit splits line into words as a POSIX shell would, for lines of plain
 // and single-quoted words with backslash escapes outside the quotes (what
 // Quote writes), separated by spaces or tabs. It refuses, with an error, a
 // quote or escape left open and a double quote, $ or backquote outside
 // single quotes: a shell would expand or split those otherwise.
-func Split(line string) ([]string, error) {
+func ShellSplit(line string) ([]string, error) {
 	var (
 		words   []string
 		cur     strings.Builder

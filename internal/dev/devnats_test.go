@@ -1,4 +1,4 @@
-package devnats
+package dev
 
 import (
 	"context"
@@ -36,7 +36,7 @@ func TestStartEnsureRestart(t *testing.T) {
 
 	run := func(t *testing.T, publish bool) (msgs uint64) {
 		t.Helper()
-		s, err := Start("devnats-test", dir)
+		s, err := StartNATS("devnats-test", dir)
 		if err != nil {
 			t.Fatalf("Start: %v", err)
 		}
@@ -82,7 +82,7 @@ func TestStartEnsureRestart(t *testing.T) {
 }
 
 func TestCloseStops(t *testing.T) {
-	s, err := Start("devnats-test", t.TempDir())
+	s, err := StartNATS("devnats-test", t.TempDir())
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}

@@ -1,4 +1,4 @@
-package devkey
+package dev
 
 import (
 	"slices"

@@ -1,8 +1,9 @@
-// Package demo is the demo data set of "lookupd dev" and "lookupd demo":
+// The demo data set of "lookupd dev" and "lookupd demo":
 // a few businesses, twenty consumers, business contacts and signers of
 // every status, type and access level, with a little history, built
 // through the real event contract with deterministic ids.
-package demo
+
+package dev
 
 import (
 	"context"
@@ -19,18 +20,18 @@ import (
 // that the example requests dev prints are the same on every run.
 var namespace = uuid.MustParse("6f1c9a52-3f4e-4b8a-9d2e-0c7a51e3b7d4")
 
-func ID(kind string, i int) string {
+func DemoID(kind string, i int) string {
 	return uuid.NewSHA1(namespace, fmt.Appendf(nil, "%s-%d", kind, i)).String()
 }
 
-// Source is the CloudEvents source of the demo events.
-const Source = "urn:lookupd:dev"
+// DemoSource is the CloudEvents source of the demo events.
+const DemoSource = "urn:lookupd:dev"
 
-// Data is the demo data set: a few businesses, twenty consumers, some
+// DemoData is the demo data set: a few businesses, twenty consumers, some
 // business contacts and signers of every status, type and access level,
 // with and without each optional field, plus a little history (updates
 // and deletions) so that versions and 404s can be seen.
-type Data struct {
+type DemoData struct {
 	Businesses []string
 	Events     []events.Event
 	// Examples for the printed requests.
@@ -50,12 +51,12 @@ var (
 	accesses    = []events.AccountAccess{events.AccountAccessNone, events.AccountAccessPHI, events.AccountAccessPHIAndAccountUpdates, events.AccountAccessUnspecified}
 )
 
-// New builds the demo data set. Event ids are deterministic too,
+// NewDemoData builds the demo data set. Event ids are deterministic too,
 // so a re-publish inside the stream's duplicate window is dropped.
-func New() (*Data, error) {
-	d := &Data{}
+func NewDemoData() (*DemoData, error) {
+	d := &DemoData{}
 	for i := range 3 {
-		d.Businesses = append(d.Businesses, ID("business", i))
+		d.Businesses = append(d.Businesses, DemoID("business", i))
 	}
 	var err error // the first error of add; add does nothing after one
 	add := func(version uint64, data any) {
@@ -63,7 +64,7 @@ func New() (*Data, error) {
 			return
 		}
 		var ev events.Event
-		if ev, err = events.NewEvent(Source, version, data); err != nil {
+		if ev, err = events.NewEvent(DemoSource, version, data); err != nil {
 			return
 		}
 		ent := ev.Entity()
@@ -74,7 +75,7 @@ func New() (*Data, error) {
 	const consumers = 20
 	for i := range consumers {
 		c := events.Consumer{
-			ConsumerID: ID("consumer", i),
+			ConsumerID: DemoID("consumer", i),
 			BusinessID: d.Businesses[i%len(d.Businesses)],
 			FirstName:  firstNames[i%len(firstNames)],
 			LastName:   lastNames[(i*7)%len(lastNames)],
@@ -85,11 +86,11 @@ func New() (*Data, error) {
 		add(1, c)
 	}
 	// An update: consumer 1 changed their last name.
-	c1 := events.Consumer{ConsumerID: ID("consumer", 1), BusinessID: d.Businesses[1], FirstName: firstNames[1], LastName: "Hopper-Murray"}
+	c1 := events.Consumer{ConsumerID: DemoID("consumer", 1), BusinessID: d.Businesses[1], FirstName: firstNames[1], LastName: "Hopper-Murray"}
 	add(2, c1)
 	for i := range 6 {
 		bc := events.BusinessContact{
-			ContactID:  ID("contact", i),
+			ContactID:  DemoID("contact", i),
 			BusinessID: d.Businesses[i%len(d.Businesses)],
 			FirstName:  firstNames[(i+5)%len(firstNames)],
 			LastName:   lastNames[(i+11)%len(lastNames)],
@@ -108,34 +109,34 @@ func New() (*Data, error) {
 			n = 8
 		}
 		for range n {
-			add(1, Signer(ID("consumer", ci), k))
+			add(1, DemoSigner(DemoID("consumer", ci), k))
 			k++
 		}
 	}
 	// History: a signer of consumer 0 becomes active again (version 2), a
 	// signer of consumer 2 is deleted, contact 5 is deleted, and consumer
 	// 19 (no signers) is deleted.
-	s := Signer(ID("consumer", 0), 1)
+	s := DemoSigner(DemoID("consumer", 0), 1)
 	s.Status = events.SignerStatusActive
 	add(2, s)
-	add(2, events.SignerDeleted{SignerID: ID("signer", 12), ConsumerID: ID("consumer", 2)})
-	add(2, events.BusinessContactDeleted{ContactID: ID("contact", 5)})
-	add(2, events.ConsumerDeleted{ConsumerID: ID("consumer", 19)})
+	add(2, events.SignerDeleted{SignerID: DemoID("signer", 12), ConsumerID: DemoID("consumer", 2)})
+	add(2, events.BusinessContactDeleted{ContactID: DemoID("contact", 5)})
+	add(2, events.ConsumerDeleted{ConsumerID: DemoID("consumer", 19)})
 	if err != nil {
 		return nil, err
 	}
-	d.Consumer = ID("consumer", 0)
-	d.BusinessContact = ID("contact", 0)
-	d.DeletedConsumer = ID("consumer", 19)
-	d.Signer = ID("signer", 0) // Signer(Consumer, 0): an SSN and a date of birth
+	d.Consumer = DemoID("consumer", 0)
+	d.BusinessContact = DemoID("contact", 0)
+	d.DeletedConsumer = DemoID("consumer", 19)
+	d.Signer = DemoID("signer", 0) // Signer(Consumer, 0): an SSN and a date of birth
 	return d, nil
 }
 
-// Signer returns the k-th demo signer, of consumer. The optional fields
+// DemoSigner returns the k-th demo signer, of consumer. The optional fields
 // vary with k so that every combination shows up.
-func Signer(consumer string, k int) events.Signer {
+func DemoSigner(consumer string, k int) events.Signer {
 	s := events.Signer{
-		SignerID:        ID("signer", k),
+		SignerID:        DemoID("signer", k),
 		ConsumerID:      consumer,
 		FirstName:       firstNames[(k*3+1)%len(firstNames)],
 		LastName:        lastNames[(k*7+2)%len(lastNames)],
@@ -175,10 +176,10 @@ func Signer(consumer string, k int) events.Signer {
 	return s
 }
 
-// Publish publishes the demo events through p, unless the stream
+// PublishDemo publishes the demo events through p, unless the stream
 // already holds messages (a dev data directory used again). It returns the
 // number of events published.
-func Publish(ctx context.Context, js jetstream.JetStream, stream string, p *events.Publisher, d *Data) (int, error) {
+func PublishDemo(ctx context.Context, js jetstream.JetStream, stream string, p *events.Publisher, d *DemoData) (int, error) {
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
 		return 0, fmt.Errorf("stream %s: %w", stream, err)
@@ -194,11 +195,11 @@ func Publish(ctx context.Context, js jetstream.JetStream, stream string, p *even
 	return len(d.Events), nil
 }
 
-// PublishAll publishes every demo event through p to a stream whose last
+// PublishAllDemo publishes every demo event through p to a stream whose last
 // sequence was before, and returns how many were new: the stream drops a
 // duplicate within its window and answers with the sequence of the
 // original, at or before before.
-func PublishAll(ctx context.Context, p *events.Publisher, before uint64, d *Data) (added int, err error) {
+func PublishAllDemo(ctx context.Context, p *events.Publisher, before uint64, d *DemoData) (added int, err error) {
 	for _, ev := range d.Events {
 		seq, err := p.Publish(ctx, ev)
 		if err != nil {

@@ -1,4 +1,4 @@
-package devenv
+package dev
 
 import (
 	"context"
@@ -10,8 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/lookup/persons/internal/devkey"
 )
 
 func TestStart(t *testing.T) {
@@ -26,19 +24,19 @@ func TestStart(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cache := t.TempDir()
-			cfg := Config{Stream: "PERSONS", Logger: slog.New(slog.DiscardHandler),
+			cfg := EnvConfig{Stream: "PERSONS", Logger: slog.New(slog.DiscardHandler),
 				Getenv: func(k string) string {
 					if k == "XDG_CACHE_HOME" {
 						return cache
 					}
 					return ""
 				}}
-			wantKey := filepath.Join(cache, "lookupd", devkey.KeyFile)
+			wantKey := filepath.Join(cache, "lookupd", KeyFile)
 			if tt.dataDir {
 				cfg.DataDir = t.TempDir()
-				wantKey = filepath.Join(cfg.DataDir, devkey.KeyFile)
+				wantKey = filepath.Join(cfg.DataDir, KeyFile)
 			}
-			e, err := Start(context.Background(), cfg)
+			e, err := StartEnv(context.Background(), cfg)
 			if err != nil {
 				t.Fatalf("Start: %v", err)
 			}

@@ -1,4 +1,4 @@
-package devkey
+package dev
 
 import (
 	"bytes"
@@ -10,10 +10,10 @@ import (
 
 func TestLoadForAndMintN(t *testing.T) {
 	path := filepath.Join(t.TempDir(), KeyFile)
-	if _, err := LoadFor(path, false); err == nil || !strings.Contains(err.Error(), "--create") {
+	if _, err := LoadKeyFor(path, false); err == nil || !strings.Contains(err.Error(), "--create") {
 		t.Fatalf("LoadFor(missing, false) = %v, want an error that names --create", err)
 	}
-	k, err := LoadFor(path, true)
+	k, err := LoadKeyFor(path, true)
 	if err != nil {
 		t.Fatalf("LoadFor(missing, true): %v", err)
 	}

@@ -1,8 +1,9 @@
-// Package devkey is the RSA key of "lookupd dev" and "lookupd token": where
+// The dev key: the RSA key of "lookupd dev" and "lookupd token": where
 // it is kept, how it is created and loaded, its public JWKS, and the tokens
 // it signs. For development only: a deployment verifies the tokens of its
 // own identity provider.
-package devkey
+
+package dev
 
 import (
 	"crypto/rand"
@@ -45,10 +46,10 @@ func userPath(getenv func(string) string) string {
 	return ""
 }
 
-// Path returns where "lookupd dev" and "lookupd token" keep the dev
+// KeyPath returns where "lookupd dev" and "lookupd token" keep the dev
 // key: in dataDir when one was given (dataDirGiven), else the per-user
 // key, else (no home directory) in dataDir.
-func Path(getenv func(string) string, dataDir string, dataDirGiven bool) string {
+func KeyPath(getenv func(string) string, dataDir string, dataDirGiven bool) string {
 	if !dataDirGiven {
 		if p := userPath(getenv); p != "" {
 			return p
@@ -57,10 +58,10 @@ func Path(getenv func(string) string, dataDir string, dataDirGiven bool) string 
 	return filepath.Join(dataDir, KeyFile)
 }
 
-// LoadOrCreate returns the RSA key in the PEM file at path, creating
+// LoadOrCreateKey returns the RSA key in the PEM file at path, creating
 // a fresh 2048-bit key there (mode 0600) when the file does not exist.
-func LoadOrCreate(path string) (*rsa.PrivateKey, error) {
-	k, err := Load(path)
+func LoadOrCreateKey(path string) (*rsa.PrivateKey, error) {
+	k, err := LoadKey(path)
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return k, err
 	}
@@ -89,9 +90,9 @@ func LoadOrCreate(path string) (*rsa.PrivateKey, error) {
 	return k, nil
 }
 
-// Load reads an RSA private key from a PEM file (PKCS#8 or PKCS#1).
+// LoadKey reads an RSA private key from a PEM file (PKCS#8 or PKCS#1).
 // The error wraps fs.ErrNotExist when there is no such file.
-func Load(path string) (*rsa.PrivateKey, error) {
+func LoadKey(path string) (*rsa.PrivateKey, error) {
 	b, err := os.ReadFile(filepath.Clean(path))
 	if err != nil {
 		return nil, fmt.Errorf("dev key: %w", err)

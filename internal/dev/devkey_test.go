@@ -1,4 +1,4 @@
-package devkey
+package dev
 
 import (
 	"crypto/rand"
@@ -27,7 +27,7 @@ func TestDevKeyPath(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Path(func(k string) string { return tt.environ[k] }, tt.dataDir, tt.given); got != tt.want {
+			if got := KeyPath(func(k string) string { return tt.environ[k] }, tt.dataDir, tt.given); got != tt.want {
 				t.Errorf("Path = %q, want %q", got, tt.want)
 			}
 		})
@@ -39,14 +39,14 @@ func TestDevKeyPath(t *testing.T) {
 // claims asked for.
 func TestMintVerifiesAgainstJWKS(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "k", KeyFile)
-	if _, err := Load(path); err == nil {
+	if _, err := LoadKey(path); err == nil {
 		t.Fatal("Load of a missing key succeeded")
 	}
-	k, err := LoadOrCreate(path)
+	k, err := LoadOrCreateKey(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := LoadOrCreate(path)
+	again, err := LoadOrCreateKey(path)
 	if err != nil || !again.Equal(k) {
 		t.Fatalf("key not reused: %v", err)
 	}

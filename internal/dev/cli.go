@@ -1,4 +1,4 @@
-package devkey
+package dev
 
 import (
 	"bufio"
@@ -16,12 +16,12 @@ import (
 	"github.com/lookup/persons/events"
 )
 
-// LoadFor loads the key at path for "lookupd token", creating it when
+// LoadKeyFor loads the key at path for "lookupd token", creating it when
 // missing if create; a missing key's error says how to get one.
-func LoadFor(path string, create bool) (*rsa.PrivateKey, error) {
-	load := Load
+func LoadKeyFor(path string, create bool) (*rsa.PrivateKey, error) {
+	load := LoadKey
 	if create {
-		load = LoadOrCreate
+		load = LoadOrCreateKey
 	}
 	key, err := load(path)
 	if err != nil && errors.Is(err, fs.ErrNotExist) {

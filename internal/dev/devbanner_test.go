@@ -1,49 +1,9 @@
-package devbanner
+package dev
 
 import (
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/lookup/persons/internal/demo"
-	"github.com/lookup/persons/internal/loadtest"
 )
-
-// TestLoadtestParsesDevBanner keeps "make loadtest" (loadtest),
-// which reads the banner of "lookupd dev" for its addresses and key, in
-// step with the banner.
-func TestLoadtestParsesDevBanner(t *testing.T) {
-	data, err := demo.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name    string
-		keyPath string
-	}{
-		{"plain key path", "/tmp/lookupd-loadtest-1/dev/dev-key.pem"},
-		{"key path that needs quoting", "/tmp/it's a dir/dev-key.pem"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var out strings.Builder
-			Write(&out, Banner{
-				API: HTTPURL("127.0.0.1:41234"), Admin: HTTPURL("127.0.0.1:41235"), NATS: "nats://127.0.0.1:41236",
-				Stream: "PERSONS", DataDir: "/tmp/d", Temp: false, KeyPath: tt.keyPath, Token: "aaa.bbb.ccc",
-				TTL: time.Hour, Demo: data, MoreTokens: MoreTokensCommand(TokenFlags{KeyPath: tt.keyPath}),
-			})
-			got, err := loadtest.ParseBanner(strings.NewReader(out.String()))
-			if err != nil {
-				t.Fatalf("ParseBanner: %v", err)
-			}
-			want := loadtest.Banner{API: "http://127.0.0.1:41234", Admin: "http://127.0.0.1:41235",
-				NATS: "nats://127.0.0.1:41236", Stream: "PERSONS", KeyPath: tt.keyPath}
-			if got != want {
-				t.Errorf("got %+v, want %+v", got, want)
-			}
-		})
-	}
-}
 
 func TestHTTPURL(t *testing.T) {
 	tests := []struct{ name, addr, want string }{

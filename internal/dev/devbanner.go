@@ -1,9 +1,10 @@
-// Package devbanner writes what "lookupd dev" prints once its read model
+// The banner: it writes what "lookupd dev" prints once its read model
 // has caught up: the addresses, a token, and ready-to-paste commands
 // against the running dev server (curl, lookupd audit, lookupd dlq,
 // lookupd token). "make loadtest" parses it (loadtest.ParseBanner): a
 // change of its lines must keep that parser in step.
-package devbanner
+
+package dev
 
 import (
 	"fmt"
@@ -11,9 +12,6 @@ import (
 	"net"
 	"strings"
 	"time"
-
-	"github.com/lookup/persons/internal/demo"
-	"github.com/lookup/persons/internal/shellquote"
 )
 
 // Scopes are the scopes of the token the banner prints.
@@ -41,7 +39,7 @@ type Banner struct {
 	Token string
 	TTL   time.Duration
 	// Demo names the ids of the example requests.
-	Demo *demo.Data
+	Demo *DemoData
 	// MoreTokens is the command line that mints more tokens this dev
 	// server accepts (see MoreTokensCommand).
 	MoreTokens string
@@ -97,15 +95,15 @@ func MoreTokensCommand(f TokenFlags) string {
 func quoteArgs(args []string) string {
 	q := make([]string, len(args))
 	for i, a := range args {
-		q[i] = shellquote.Quote(a)
+		q[i] = ShellQuote(a)
 	}
 	return strings.Join(q, " ")
 }
 
-// Write writes the banner b to w: the addresses, the token and the
+// WriteBanner writes the banner b to w: the addresses, the token and the
 // example requests of dev mode. Errors of w are ignored (it is a
 // terminal).
-func Write(w io.Writer, b Banner) {
+func WriteBanner(w io.Writer, b Banner) {
 	removed := ""
 	if b.Temp {
 		removed = " (removed on exit)"
@@ -149,7 +147,7 @@ More tokens this server accepts, from the repository:
 Stop with Ctrl-C.
 `, b.API, b.Admin, b.NATS, b.Stream, b.DataDir, removed, shortDuration(b.TTL), Scopes, b.Token, auth,
 		b.Demo.Consumer, b.Demo.BusinessContact, b.Demo.DeletedConsumer, b.MoreTokens,
-		RepoLookupd, b.Demo.Signer, shellquote.Quote(b.NATS))
+		RepoLookupd, b.Demo.Signer, ShellQuote(b.NATS))
 	_, _ = io.WriteString(w, sb.String())
 }
 

@@ -1,4 +1,4 @@
-package demo
+package dev
 
 import (
 	"context"
@@ -11,13 +11,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/devnats"
 )
 
-// Seed connects to the NATS server at url, creates the stream (or updates
-// its configuration: devnats.EnsurePersonsStream) and publishes d into it
+// SeedDemo connects to the NATS server at url, creates the stream (or updates
+// its configuration: EnsurePersonsStream) and publishes d into it
 // when it is empty: the set-up of "lookupd dev".
-func Seed(ctx context.Context, url, stream string, d *Data, logger *slog.Logger) error {
+func SeedDemo(ctx context.Context, url, stream string, d *DemoData, logger *slog.Logger) error {
 	nc, err := nats.Connect(url, nats.Name("lookupd-dev-publisher"))
 	if err != nil {
 		return fmt.Errorf("dev NATS server: %w", err)
@@ -27,10 +26,10 @@ func Seed(ctx context.Context, url, stream string, d *Data, logger *slog.Logger)
 	if err != nil {
 		return fmt.Errorf("dev NATS server: %w", err)
 	}
-	if err := devnats.EnsurePersonsStream(ctx, js, stream); err != nil {
+	if err := EnsurePersonsStream(ctx, js, stream); err != nil {
 		return err
 	}
-	n, err := Publish(ctx, js, stream, events.NewPublisher(js), d)
+	n, err := PublishDemo(ctx, js, stream, events.NewPublisher(js), d)
 	if err != nil {
 		return err
 	}
@@ -42,15 +41,15 @@ func Seed(ctx context.Context, url, stream string, d *Data, logger *slog.Logger)
 	return nil
 }
 
-// PublishToStream publishes d through js to stream, which must exist (an
+// PublishDemoToStream publishes d through js to stream, which must exist (an
 // error wrapping jetstream.ErrStreamNotFound otherwise), and returns how
 // many events were new (PublishAll).
-func PublishToStream(ctx context.Context, js jetstream.JetStream, stream string, d *Data) (int, error) {
+func PublishDemoToStream(ctx context.Context, js jetstream.JetStream, stream string, d *DemoData) (int, error) {
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
 		return 0, fmt.Errorf("stream %s: %w", stream, err)
 	}
-	return PublishAll(ctx, events.NewPublisher(js), s.CachedInfo().State.LastSeq, d)
+	return PublishAllDemo(ctx, events.NewPublisher(js), s.CachedInfo().State.LastSeq, d)
 }
 
 // line is one line of WriteLines.
@@ -60,10 +59,10 @@ type line struct {
 	Event   json.RawMessage `json:"event"`
 }
 
-// WriteLines writes d's events to w as JSON lines {"subject", "msg_id",
+// WriteDemoLines writes d's events to w as JSON lines {"subject", "msg_id",
 // "event"}, in publishing order: examples of the contract to publish
 // with other tools ("lookupd demo --print").
-func WriteLines(w io.Writer, d *Data) error {
+func WriteDemoLines(w io.Writer, d *DemoData) error {
 	enc := json.NewEncoder(w)
 	for _, ev := range d.Events {
 		body, err := events.Encode(ev)

@@ -1,9 +1,10 @@
-// Package devnats runs a NATS server with JetStream inside the process, on
+// The in-process broker: it runs a NATS server with JetStream inside the process, on
 // a free loopback port, and holds the definition of the source stream as
 // deployed: the broker of "lookupd dev" and of the load tool's soak
 // (cmd/loadtest), so that both run the stream operators apply. Tests use
 // internal/natstest instead, which ties the server to a testing.TB.
-package devnats
+
+package dev
 
 import (
 	"context"
@@ -19,17 +20,17 @@ import (
 // readyWait is how long Start waits for the server to accept connections.
 const readyWait = 30 * time.Second
 
-// Server is a running in-process NATS server with JetStream.
-type Server struct {
+// NATSServer is a running in-process NATS server with JetStream.
+type NATSServer struct {
 	srv *server.Server
 	URL string // client URL (nats://127.0.0.1:port)
 }
 
-// Start starts a server named name (shown to clients and in errors),
+// StartNATS starts a server named name (shown to clients and in errors),
 // storing in dir, listening on a free port of the loopback interface,
 // without logs or signal handlers, and returns once it accepts
 // connections.
-func Start(name, dir string) (*Server, error) {
+func StartNATS(name, dir string) (*NATSServer, error) {
 	ns, err := server.NewServer(&server.Options{
 		ServerName: name,
 		Host:       "127.0.0.1",
@@ -48,11 +49,11 @@ func Start(name, dir string) (*Server, error) {
 		ns.WaitForShutdown()
 		return nil, fmt.Errorf("NATS server %s: not ready after %v", name, readyWait)
 	}
-	return &Server{srv: ns, URL: ns.ClientURL()}, nil
+	return &NATSServer{srv: ns, URL: ns.ClientURL()}, nil
 }
 
 // Close shuts the server down and waits until it has stopped.
-func (s *Server) Close() {
+func (s *NATSServer) Close() {
 	s.srv.Shutdown()
 	s.srv.WaitForShutdown()
 }

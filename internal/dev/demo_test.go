@@ -1,4 +1,4 @@
-package demo
+package dev
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"github.com/lookup/persons/internal/natstest"
 )
 
-func mustNew(t *testing.T) *Data {
+func mustNew(t *testing.T) *DemoData {
 	t.Helper()
-	d, err := New()
+	d, err := NewDemoData()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestPublish(t *testing.T) {
 	d := mustNew(t)
 	p := events.NewPublisher(js)
 	for i, want := range []int{len(d.Events), 0} {
-		n, err := Publish(ctx, js, "PERSONS", p, d)
+		n, err := PublishDemo(ctx, js, "PERSONS", p, d)
 		if err != nil || n != want {
 			t.Fatalf("Publish #%d = %d, %v; want %d", i+1, n, err, want)
 		}
@@ -102,10 +102,10 @@ func TestPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := s.CachedInfo().State.LastSeq
-	if added, err := PublishAll(ctx, p, last, d); err != nil || added != 0 {
+	if added, err := PublishAllDemo(ctx, p, last, d); err != nil || added != 0 {
 		t.Errorf("PublishAll again = %d, %v; want 0 new", added, err)
 	}
-	if added, err := PublishAll(ctx, p, 0, d); err != nil || added != len(d.Events) {
+	if added, err := PublishAllDemo(ctx, p, 0, d); err != nil || added != len(d.Events) {
 		t.Errorf("PublishAll over an empty stream's sequence = %d, %v; want %d", added, err, len(d.Events))
 	}
 }

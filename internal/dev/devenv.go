@@ -1,9 +1,10 @@
-// Package devenv sets up what "lookupd dev" runs the serve stack against:
+// The dev environment: it sets up what "lookupd dev" runs the serve stack against:
 // a data directory, an in-process NATS JetStream server (devnats) with the
-// demo data set published to its stream (demo.Seed), and the dev signing
+// demo data set published to its stream (Seed), and the dev signing
 // key (devkey) with the JWKS of its public half. cmd/lookupd wires the
 // serve stack onto it.
-package devenv
+
+package dev
 
 import (
 	"context"
@@ -15,22 +16,19 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/lookup/persons/internal/demo"
-	"github.com/lookup/persons/internal/devkey"
-	"github.com/lookup/persons/internal/devnats"
 	"github.com/lookup/persons/internal/keyfile"
 	"github.com/lookup/persons/internal/redact"
 	"github.com/lookup/persons/query"
 )
 
-// Config is what Start sets up.
-type Config struct {
+// EnvConfig is what Start sets up.
+type EnvConfig struct {
 	// DataDir holds the NATS store and the dev key; "" means a temporary
 	// directory, removed by Close, and the per-user dev key.
 	DataDir string
 	// Stream is the events stream the demo data set is published to.
 	Stream string
-	// Getenv locates the per-user dev key (devkey.Path).
+	// Getenv locates the per-user dev key (Path).
 	Getenv func(string) string
 	Logger *slog.Logger
 }
@@ -43,7 +41,7 @@ type Env struct {
 	// NATSURL is the in-process NATS server's client URL.
 	NATSURL string
 	// Data is the demo data set published to the stream.
-	Data *demo.Data
+	Data *DemoData
 	// KeyPath is the dev key's file; Key the key; JWKS the JWKS of its
 	// public half (also written into Dir) and Keys that JWKS read back
 	// from its file, to verify tokens.
@@ -52,13 +50,13 @@ type Env struct {
 	JWKS    []byte
 	Keys    *query.JWKS
 
-	nats *devnats.Server
+	nats *NATSServer
 }
 
-// Start creates (or reuses) the data directory, starts NATS in it,
+// StartEnv creates (or reuses) the data directory, starts NATS in it,
 // publishes the demo data set to cfg.Stream and loads (or creates) the
 // dev key. On error, what it had set up is torn down again.
-func Start(ctx context.Context, cfg Config) (_ *Env, err error) {
+func StartEnv(ctx context.Context, cfg EnvConfig) (_ *Env, err error) {
 	e := &Env{Dir: cfg.DataDir, Temp: cfg.DataDir == ""}
 	if e.Temp {
 		if e.Dir, err = os.MkdirTemp("", "lookupd-dev-"); err != nil {
@@ -72,18 +70,18 @@ func Start(ctx context.Context, cfg Config) (_ *Env, err error) {
 			err = errors.Join(err, e.Close())
 		}
 	}()
-	if e.nats, err = devnats.Start("lookupd-dev", filepath.Join(e.Dir, "nats")); err != nil {
+	if e.nats, err = StartNATS("lookupd-dev", filepath.Join(e.Dir, "nats")); err != nil {
 		return nil, err
 	}
 	e.NATSURL = e.nats.URL
 	cfg.Logger.Info("dev NATS server started", "url", redact.URLs(e.NATSURL))
-	if e.Data, err = demo.New(); err != nil {
+	if e.Data, err = NewDemoData(); err != nil {
 		return nil, fmt.Errorf("demo data: %w", err)
 	}
-	if err := demo.Seed(ctx, e.NATSURL, cfg.Stream, e.Data, cfg.Logger); err != nil {
+	if err := SeedDemo(ctx, e.NATSURL, cfg.Stream, e.Data, cfg.Logger); err != nil {
 		return nil, err
 	}
-	e.KeyPath = devkey.Path(cfg.Getenv, e.Dir, !e.Temp)
+	e.KeyPath = KeyPath(cfg.Getenv, e.Dir, !e.Temp)
 	if err := e.loadKey(cfg.Logger); err != nil {
 		return nil, err
 	}
@@ -93,12 +91,12 @@ func Start(ctx context.Context, cfg Config) (_ *Env, err error) {
 // loadKey loads (or creates) the dev key at e.KeyPath and writes the JWKS
 // of its public half into e.Dir.
 func (e *Env) loadKey(logger *slog.Logger) error {
-	key, err := devkey.LoadOrCreate(e.KeyPath)
+	key, err := LoadOrCreateKey(e.KeyPath)
 	if err != nil {
 		return err
 	}
 	keyfile.WarnLoose(logger, keyfile.Secret("dev signing key (--data-dir)", e.KeyPath))
-	jwks, jwksPath, err := devkey.WriteJWKS(key, e.Dir)
+	jwks, jwksPath, err := WriteJWKS(key, e.Dir)
 	if err != nil {
 		return err
 	}
