@@ -12,17 +12,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/internal/accounting"
+	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/audit"
 	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/natsconn"
-	"github.com/lookup/persons/internal/projectormetrics"
 	"github.com/lookup/persons/internal/redact"
 	"github.com/lookup/persons/internal/settings"
 )
 
 // newLedger returns the audit ledger of serve, publishing through nc, with
 // the projector's position as the read model position.
-func newLedger(cfg settings.Config, nc *nats.Conn, proj projectormetrics.Source, reg prometheus.Registerer, logger *slog.Logger) (*audit.Ledger, error) {
+func newLedger(cfg settings.Config, nc *nats.Conn, proj admin.ProgressSource, reg prometheus.Registerer, logger *slog.Logger) (*audit.Ledger, error) {
 	replica := cfg.ReplicaName("")
 	mode := audit.Mode(cfg.Audit)
 	if mode == "" {

@@ -14,7 +14,6 @@ import (
 	"github.com/lookup/persons/internal/logbuffer"
 	"github.com/lookup/persons/internal/memlimit"
 	"github.com/lookup/persons/internal/natsconn"
-	"github.com/lookup/persons/internal/readiness"
 	"github.com/lookup/persons/internal/redact"
 	"github.com/lookup/persons/internal/settings"
 	"github.com/lookup/persons/query"
@@ -94,7 +93,7 @@ func auditServe(ctx context.Context, cfg settings.Config, logger *slog.Logger) (
 		return fmt.Errorf("accounting index %s: %w", cfg.AccountingDir, err)
 	}
 	reg := admin.NewRegistry()
-	ready := &readiness.Readiness{Source: follower, Refused: health.Refused}
+	ready := &admin.Readiness{Source: follower, Refused: health.Refused}
 	reg.MustRegister(ready.Gauge(), keys.FailuresCounter())
 	if err := follower.Register(reg); err != nil {
 		return err

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/projectormetrics"
 	"github.com/lookup/persons/internal/repofile"
 	"github.com/lookup/persons/internal/settings"
 	"github.com/lookup/persons/query"
@@ -260,7 +260,7 @@ func TestREADME(t *testing.T) {
 		}
 	}
 	operations := repofile.Read(t, "docs/operations.md")
-	for _, m := range []string{projectormetrics.MetricApplied, projectormetrics.MetricAppliedSeq, projectormetrics.MetricLag, projectormetrics.MetricAge} {
+	for _, m := range []string{admin.MetricApplied, admin.MetricAppliedSeq, admin.MetricLag, admin.MetricAge} {
 		if !strings.Contains(operations, "`"+m+"`") {
 			t.Errorf("docs/operations.md does not document metric %s", m)
 		}

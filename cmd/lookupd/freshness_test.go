@@ -10,10 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/httpget"
-	"github.com/lookup/persons/internal/projectormetrics"
-	"github.com/lookup/persons/internal/readiness"
 	"github.com/lookup/persons/internal/wait"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -100,8 +99,8 @@ func TestServeReadYourWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{projectormetrics.MetricVisible + "_count ", "lookup_position_waits_total" + `{outcome="timeout"} 1`,
-		projectormetrics.MetricOldestAge + " ", readiness.MetricReady + " 1"} {
+	for _, want := range []string{admin.MetricVisible + "_count ", "lookup_position_waits_total" + `{outcome="timeout"} 1`,
+		admin.MetricOldestAge + " ", admin.MetricReady + " 1"} {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("/metrics lacks %q", want)
 		}

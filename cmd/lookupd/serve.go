@@ -11,11 +11,8 @@ import (
 	"time"
 
 	"github.com/lookup/persons/internal/admin"
-	"github.com/lookup/persons/internal/admintoken"
 	"github.com/lookup/persons/internal/keyfile"
 	"github.com/lookup/persons/internal/logbuffer"
-	"github.com/lookup/persons/internal/projectormetrics"
-	"github.com/lookup/persons/internal/readiness"
 	"github.com/lookup/persons/internal/redact"
 	"github.com/lookup/persons/internal/tracing"
 
@@ -139,16 +136,16 @@ func serve(ctx context.Context, cfg settings.Config, logger *slog.Logger, opts s
 		return err
 	}
 	defer nc.Close()
-	visible := projectormetrics.NewVisibleHistogram()
+	visible := admin.NewVisibleHistogram()
 	reg := admin.NewRegistry()
-	rep, err := openReplica(cfg, js, reg, logger, projector.Config{ObserveVisible: projectormetrics.ObserveSeconds(visible),
+	rep, err := openReplica(cfg, js, reg, logger, projector.Config{ObserveVisible: admin.ObserveSeconds(visible),
 		Tracer: opts.tracing.Tracer("github.com/lookup/persons/projector")})
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, closeReplica(rep, logger)) }()
-	ready := &readiness.Readiness{Source: rep, Stale: readiness.NewStaleness(rep, cfg.MaxStaleness, time.Now), Refused: health.Refused}
-	reg.MustRegister(projectormetrics.NewCollector(rep, time.Now), visible, ready.Gauge(), keys.FailuresCounter())
+	ready := &admin.Readiness{Source: rep, Stale: admin.NewStaleness(rep, cfg.MaxStaleness, time.Now), Refused: health.Refused}
+	reg.MustRegister(admin.NewProjectorCollector(rep, time.Now), visible, ready.Gauge(), keys.FailuresCounter())
 	ledger, err := newLedger(cfg, nc, rep, reg, logger)
 	if err != nil {
 		return err
@@ -191,7 +188,7 @@ func serve(ctx context.Context, cfg settings.Config, logger *slog.Logger, opts s
 
 // loadGuards returns the keys that verify tokens (opts.keys, else loaded
 // from cfg) and the guard of the admin actions.
-func loadGuards(ctx context.Context, cfg settings.Config, opts serveOptions, logger *slog.Logger) (*query.JWKS, *admintoken.Guard, error) {
+func loadGuards(ctx context.Context, cfg settings.Config, opts serveOptions, logger *slog.Logger) (*query.JWKS, *admin.TokenGuard, error) {
 	keys := opts.keys
 	if keys == nil {
 		var err error
@@ -199,7 +196,7 @@ func loadGuards(ctx context.Context, cfg settings.Config, opts serveOptions, log
 			return nil, nil, err
 		}
 	}
-	guard, err := admintoken.Load(cfg.AdminTokenFile, logger.With("component", "admin"))
+	guard, err := admin.LoadTokenGuard(cfg.AdminTokenFile, logger.With("component", "admin"))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -228,7 +225,7 @@ func newAPI(cfg settings.Config, rep *replica.Replica, keys *query.JWKS, ledger 
 		Registerer:  reg,
 		// Until the read model has caught up, the API answers 503 rather
 		// than a false 404; once caught up it stays ready, as /readyz.
-		Ready:          func() bool { return readiness.CaughtUp(rep) },
+		Ready:          func() bool { return admin.CaughtUp(rep) },
 		Auditor:        ledger,
 		RequirePurpose: cfg.RequirePurpose,
 		TokenCacheSize: cfg.TokenCacheSize,

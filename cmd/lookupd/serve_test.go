@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/natstest"
-	"github.com/lookup/persons/internal/projectormetrics"
 	"github.com/lookup/persons/internal/settings"
 	"github.com/lookup/persons/internal/wait"
 	"github.com/lookup/persons/projector"
@@ -57,7 +57,7 @@ func TestServe(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	p := start(t, serveEnv(t, ns, dir), "serve")
 	addrs := p.addrs(t)
-	api, admin := "http://"+addrs["api"], "http://"+addrs["admin"]
+	api, adminURL := "http://"+addrs["api"], "http://"+addrs["admin"]
 	waitReady(t, addrs["admin"])
 
 	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience, Scope: "read:persons read:persons:ssn"})
@@ -112,15 +112,15 @@ func TestServe(t *testing.T) {
 	})
 	t.Run("metrics", func(t *testing.T) {
 		wait.For(t, 10*time.Second, func() error {
-			code, body, err := get(admin+"/metrics", "")
+			code, body, err := get(adminURL+"/metrics", "")
 			if err != nil || code != http.StatusOK {
 				return fmt.Errorf("GET /metrics: %d %w", code, err)
 			}
 			m := string(body)
 			for _, want := range []string{
-				projectormetrics.MetricApplied + " 8", projectormetrics.MetricSkipped + " 0", projectormetrics.MetricDeadLettered + " 0",
-				projectormetrics.MetricAppliedSeq + " 8", projectormetrics.MetricLag + " 0", projectormetrics.MetricCaughtUp + " 1", projectormetrics.MetricConnected + " 1",
-				projectormetrics.MetricStreamLastSeq + " 8", projectormetrics.MetricAge + " ",
+				admin.MetricApplied + " 8", admin.MetricSkipped + " 0", admin.MetricDeadLettered + " 0",
+				admin.MetricAppliedSeq + " 8", admin.MetricLag + " 0", admin.MetricCaughtUp + " 1", admin.MetricConnected + " 1",
+				admin.MetricStreamLastSeq + " 8", admin.MetricAge + " ",
 				`lookup_http_requests_total{`, `lookup_http_request_duration_seconds_bucket{`,
 				"go_goroutines ", "process_start_time_seconds ",
 			} {
@@ -226,7 +226,7 @@ func TestServe(t *testing.T) {
 	// The admin listener reports draining while the API waits for the held
 	// requests; then they complete.
 	wait.For(t, 10*time.Second, func() error {
-		code, body, err := get(admin+"/readyz", "")
+		code, body, err := get(adminURL+"/readyz", "")
 		if err != nil || code != http.StatusServiceUnavailable || !strings.Contains(string(body), `"draining":true`) {
 			return fmt.Errorf("readyz while draining: %d %s %w", code, body, err)
 		}

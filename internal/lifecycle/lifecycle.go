@@ -17,8 +17,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/crash"
-	"github.com/lookup/persons/internal/readiness"
 )
 
 // Lifecycle holds the background context of one run.
@@ -55,7 +55,7 @@ type Config struct {
 	Background []func(ctx context.Context) error
 	// Ready is turned not ready (Draining) as the first shutdown step; its
 	// Source is awaited to announce readiness.
-	Ready *readiness.Readiness
+	Ready *admin.Readiness
 	// OnReady, if set, is called once the read model has caught up, with
 	// the bound addresses of the API and admin listeners.
 	OnReady func(apiAddr, adminAddr string)
@@ -106,7 +106,7 @@ func (l *Lifecycle) shutDown(parent, gctx context.Context, cfg Config) error {
 
 // announceReady logs, and tells onReady (if any), once the read model has
 // caught up, unless ctx is done first.
-func announceReady(ctx context.Context, proj readiness.Source, apiAddr, adminAddr string, onReady func(apiAddr, adminAddr string), logger *slog.Logger) {
+func announceReady(ctx context.Context, proj admin.ReadinessSource, apiAddr, adminAddr string, onReady func(apiAddr, adminAddr string), logger *slog.Logger) {
 	select {
 	case <-proj.CaughtUp():
 		p := proj.Progress()

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/readiness"
+	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/wait"
 	"github.com/lookup/persons/projector"
 )
 
-// caughtUp is a readiness.Source that has caught up.
+// caughtUp is a admin.Source that has caught up.
 type caughtUp struct{}
 
 func (caughtUp) Progress() projector.Progress { return projector.Progress{} }
@@ -40,7 +40,7 @@ func TestRunShutdownOrder(t *testing.T) {
 	defer cancel()
 	lc := New(ctx)
 	defer lc.Stop()
-	ready := &readiness.Readiness{Source: caughtUp{}}
+	ready := &admin.Readiness{Source: caughtUp{}}
 	entered := make(chan struct{})
 	var bgEndedInFlight, answered atomic.Bool
 	// The request in flight waits for readiness to turn off, then watches
@@ -115,7 +115,7 @@ func TestRunStopsWhenATaskFails(t *testing.T) {
 		API: NewHTTPServer(http.NotFoundHandler(), logger), Admin: NewHTTPServer(http.NotFoundHandler(), logger),
 		APILn: listen(t), AdminLn: listen(t),
 		Background: []func(context.Context) error{func(context.Context) error { return boom }},
-		Ready:      &readiness.Readiness{Source: caughtUp{}},
+		Ready:      &admin.Readiness{Source: caughtUp{}},
 		Delay:      time.Hour, Timeout: 10 * time.Second, Logger: logger,
 	})
 	if !errors.Is(err, boom) {

@@ -1,7 +1,8 @@
-// Package progress shows the progress of a projector while "lookupd
+// Progress: it shows the progress of a projector while "lookupd
 // project" runs: a progress bar when its output is a terminal, else a log
 // line every interval.
-package progress
+
+package admin
 
 import (
 	"context"
@@ -16,11 +17,10 @@ import (
 	"golang.org/x/term"
 
 	"github.com/lookup/persons/internal/periodic"
-	"github.com/lookup/persons/internal/projectormetrics"
 )
 
-// Config is how Report shows the progress.
-type Config struct {
+// ProgressConfig is how Report shows the progress.
+type ProgressConfig struct {
 	// Bar shows a progress bar on BarOut instead of log lines.
 	Bar    bool
 	BarOut io.Writer
@@ -34,9 +34,9 @@ func IsTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// Report shows src's progress until ctx is done: a progress bar when
+// ReportProgress shows src's progress until ctx is done: a progress bar when
 // cfg.Bar, else a log line "projecting" every cfg.Interval.
-func Report(ctx context.Context, src projectormetrics.Source, logger *slog.Logger, cfg Config) {
+func ReportProgress(ctx context.Context, src ProgressSource, logger *slog.Logger, cfg ProgressConfig) {
 	if cfg.Bar {
 		showBar(ctx, src, cfg.BarOut)
 		return
@@ -57,7 +57,7 @@ func Report(ctx context.Context, src projectormetrics.Source, logger *slog.Logge
 }
 
 // showBar draws src's progress as a bar on w until ctx is done.
-func showBar(ctx context.Context, src projectormetrics.Source, w io.Writer) {
+func showBar(ctx context.Context, src ProgressSource, w io.Writer) {
 	bar := progressbar.NewOptions64(-1,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription("projecting"),

@@ -1,4 +1,4 @@
-package admintoken
+package admin
 
 import (
 	"bytes"
@@ -16,18 +16,18 @@ const secret = "s3cret-admin-token-0123456789"
 func TestRequire(t *testing.T) {
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	on, err := New([]byte(secret+"\n"), logger)
+	on, err := NewTokenGuard([]byte(secret+"\n"), logger)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
 		name   string
-		guard  *Guard
+		guard  *TokenGuard
 		authz  string
 		want   int
 		called bool
 	}{
-		{"off refuses even the right token", Off(), "Bearer " + secret, http.StatusForbidden, false},
+		{"off refuses even the right token", TokenGuardOff(), "Bearer " + secret, http.StatusForbidden, false},
 		{"nil guard is off", nil, "Bearer " + secret, http.StatusForbidden, false},
 		{"right token", on, "Bearer " + secret, http.StatusOK, true},
 		{"scheme is case-insensitive", on, "bearer " + secret, http.StatusOK, true},
@@ -55,7 +55,7 @@ func TestRequire(t *testing.T) {
 			}
 		})
 	}
-	if strings.Contains(logs.String(), secret[:MinLength]) {
+	if strings.Contains(logs.String(), secret[:MinTokenLength]) {
 		t.Errorf("the logs hold the token:\n%s", logs.String())
 	}
 	if !strings.Contains(logs.String(), "admin request refused") {
@@ -86,7 +86,7 @@ func TestLoad(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g, err := Load(tt.path, nil)
+			g, err := LoadTokenGuard(tt.path, nil)
 			if tt.wantErr == "-" {
 				if err != nil || g == nil || g.Enabled() {
 					t.Fatalf("Load = %v, %v; want a guard that is off", g, err)

@@ -1,4 +1,4 @@
-package readiness
+package admin
 
 import (
 	"errors"
@@ -17,8 +17,6 @@ type fakeSource struct {
 
 func (f *fakeSource) Progress() projector.Progress { return f.progress() }
 func (f *fakeSource) CaughtUp() <-chan struct{}    { return f.caughtUp() }
-
-func closedChan() <-chan struct{} { c := make(chan struct{}); close(c); return c }
 
 func TestIsStale(t *testing.T) {
 	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
@@ -117,7 +115,7 @@ func TestStalenessReusesItsVerdict(t *testing.T) {
 	if !stale() || calls != 1 {
 		t.Fatalf("within CheckInterval: verdict not reused (calls %d)", calls)
 	}
-	clock = clock.Add(CheckInterval)
+	clock = clock.Add(StalenessCheckInterval)
 	if stale() {
 		t.Fatal("fresh again after CheckInterval: still stale")
 	}

@@ -1,7 +1,8 @@
-// Package readiness decides whether a replica should receive traffic
+// Readiness: it decides whether a replica should receive traffic
 // (/readyz, the lookup_ready gauge) and whether its read model is stale
 // beyond the bound LOOKUP_MAX_STALENESS (docs/decisions/0011-readiness.md).
-package readiness
+
+package admin
 
 import (
 	"sync/atomic"
@@ -11,13 +12,13 @@ import (
 	"github.com/lookup/persons/projector"
 )
 
-// Source is what readiness needs of the projector (a replica.Replica).
-type Source interface {
+// ReadinessSource is what readiness needs of the projector (a replica.Replica).
+type ReadinessSource interface {
 	Progress() projector.Progress
 	CaughtUp() <-chan struct{}
 }
 
-var _ Source = (*projector.Projector)(nil)
+var _ ReadinessSource = (*projector.Projector)(nil)
 
 // Readiness decides /readyz: ready once the projector has caught up with
 // the stream as it stood at start-up, and until the process starts to shut
@@ -28,7 +29,7 @@ var _ Source = (*projector.Projector)(nil)
 // process's credentials (Refused): that is a fault an operator must fix,
 // not an outage to ride out.
 type Readiness struct {
-	Source   Source
+	Source   ReadinessSource
 	Stale    func() bool // nil: no staleness bound
 	Refused  func() bool // nil: not followed
 	Draining atomic.Bool
@@ -69,7 +70,7 @@ func (r *Readiness) Gauge() prometheus.GaugeFunc {
 
 // CaughtUp reports whether src has caught up with the stream as it stood
 // at start-up.
-func CaughtUp(src Source) bool {
+func CaughtUp(src ReadinessSource) bool {
 	select {
 	case <-src.CaughtUp():
 		return true

@@ -1,19 +1,19 @@
-package readiness
+package admin
 
 import (
 	"sync/atomic"
 	"time"
 )
 
-// CheckInterval is how long a staleness verdict is reused, so that the
+// StalenessCheckInterval is how long a staleness verdict is reused, so that the
 // API's requests do not each take the projector's progress lock.
-const CheckInterval = 100 * time.Millisecond
+const StalenessCheckInterval = 100 * time.Millisecond
 
 // staleness applies the staleness bound LOOKUP_MAX_STALENESS: the read model
 // is stale while its oldest unapplied event, or its loss of the stream, is
 // older than the bound.
 type staleness struct {
-	src     Source
+	src     ReadinessSource
 	bound   time.Duration
 	now     func() time.Time
 	checked atomic.Int64 // unix nanoseconds of the last verdict
@@ -22,7 +22,7 @@ type staleness struct {
 
 // NewStaleness returns the staleness check of src under bound, or nil when
 // bound is 0 (off).
-func NewStaleness(src Source, bound time.Duration, now func() time.Time) func() bool {
+func NewStaleness(src ReadinessSource, bound time.Duration, now func() time.Time) func() bool {
 	if bound <= 0 {
 		return nil
 	}
@@ -34,7 +34,7 @@ func NewStaleness(src Source, bound time.Duration, now func() time.Time) func() 
 // projector's progress at most every CheckInterval.
 func (s *staleness) stale() bool {
 	now := s.now()
-	if last := s.checked.Load(); last != 0 && now.UnixNano()-last < int64(CheckInterval) {
+	if last := s.checked.Load(); last != 0 && now.UnixNano()-last < int64(StalenessCheckInterval) {
 		return s.verdict.Load()
 	}
 	p := s.src.Progress()

@@ -1,4 +1,4 @@
-package projectormetrics
+package admin
 
 import (
 	"strings"
@@ -10,10 +10,10 @@ import (
 	"github.com/lookup/persons/projector"
 )
 
-// fakeProgress is a Source with a function field.
-type fakeProgress struct{ progress func() projector.Progress }
+// fakeProgressOnly is a Source with a function field.
+type fakeProgressOnly struct{ progress func() projector.Progress }
 
-func (f *fakeProgress) Progress() projector.Progress { return f.progress() }
+func (f *fakeProgressOnly) Progress() projector.Progress { return f.progress() }
 
 // wantDeadLetteredHelp is what the dead-lettered counter must say it
 // counts: this process's finds, not the dead-letter stream's copies.
@@ -66,9 +66,9 @@ func TestProjectorCollector(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			calls := 0
-			src := &fakeProgress{progress: func() projector.Progress { calls++; return tt.p }}
+			src := &fakeProgressOnly{progress: func() projector.Progress { calls++; return tt.p }}
 			reg := prometheus.NewPedanticRegistry()
-			reg.MustRegister(NewCollector(src, func() time.Time { return now }))
+			reg.MustRegister(NewProjectorCollector(src, func() time.Time { return now }))
 			mfs, err := reg.Gather()
 			if err != nil {
 				t.Fatalf("gather: %v", err)

@@ -1,4 +1,4 @@
-package progress
+package admin
 
 import (
 	"context"
@@ -14,14 +14,14 @@ import (
 	"github.com/lookup/persons/projector"
 )
 
-// fakeSource is a projectormetrics.Source.
-type fakeSource func() projector.Progress
+// fakeProgressFunc is a ProgressSource.
+type fakeProgressFunc func() projector.Progress
 
-func (f fakeSource) Progress() projector.Progress { return f() }
+func (f fakeProgressFunc) Progress() projector.Progress { return f() }
 
 func TestReportProgress(t *testing.T) {
 	var applied atomic.Uint64
-	src := fakeSource(func() projector.Progress {
+	src := fakeProgressFunc(func() projector.Progress {
 		a := applied.Add(10)
 		return projector.Progress{AppliedSeq: a, TargetSeq: 1000, StreamLastSeq: 1000, Applied: a, Connected: true}
 	})
@@ -30,7 +30,7 @@ func TestReportProgress(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
-			Report(ctx, src, slog.New(slog.NewJSONHandler(&logs, nil)), Config{Interval: 5 * time.Millisecond})
+			ReportProgress(ctx, src, slog.New(slog.NewJSONHandler(&logs, nil)), ProgressConfig{Interval: 5 * time.Millisecond})
 			close(done)
 		}()
 		wait.For(t, 10*time.Second, func() error {
@@ -52,7 +52,7 @@ func TestReportProgress(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
-			Report(ctx, src, slog.New(slog.NewJSONHandler(&logs, nil)), Config{Bar: true, BarOut: &bar, Interval: time.Hour})
+			ReportProgress(ctx, src, slog.New(slog.NewJSONHandler(&logs, nil)), ProgressConfig{Bar: true, BarOut: &bar, Interval: time.Hour})
 			close(done)
 		}()
 		wait.For(t, 10*time.Second, func() error {

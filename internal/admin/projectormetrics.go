@@ -1,9 +1,10 @@
-// Package projectormetrics exports the projector's progress to Prometheus:
+// The projector's metrics: it exports the projector's progress to Prometheus:
 // a collector that reads projector.Progress once per scrape (applied,
 // skipped and dead-lettered events, sequences, lag, ages, caught up,
 // connected), and the histogram of publish-to-visible times that the
 // projector observes (projector.Config.ObserveVisible).
-package projectormetrics
+
+package admin
 
 import (
 	"time"
@@ -13,9 +14,9 @@ import (
 	"github.com/lookup/persons/projector"
 )
 
-// Source is what the collector reads: the projector's progress (a
+// ProgressSource is what the collector reads: the projector's progress (a
 // replica.Replica or a projector.Projector).
-type Source interface {
+type ProgressSource interface {
 	Progress() projector.Progress
 }
 
@@ -46,7 +47,7 @@ func ObserveSeconds(h prometheus.Observer) func(time.Duration) {
 // collector exports the projector's progress. It takes one
 // Progress snapshot per scrape so that the values agree with each other.
 type collector struct {
-	src Source
+	src ProgressSource
 	now func() time.Time
 
 	applied, skipped, deadLettered       *prometheus.Desc
@@ -80,9 +81,9 @@ const (
 const deadLetteredHelp = "Invalid events found by this process since it started (not applied; passed to the dead-letter stream). " +
 	"Every replica counts the same invalid events and a rebuild counts them again; the dead-letter stream holds one copy of each."
 
-// NewCollector returns the collector of src's progress; now is the clock
+// NewProjectorCollector returns the collector of src's progress; now is the clock
 // of the ages.
-func NewCollector(src Source, now func() time.Time) prometheus.Collector {
+func NewProjectorCollector(src ProgressSource, now func() time.Time) prometheus.Collector {
 	d := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, nil, nil) }
 	return &collector{
 		src:           src,

@@ -1,4 +1,4 @@
-// Package admintoken guards the state-changing endpoints of the admin
+// The token guard: it guards the state-changing endpoints of the admin
 // listener (a rebuild, a snapshot, ...) with one bearer token read from a
 // file. Without a token file those endpoints are off: they answer 403 to
 // everyone. The probes and metrics (/livez, /readyz, /metrics) are not
@@ -6,7 +6,8 @@
 //
 // The token is compared in constant time (of its SHA-256 digest, so that
 // not even its length leaks) and never logged.
-package admintoken
+
+package admin
 
 import (
 	"bytes"
@@ -21,49 +22,49 @@ import (
 	"strings"
 )
 
-// MinLength is the shortest token accepted, in bytes: a guessable admin
+// MinTokenLength is the shortest token accepted, in bytes: a guessable admin
 // token is refused at start-up rather than trusted.
-const MinLength = 16
+const MinTokenLength = 16
 
-// Guard checks the bearer token of admin requests. The zero value (and
+// TokenGuard checks the bearer token of admin requests. The zero value (and
 // Off) is a guard with no token: every guarded request is refused.
-type Guard struct {
+type TokenGuard struct {
 	sum    [sha256.Size]byte
 	on     bool
 	logger *slog.Logger
 }
 
-// Off returns a guard that refuses every request: the state-changing
+// TokenGuardOff returns a guard that refuses every request: the state-changing
 // endpoints are off.
-func Off() *Guard { return &Guard{} }
+func TokenGuardOff() *TokenGuard { return &TokenGuard{} }
 
-// New returns a guard that accepts the bearer token token (surrounding
+// NewTokenGuard returns a guard that accepts the bearer token token (surrounding
 // white space removed). It fails for a token shorter than MinLength or
 // holding white space or control characters inside. Refusals are logged
 // to logger (nil: not logged), without the token.
-func New(token []byte, logger *slog.Logger) (*Guard, error) {
+func NewTokenGuard(token []byte, logger *slog.Logger) (*TokenGuard, error) {
 	t := bytes.TrimSpace(token)
-	if len(t) < MinLength {
-		return nil, fmt.Errorf("admin token: %d bytes, want at least %d", len(t), MinLength)
+	if len(t) < MinTokenLength {
+		return nil, fmt.Errorf("admin token: %d bytes, want at least %d", len(t), MinTokenLength)
 	}
 	if bytes.ContainsFunc(t, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
 		return nil, errors.New("admin token: holds white space or control characters")
 	}
-	return &Guard{sum: sha256.Sum256(t), on: true, logger: logger}, nil
+	return &TokenGuard{sum: sha256.Sum256(t), on: true, logger: logger}, nil
 }
 
-// Load returns the guard of the token in the file path (see New), or Off
+// LoadTokenGuard returns the guard of the token in the file path (see New), or Off
 // when path is "" (no token file configured); the error names the file,
 // never its content.
-func Load(path string, logger *slog.Logger) (*Guard, error) {
+func LoadTokenGuard(path string, logger *slog.Logger) (*TokenGuard, error) {
 	if path == "" {
-		return Off(), nil
+		return TokenGuardOff(), nil
 	}
 	b, err := os.ReadFile(filepath.Clean(path))
 	if err != nil {
 		return nil, fmt.Errorf("admin token file: %w", err)
 	}
-	g, err := New(b, logger)
+	g, err := NewTokenGuard(b, logger)
 	if err != nil {
 		return nil, fmt.Errorf("admin token file %s: %w", path, err)
 	}
@@ -71,12 +72,12 @@ func Load(path string, logger *slog.Logger) (*Guard, error) {
 }
 
 // Enabled reports whether the guarded endpoints are on (a token is set).
-func (g *Guard) Enabled() bool { return g != nil && g.on }
+func (g *TokenGuard) Enabled() bool { return g != nil && g.on }
 
 // Require returns next guarded: 403 while the guard is off, 401 (with a
 // WWW-Authenticate challenge) without the right bearer token, next
 // otherwise.
-func (g *Guard) Require(next http.Handler) http.Handler {
+func (g *TokenGuard) Require(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		if !g.Enabled() {
@@ -95,7 +96,7 @@ func (g *Guard) Require(next http.Handler) http.Handler {
 }
 
 // accepts reports whether the Authorization header value carries the token.
-func (g *Guard) accepts(authz string) bool {
+func (g *TokenGuard) accepts(authz string) bool {
 	scheme, tok, ok := strings.Cut(authz, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return false
@@ -104,7 +105,7 @@ func (g *Guard) accepts(authz string) bool {
 	return subtle.ConstantTimeCompare(sum[:], g.sum[:]) == 1
 }
 
-func (g *Guard) refuse(r *http.Request, why string) {
+func (g *TokenGuard) refuse(r *http.Request, why string) {
 	if g == nil || g.logger == nil {
 		return
 	}
