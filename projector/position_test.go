@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 
 	"github.com/lookup/persons/events"
 )
@@ -142,7 +142,7 @@ func TestProgressFreshness(t *testing.T) {
 	}
 	publishAll(t, js, msgs)
 	waitApplied(t, p, 2, 20*time.Second)
-	wait.For(t, 20*time.Second, func() error {
+	testkit.WaitFor(t, 20*time.Second, func() error {
 		pr := p.Progress()
 		if pr.OldestUnappliedTime.IsZero() || pr.OldestUnappliedTime.Before(before.Add(-time.Second)) {
 			return fmt.Errorf("OldestUnappliedTime = %v, want about %v", pr.OldestUnappliedTime, before)
@@ -153,7 +153,7 @@ func TestProgressFreshness(t *testing.T) {
 		t.Fatalf("UnreachableSince = %v while connected, want zero", pr.UnreachableSince)
 	}
 	srv.Shutdown()
-	wait.For(t, 20*time.Second, func() error {
+	testkit.WaitFor(t, 20*time.Second, func() error {
 		pr := p.Progress()
 		if pr.Connected || pr.UnreachableSince.IsZero() {
 			return fmt.Errorf("Connected %v, UnreachableSince %v after NATS stopped", pr.Connected, pr.UnreachableSince)

@@ -23,8 +23,7 @@ import (
 
 	"github.com/lestrrat-go/jwx/v3/jwa"
 
-	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // fakeClock is a settable clock.
@@ -337,7 +336,7 @@ func TestJWKSFromURLRefreshesInBackground(t *testing.T) {
 	// The issuer replaces k1 by k2; the background refresh picks it up
 	// without any token asking.
 	js.set(jwksJSON(t, publicJWK(t, rsaKey2, "k2", "RS256")), 200)
-	wait.For(t, 30*time.Second, func() error {
+	testkit.WaitFor(t, 30*time.Second, func() error {
 		if _, ok := keys.set.Load().byKID["k2"]; !ok {
 			return errors.New("k2 not loaded yet")
 		}
@@ -361,7 +360,7 @@ func TestJWKSRefreshFailuresLogged(t *testing.T) {
 	testKeys(t)
 	doc := jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256"))
 	js := newJWKSServer(t, doc)
-	var buf logtest.Buffer
+	var buf testkit.LogBuffer
 	log := slog.New(slog.NewJSONHandler(&buf, nil))
 	secretURL := strings.Replace(js.URL, "http://", "http://svc:hunter2@", 1) + "/keys?api_key=s3cr3t"
 	clock := &fakeClock{now: testNow}
@@ -375,7 +374,7 @@ func TestJWKSRefreshFailuresLogged(t *testing.T) {
 		t.Fatalf("logged while the JWKS answered: %s", out)
 	}
 	js.set([]byte(`{"keys":[{"kty":"RSA","n":"not-key-material-but-close"}]}`), http.StatusOK)
-	wait.For(t, 30*time.Second, func() error {
+	testkit.WaitFor(t, 30*time.Second, func() error {
 		if !strings.Contains(buf.String(), `"trigger":"background"`) {
 			return errors.New("no background refresh failure logged yet")
 		}
@@ -450,7 +449,7 @@ func TestWithJWKSRefreshInterval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait.For(t, 30*time.Second, func() error {
+	testkit.WaitFor(t, 30*time.Second, func() error {
 		if n := js.fetches.Load(); n < 3 {
 			return fmt.Errorf("%d fetches, want background refreshes", n)
 		}

@@ -18,8 +18,7 @@ import (
 
 	"github.com/lestrrat-go/jwx/v3/jwa"
 
-	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // gatedJWKS is a JWKS endpoint that can hold its answers until released,
@@ -102,7 +101,7 @@ func TestJWKSNewKeyAfterBackgroundRefresh(t *testing.T) {
 	js := newJWKSServer(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
 	clock := &fakeClock{now: testNow} // stands still: every fetch is "moments before"
 	keys := js.keys(t, jwksTuning{refresh: 5 * time.Millisecond, minRefetch: time.Minute, now: clock.Now})
-	wait.For(t, 30*time.Second, func() error {
+	testkit.WaitFor(t, 30*time.Second, func() error {
 		if n := js.fetches.Load(); n < 3 {
 			return fmt.Errorf("%d fetches, want background refreshes", n)
 		}
@@ -291,7 +290,7 @@ func TestJWKSRedirectsSameOriginOnly(t *testing.T) {
 func TestCancelledVerificationIsNotRefused(t *testing.T) {
 	js := gatedK1(t)
 	keys := js.keys(t, jwksTuning{refresh: time.Hour})
-	var buf logtest.Buffer
+	var buf testkit.LogBuffer
 	s, err := NewServer(Config{Reader: fixtureReader(), Keys: keys, Now: func() time.Time { return testNow },
 		Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
 	if err != nil {
@@ -344,7 +343,7 @@ func TestJWKSRefreshFailuresCounted(t *testing.T) {
 	testKeys(t)
 	js := newJWKSServer(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
 	keys := js.keys(t, jwksTuning{refresh: 5 * time.Millisecond, minRefetch: time.Minute, now: time.Now})
-	wait.For(t, 30*time.Second, func() error {
+	testkit.WaitFor(t, 30*time.Second, func() error {
 		if n := js.fetches.Load(); n < 3 {
 			return fmt.Errorf("%d fetches, want background refreshes", n)
 		}
@@ -354,7 +353,7 @@ func TestJWKSRefreshFailuresCounted(t *testing.T) {
 		t.Fatalf("RefreshFailures() = %d while the set answers, want 0", n)
 	}
 	js.set([]byte("not json"), http.StatusInternalServerError)
-	wait.For(t, 30*time.Second, func() error {
+	testkit.WaitFor(t, 30*time.Second, func() error {
 		if n := keys.RefreshFailures(); n < 2 {
 			return fmt.Errorf("RefreshFailures() = %d with the set failing, want 2 or more", n)
 		}

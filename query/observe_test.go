@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 func TestAccessLog(t *testing.T) {
-	var buf logtest.Buffer
+	var buf testkit.LogBuffer
 	s, err := NewServer(Config{
 		Reader:   fixtureReader(),
 		Keys:     testJWKS(t),
@@ -109,7 +109,7 @@ func TestAccessLog(t *testing.T) {
 }
 
 func TestPanicLogHoldsNoPanicValue(t *testing.T) {
-	var buf logtest.Buffer
+	var buf testkit.LogBuffer
 	s, err := NewServer(Config{Reader: fixtureReader(), Keys: testJWKS(t), Logger: slog.New(slog.NewTextHandler(&buf, nil)),
 		Now: func() time.Time { return testNow }})
 	if err != nil {
@@ -190,7 +190,7 @@ func TestMetrics(t *testing.T) {
 // without the client's cancellation. The access log records the status
 // written, at Info, with client_gone and without an error.
 func TestClientGone(t *testing.T) {
-	var buf logtest.Buffer
+	var buf testkit.LogBuffer
 	reg := prometheus.NewRegistry()
 	// goAway is the client's cancellation, called while the read model
 	// is being read; the read model answers unless its context is done.

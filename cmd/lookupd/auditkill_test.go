@@ -13,10 +13,9 @@ import (
 
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/internal/audittest"
 	"github.com/lookup/persons/internal/dev"
-	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/audittest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // killFixture is a consumer with two signers holding an SSN (one a date
@@ -135,7 +134,7 @@ func loadChild(t *testing.T, e map[string]string, path, tok, prefix string, minA
 	r := audittest.Start(audittest.Config{URL: url, Token: tok, Workers: 64, Prefix: prefix,
 		Headers: map[string]string{"Lookup-Purpose": "TREATMENT"}})
 	t.Cleanup(func() { r.Stop() })
-	wait.For(t, 60*time.Second, func() error {
+	testkit.WaitFor(t, 60*time.Second, func() error {
 		if got := r.OK(); got < minAnswers {
 			return fmt.Errorf("%d answers 200 (%d others), want %d", got, r.Failed(), minAnswers)
 		}
@@ -158,7 +157,7 @@ func readLedger(ctx context.Context, t *testing.T, js jetstream.JetStream) audit
 // it must exit 0 and say OK.
 func checkAuditVerify(t *testing.T, url string) {
 	t.Helper()
-	var out, errOut logtest.Buffer
+	var out, errOut testkit.LogBuffer
 	err := run(context.Background(), []string{"audit", "verify"}, env(map[string]string{"LOOKUP_NATS_URL": url}), &out, &errOut)
 	if err != nil || !strings.HasSuffix(out.String(), "OK\n") {
 		t.Errorf("audit verify: %v\n%s%s", err, out.String(), errOut.String())

@@ -14,8 +14,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/internal/dev"
-	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 var (
@@ -49,7 +48,7 @@ func moreTokensIn(t *testing.T, banner string, environ map[string]string) string
 	if !strings.HasPrefix(strings.Join(words, " "), prefix) {
 		t.Fatalf("More tokens command %q does not start with %q", m[1], prefix)
 	}
-	var out, errOut logtest.Buffer
+	var out, errOut testkit.LogBuffer
 	if err := run(context.Background(), words[3:], env(environ), &out, &errOut); err != nil {
 		t.Fatalf("%s: %v\n%s", m[1], err, errOut.String())
 	}
@@ -71,7 +70,7 @@ func checkBannerTools(t *testing.T, banner string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out, errOut logtest.Buffer
+		var out, errOut testkit.LogBuffer
 		if err := run(context.Background(), words, env(nil), &out, &errOut); err != nil {
 			t.Fatalf("%s: %v\n%s", l[1], err, errOut.String())
 		}
@@ -104,7 +103,7 @@ func TestDev(t *testing.T) {
 		"HOME":              home["HOME"],
 	}, "dev")
 	var out string
-	wait.For(t, 60*time.Second, func() error {
+	testkit.WaitFor(t, 60*time.Second, func() error {
 		out = p.stdout.String()
 		if !strings.Contains(out, "Stop with Ctrl-C.") {
 			select {
@@ -206,7 +205,7 @@ func TestDevDataDirSurvives(t *testing.T) {
 	var tokens []string
 	for i := range 2 {
 		p := start(t, environ, "dev", "--data-dir", dir)
-		wait.For(t, 60*time.Second, func() error {
+		testkit.WaitFor(t, 60*time.Second, func() error {
 			if !strings.Contains(p.stdout.String(), "Stop with Ctrl-C.") {
 				return fmt.Errorf("run %d: no banner yet; stderr:\n%s", i, p.stderr)
 			}
@@ -252,13 +251,13 @@ func TestTokenDefaultsToDevKey(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := start(t, map[string]string{"HOME": home, "LOOKUP_HTTP_ADDR": "127.0.0.1:0", "LOOKUP_ADMIN_ADDR": "127.0.0.1:0"}, tt.devArgs...)
-			wait.For(t, 60*time.Second, func() error {
+			testkit.WaitFor(t, 60*time.Second, func() error {
 				if !strings.Contains(p.stdout.String(), "Stop with Ctrl-C.") {
 					return fmt.Errorf("no banner yet; stderr:\n%s", p.stderr)
 				}
 				return nil
 			})
-			var out, errOut logtest.Buffer
+			var out, errOut testkit.LogBuffer
 			if err := run(context.Background(), tt.tokenArgs, env(tt.tokenEnv), &out, &errOut); err != nil {
 				t.Fatalf("token: %v (stderr %q)", err, errOut.String())
 			}

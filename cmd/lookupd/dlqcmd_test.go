@@ -12,8 +12,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/settings"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestDLQCommands dead-letters an event with "lookupd project", lists it
@@ -34,7 +34,7 @@ func TestDLQCommands(t *testing.T) {
 	}
 	runCmd := func(args ...string) (string, error) {
 		t.Helper()
-		var out, errOut logtest.Buffer
+		var out, errOut testkit.LogBuffer
 		err := run(context.Background(), args, env(environ), &out, &errOut)
 		if strings.Contains(out.String()+errOut.String(), secret) {
 			t.Errorf("lookupd %v printed the body's personal data", args)

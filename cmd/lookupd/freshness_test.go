@@ -12,13 +12,11 @@ import (
 
 	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/dev"
-	"github.com/lookup/persons/internal/httpget"
-	"github.com/lookup/persons/internal/wait"
 
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // getHeaders sends a GET with token and headers; it returns the response
@@ -31,7 +29,7 @@ type answer struct {
 
 func getHeaders(t *testing.T, url, tok string, hdr map[string]string) (answer, string) {
 	t.Helper()
-	r, err := httpget.Get(nil, url, tok, hdr)
+	r, err := testkit.HTTPGet(nil, url, tok, hdr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,9 +112,9 @@ func TestServeStaleness(t *testing.T) {
 	port := freePort(t)
 	storeDir := t.TempDir()
 	startNATS := func() *server.Server {
-		o := natstest.Options(storeDir)
+		o := testkit.NATSOptions(storeDir)
 		o.Port = port
-		return natstest.Run(t, o)
+		return testkit.RunNATS(t, o)
 	}
 	ns := startNATS()
 	js := jetStream(t, ns)
@@ -133,7 +131,7 @@ func TestServeStaleness(t *testing.T) {
 
 	ns.Shutdown()
 	ns.WaitForShutdown()
-	wait.For(t, 30*time.Second, func() error {
+	testkit.WaitFor(t, 30*time.Second, func() error {
 		code, body, err := get("http://"+addrs["admin"]+"/readyz", "")
 		if err != nil || code != http.StatusServiceUnavailable {
 			return fmt.Errorf("readyz with NATS stopped: %d %s %w, want 503", code, body, err)

@@ -22,10 +22,7 @@ import (
 
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/dev"
-	"github.com/lookup/persons/internal/httpget"
-	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/natstest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/projector"
 )
 
@@ -83,13 +80,13 @@ func testDemoData(t *testing.T) *dev.DemoData {
 // storing in a temporary directory, stopped when the test ends.
 func runNATS(t *testing.T) *server.Server {
 	t.Helper()
-	return natstest.Run(t, nil)
+	return testkit.RunNATS(t, nil)
 }
 
 // jetStream connects to ns and returns its JetStream context.
 func jetStream(t *testing.T, ns *server.Server) jetstream.JetStream {
 	t.Helper()
-	_, js := natstest.Connect(t, ns.ClientURL())
+	_, js := testkit.ConnectNATS(t, ns.ClientURL())
 	return js
 }
 
@@ -184,7 +181,7 @@ func token(t *testing.T, req dev.TokenRequest) string {
 
 // program is one run of the whole program, started by start.
 type program struct {
-	stdout, stderr *logtest.Buffer
+	stdout, stderr *testkit.LogBuffer
 	cancel         context.CancelFunc
 	done           chan error
 }
@@ -204,7 +201,7 @@ func start(t *testing.T, environ map[string]string, args ...string) *program {
 func startFunc(t *testing.T, what string, f func(ctx context.Context, stdout, stderr io.Writer) error) *program {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &program{stdout: &logtest.Buffer{}, stderr: &logtest.Buffer{}, cancel: cancel, done: make(chan error, 1)}
+	p := &program{stdout: &testkit.LogBuffer{}, stderr: &testkit.LogBuffer{}, cancel: cancel, done: make(chan error, 1)}
 	go func() { p.done <- f(ctx, p.stdout, p.stderr) }()
 	t.Cleanup(func() {
 		cancel()
@@ -235,7 +232,7 @@ func (p *program) wait(t *testing.T, timeout time.Duration) error {
 func (p *program) addrs(t *testing.T) map[string]string {
 	t.Helper()
 	var got map[string]string
-	wait.For(t, 20*time.Second, func() error {
+	testkit.WaitFor(t, 20*time.Second, func() error {
 		got = map[string]string{}
 		sc := bufio.NewScanner(strings.NewReader(p.stderr.String()))
 		for sc.Scan() {
@@ -270,7 +267,7 @@ func get(url, tok string) (int, []byte, error) {
 
 // getWithHeaders is get with extra request headers.
 func getWithHeaders(url, tok string, headers map[string]string) (int, []byte, error) {
-	r, err := httpget.Get(nil, url, tok, headers)
+	r, err := testkit.HTTPGet(nil, url, tok, headers)
 	return r.Status, r.Body, err
 }
 
@@ -285,7 +282,7 @@ func waitReady(t *testing.T, admin string) {
 func waitOK(t *testing.T, timeout time.Duration, url, tok string) {
 	const want = http.StatusOK
 	t.Helper()
-	wait.For(t, timeout, func() error {
+	testkit.WaitFor(t, timeout, func() error {
 		code, body, err := get(url, tok)
 		if err != nil {
 			return err

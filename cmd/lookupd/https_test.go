@@ -13,8 +13,7 @@ import (
 
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/dev"
-	"github.com/lookup/persons/internal/testcerts"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestServeHTTPSRotation: with LOOKUP_TLS_CERT_FILE and _KEY_FILE the API
@@ -25,7 +24,7 @@ func TestServeHTTPSRotation(t *testing.T) {
 	ns, js := personsNATS(t)
 	id := dev.DemoID("t-consumer", 0)
 	publish(t, js, events.Consumer{ConsumerID: id, BusinessID: dev.DemoID("business", 0), FirstName: "A", LastName: "B"})
-	ca := testcerts.NewCA(t)
+	ca := testkit.NewCA(t)
 	first := ca.Server(t, "api")
 	environ := serveEnv(t, ns, t.TempDir())
 	environ["LOOKUP_TLS_CERT_FILE"], environ["LOOKUP_TLS_KEY_FILE"] = first.CertFile, first.KeyFile
@@ -78,7 +77,7 @@ func TestServeHTTPSRotation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	wait.For(t, 15*time.Second, func() error {
+	testkit.WaitFor(t, 15*time.Second, func() error {
 		code, serial, err := getOver(0)
 		if err != nil {
 			return err
@@ -98,7 +97,7 @@ func TestServeHTTPSRotation(t *testing.T) {
 // even when the API requires one.
 func TestServeAdminTLS(t *testing.T) {
 	ns, _ := personsNATS(t)
-	ca := testcerts.NewCA(t)
+	ca := testkit.NewCA(t)
 	cert := ca.Server(t, "api")
 	environ := serveEnv(t, ns, t.TempDir())
 	environ["LOOKUP_TLS_CERT_FILE"], environ["LOOKUP_TLS_KEY_FILE"] = cert.CertFile, cert.KeyFile
@@ -116,7 +115,7 @@ func TestServeAdminTLS(t *testing.T) {
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-	wait.For(t, 30*time.Second, func() error {
+	testkit.WaitFor(t, 30*time.Second, func() error {
 		resp, err := client.Get("https://" + admin + "/readyz")
 		if err != nil {
 			return err

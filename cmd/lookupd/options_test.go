@@ -17,9 +17,7 @@ import (
 
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/dev"
-	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/tokentest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/projector"
 	"github.com/lookup/persons/query"
 )
@@ -64,7 +62,7 @@ func TestServeJWKSURL(t *testing.T) {
 	// A failing refresh is logged at Warn, without credentials; the keys
 	// held keep verifying.
 	down.Store(true)
-	wait.For(t, 10*time.Second, func() error {
+	testkit.WaitFor(t, 10*time.Second, func() error {
 		if !strings.Contains(p.stderr.String(), "JWKS refresh failed") {
 			return errors.New("no JWKS refresh failure logged yet")
 		}
@@ -135,7 +133,7 @@ func TestEncryptionAtRest(t *testing.T) {
 	s.Close()
 	environ := serveEnv(t, ns, dir)
 	environ["LOOKUP_ENCRYPTION_KEY_FILE"] = other
-	var out, errOut logtest.Buffer
+	var out, errOut testkit.LogBuffer
 	err = run(context.Background(), []string{"serve"}, env(environ), &out, &errOut)
 	if !errors.Is(err, projector.ErrEncryptionKey) {
 		t.Errorf("serve with the wrong key: %v, want ErrEncryptionKey", err)
@@ -151,7 +149,7 @@ func TestDevTenancy(t *testing.T) {
 		"LOOKUP_HTTP_ADDR": "127.0.0.1:0", "LOOKUP_ADMIN_ADDR": "127.0.0.1:0",
 		"LOOKUP_TENANT_CLAIM": "business_ids", "LOOKUP_ISSUER": "https://dev.example", "LOOKUP_AUDIENCE": "lookup",
 	}, "dev")
-	wait.For(t, 60*time.Second, func() error {
+	testkit.WaitFor(t, 60*time.Second, func() error {
 		if !strings.Contains(p.stdout.String(), "Stop with Ctrl-C.") {
 			return fmt.Errorf("no banner yet; stderr:\n%s", p.stderr)
 		}
@@ -159,7 +157,7 @@ func TestDevTenancy(t *testing.T) {
 	})
 	out := p.stdout.String()
 	tok := tokenLine.FindStringSubmatch(out)[1]
-	claims := tokentest.Claims(t, tok)
+	claims := testkit.TokenClaims(t, tok)
 	d := testDemoData(t)
 	if got := fmt.Sprint(claims["business_ids"]); got != fmt.Sprint(d.Businesses) {
 		t.Errorf("business_ids = %s, want %v", got, d.Businesses)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/internal/dev"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // post sends a POST with an optional bearer token and returns the status
@@ -115,7 +115,7 @@ func TestSnapshotBootstrapRebuild(t *testing.T) {
 	if code != http.StatusAccepted {
 		t.Fatalf("POST /rebuild: %d %s, want 202", code, body)
 	}
-	wait.For(t, 30*time.Second, func() error {
+	testkit.WaitFor(t, 30*time.Second, func() error {
 		c, got, err := get(signers, tok)
 		if err != nil || c != http.StatusOK || string(got) != string(want) {
 			t.Fatalf("during the rebuild: %d %s %v, want 200 %s", c, got, err, want)

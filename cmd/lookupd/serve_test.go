@@ -18,10 +18,8 @@ import (
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/dev"
-	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/natstest"
 	"github.com/lookup/persons/internal/settings"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/projector"
 )
 
@@ -111,7 +109,7 @@ func TestServe(t *testing.T) {
 		waitOK(t, 20*time.Second, api+"/api/v1/persons/"+late.ConsumerID, tok)
 	})
 	t.Run("metrics", func(t *testing.T) {
-		wait.For(t, 10*time.Second, func() error {
+		testkit.WaitFor(t, 10*time.Second, func() error {
 			code, body, err := get(adminURL+"/metrics", "")
 			if err != nil || code != http.StatusOK {
 				return fmt.Errorf("GET /metrics: %d %w", code, err)
@@ -214,7 +212,7 @@ func TestServe(t *testing.T) {
 			}
 		}()
 	}
-	wait.For(t, 20*time.Second, func() error {
+	testkit.WaitFor(t, 20*time.Second, func() error {
 		if n := oks.Load(); n < 40 {
 			return fmt.Errorf("%d requests done", n)
 		}
@@ -225,7 +223,7 @@ func TestServe(t *testing.T) {
 
 	// The admin listener reports draining while the API waits for the held
 	// requests; then they complete.
-	wait.For(t, 10*time.Second, func() error {
+	testkit.WaitFor(t, 10*time.Second, func() error {
 		code, body, err := get(adminURL+"/readyz", "")
 		if err != nil || code != http.StatusServiceUnavailable || !strings.Contains(string(body), `"draining":true`) {
 			return fmt.Errorf("readyz while draining: %d %s %w", code, body, err)
@@ -315,7 +313,7 @@ func TestServeStartupErrors(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			var out, errOut logtest.Buffer
+			var out, errOut testkit.LogBuffer
 			err := run(ctx, []string{"serve"}, env(environ), &out, &errOut)
 			if err == nil || ctx.Err() != nil {
 				t.Fatalf("run = %v (ctx %v), want a start-up error", err, ctx.Err())
@@ -351,7 +349,7 @@ func TestServeWithoutNATS(t *testing.T) {
 	p := start(t, environ, "serve")
 	addrs := p.addrs(t)
 	admin := "http://" + addrs["admin"]
-	wait.For(t, 20*time.Second, func() error {
+	testkit.WaitFor(t, 20*time.Second, func() error {
 		if !strings.Contains(p.stderr.String(), "nats unreachable") {
 			return errors.New("no log line about NATS being unreachable")
 		}
@@ -394,9 +392,9 @@ func TestServeWithoutNATS(t *testing.T) {
 	checkNotReady()
 
 	// NATS comes up on that port, with the stream.
-	opts := natstest.Options(t.TempDir())
+	opts := testkit.NATSOptions(t.TempDir())
 	opts.Port = port
-	ns := natstest.Run(t, opts)
+	ns := testkit.RunNATS(t, opts)
 	js := jetStream(t, ns)
 	createStream(t, js, "PERSONS")
 	publish(t, js, events.Consumer{ConsumerID: consumerID, BusinessID: dev.DemoID("business", 0), FirstName: "A", LastName: "B"})

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/query"
 )
 
@@ -18,7 +18,7 @@ import (
 // with the searches it recorded.
 func searchServer(t *testing.T, recordErr error) (http.Handler, *Index, *[]string) {
 	t.Helper()
-	nc, js := natstest.Start(t)
+	nc, js := testkit.StartNATS(t)
 	writeLedger(t, nc, "a", 30)
 	x := openIndex(t)
 	follow(t, x, js)

@@ -9,8 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/projector"
 )
 
@@ -26,14 +25,14 @@ func TestReportProgress(t *testing.T) {
 		return projector.Progress{AppliedSeq: a, TargetSeq: 1000, StreamLastSeq: 1000, Applied: a, Connected: true}
 	})
 	t.Run("log lines when not a terminal", func(t *testing.T) {
-		var logs logtest.Buffer
+		var logs testkit.LogBuffer
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
 			ReportProgress(ctx, src, slog.New(slog.NewJSONHandler(&logs, nil)), ProgressConfig{Interval: 5 * time.Millisecond})
 			close(done)
 		}()
-		wait.For(t, 10*time.Second, func() error {
+		testkit.WaitFor(t, 10*time.Second, func() error {
 			if n := strings.Count(logs.String(), `"msg":"projecting"`); n < 2 {
 				return fmt.Errorf("%d progress lines", n)
 			}
@@ -48,14 +47,14 @@ func TestReportProgress(t *testing.T) {
 		}
 	})
 	t.Run("bar on a terminal", func(t *testing.T) {
-		var bar, logs logtest.Buffer
+		var bar, logs testkit.LogBuffer
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() {
 			ReportProgress(ctx, src, slog.New(slog.NewJSONHandler(&logs, nil)), ProgressConfig{Bar: true, BarOut: &bar, Interval: time.Hour})
 			close(done)
 		}()
-		wait.For(t, 10*time.Second, func() error {
+		testkit.WaitFor(t, 10*time.Second, func() error {
 			if !strings.Contains(bar.String(), "/1000") {
 				return fmt.Errorf("bar output %q", bar.String())
 			}

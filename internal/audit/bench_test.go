@@ -17,8 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/natstest"
-	"github.com/lookup/persons/internal/tokentest"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/query"
 )
 
@@ -45,7 +44,7 @@ func (benchReader) Signers(context.Context, string) (events.Person, []events.Sig
 // benchKeys returns the JWKS of a fresh ES256 key and a token it verifies.
 func benchKeys(b *testing.B) (*query.JWKS, string) {
 	b.Helper()
-	is := tokentest.ECDSA(b)
+	is := testkit.NewECDSAIssuer(b)
 	keys, err := query.LoadJWKSFile(is.WriteJWKS(b))
 	if err != nil {
 		b.Fatal(err)
@@ -68,7 +67,7 @@ func benchNATS(b *testing.B) *nats.Conn {
 		b.Cleanup(nc.Close)
 		return nc
 	}
-	nc, _ := natstest.Start(b)
+	nc, _ := testkit.StartNATS(b)
 	return nc
 }
 
@@ -243,7 +242,7 @@ func BenchmarkLedger64(b *testing.B) {
 		{"per-record", func(b *testing.B, nc *nats.Conn) query.Auditor { return newPerRecord(b, nc) }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			nc, js := natstest.Start(b)
+			nc, js := testkit.StartNATS(b)
 			if err := EnsureStream(context.Background(), js, DefaultStream); err != nil {
 				b.Fatal(err)
 			}
@@ -284,7 +283,7 @@ func benchLedger(b *testing.B, nc *nats.Conn, inFlight int) *Ledger {
 // the other: a lone disclosure waits for no timer, only for its message's
 // round trip.
 func BenchmarkLoneDisclose(b *testing.B) {
-	nc, js := natstest.Start(b)
+	nc, js := testkit.StartNATS(b)
 	if err := EnsureStream(context.Background(), js, DefaultStream); err != nil {
 		b.Fatal(err)
 	}

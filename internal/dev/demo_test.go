@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 func mustNew(t *testing.T) *DemoData {
@@ -86,8 +86,8 @@ func TestDemoData(t *testing.T) {
 // events alone; PublishAll publishes again and counts no event as new
 // (the stream drops duplicates of the deterministic ids).
 func TestPublish(t *testing.T) {
-	_, js := natstest.Start(t)
-	natstest.PersonsStream(t, js)
+	_, js := testkit.StartNATS(t)
+	testkit.PersonsStream(t, js)
 	ctx := context.Background()
 	d := mustNew(t)
 	p := events.NewPublisher(js)

@@ -2,7 +2,7 @@
 // a free loopback port, and holds the definition of the source stream as
 // deployed: the broker of "lookupd dev" and of the load tool's soak
 // (cmd/loadtest), so that both run the stream operators apply. Tests use
-// internal/natstest instead, which ties the server to a testing.TB.
+// internal/testing/testkit instead, which ties the server to a testing.TB.
 
 package dev
 

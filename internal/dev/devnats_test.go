@@ -11,14 +11,14 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lookup/persons/internal/repofile"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestPersonsStreamIsDeployed: the stream of dev and of the soak is the
 // one operators apply.
 func TestPersonsStreamIsDeployed(t *testing.T) {
 	var want jetstream.StreamConfig
-	if err := json.Unmarshal([]byte(repofile.Read(t, "deploy/streams/persons.json")), &want); err != nil {
+	if err := json.Unmarshal([]byte(testkit.ReadRepoFile(t, "deploy/streams/persons.json")), &want); err != nil {
 		t.Fatal(err)
 	}
 	if got := PersonsStream(want.Name); !reflect.DeepEqual(got, want) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestWarnLoose: a secret that the group or others may read or
@@ -44,7 +44,7 @@ func TestWarnLoose(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var buf logtest.Buffer
+			var buf testkit.LogBuffer
 			WarnLoose(slog.New(slog.NewTextHandler(&buf, nil)), tc.f)
 			got := buf.String()
 			if warned := strings.Contains(got, "level=WARN"); warned != tc.warn {

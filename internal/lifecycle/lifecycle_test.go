@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/internal/admin"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/projector"
 )
 
@@ -69,7 +69,7 @@ func TestRunShutdownOrder(t *testing.T) {
 			Delay:      50 * time.Millisecond, Timeout: 10 * time.Second, Logger: logger,
 		})
 	}()
-	wait.For(t, 10*time.Second, func() error {
+	testkit.WaitFor(t, 10*time.Second, func() error {
 		if readyAddrs.Load() == nil {
 			return errors.New("OnReady not called")
 		}

@@ -10,8 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestBufferedLogger checks when the buffered log reaches its writer: an
@@ -39,16 +38,16 @@ func TestBufferedLogger(t *testing.T) {
 		if b, err := os.ReadFile(f.Name()); err != nil || !strings.Contains(string(b), `"msg":"held"`) {
 			t.Errorf("after stop the file holds %q (%v), want the INFO line", b, err)
 		}
-		out := new(logtest.Buffer)
+		out := new(testkit.LogBuffer)
 		logger, stop = New(out, newLogger)
 		defer stop()
 		logger.Info("direct")
 		if !strings.Contains(out.String(), `"msg":"direct"`) {
-			t.Errorf("a logtest.Buffer holds %q right after an INFO line, want it", out.String())
+			t.Errorf("a testkit.Buffer holds %q right after an INFO line, want it", out.String())
 		}
 	})
 	t.Run("warn flushes at once, in order", func(t *testing.T) {
-		out := new(logtest.Buffer)
+		out := new(testkit.LogBuffer)
 		logger, stop := Buffered(out, newLogger)
 		defer stop()
 		logger.Info("first")
@@ -60,11 +59,11 @@ func TestBufferedLogger(t *testing.T) {
 		}
 	})
 	t.Run("info within the flush interval", func(t *testing.T) {
-		out := new(logtest.Buffer)
+		out := new(testkit.LogBuffer)
 		logger, stop := Buffered(out, newLogger)
 		defer stop()
 		logger.Info("held")
-		wait.For(t, 10*FlushInterval, func() error {
+		testkit.WaitFor(t, 10*FlushInterval, func() error {
 			if !strings.Contains(out.String(), `"msg":"held"`) {
 				return errors.New("INFO line not written yet")
 			}
@@ -72,7 +71,7 @@ func TestBufferedLogger(t *testing.T) {
 		})
 	})
 	t.Run("WriteOut writes what is held", func(t *testing.T) {
-		out := new(logtest.Buffer)
+		out := new(testkit.LogBuffer)
 		logger, stop := Buffered(out, newLogger)
 		defer stop()
 		logger.With("component", "api").Info("before the banner")
@@ -82,7 +81,7 @@ func TestBufferedLogger(t *testing.T) {
 		}
 	})
 	t.Run("stop writes what is held", func(t *testing.T) {
-		out := new(logtest.Buffer)
+		out := new(testkit.LogBuffer)
 		logger, stop := Buffered(out, newLogger)
 		logger.Info("last words")
 		stop()

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestSoft checks that 3/4 of the memory budget is the Go soft memory
@@ -80,7 +80,7 @@ func TestApplyLogs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			logger, buf := logtest.Text()
+			logger, buf := testkit.TextLogger()
 			if got := Apply(tt.b, logger); got != tt.limit {
 				t.Errorf("Apply = %d, want %d", got, tt.limit)
 			}

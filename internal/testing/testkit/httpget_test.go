@@ -1,4 +1,4 @@
-package httpget
+package testkit
 
 import (
 	"net/http"
@@ -27,7 +27,7 @@ func TestGet(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := Get(tc.client, srv.URL+"/x", tc.token, tc.headers)
+			r, err := HTTPGet(tc.client, srv.URL+"/x", tc.token, tc.headers)
 			if err != nil {
 				t.Fatalf("Get: %v", err)
 			}
@@ -48,7 +48,7 @@ func TestGetUnreachable(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
-	if _, err := Get(nil, url, "", nil); err == nil {
+	if _, err := HTTPGet(nil, url, "", nil); err == nil {
 		t.Error("Get of a closed server: nil error, want one")
 	}
 }

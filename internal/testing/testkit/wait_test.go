@@ -1,4 +1,4 @@
-package wait
+package testkit
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 func TestUntil(t *testing.T) {
 	t.Run("met after a few checks", func(t *testing.T) {
 		n := 0
-		err := Until(5*time.Second, func() error {
+		err := WaitUntil(5*time.Second, func() error {
 			n++
 			if n < 3 {
 				return errors.New("not yet")
@@ -22,7 +22,7 @@ func TestUntil(t *testing.T) {
 	})
 	t.Run("never met returns the last error", func(t *testing.T) {
 		want := errors.New("never")
-		if got := Until(20*time.Millisecond, func() error { return want }); !errors.Is(got, want) {
+		if got := WaitUntil(20*time.Millisecond, func() error { return want }); !errors.Is(got, want) {
 			t.Fatalf("got %v, want %v", got, want)
 		}
 	})

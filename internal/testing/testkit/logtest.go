@@ -1,6 +1,7 @@
-// Package logtest captures what code under test logs, so that a test can
+// Logs: it captures what code under test logs, so that a test can
 // assert on log lines (and on what must never be in them).
-package logtest
+
+package testkit
 
 import (
 	"bytes"
@@ -8,36 +9,36 @@ import (
 	"sync"
 )
 
-// Buffer is an io.Writer safe for concurrent use that keeps everything
+// LogBuffer is an io.Writer safe for concurrent use that keeps everything
 // written to it.
-type Buffer struct {
+type LogBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
 // Write appends p.
-func (b *Buffer) Write(p []byte) (int, error) {
+func (b *LogBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.Write(p)
 }
 
 // String returns everything written so far.
-func (b *Buffer) String() string {
+func (b *LogBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
 }
 
-// JSON returns a logger writing JSON lines at every level (debug
+// JSONLogger returns a logger writing JSONLogger lines at every level (debug
 // included) to a new Buffer, and the buffer.
-func JSON() (*slog.Logger, *Buffer) {
-	b := new(Buffer)
+func JSONLogger() (*slog.Logger, *LogBuffer) {
+	b := new(LogBuffer)
 	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug})), b
 }
 
-// Text is JSON with slog's text format.
-func Text() (*slog.Logger, *Buffer) {
-	b := new(Buffer)
+// TextLogger is JSON with slog's text format.
+func TextLogger() (*slog.Logger, *LogBuffer) {
+	b := new(LogBuffer)
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug})), b
 }

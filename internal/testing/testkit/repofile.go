@@ -1,7 +1,8 @@
-// Package repofile reads the repository's own files (documents, the
+// Repository files: it reads the repository's own files (documents, the
 // Makefile, deployment definitions) in tests that hold them true to the
 // code, by their slash-separated path from the repository root.
-package repofile
+
+package testkit
 
 import (
 	"errors"
@@ -10,12 +11,12 @@ import (
 	"testing"
 )
 
-// Read returns the content of the file at rel, a slash-separated path
+// ReadRepoFile returns the content of the file at rel, a slash-separated path
 // from the repository root (e.g. "docs/api.md"), and fails the test if it
 // cannot be read.
-func Read(t testing.TB, rel string) string {
+func ReadRepoFile(t testing.TB, rel string) string {
 	t.Helper()
-	root, err := Root()
+	root, err := RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,9 +27,9 @@ func Read(t testing.TB, rel string) string {
 	return string(b)
 }
 
-// Root returns the repository root: the nearest directory at or above the
+// RepoRoot returns the repository root: the nearest directory at or above the
 // working directory (a test's package directory) that holds go.mod.
-func Root() (string, error) {
+func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err

@@ -1,6 +1,7 @@
-// Package wait polls a condition in tests, so that no test sleeps a
+// Polling: it polls a condition in tests, so that no test sleeps a
 // guessed time: it checks often at first, then backs off to a ceiling.
-package wait
+
+package testkit
 
 import (
 	"testing"
@@ -10,19 +11,19 @@ import (
 // maxInterval is the longest pause between two checks.
 const maxInterval = 50 * time.Millisecond
 
-// For calls cond until it returns nil, and fails the test with cond's last
+// WaitFor calls cond until it returns nil, and fails the test with cond's last
 // error if that has not happened within timeout. The first check is
 // immediate; the pauses between checks double from 1ms up to 50ms.
-func For(t testing.TB, timeout time.Duration, cond func() error) {
+func WaitFor(t testing.TB, timeout time.Duration, cond func() error) {
 	t.Helper()
-	if err := Until(timeout, cond); err != nil {
+	if err := WaitUntil(timeout, cond); err != nil {
 		t.Fatalf("condition not met after %v: %v", timeout, err)
 	}
 }
 
-// Until is For without a test: it returns nil once cond returns nil, or
+// WaitUntil is For without a test: it returns nil once cond returns nil, or
 // cond's last error when timeout has passed.
-func Until(timeout time.Duration, cond func() error) error {
+func WaitUntil(timeout time.Duration, cond func() error) error {
 	deadline := time.Now().Add(timeout)
 	pause := time.Millisecond
 	for {

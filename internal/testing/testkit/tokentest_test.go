@@ -1,4 +1,4 @@
-package tokentest
+package testkit
 
 import (
 	"os"
@@ -14,8 +14,8 @@ func TestIssuerTokensVerifyWithItsJWKS(t *testing.T) {
 		name string
 		new  func(testing.TB) *Issuer
 	}{
-		{"RSA", RSA},
-		{"ECDSA", ECDSA},
+		{"RSA", NewRSAIssuer},
+		{"ECDSA", NewECDSAIssuer},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			is := tc.new(t)
@@ -53,8 +53,8 @@ func (is *Issuer) publicSet(t *testing.T) jwk.Set {
 
 // TestClaims: Claims reads back what Sign signed.
 func TestClaims(t *testing.T) {
-	is := RSA(t)
-	got := Claims(t, is.Sign(t, jwt.NewBuilder().Subject("s1").Claim("scope", "read:persons")))
+	is := NewRSAIssuer(t)
+	got := TokenClaims(t, is.Sign(t, jwt.NewBuilder().Subject("s1").Claim("scope", "read:persons")))
 	if got["sub"] != "s1" || got["scope"] != "read:persons" {
 		t.Errorf("Claims = %v, want sub s1 and scope read:persons", got)
 	}

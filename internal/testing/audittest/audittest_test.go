@@ -9,8 +9,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/internal/natstest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/query"
 )
 
@@ -22,7 +21,7 @@ const (
 // TestLedgerProblems: a real ledger holds the records of r1 and r2; the
 // checks against answers find what is wrong, and nothing when nothing is.
 func TestLedgerProblems(t *testing.T) {
-	nc, js := natstest.Connect(t, natstest.Run(t, nil).ClientURL())
+	nc, js := testkit.ConnectNATS(t, testkit.RunNATS(t, nil).ClientURL())
 	l, err := audit.New(nc, audit.Config{Replica: "r"})
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +91,7 @@ func TestReads(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	r := Start(Config{URL: srv.URL, Token: "tok", Workers: 4, Prefix: "x", Headers: map[string]string{"Lookup-Purpose": "P"}})
-	wait.For(t, 10*time.Second, func() error {
+	testkit.WaitFor(t, 10*time.Second, func() error {
 		if r.OK() < 50 || r.Failed() < 5 {
 			return context.DeadlineExceeded
 		}

@@ -1,4 +1,4 @@
-package balancer
+package testkit
 
 import (
 	"context"
@@ -8,8 +8,6 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
-
-	"github.com/lookup/persons/internal/wait"
 )
 
 // replica is a stand-in replica answering its name, ready or not.
@@ -27,7 +25,7 @@ func replica(t *testing.T, name string, ready bool) (api, admin string) {
 }
 
 func TestBalancerSendsOnlyToReadyReplicas(t *testing.T) {
-	lb := New(5 * time.Millisecond)
+	lb := NewBalancer(5 * time.Millisecond)
 	front := httptest.NewServer(lb)
 	defer front.Close()
 	if got := get(t, front.URL); got != http.StatusServiceUnavailable {
@@ -38,14 +36,14 @@ func TestBalancerSendsOnlyToReadyReplicas(t *testing.T) {
 	go lb.Poll(ctx)
 	lb.Add(replica(t, "ready", true))
 	lb.Add(replica(t, "not ready", false))
-	wait.For(t, 10*time.Second, func() error {
+	WaitFor(t, 10*time.Second, func() error {
 		if n := lb.Ready(); n != 1 {
 			return fmt.Errorf("%d replicas in rotation, want 1", n)
 		}
 		return nil
 	})
 	load := StartLoad(front.URL, "tok", 2)
-	wait.For(t, 10*time.Second, func() error {
+	WaitFor(t, 10*time.Second, func() error {
 		if n := load.total.Load(); n < 20 {
 			return fmt.Errorf("%d requests sent", n)
 		}

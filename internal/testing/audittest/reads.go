@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lookup/persons/internal/httpget"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // Config says what Start sends.
@@ -88,7 +88,7 @@ func (r *Reads) work() {
 		}
 		a := Answer{ID: fmt.Sprintf("%s-%d", r.cfg.Prefix, r.next.Add(1)), Sent: time.Now()}
 		headers["X-Request-Id"] = a.ID
-		resp, err := httpget.Get(r.cfg.Client, r.cfg.URL, r.cfg.Token, headers)
+		resp, err := testkit.HTTPGet(r.cfg.Client, r.cfg.URL, r.cfg.Token, headers)
 		a.Status, a.Err, a.Done = resp.Status, err, time.Now()
 		if id := resp.Header.Get("X-Request-Id"); id != "" {
 			a.ID = id

@@ -1,9 +1,10 @@
-// Package balancer is, for tests of rolling restarts, a load balancer that
+// The balancer, for tests of rolling restarts: a load balancer that
 // behaves as a Kubernetes Service does, and a steady load to put through
 // it: the balancer learns of replicas as they start, polls their /readyz
 // and sends requests, round robin, only to those that answered 200 last
 // time.
-package balancer
+
+package testkit
 
 import (
 	"context"
@@ -32,8 +33,8 @@ type backend struct {
 	ready atomic.Bool
 }
 
-// New returns a balancer that polls readiness every pollEvery once Poll runs.
-func New(pollEvery time.Duration) *Balancer {
+// NewBalancer returns a balancer that polls readiness every pollEvery once Poll runs.
+func NewBalancer(pollEvery time.Duration) *Balancer {
 	return &Balancer{pollEvery: pollEvery}
 }
 

@@ -1,7 +1,8 @@
-// Package testcerts makes a throw-away certificate authority and the
+// Certificates: it makes a throw-away certificate authority and the
 // certificates it signs, as PEM files in a test's temporary directory, for
 // the tests of TLS (HTTPS, NATS over TLS, mutual TLS).
-package testcerts
+
+package testkit
 
 import (
 	"crypto/ecdsa"

@@ -1,4 +1,4 @@
-package natstest
+package testkit
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 )
 
 func TestRunConnectStream(t *testing.T) {
-	s := Run(t, nil)
-	_, js := Connect(t, s.ClientURL())
+	s := RunNATS(t, nil)
+	_, js := ConnectNATS(t, s.ClientURL())
 	PersonsStream(t, js)
 	ack, err := js.Publish(context.Background(), "persons.test", []byte("x"))
 	if err != nil {

@@ -1,4 +1,4 @@
-package balancer
+package testkit
 
 import (
 	"context"
@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/lookup/persons/internal/httpget"
 )
 
 // Load is a steady load of GET requests with a bearer token, from a few
@@ -60,6 +58,6 @@ func (l *Load) Stop() (total, failed int64, examples []string) {
 // getStatus sends GET url with the bearer token through client and returns
 // the status (the body is read whole).
 func getStatus(client *http.Client, url, tok string) (int, error) {
-	r, err := httpget.Get(client, url, tok, map[string]string{"Accept": "application/json"})
+	r, err := HTTPGet(client, url, tok, map[string]string{"Accept": "application/json"})
 	return r.Status, err
 }

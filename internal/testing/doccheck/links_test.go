@@ -9,14 +9,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lookup/persons/internal/repofile"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // repoFiles returns the text files of the repository (relative, slash
 // separated), without the directories of git, builds and local data.
 func repoFiles(t *testing.T) []string {
 	t.Helper()
-	root, err := repofile.Root()
+	root, err := testkit.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func repoFiles(t *testing.T) []string {
 }
 
 func exists(rel string) bool {
-	root, err := repofile.Root()
+	root, err := testkit.RepoRoot()
 	if err != nil {
 		return false
 	}
@@ -106,7 +106,7 @@ func TestLinksResolve(t *testing.T) {
 		if path.Ext(f) != ".md" {
 			continue
 		}
-		for _, m := range mdLink.FindAllStringSubmatch(repofile.Read(t, f), -1) {
+		for _, m := range mdLink.FindAllStringSubmatch(testkit.ReadRepoFile(t, f), -1) {
 			target := m[1]
 			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
 				continue
@@ -120,7 +120,7 @@ func TestLinksResolve(t *testing.T) {
 				t.Errorf("%s links to %s, which does not exist", f, target)
 				continue
 			}
-			if anchor != "" && path.Ext(rel) == ".md" && !anchors(repofile.Read(t, rel))[anchor] {
+			if anchor != "" && path.Ext(rel) == ".md" && !anchors(testkit.ReadRepoFile(t, rel))[anchor] {
 				t.Errorf("%s links to %s: %s has no heading #%s", f, target, rel, anchor)
 			}
 		}

@@ -1,7 +1,8 @@
-// Package tokentest is an identity provider for tests: it signs JWTs with
+// Tokens: an identity provider for tests: it signs JWTs with
 // a fresh key of its own and gives the JWKS (the key's public half) that a
 // server verifies them against.
-package tokentest
+
+package testkit
 
 import (
 	"crypto"
@@ -30,8 +31,8 @@ type Issuer struct {
 	JWKS []byte
 }
 
-// RSA returns an issuer with a fresh 2048-bit RSA key signing RS256.
-func RSA(t testing.TB) *Issuer {
+// NewRSAIssuer returns an issuer with a fresh 2048-bit NewRSAIssuer key signing RS256.
+func NewRSAIssuer(t testing.TB) *Issuer {
 	t.Helper()
 	k, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -40,8 +41,8 @@ func RSA(t testing.TB) *Issuer {
 	return newIssuer(t, k, jwa.RS256())
 }
 
-// ECDSA returns an issuer with a fresh P-256 key signing ES256.
-func ECDSA(t testing.TB) *Issuer {
+// NewECDSAIssuer returns an issuer with a fresh P-256 key signing ES256.
+func NewECDSAIssuer(t testing.TB) *Issuer {
 	t.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -104,9 +105,9 @@ func (is *Issuer) WriteJWKS(t testing.TB) string {
 	return p
 }
 
-// Claims returns the claims of a compact JWT, decoded without verifying
+// TokenClaims returns the claims of a compact JWT, decoded without verifying
 // (a test that checks what a token carries).
-func Claims(t testing.TB, tok string) map[string]any {
+func TokenClaims(t testing.TB, tok string) map[string]any {
 	t.Helper()
 	parts := strings.Split(tok, ".")
 	if len(parts) != 3 {

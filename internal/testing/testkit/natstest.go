@@ -1,7 +1,8 @@
-// Package natstest runs a real nats-server with JetStream in the test's
+// NATS: it runs a real nats-server with JetStream in the test's
 // process, the way nats-server's own tests do: on a random loopback port,
 // storing in a temporary directory, shut down when the test ends.
-package natstest
+
+package testkit
 
 import (
 	"context"
@@ -13,21 +14,21 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Options returns the options Run uses: loopback, a random port,
+// NATSOptions returns the options Run uses: loopback, a random port,
 // JetStream storing in storeDir, no logging and no signal handlers. Tests
 // that need more (authorization, TLS, a fixed port to restart on) start
 // from these.
-func Options(storeDir string) *server.Options {
+func NATSOptions(storeDir string) *server.Options {
 	return &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: storeDir, NoLog: true, NoSigs: true}
 }
 
-// Run starts a server with opts (nil: Options(t.TempDir())), waits until it
+// RunNATS starts a server with opts (nil: Options(t.TempDir())), waits until it
 // accepts connections and shuts it down, waiting for the shutdown, when the
 // test ends.
-func Run(t testing.TB, opts *server.Options) *server.Server {
+func RunNATS(t testing.TB, opts *server.Options) *server.Server {
 	t.Helper()
 	if opts == nil {
-		opts = Options(t.TempDir())
+		opts = NATSOptions(t.TempDir())
 	}
 	s, err := server.NewServer(opts)
 	if err != nil {
@@ -41,9 +42,9 @@ func Run(t testing.TB, opts *server.Options) *server.Server {
 	return s
 }
 
-// Connect connects to url with opts and returns the connection and its
+// ConnectNATS connects to url with opts and returns the connection and its
 // JetStream context; the connection is closed when the test ends.
-func Connect(t testing.TB, url string, opts ...nats.Option) (*nats.Conn, jetstream.JetStream) {
+func ConnectNATS(t testing.TB, url string, opts ...nats.Option) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
@@ -57,11 +58,11 @@ func Connect(t testing.TB, url string, opts ...nats.Option) (*nats.Conn, jetstre
 	return nc, js
 }
 
-// Start is Run with the default options followed by Connect: the common
+// StartNATS is Run with the default options followed by Connect: the common
 // case of a test that needs one JetStream server and a connection to it.
-func Start(t testing.TB) (*nats.Conn, jetstream.JetStream) {
+func StartNATS(t testing.TB) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	return Connect(t, Run(t, nil).ClientURL())
+	return ConnectNATS(t, RunNATS(t, nil).ClientURL())
 }
 
 // PersonsStream creates the stream PERSONS on persons.> (file storage), the

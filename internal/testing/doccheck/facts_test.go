@@ -14,13 +14,13 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/lookup/persons/internal/repofile"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // repoFacts gathers the facts of the repository this test runs in.
 func repoFacts(t *testing.T) *facts {
 	t.Helper()
-	root, err := repofile.Root()
+	root, err := testkit.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func repoFacts(t *testing.T) *facts {
 		}
 		fx.goFiles[path.Base(f)] = true
 		fx.pkgDirs[path.Dir(f)] = true
-		src := repofile.Read(t, f)
+		src := testkit.ReadRepoFile(t, f)
 		file, err := parser.ParseFile(fset, f, src, parser.SkipObjectResolution)
 		if err != nil {
 			t.Fatal(err)
@@ -111,7 +111,7 @@ func (fx *facts) addComposeVariables(t *testing.T) {
 	t.Helper()
 	for _, f := range repoFiles(t) {
 		if strings.HasPrefix(f, composeDir+"/") && path.Ext(f) == ".yaml" {
-			for _, v := range envRef.FindAllString(repofile.Read(t, f), -1) {
+			for _, v := range envRef.FindAllString(testkit.ReadRepoFile(t, f), -1) {
 				fx.literals[v] = true
 			}
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lookup/persons/internal/repofile"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // What a document may name, and how the checker knows it exists:
@@ -304,7 +304,7 @@ func flagOf(env string) string {
 func TestDocumentsNameWhatExists(t *testing.T) {
 	fx := repoFacts(t)
 	for _, f := range repoFiles(t) {
-		text := repofile.Read(t, f)
+		text := testkit.ReadRepoFile(t, f)
 		if strings.Contains(text, "PRODUCT"+".md") {
 			t.Errorf("%s cites PRODUCT%s, which is not in the repository (cite docs/)", f, ".md")
 		}
