@@ -11,8 +11,6 @@ import (
 	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/lifecycle"
-	"github.com/lookup/persons/internal/logbuffer"
-	"github.com/lookup/persons/internal/memlimit"
 	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/redact"
 	"github.com/lookup/persons/internal/settings"
@@ -46,7 +44,7 @@ process of its own, not beside every lookup replica (docs/audit.md).`, getenv)
 	if err := c.Parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	logger, flushLogs := logbuffer.New(stderr, c.Config.Logger)
+	logger, flushLogs := lifecycle.NewLog(stderr, c.Config.Logger)
 	defer flushLogs()
 	if err := c.Config.CheckTokenRules(logger); err != nil {
 		return err
@@ -78,8 +76,8 @@ func auditServe(ctx context.Context, cfg settings.Config, logger *slog.Logger) (
 		return err
 	}
 	defer nc.Close()
-	budget := memlimit.Size(cfg.MemoryBudget, memlimit.FromCgroup)
-	building := memlimit.Lifter(memlimit.Apply(budget, logger))
+	budget := settings.SizeBudget(cfg.MemoryBudget, settings.FromCgroup)
+	building := settings.MemoryLimitLifter(settings.ApplyBudget(budget, logger))
 	index, err := accounting.Open(cfg.AccountingDir, accounting.Options{MemoryBudget: budget.Bytes, Logger: logger})
 	if err != nil {
 		return err

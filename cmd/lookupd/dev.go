@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/internal/dev"
-	"github.com/lookup/persons/internal/logbuffer"
+	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/settings"
 )
 
@@ -38,7 +38,7 @@ text unless LOOKUP_LOG_FORMAT or --log-format say otherwise.`, getenv)
 	if err := c.Parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	logger, flushLogs := logbuffer.New(stderr, c.Config.Logger)
+	logger, flushLogs := lifecycle.NewLog(stderr, c.Config.Logger)
 	defer flushLogs()
 	return runDev(ctx, c.Config, logger, stdout, *dataDir, *tokenTTL, getenv)
 }
@@ -72,7 +72,7 @@ func runDev(ctx context.Context, cfg settings.Config, logger *slog.Logger, stdou
 				logger.Error("mint dev token", "err", err)
 				return
 			}
-			logbuffer.WriteOut(logger) // the start-up lines come before the banner
+			lifecycle.WriteLogOut(logger) // the start-up lines come before the banner
 			dev.WriteBanner(stdout, dev.Banner{
 				API: dev.HTTPURL(apiAddr), Admin: dev.HTTPURL(adminAddr), NATS: env.NATSURL, Stream: cfg.Stream,
 				DataDir: env.Dir, Temp: env.Temp, KeyPath: env.KeyPath, Token: tok, TTL: tokenTTL, Demo: env.Data,

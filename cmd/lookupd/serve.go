@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/lookup/persons/internal/admin"
-	"github.com/lookup/persons/internal/keyfile"
-	"github.com/lookup/persons/internal/logbuffer"
 	"github.com/lookup/persons/internal/redact"
 	"github.com/lookup/persons/internal/tracing"
 
@@ -57,7 +55,7 @@ once caught up (docs/operations.md).`, getenv)
 	if err := c.Parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	logger, flushLogs := logbuffer.New(stderr, c.Config.Logger)
+	logger, flushLogs := lifecycle.NewLog(stderr, c.Config.Logger)
 	defer flushLogs()
 	if err := c.Config.CheckTokenRules(logger); err != nil {
 		return err
@@ -103,7 +101,7 @@ func loadKeys(ctx context.Context, cfg settings.Config, logger *slog.Logger) (*q
 	if err := cfg.CheckJWKS(); err != nil {
 		return nil, err
 	}
-	keyfile.WarnLoose(logger, keyfile.Trust("LOOKUP_JWKS_FILE", cfg.JWKSFile))
+	settings.WarnLooseKeyFiles(logger, settings.TrustKeyFile("LOOKUP_JWKS_FILE", cfg.JWKSFile))
 	opts := append([]query.JWKSOption{query.WithJWKSLogger(logger.With("component", "jwks")),
 		query.WithJWKSAllowHTTP(cfg.JWKSAllowHTTP)}, jwksOptionsForTest...)
 	keys, err := query.OpenJWKS(ctx, cfg.JWKSFile, cfg.JWKSURL, opts...)

@@ -16,8 +16,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/lookup/persons/internal/keyfile"
 	"github.com/lookup/persons/internal/redact"
+	"github.com/lookup/persons/internal/settings"
 	"github.com/lookup/persons/query"
 )
 
@@ -95,7 +95,7 @@ func (e *Env) loadKey(logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	keyfile.WarnLoose(logger, keyfile.Secret("dev signing key (--data-dir)", e.KeyPath))
+	settings.WarnLooseKeyFiles(logger, settings.SecretKeyFile("dev signing key (--data-dir)", e.KeyPath))
 	jwks, jwksPath, err := WriteJWKS(key, e.Dir)
 	if err != nil {
 		return err

@@ -5,7 +5,9 @@
 // which runs under a context of its own (Background), not the signal's;
 // drain the admin listener. What comes after (the audit ledger flushed,
 // the store closed, the log written out) is the caller's, once Run
-// returns.
+// returns. The log of a long-running command goes through a buffer made
+// here (NewLog), written out at once from WARN up, on a timer, before a
+// panic ends the process, and when the command returns.
 package lifecycle
 
 import (

@@ -1,4 +1,4 @@
-package memlimit
+package settings
 
 import (
 	"bufio"
@@ -58,7 +58,7 @@ func cgroupVersion(r io.Reader) (string, error) {
 		switch {
 		case !ok:
 		case id != "0" && slices.Contains(strings.Split(controllers, ","), "memory"):
-			return SourceCgroupV1, nil
+			return BudgetFromCgroupV1, nil
 		case id == "0" && controllers == "":
 			v2 = true
 		}
@@ -69,5 +69,5 @@ func cgroupVersion(r io.Reader) (string, error) {
 	if !v2 {
 		return "", errors.New(procSelfCgroup + " names no memory cgroup")
 	}
-	return SourceCgroupV2, nil
+	return BudgetFromCgroupV2, nil
 }

@@ -1,11 +1,11 @@
-package memlimit
+package settings
 
 import "fmt"
 
-// Auto is the memory budget setting (LOOKUP_MEMORY_BUDGET=auto, the
+// AutoBudget is the memory budget setting (LOOKUP_MEMORY_BUDGET=auto, the
 // default) that has Size take the budget from the container's memory
 // limit.
-const Auto int64 = -1
+const AutoBudget int64 = -1
 
 // DefaultBudget is the memory budget of Auto when the process runs under
 // no memory limit: what a 256 MiB container gets.
@@ -17,10 +17,10 @@ const MinBudget int64 = 32 << 20
 
 // Where a memory budget came from (Budget.Source).
 const (
-	SourceSetting  = "setting"   // LOOKUP_MEMORY_BUDGET (or --memory-budget)
-	SourceCgroupV1 = "cgroup v1" // memory.limit_in_bytes of the process's cgroup or an ancestor
-	SourceCgroupV2 = "cgroup v2" // memory.max of the process's cgroup or an ancestor
-	SourceNone     = "none"      // no container limit: DefaultBudget
+	BudgetFromSetting  = "setting"   // LOOKUP_MEMORY_BUDGET (or --memory-budget)
+	BudgetFromCgroupV1 = "cgroup v1" // memory.limit_in_bytes of the process's cgroup or an ancestor
+	BudgetFromCgroupV2 = "cgroup v2" // memory.max of the process's cgroup or an ancestor
+	BudgetFromNone     = "none"      // no container limit: DefaultBudget
 )
 
 // Budget is the memory budget of a process: the bytes it is sized for
@@ -37,12 +37,12 @@ type Budget struct {
 	Err error
 }
 
-// Container reads the memory limit of the container the process runs in:
+// MemoryContainer reads the memory limit of the container the process runs in:
 // the limit in bytes (0: none) and where it was read (SourceCgroupV1 or
 // SourceCgroupV2). FromCgroup is the real one.
-type Container func() (limit int64, source string, err error)
+type MemoryContainer func() (limit int64, source string, err error)
 
-// Size returns the memory budget of setting: setting itself (bytes, or 0
+// SizeBudget returns the memory budget of setting: setting itself (bytes, or 0
 // for none) unless it is Auto; for Auto, 3/4 of the container's memory
 // limit read by container, at least MinBudget, or DefaultBudget when there
 // is no limit or it cannot be read.
@@ -54,16 +54,16 @@ type Container func() (limit int64, source string, err error)
 // 1/4, to the pages of Badger's memory-mapped tables, which the kernel
 // reclaims at the limit rather than kill the process. In a 256 MiB
 // container: a budget of 192 MiB, a soft limit of 144 MiB.
-func Size(setting int64, container Container) Budget {
-	if setting != Auto {
-		return Budget{Bytes: setting, Source: SourceSetting}
+func SizeBudget(setting int64, container MemoryContainer) Budget {
+	if setting != AutoBudget {
+		return Budget{Bytes: setting, Source: BudgetFromSetting}
 	}
 	limit, source, err := container()
 	switch {
 	case err != nil:
-		return Budget{Bytes: DefaultBudget, Source: SourceNone, Err: err}
+		return Budget{Bytes: DefaultBudget, Source: BudgetFromNone, Err: err}
 	case limit <= 0:
-		return Budget{Bytes: DefaultBudget, Source: SourceNone}
+		return Budget{Bytes: DefaultBudget, Source: BudgetFromNone}
 	}
 	return Budget{Bytes: max(limit/4*3, MinBudget), Source: source, Limit: limit}
 }
@@ -71,11 +71,11 @@ func Size(setting int64, container Container) Budget {
 // describe returns what b says about where it came from, for the log.
 func (b Budget) describe() string {
 	switch {
-	case b.Source == SourceSetting:
+	case b.Source == BudgetFromSetting:
 		return "LOOKUP_MEMORY_BUDGET"
 	case b.Err != nil:
 		return fmt.Sprintf("the default: the container's memory limit could not be read (%v)", b.Err)
-	case b.Source == SourceNone:
+	case b.Source == BudgetFromNone:
 		return "the default: no container memory limit"
 	}
 	return "3/4 of the container's memory limit (" + b.Source + ")"

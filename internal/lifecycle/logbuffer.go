@@ -1,7 +1,8 @@
-// Package logbuffer writes the log of a long-running process through a
+// The log buffer: it writes the log of a long-running process through a
 // buffer, written out on a timer, at once after any line at WARN or above,
 // and when the process returns.
-package logbuffer
+
+package lifecycle
 
 import (
 	"context"
@@ -18,38 +19,38 @@ import (
 // The long-running commands (lookupd serve, dev) write their log through a buffer:
 // at tens of thousands of requests a second, one write(2) per access-log
 // line cost more than the rest of the line (docs/operations.md, "Logs"). What a
-// buffer holds is written when it reaches Size, every
-// FlushInterval, at once after any line at WARN or above (so an error
+// buffer holds is written when it reaches LogBufferSize, every
+// LogFlushInterval, at once after any line at WARN or above (so an error
 // is never held back, nor the lines before it), and when the command
 // returns. What a crash of the process loses is at most the last
-// FlushInterval of INFO lines; the log is not a record of anything
+// LogFlushInterval of INFO lines; the log is not a record of anything
 // the service must keep (the audit ledger is, and it is in JetStream).
 const (
-	Size          = 256 << 10
-	FlushInterval = 200 * time.Millisecond
+	LogBufferSize    = 256 << 10
+	LogFlushInterval = 200 * time.Millisecond
 )
 
-// New returns the logger newLogger makes over w, and the function to call
+// NewLog returns the logger newLogger makes over w, and the function to call
 // once when the process returns. When w is a file (stderr, as the process
 // runs), the logger writes through a buffer (see Buffered); any other
 // writer, which costs no system call a line, gets every line at once.
-func New(w io.Writer, newLogger func(io.Writer) *slog.Logger) (*slog.Logger, func()) {
+func NewLog(w io.Writer, newLogger func(io.Writer) *slog.Logger) (*slog.Logger, func()) {
 	if _, ok := w.(*os.File); !ok {
 		return newLogger(w), func() {}
 	}
-	return Buffered(w, newLogger)
+	return BufferedLog(w, newLogger)
 }
 
-// Buffered returns the logger newLogger makes over a buffer in front of w,
+// BufferedLog returns the logger newLogger makes over a buffer in front of w,
 // and the function that writes out what the buffer holds and stops its
 // flushing.
-func Buffered(w io.Writer, newLogger func(io.Writer) *slog.Logger) (*slog.Logger, func()) {
+func BufferedLog(w io.Writer, newLogger func(io.Writer) *slog.Logger) (*slog.Logger, func()) {
 	ws := &zapcore.BufferedWriteSyncer{
 		// AddSync of a bare io.Writer: Sync writes the buffer out and never
 		// fsyncs the file behind w (stderr may be a pipe or a disk file).
 		WS:            zapcore.AddSync(struct{ io.Writer }{w}),
-		Size:          Size,
-		FlushInterval: FlushInterval,
+		Size:          LogBufferSize,
+		FlushInterval: LogFlushInterval,
 	}
 	base := newLogger(ws)
 	logger := slog.New(flushOnWarn{Handler: base.Handler(), flush: func() { _ = ws.Sync() }})
@@ -58,10 +59,10 @@ func Buffered(w io.Writer, newLogger func(io.Writer) *slog.Logger) (*slog.Logger
 	return logger, func() { unregister(); _ = ws.Stop() }
 }
 
-// WriteOut writes out what the buffer of logger holds, when it has one
+// WriteLogOut writes out what the buffer of logger holds, when it has one
 // (a logger of New or Buffered): for output on stdout that should follow
 // the log lines before it.
-func WriteOut(logger *slog.Logger) {
+func WriteLogOut(logger *slog.Logger) {
 	if h, ok := logger.Handler().(flushOnWarn); ok {
 		h.flush()
 	}

@@ -1,8 +1,9 @@
-// Package keyfile warns of key files that others than their owner may use:
+// Key files: it warns of key files that others than their owner may use:
 // a secret (a private or symmetric key, a password, a token) that the
 // group or others may read or write, a trust anchor (a JWKS) that they
 // may write.
-package keyfile
+
+package settings
 
 import (
 	"fmt"
@@ -11,27 +12,29 @@ import (
 	"runtime"
 )
 
-// File is a file whose mode matters: a secret (a private or symmetric
+// KeyFile is a file whose mode matters: a secret (a private or symmetric
 // key) that only its owner may read or write, or a trust anchor (a JWKS:
 // its keys decide which tokens are accepted) that only its owner may
 // write.
-type File struct {
+type KeyFile struct {
 	Setting string // what names the file, for the operator: a variable or a role
 	Path    string // "" when not configured
 	Secret  bool
 }
 
-// Secret is the secret file at path, named by setting.
-func Secret(setting, path string) File { return File{Setting: setting, Path: path, Secret: true} }
+// SecretKeyFile is the secret file at path, named by setting.
+func SecretKeyFile(setting, path string) KeyFile {
+	return KeyFile{Setting: setting, Path: path, Secret: true}
+}
 
-// Trust is the trust anchor file at path, named by setting.
-func Trust(setting, path string) File { return File{Setting: setting, Path: path} }
+// TrustKeyFile is the trust anchor file at path, named by setting.
+func TrustKeyFile(setting, path string) KeyFile { return KeyFile{Setting: setting, Path: path} }
 
-// WarnLoose logs a warning for each configured file that its
+// WarnLooseKeyFiles logs a warning for each configured file that its
 // group or others may read or write (a secret) or write (a trust anchor).
 // It does not stop the start-up: a file it cannot stat is left to the
 // code that reads it, and Windows file modes say nothing of this.
-func WarnLoose(logger *slog.Logger, files ...File) {
+func WarnLooseKeyFiles(logger *slog.Logger, files ...KeyFile) {
 	if runtime.GOOS == "windows" {
 		return
 	}

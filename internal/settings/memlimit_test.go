@@ -1,4 +1,4 @@
-package memlimit
+package settings
 
 import (
 	"errors"
@@ -26,7 +26,7 @@ func TestSoft(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Soft(tt.budget, tt.started); got != tt.want {
+			if got := SoftMemoryLimit(tt.budget, tt.started); got != tt.want {
 				t.Errorf("Soft(budget %d, started with %d) = %d, want %d", tt.budget, tt.started, got, tt.want)
 			}
 		})
@@ -38,12 +38,12 @@ func TestSoft(t *testing.T) {
 func TestLifter(t *testing.T) {
 	before := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetMemoryLimit(before) })
-	if Lifter(0) != nil {
+	if MemoryLimitLifter(0) != nil {
 		t.Fatal("Lifter(0) is not nil")
 	}
 	const limit = 1 << 40
 	debug.SetMemoryLimit(limit)
-	lift := Lifter(limit)
+	lift := MemoryLimitLifter(limit)
 	steps := []struct {
 		building bool
 		want     int64
@@ -59,7 +59,7 @@ func TestLifter(t *testing.T) {
 // TestApplyLogs: one line says the budget, where it came from and the soft
 // limit set; a limit that could not be read is a warning.
 func TestApplyLogs(t *testing.T) {
-	if Start != math.MaxInt64 {
+	if MemoryLimitAtStart != math.MaxInt64 {
 		t.Skip("GOMEMLIMIT is set for this test process")
 	}
 	before := debug.SetMemoryLimit(-1)
@@ -70,18 +70,18 @@ func TestApplyLogs(t *testing.T) {
 		limit int64
 		want  []string
 	}{
-		{"cgroup v1", Budget{Bytes: 192 << 20, Source: SourceCgroupV1, Limit: 256 << 20}, 144 << 20,
+		{"cgroup v1", Budget{Bytes: 192 << 20, Source: BudgetFromCgroupV1, Limit: 256 << 20}, 144 << 20,
 			[]string{`level=INFO msg="memory budget" memory_budget=201326592 source="cgroup v1"`, "container_limit=268435456", "go_memory_limit=150994944"}},
-		{"setting", Budget{Bytes: 1 << 30, Source: SourceSetting}, 768 << 20,
+		{"setting", Budget{Bytes: 1 << 30, Source: BudgetFromSetting}, 768 << 20,
 			[]string{"source=setting", "from=LOOKUP_MEMORY_BUDGET", "go_memory_limit=805306368"}},
-		{"unread", Budget{Bytes: DefaultBudget, Source: SourceNone, Err: errors.New("denied")}, 144 << 20,
+		{"unread", Budget{Bytes: DefaultBudget, Source: BudgetFromNone, Err: errors.New("denied")}, 144 << 20,
 			[]string{"level=WARN", "source=none", "could not be read (denied)"}},
-		{"none", Budget{Source: SourceSetting}, 0, []string{`go_memory_limit_from="none: no memory budget"`}},
+		{"none", Budget{Source: BudgetFromSetting}, 0, []string{`go_memory_limit_from="none: no memory budget"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			logger, buf := testkit.TextLogger()
-			if got := Apply(tt.b, logger); got != tt.limit {
+			if got := ApplyBudget(tt.b, logger); got != tt.limit {
 				t.Errorf("Apply = %d, want %d", got, tt.limit)
 			}
 			for _, w := range tt.want {

@@ -1,4 +1,4 @@
-package logbuffer
+package lifecycle
 
 import (
 	"errors"
@@ -25,13 +25,13 @@ func TestBufferedLogger(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		logger, stop := New(f, newLogger)
+		logger, stop := NewLog(f, newLogger)
 		start := time.Now()
 		logger.Info("held")
 		b, err := os.ReadFile(f.Name())
 		// Within half the flush interval of the first line, no tick can
 		// have written it out (a slower machine proves nothing here).
-		if early := time.Since(start) < FlushInterval/2; early && (err != nil || len(b) != 0) {
+		if early := time.Since(start) < LogFlushInterval/2; early && (err != nil || len(b) != 0) {
 			t.Errorf("the file holds %q (%v) right after an INFO line, want nothing yet", b, err)
 		}
 		stop()
@@ -39,7 +39,7 @@ func TestBufferedLogger(t *testing.T) {
 			t.Errorf("after stop the file holds %q (%v), want the INFO line", b, err)
 		}
 		out := new(testkit.LogBuffer)
-		logger, stop = New(out, newLogger)
+		logger, stop = NewLog(out, newLogger)
 		defer stop()
 		logger.Info("direct")
 		if !strings.Contains(out.String(), `"msg":"direct"`) {
@@ -48,7 +48,7 @@ func TestBufferedLogger(t *testing.T) {
 	})
 	t.Run("warn flushes at once, in order", func(t *testing.T) {
 		out := new(testkit.LogBuffer)
-		logger, stop := Buffered(out, newLogger)
+		logger, stop := BufferedLog(out, newLogger)
 		defer stop()
 		logger.Info("first")
 		logger.With("component", "api").Warn("second")
@@ -60,10 +60,10 @@ func TestBufferedLogger(t *testing.T) {
 	})
 	t.Run("info within the flush interval", func(t *testing.T) {
 		out := new(testkit.LogBuffer)
-		logger, stop := Buffered(out, newLogger)
+		logger, stop := BufferedLog(out, newLogger)
 		defer stop()
 		logger.Info("held")
-		testkit.WaitFor(t, 10*FlushInterval, func() error {
+		testkit.WaitFor(t, 10*LogFlushInterval, func() error {
 			if !strings.Contains(out.String(), `"msg":"held"`) {
 				return errors.New("INFO line not written yet")
 			}
@@ -72,17 +72,17 @@ func TestBufferedLogger(t *testing.T) {
 	})
 	t.Run("WriteOut writes what is held", func(t *testing.T) {
 		out := new(testkit.LogBuffer)
-		logger, stop := Buffered(out, newLogger)
+		logger, stop := BufferedLog(out, newLogger)
 		defer stop()
 		logger.With("component", "api").Info("before the banner")
-		WriteOut(logger)
+		WriteLogOut(logger)
 		if !strings.Contains(out.String(), `"msg":"before the banner"`) {
 			t.Fatalf("after writeLogOut the writer holds %q, want the INFO line", out.String())
 		}
 	})
 	t.Run("stop writes what is held", func(t *testing.T) {
 		out := new(testkit.LogBuffer)
-		logger, stop := Buffered(out, newLogger)
+		logger, stop := BufferedLog(out, newLogger)
 		logger.Info("last words")
 		stop()
 		if !strings.Contains(out.String(), `"msg":"last words"`) {

@@ -1,4 +1,4 @@
-package memlimit
+package settings
 
 import (
 	"os"
@@ -12,11 +12,11 @@ func TestCgroupVersion(t *testing.T) {
 	tests := []struct {
 		name, file, want string
 	}{
-		{"cgroup v2", "0::/kubepods/pod1/abc\n", SourceCgroupV2},
-		{"cgroup v1", "12:pids:/docker/abc\n4:memory:/docker/abc\n1:cpu,cpuacct:/docker/abc\n", SourceCgroupV1},
-		{"v1 memory among others", "3:cpuset,memory:/x\n", SourceCgroupV1},
-		{"hybrid: v1 memory wins", "4:memory:/process_api/x\n1:cpu:/\n0::/\n", SourceCgroupV1},
-		{"hybrid without v1 memory", "1:cpu:/\n0::/user.slice\n", SourceCgroupV2},
+		{"cgroup v2", "0::/kubepods/pod1/abc\n", BudgetFromCgroupV2},
+		{"cgroup v1", "12:pids:/docker/abc\n4:memory:/docker/abc\n1:cpu,cpuacct:/docker/abc\n", BudgetFromCgroupV1},
+		{"v1 memory among others", "3:cpuset,memory:/x\n", BudgetFromCgroupV1},
+		{"hybrid: v1 memory wins", "4:memory:/process_api/x\n1:cpu:/\n0::/\n", BudgetFromCgroupV1},
+		{"hybrid without v1 memory", "1:cpu:/\n0::/user.slice\n", BudgetFromCgroupV2},
 		{"named v1 hierarchy only", "1:name=systemd:/\n", ""},
 		{"empty", "", ""},
 	}
@@ -47,7 +47,7 @@ func TestFromCgroupHere(t *testing.T) {
 	if err != nil {
 		t.Fatalf("FromCgroup: %v", err)
 	}
-	if limit > 0 && source != SourceCgroupV1 && source != SourceCgroupV2 {
+	if limit > 0 && source != BudgetFromCgroupV1 && source != BudgetFromCgroupV2 {
 		t.Errorf("FromCgroup = %d from %q, want a cgroup version", limit, source)
 	}
 	t.Logf("this process: limit %d bytes (%q)", limit, source)
