@@ -10,11 +10,11 @@ import (
 
 	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/admin"
+	"github.com/lookup/persons/internal/auth"
 	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/redact"
 	"github.com/lookup/persons/internal/settings"
-	"github.com/lookup/persons/query"
 )
 
 func cmdAuditServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -102,12 +102,12 @@ func auditServe(ctx context.Context, cfg settings.Config, logger *slog.Logger) (
 		return err
 	}
 	defer closeLedger(ledger, logger)
-	auth, err := query.NewAuthenticator(query.AuthenticatorConfig{Keys: keys, Issuer: cfg.Issuer, Audience: cfg.Audience,
+	authn, err := auth.NewAuthenticator(auth.AuthenticatorConfig{Keys: keys, Issuer: cfg.Issuer, Audience: cfg.Audience,
 		Scope: accounting.Scope, TokenCacheSize: cfg.TokenCacheSize, Registerer: reg})
 	if err != nil {
 		return fmt.Errorf("accounting service: %w", err)
 	}
-	search := auth.Require(accounting.NewHandler(accounting.HandlerConfig{Index: index,
+	search := authn.Require(accounting.NewHandler(accounting.HandlerConfig{Index: index,
 		Authorize: accounting.AuthenticatedCaller, Record: accounting.LedgerRecorder(ledger)}))
 	var inflight lifecycle.Inflight
 	lc := lifecycle.New(ctx)

@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/lookup/persons/internal/admin"
+	"github.com/lookup/persons/internal/auth"
 	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/settings"
 	"github.com/lookup/persons/internal/testing/testkit"
-	"github.com/lookup/persons/query"
 )
 
 // parseConfig returns the configuration of the command in for environ
@@ -230,7 +230,7 @@ func TestServeTokenCacheSetting(t *testing.T) {
 func TestPlainHTTPJWKSURLRefused(t *testing.T) {
 	cfg := settings.Config{JWKSURL: "http://idp.example/.well-known/jwks.json"}
 	_, err := loadKeys(context.Background(), cfg, slog.New(slog.DiscardHandler))
-	if !errors.Is(err, query.ErrJWKSInsecureURL) || !strings.Contains(err.Error(), "LOOKUP_JWKS_ALLOW_HTTP=true") {
+	if !errors.Is(err, auth.ErrJWKSInsecureURL) || !strings.Contains(err.Error(), "LOOKUP_JWKS_ALLOW_HTTP=true") {
 		t.Errorf("loadKeys = %v, want ErrJWKSInsecureURL naming LOOKUP_JWKS_ALLOW_HTTP=true", err)
 	}
 }

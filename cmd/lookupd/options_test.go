@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/auth"
 	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/projector"
-	"github.com/lookup/persons/query"
 )
 
 // TestServeJWKSURL checks serve with keys fetched from a JWKS URL.
@@ -40,7 +40,7 @@ func TestServeJWKSURL(t *testing.T) {
 		_, _ = w.Write(jwks)
 	}))
 	defer idp.Close()
-	jwksOptionsForTest = []query.JWKSOption{query.WithJWKSRefreshInterval(20 * time.Millisecond)}
+	jwksOptionsForTest = []auth.JWKSOption{auth.WithJWKSRefreshInterval(20 * time.Millisecond)}
 	t.Cleanup(func() { jwksOptionsForTest = nil })
 
 	ns, _, c := oneConsumerNATS(t)

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/auth"
 	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/replica"
@@ -74,12 +75,12 @@ var wrapAPIForTest func(http.Handler) http.Handler
 
 // jwksOptionsForTest, when set by a test, are added to the options of a
 // JWKS URL (to refresh it often). Always nil outside tests.
-var jwksOptionsForTest []query.JWKSOption
+var jwksOptionsForTest []auth.JWKSOption
 
 // serveOptions are what "lookupd dev" changes in the serve stack.
 type serveOptions struct {
 	// keys, when set, verifies tokens instead of cfg's JWKS.
-	keys *query.JWKS
+	keys *auth.JWKS
 	// adminExtra are extra handlers of the admin listener, by path.
 	adminExtra map[string]http.Handler
 	// onReady is called once, when the read model has caught up, with the
@@ -94,18 +95,18 @@ type serveOptions struct {
 	tracing *tracing.Tracing
 }
 
-// loadKeys returns the keys of cfg's JWKS file or URL (query.OpenJWKS),
+// loadKeys returns the keys of cfg's JWKS file or URL (auth.OpenJWKS),
 // after refusing a configuration that names none or both. A JWKS URL is
 // refreshed in the background until ctx is done.
-func loadKeys(ctx context.Context, cfg settings.Config, logger *slog.Logger) (*query.JWKS, error) {
+func loadKeys(ctx context.Context, cfg settings.Config, logger *slog.Logger) (*auth.JWKS, error) {
 	if err := cfg.CheckJWKS(); err != nil {
 		return nil, err
 	}
 	settings.WarnLooseKeyFiles(logger, settings.TrustKeyFile("LOOKUP_JWKS_FILE", cfg.JWKSFile))
-	opts := append([]query.JWKSOption{query.WithJWKSLogger(logger.With("component", "jwks")),
-		query.WithJWKSAllowHTTP(cfg.JWKSAllowHTTP)}, jwksOptionsForTest...)
-	keys, err := query.OpenJWKS(ctx, cfg.JWKSFile, cfg.JWKSURL, opts...)
-	if errors.Is(err, query.ErrJWKSInsecureURL) {
+	opts := append([]auth.JWKSOption{auth.WithJWKSLogger(logger.With("component", "jwks")),
+		auth.WithJWKSAllowHTTP(cfg.JWKSAllowHTTP)}, jwksOptionsForTest...)
+	keys, err := auth.OpenJWKS(ctx, cfg.JWKSFile, cfg.JWKSURL, opts...)
+	if errors.Is(err, auth.ErrJWKSInsecureURL) {
 		return nil, fmt.Errorf("%w (set LOOKUP_JWKS_ALLOW_HTTP=true to allow it)", err)
 	}
 	return keys, err
@@ -186,7 +187,7 @@ func serve(ctx context.Context, cfg settings.Config, logger *slog.Logger, opts s
 
 // loadGuards returns the keys that verify tokens (opts.keys, else loaded
 // from cfg) and the guard of the admin actions.
-func loadGuards(ctx context.Context, cfg settings.Config, opts serveOptions, logger *slog.Logger) (*query.JWKS, *admin.TokenGuard, error) {
+func loadGuards(ctx context.Context, cfg settings.Config, opts serveOptions, logger *slog.Logger) (*auth.JWKS, *admin.TokenGuard, error) {
 	keys := opts.keys
 	if keys == nil {
 		var err error
@@ -211,22 +212,23 @@ func logServeStart(cfg settings.Config, logger *slog.Logger) {
 }
 
 // newAPI returns the API over the read model store.
-func newAPI(cfg settings.Config, rep *replica.Replica, keys *query.JWKS, ledger *audit.Ledger,
+func newAPI(cfg settings.Config, rep *replica.Replica, keys *auth.JWKS, ledger *audit.Ledger,
 	reg prometheus.Registerer, stale func() bool, logger *slog.Logger) (*query.Server, error) {
+	tokens, err := auth.NewVerifier(auth.Config{Keys: keys, Issuer: cfg.Issuer, Audience: cfg.Audience,
+		TenantClaim: cfg.TenantClaim, TokenCacheSize: cfg.TokenCacheSize, Registerer: reg})
+	if err != nil {
+		return nil, fmt.Errorf("API: %w", err)
+	}
 	api, err := query.NewServer(query.Config{
-		Reader:      rep,
-		Keys:        keys,
-		Issuer:      cfg.Issuer,
-		Audience:    cfg.Audience,
-		TenantClaim: cfg.TenantClaim,
-		Logger:      logger.With("component", "api"),
-		Registerer:  reg,
+		Reader:     rep,
+		Tokens:     tokens,
+		Logger:     logger.With("component", "api"),
+		Registerer: reg,
 		// Until the read model has caught up, the API answers 503 rather
 		// than a false 404; once caught up it stays ready, as /readyz.
 		Ready:          func() bool { return admin.CaughtUp(rep) },
 		Auditor:        ledger,
 		RequirePurpose: cfg.RequirePurpose,
-		TokenCacheSize: cfg.TokenCacheSize,
 
 		// Lookup-Position, Lookup-Min-Position, staleness: docs/consistency.md.
 		Position: rep, MaxPositionWait: cfg.MaxPositionWait, Stale: stale,

@@ -13,8 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/auth"
 	"github.com/lookup/persons/internal/testing/testkit"
-	"github.com/lookup/persons/query"
 )
 
 // runFollower runs a follower of x until the test ends.
@@ -128,7 +128,7 @@ func TestLedgerRecorderRecordsTheSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = l.Close(context.Background()) })
-	acc := Access{RequestID: "r-1", Caller: query.Caller{Subject: "auditor", Client: "compliance"}, Purpose: "HACCOUNT", Person: persons[0]}
+	acc := Access{RequestID: "r-1", Caller: auth.Caller{Subject: "auditor", Client: "compliance"}, Purpose: "HACCOUNT", Person: persons[0]}
 	if err := LedgerRecorder(l)(context.Background(), acc); err != nil {
 		t.Fatal(err)
 	}

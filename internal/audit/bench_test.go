@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/auth"
 	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/query"
 )
@@ -42,10 +43,10 @@ func (benchReader) Signers(context.Context, string) (events.Person, []events.Sig
 }
 
 // benchKeys returns the JWKS of a fresh ES256 key and a token it verifies.
-func benchKeys(b *testing.B) (*query.JWKS, string) {
+func benchKeys(b *testing.B) (*auth.JWKS, string) {
 	b.Helper()
 	is := testkit.NewECDSAIssuer(b)
-	keys, err := query.LoadJWKSFile(is.WriteJWKS(b))
+	keys, err := auth.LoadJWKSFile(is.WriteJWKS(b))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func benchNATS(b *testing.B) *nats.Conn {
 }
 
 // benchAPI returns the API with a ledger in mode on nc.
-func benchAPI(b *testing.B, nc *nats.Conn, keys *query.JWKS, mode Mode) http.Handler {
+func benchAPI(b *testing.B, nc *nats.Conn, keys *auth.JWKS, mode Mode) http.Handler {
 	b.Helper()
 	l, err := New(nc, Config{Mode: mode, Replica: "bench"})
 	if err != nil {
@@ -83,9 +84,14 @@ func benchAPI(b *testing.B, nc *nats.Conn, keys *query.JWKS, mode Mode) http.Han
 }
 
 // benchServer returns the API recording disclosures with a.
-func benchServer(b *testing.B, keys *query.JWKS, a query.Auditor) http.Handler {
+func benchServer(b *testing.B, keys *auth.JWKS, a query.Auditor) http.Handler {
 	b.Helper()
-	s, err := query.NewServer(query.Config{Reader: benchReader{}, Keys: keys, Auditor: a, Registerer: prometheus.NewRegistry()})
+	reg := prometheus.NewRegistry()
+	tokens, err := auth.NewVerifier(auth.Config{Keys: keys, Registerer: reg})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := query.NewServer(query.Config{Reader: benchReader{}, Tokens: tokens, Auditor: a, Registerer: reg})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,9 +16,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/lookup/persons/internal/auth"
 	"github.com/lookup/persons/internal/redact"
 	"github.com/lookup/persons/internal/settings"
-	"github.com/lookup/persons/query"
 )
 
 // EnvConfig is what Start sets up.
@@ -48,7 +48,7 @@ type Env struct {
 	KeyPath string
 	Key     *rsa.PrivateKey
 	JWKS    []byte
-	Keys    *query.JWKS
+	Keys    *auth.JWKS
 
 	nats *NATSServer
 }
@@ -100,7 +100,7 @@ func (e *Env) loadKey(logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	keys, err := query.LoadJWKSFile(jwksPath)
+	keys, err := auth.LoadJWKSFile(jwksPath)
 	if err != nil {
 		return fmt.Errorf("dev JWKS: %w", err)
 	}

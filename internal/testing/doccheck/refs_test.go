@@ -13,7 +13,7 @@ import (
 // What a document may name, and how the checker knows it exists:
 //
 //   - file: a path ending in a known extension (query/openapi.yaml,
-//     ./cmd/lookupd/run.go, query/jwks*.go), from the repository root or
+//     ./cmd/lookupd/run.go, internal/auth/jwks*.go), from the repository root or
 //     the document's folder, or a bare Go file name (store.go), somewhere
 //     in the tree;
 //   - folder: a path whose first element is at the top of the repository
@@ -240,7 +240,7 @@ func (fx *facts) checkSections(c *collector, dir, text string) {
 // checkPath classifies a run of path characters and reports whether what
 // it names exists; runs that are not paths into the repository are ok.
 // A path counts when it ends in a file extension of ours or starts at the
-// top of the repository; it may hold a * (query/jwks*.go).
+// top of the repository; it may hold a * (internal/auth/jwks*.go).
 func (fx *facts) checkPath(dir, p string) (refKind, string, bool) {
 	p = strings.TrimLeft(p, "-")
 	if !strings.Contains(p, "/") || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") {

@@ -1,4 +1,4 @@
-package query
+package auth
 
 import (
 	"net/http"
@@ -13,7 +13,7 @@ import (
 // benchServerCache is benchServer with a token cache of size entries.
 func benchServerCache(b *testing.B, size int) *Server {
 	b.Helper()
-	s, err := NewServer(Config{
+	s, err := NewServer(apiConfig{
 		Reader: fixtureReader(), Keys: testJWKS(b), Issuer: testIssuer, Audience: testAudience,
 		Registerer: prometheus.NewRegistry(), Now: func() time.Time { return testNow }, TokenCacheSize: size,
 	})

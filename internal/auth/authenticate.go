@@ -1,10 +1,9 @@
-package query
+package auth
 
 import (
 	"context"
 	"errors"
 	"net/http"
-	"net/url"
 	"strings"
 )
 
@@ -50,24 +49,6 @@ func challenge(errCode, desc, scope string) string {
 	return b.String()
 }
 
-// asksFullSSN reports whether any ssn_mode value of r's raw query is
-// FULL. It reads the raw values, before parameter validation, so that the
-// scope check answers before the parameters are judged.
-func asksFullSSN(r *http.Request) bool {
-	raw := r.URL.RawQuery
-	if !strings.Contains(raw, ssnFull) && !strings.Contains(raw, "%") {
-		return false // no FULL, not even percent-encoded
-	}
-	// ParseQuery keeps every pair it could decode, even on error.
-	vals, _ := url.ParseQuery(raw)
-	for _, v := range vals["ssn_mode"] {
-		if v == ssnFull {
-			return true
-		}
-	}
-	return false
-}
-
 // refuseToken answers the 401 of a refused token. A request that cannot
 // be judged because its context ended is not a refusal: it goes to
 // internalError (a client gone away is logged as 499, nothing answered).
@@ -86,7 +67,7 @@ func refuseToken(w http.ResponseWriter, r *http.Request, err error) {
 		code = "invalid_request"
 	}
 	w.Header().Set("WWW-Authenticate", challenge(code, desc, ""))
-	writeProblem(w, r, probUnauthorized, "The bearer token was refused: "+desc+".", nil)
+	writeProblem(w, r, probUnauthorized, "The bearer token was refused: "+desc+".")
 }
 
 // bearerPrincipal returns the principal of r's bearer token, verified by
@@ -96,7 +77,7 @@ func bearerPrincipal(v *tokenVerifier, w http.ResponseWriter, r *http.Request) *
 	raw, present, err := bearerToken(r)
 	if !present {
 		w.Header().Set("WWW-Authenticate", challenge("", "", ""))
-		writeProblem(w, r, probUnauthorized, "A bearer token is required.", nil)
+		writeProblem(w, r, probUnauthorized, "A bearer token is required.")
 		return nil
 	}
 	var p *principal
@@ -108,45 +89,4 @@ func bearerPrincipal(v *tokenVerifier, w http.ResponseWriter, r *http.Request) *
 		return nil
 	}
 	return p
-}
-
-// authenticate returns the middleware that refuses requests without a
-// valid token (401), without scope read:persons (403), when tenancy is on
-// without the tenancy claim (403), and, when needsSSN is not nil and
-// reports true for the request, without scope read:persons:ssn (403). It
-// stores the principal in the request context.
-func (s *Server) authenticate(needsSSN func(*http.Request) bool) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			p := bearerPrincipal(s.verifier, w, r)
-			if p == nil {
-				return
-			}
-			if info := infoFrom(r.Context()); info != nil {
-				info.subject = p.subject
-			}
-			if !p.hasScope(scopeRead) {
-				w.Header().Set("WWW-Authenticate", challenge("insufficient_scope", "scope read:persons is required", scopeRead))
-				writeProblem(w, r, probInsufficientScope, "The token lacks scope "+scopeRead+".", nil)
-				return
-			}
-			if s.verifier.tenantClaim != "" {
-				switch p.tenancy {
-				case tenancyAbsent:
-					writeProblem(w, r, probForbidden, "The token carries no tenancy claim.", nil)
-					return
-				case tenancyMalformed:
-					writeProblem(w, r, probForbidden, "The token's tenancy claim is malformed: it must be an array of business id strings.", nil)
-					return
-				}
-			}
-			if needsSSN != nil && !p.hasScope(scopeSSN) && needsSSN(r) {
-				w.Header().Set("WWW-Authenticate", challenge("insufficient_scope",
-					"scope read:persons:ssn is required for ssn_mode FULL", scopeRead+" "+scopeSSN))
-				writeProblem(w, r, probInsufficientScope, "ssn_mode=FULL needs scope "+scopeSSN+".", nil)
-				return
-			}
-			next.ServeHTTP(w, withPrincipal(r, p))
-		})
-	}
 }

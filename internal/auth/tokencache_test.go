@@ -1,4 +1,4 @@
-package query
+package auth
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // cachedServer is a server with a token cache of size over keys, on clock.
 func cachedServer(t *testing.T, keys *JWKS, clock *fakeClock, size int) *Server {
 	t.Helper()
-	s, err := NewServer(Config{
+	s, err := NewServer(apiConfig{
 		Reader: fixtureReader(), Keys: keys, Issuer: testIssuer, Audience: testAudience,
 		Registerer: prometheus.NewRegistry(), Now: clock.Now, TokenCacheSize: size,
 	})

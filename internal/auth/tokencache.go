@@ -1,7 +1,8 @@
-package query
+package auth
 
 import (
 	"crypto/sha256"
+	"errors"
 	"hash"
 	"sync"
 	"sync/atomic"
@@ -170,4 +171,19 @@ func newCacheMetrics(reg prometheus.Registerer) (*cacheMetrics, error) {
 		}
 	}
 	return m, nil
+}
+
+// registerOrReuse registers c, or returns the equal collector already
+// registered (two verifiers may share one registry), as query's metrics do.
+func registerOrReuse[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing, nil
+			}
+		}
+		return c, err
+	}
+	return c, nil
 }

@@ -1,4 +1,4 @@
-package query
+package auth
 
 import "github.com/prometheus/client_golang/prometheus"
 

@@ -1,4 +1,4 @@
-package query
+package auth
 
 import (
 	"context"
@@ -46,7 +46,7 @@ func NewAuthenticator(cfg AuthenticatorConfig) (*Authenticator, error) {
 		return nil, ErrNoKeys
 	}
 	if !isScopeToken(cfg.Scope) {
-		return nil, fmt.Errorf("query: AuthenticatorConfig.Scope %q: want one scope token", cfg.Scope)
+		return nil, fmt.Errorf("auth: AuthenticatorConfig.Scope %q: want one scope token", cfg.Scope)
 	}
 	now := cfg.Now
 	if now == nil {
@@ -71,7 +71,7 @@ func (a *Authenticator) Require(next http.Handler) http.Handler {
 		}
 		if !p.hasScope(a.scope) {
 			w.Header().Set("WWW-Authenticate", challenge("insufficient_scope", "scope "+a.scope+" is required", a.scope))
-			writeProblem(w, r, probInsufficientScope, "The token lacks scope "+a.scope+".", nil)
+			writeProblem(w, r, probInsufficientScope, "The token lacks scope "+a.scope+".")
 			return
 		}
 		next.ServeHTTP(w, withPrincipal(r, p))

@@ -1,4 +1,4 @@
-package query
+package auth
 
 import (
 	"context"
@@ -248,7 +248,7 @@ func TestJWKSFromURLCachedAndRotated(t *testing.T) {
 	js := newJWKSServer(t, jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256")))
 	clock := &fakeClock{now: testNow}
 	keys := js.keys(t, jwksTuning{minRefetch: time.Minute, now: clock.Now})
-	s, err := NewServer(Config{Reader: fixtureReader(), Keys: keys, Now: clock.Now})
+	s, err := NewServer(apiConfig{Reader: fixtureReader(), Keys: keys, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package query
+package auth
 
 import (
 	"context"
@@ -8,12 +8,6 @@ import (
 
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jws"
-)
-
-// The scopes the API knows (README.md, "The API and the events").
-const (
-	scopeRead = "read:persons"
-	scopeSSN  = "read:persons:ssn"
 )
 
 const (

@@ -1,4 +1,4 @@
-package query
+package auth
 
 import (
 	"crypto"

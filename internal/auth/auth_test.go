@@ -1,4 +1,4 @@
-package query
+package auth
 
 import (
 	"crypto/x509"
@@ -227,7 +227,7 @@ func TestRSAKeyWithoutAlg(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewServer(Config{Reader: fixtureReader(), Keys: keys, Now: func() time.Time { return testNow }})
+	s, err := NewServer(apiConfig{Reader: fixtureReader(), Keys: keys, Now: func() time.Time { return testNow }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestRSAKeyWithoutAlg(t *testing.T) {
 // TestIssuerAudienceUnchecked: with no Issuer and Audience configured,
 // any iss and aud are accepted.
 func TestIssuerAudienceUnchecked(t *testing.T) {
-	s, err := NewServer(Config{Reader: fixtureReader(), Keys: testJWKS(t), Now: func() time.Time { return testNow }})
+	s, err := NewServer(apiConfig{Reader: fixtureReader(), Keys: testJWKS(t), Now: func() time.Time { return testNow }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package query
+package auth
 
 import (
 	"context"
@@ -185,7 +185,7 @@ func TestKeyWithoutKidVerifiesTokenWithKid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := NewServer(Config{Reader: fixtureReader(), Keys: keys, Now: func() time.Time { return testNow }})
+	s, err := NewServer(apiConfig{Reader: fixtureReader(), Keys: keys, Now: func() time.Time { return testNow }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestCancelledVerificationIsNotRefused(t *testing.T) {
 	js := gatedK1(t)
 	keys := js.keys(t, jwksTuning{refresh: time.Hour})
 	var buf testkit.LogBuffer
-	s, err := NewServer(Config{Reader: fixtureReader(), Keys: keys, Now: func() time.Time { return testNow },
+	s, err := NewServer(apiConfig{Reader: fixtureReader(), Keys: keys, Now: func() time.Time { return testNow },
 		Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
 	if err != nil {
 		t.Fatal(err)
