@@ -24,10 +24,7 @@ import (
 // the projector's position as the read model position.
 func newLedger(cfg settings.Config, nc *nats.Conn, proj admin.ProgressSource, reg prometheus.Registerer, logger *slog.Logger) (*audit.Ledger, error) {
 	replica := cfg.ReplicaName("")
-	mode := audit.Mode(cfg.Audit)
-	if mode == "" {
-		mode = audit.Required
-	}
+	mode := audit.Mode(cfg.Audit) // the settings table's default: required
 	l, err := audit.New(nc, audit.Config{
 		Mode:       mode,
 		Stream:     cfg.AuditStream,

@@ -215,3 +215,18 @@ func TestReplicaName(t *testing.T) {
 		t.Errorf("ReplicaName without LOOKUP_REPLICA_ID = %q, want accounting- and the host name", got)
 	}
 }
+
+// TestAuditServeRunsTheAuditDefault: lookupd audit serve offers no
+// --audit, and runs with the table's default, required.
+func TestAuditServeRunsTheAuditDefault(t *testing.T) {
+	c, err := NewCommand(AuditServe, "audit serve", "", func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Config.Audit != "required" {
+		t.Errorf("Config.Audit = %q, want required", c.Config.Audit)
+	}
+	if _, ok := c.Flags.GetFlag("audit"); ok {
+		t.Error("audit serve offers --audit")
+	}
+}
