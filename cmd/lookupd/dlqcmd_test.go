@@ -102,15 +102,13 @@ func TestDLQCommands(t *testing.T) {
 
 func TestDLQUnreachableNATS(t *testing.T) {
 	environ := map[string]string{"LOOKUP_NATS_URL": "nats://127.0.0.1:1"}
-	saved := connectWait
-	connectWait = 500 * time.Millisecond
-	t.Cleanup(func() { connectWait = saved })
+	d := dlqCommand{connectWait: 500 * time.Millisecond}
 	start := time.Now()
-	err := run(context.Background(), []string{"dlq", "ls"}, env(environ), &bytes.Buffer{}, &bytes.Buffer{})
+	err := d.run(context.Background(), []string{"ls"}, env(environ), &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "not reachable") {
 		t.Errorf("dlq ls = %v, want NATS not reachable", err)
 	}
-	if d := time.Since(start); d > time.Minute {
-		t.Errorf("gave up after %v, want about %v", d, connectWait)
+	if took := time.Since(start); took > time.Minute {
+		t.Errorf("gave up after %v, want about %v", took, d.connectWait)
 	}
 }

@@ -40,8 +40,6 @@ func TestServeJWKSURL(t *testing.T) {
 		_, _ = w.Write(jwks)
 	}))
 	defer idp.Close()
-	jwksOptionsForTest = []auth.JWKSOption{auth.WithJWKSRefreshInterval(20 * time.Millisecond)}
-	t.Cleanup(func() { jwksOptionsForTest = nil })
 
 	ns, _, c := oneConsumerNATS(t)
 
@@ -49,7 +47,7 @@ func TestServeJWKSURL(t *testing.T) {
 	delete(environ, "LOOKUP_JWKS_FILE")
 	environ["LOOKUP_JWKS_URL"] = strings.Replace(idp.URL, "http://", "http://idp:hunter2@", 1) + "/.well-known/jwks.json"
 	environ["LOOKUP_LOG_FORMAT"] = "json"
-	p := start(t, environ, "serve")
+	p := startServe(t, environ, serveOptions{jwksOptions: []auth.JWKSOption{auth.WithJWKSRefreshInterval(20 * time.Millisecond)}})
 	addrs := p.addrs(t)
 	waitReady(t, addrs["admin"])
 	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience})

@@ -69,15 +69,8 @@ once caught up (docs/operations.md).`, getenv)
 	return serve(ctx, c.Config, logger, serveOptions{tracing: tr})
 }
 
-// wrapAPIForTest, when set by a test, wraps the API handler (to hold
-// requests in flight across a shutdown). Always nil outside tests.
-var wrapAPIForTest func(http.Handler) http.Handler
-
-// jwksOptionsForTest, when set by a test, are added to the options of a
-// JWKS URL (to refresh it often). Always nil outside tests.
-var jwksOptionsForTest []auth.JWKSOption
-
-// serveOptions are what "lookupd dev" changes in the serve stack.
+// serveOptions are what "lookupd dev" (and a test) changes in the serve
+// stack.
 type serveOptions struct {
 	// keys, when set, verifies tokens instead of cfg's JWKS.
 	keys *auth.JWKS
@@ -93,18 +86,24 @@ type serveOptions struct {
 	// tracing, when enabled, records a span per request and per applied
 	// batch (OTEL_* variables; see package tracing).
 	tracing *tracing.Tracing
+	// wrapAPI, when set, wraps the API handler (a test holds requests in
+	// flight across a shutdown with it).
+	wrapAPI func(http.Handler) http.Handler
+	// jwksOptions are added to the options of a JWKS URL (a test
+	// refreshes it often with them).
+	jwksOptions []auth.JWKSOption
 }
 
 // loadKeys returns the keys of cfg's JWKS file or URL (auth.OpenJWKS),
 // after refusing a configuration that names none or both. A JWKS URL is
 // refreshed in the background until ctx is done.
-func loadKeys(ctx context.Context, cfg settings.Config, logger *slog.Logger) (*auth.JWKS, error) {
+func loadKeys(ctx context.Context, cfg settings.Config, logger *slog.Logger, extra ...auth.JWKSOption) (*auth.JWKS, error) {
 	if err := cfg.CheckJWKS(); err != nil {
 		return nil, err
 	}
 	settings.WarnLooseKeyFiles(logger, settings.TrustKeyFile("LOOKUP_JWKS_FILE", cfg.JWKSFile))
 	opts := append([]auth.JWKSOption{auth.WithJWKSLogger(logger.With("component", "jwks")),
-		auth.WithJWKSAllowHTTP(cfg.JWKSAllowHTTP)}, jwksOptionsForTest...)
+		auth.WithJWKSAllowHTTP(cfg.JWKSAllowHTTP)}, extra...)
 	keys, err := auth.OpenJWKS(ctx, cfg.JWKSFile, cfg.JWKSURL, opts...)
 	if errors.Is(err, auth.ErrJWKSInsecureURL) {
 		return nil, fmt.Errorf("%w (set LOOKUP_JWKS_ALLOW_HTTP=true to allow it)", err)
@@ -156,8 +155,8 @@ func serve(ctx context.Context, cfg settings.Config, logger *slog.Logger, opts s
 	}
 	var inflight lifecycle.Inflight
 	apiHandler := inflight.Count(opts.tracing.Handler(api, "lookupd api", api.Route))
-	if wrapAPIForTest != nil {
-		apiHandler = wrapAPIForTest(apiHandler)
+	if opts.wrapAPI != nil {
+		apiHandler = opts.wrapAPI(apiHandler)
 	}
 	lc := lifecycle.New(ctx)
 	defer lc.Stop()
@@ -191,7 +190,7 @@ func loadGuards(ctx context.Context, cfg settings.Config, opts serveOptions, log
 	keys := opts.keys
 	if keys == nil {
 		var err error
-		if keys, err = loadKeys(ctx, cfg, logger); err != nil {
+		if keys, err = loadKeys(ctx, cfg, logger, opts.jwksOptions...); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -41,7 +41,7 @@ func TestServe(t *testing.T) {
 	// is closed, so that they are in flight when the shutdown starts.
 	var holding sync.WaitGroup
 	release := make(chan struct{})
-	wrapAPIForTest = func(next http.Handler) http.Handler {
+	wrapAPI := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Header.Get("X-Test-Hold") != "" {
 				holding.Done()
@@ -50,10 +50,9 @@ func TestServe(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	}
-	t.Cleanup(func() { wrapAPIForTest = nil })
 
 	dir := filepath.Join(t.TempDir(), "data")
-	p := start(t, serveEnv(t, ns, dir), "serve")
+	p := startServe(t, serveEnv(t, ns, dir), serveOptions{wrapAPI: wrapAPI})
 	addrs := p.addrs(t)
 	api, adminURL := "http://"+addrs["api"], "http://"+addrs["admin"]
 	waitReady(t, addrs["admin"])
