@@ -41,9 +41,22 @@ func newLedger(cfg settings.Config, nc *nats.Conn, proj admin.ProgressSource, re
 	return l, nil
 }
 
-// closeLedger waits a little for the records still in flight.
+// ledgerCloser is the step of a shutdown that waits a little for the
+// records still in flight.
+func ledgerCloser(l *audit.Ledger) lifecycle.Closer {
+	return lifecycle.Closer{Name: "audit ledger", Close: l.Close, Limit: settings.LedgerFlushLimit}
+}
+
+// natsCloser is the step of a shutdown that closes nc.
+func natsCloser(nc *nats.Conn) lifecycle.Closer {
+	return lifecycle.Closer{Name: "nats", Close: func(context.Context) error { nc.Close(); return nil }}
+}
+
+// closeLedger waits a little for the records still in flight (a command
+// that returns before its shutdown).
 func closeLedger(l *audit.Ledger, logger *slog.Logger) {
-	lifecycle.Flush(l.Close, 10*time.Second, "audit ledger", logger)
+	c := ledgerCloser(l)
+	lifecycle.Flush(c.Close, c.Limit, c.Name, logger)
 }
 
 func cmdAudit(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"time"
 
 	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/admin"
@@ -129,10 +128,9 @@ func auditServe(ctx context.Context, cfg settings.Config, logger *slog.Logger) (
 		Background: []func(context.Context) error{follower.Run},
 		Ready:      ready, OnReady: onReady,
 		Delay: cfg.ShutdownDelay, Timeout: cfg.ShutdownTimeout, Logger: logger,
+		// The records of searches in flight, while NATS is there.
+		After: []lifecycle.Closer{ledgerCloser(ledger), natsCloser(nc), inflight.Closer(settings.InflightLimit, logger)},
 	})
-	closeLedger(ledger, logger) // the records of searches in flight, while NATS is there
-	nc.Close()
-	inflight.Wait(time.Minute, logger)
 	if err == nil {
 		logger.Info("stopped")
 	}

@@ -172,12 +172,11 @@ func serve(ctx context.Context, cfg settings.Config, logger *slog.Logger, opts s
 		},
 		Ready: ready, OnReady: opts.onReady,
 		Delay: cfg.ShutdownDelay, Timeout: cfg.ShutdownTimeout, Logger: logger,
+		// The audit ledger's batches in flight are acknowledged or failed
+		// (their answers are never sent); its last records need the
+		// connection.
+		After: []lifecycle.Closer{ledgerCloser(ledger), natsCloser(nc), inflight.Closer(settings.InflightLimit, logger)},
 	})
-	// The audit ledger's batches in flight are acknowledged or failed
-	// (their answers are never sent); its last records need the connection.
-	closeLedger(ledger, logger)
-	nc.Close()
-	inflight.Wait(time.Minute, logger)
 	if err == nil {
 		logger.Info("stopped")
 	}

@@ -64,7 +64,13 @@ type Config struct {
 	// Delay is how long the API keeps serving once not ready (after a
 	// signal only); Timeout bounds the drain of each listener.
 	Delay, Timeout time.Duration
-	Logger         *slog.Logger
+	// After are the last steps of the shutdown, run in order once the
+	// admin listener is drained (the audit ledger flushed while NATS is
+	// there, NATS closed, the API's handlers awaited): what the command
+	// opened that still holds work in flight. Each runs whatever the
+	// previous ones answered.
+	After  []Closer
+	Logger *slog.Logger
 }
 
 // Run serves cfg until ctx is done or a task fails, then stops everything
@@ -88,7 +94,11 @@ func (l *Lifecycle) Run(ctx context.Context, cfg Config) error {
 		<-gctx.Done()
 		return l.shutDown(ctx, gctx, cfg)
 	})
-	return g.Wait()
+	err := g.Wait()
+	for _, c := range cfg.After {
+		c.run(logger)
+	}
+	return err
 }
 
 // shutDown runs the shutdown order, once gctx is done (a signal, or a

@@ -27,6 +27,19 @@ import (
 	"github.com/lookup/persons/internal/natsconn"
 )
 
+// The limits of the last steps of a shutdown (lifecycle.Config.After),
+// the same for every command that serves: not settings anyone sets (no
+// flag, no variable), but written here, beside the ones they follow
+// (ShutdownDelay, ShutdownTimeout).
+const (
+	// LedgerFlushLimit bounds the flush of the audit ledger: its batches
+	// in flight acknowledged or failed.
+	LedgerFlushLimit = 10 * time.Second
+	// InflightLimit bounds the wait for the API's handlers still running
+	// once the listener is drained.
+	InflightLimit = time.Minute
+)
+
 // Config is the configuration of every command. Each setting comes from a
 // flag, else from its environment variable, else from its default: the flag
 // wins over the environment, and an empty variable counts as unset. A
