@@ -92,7 +92,7 @@ reports gaps and altered records (exit status 1 when it finds any).
 	if err := c.Parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	q, err := audit.ParseAccountingQuery(*person, *since, *until, *format)
+	q, err := parseAccountingQuery(*person, *since, *until, *format)
 	if err != nil {
 		return c.Refuse(stderr, err)
 	}
@@ -100,7 +100,7 @@ reports gaps and altered records (exit status 1 when it finds any).
 	if err != nil {
 		return err
 	}
-	if err := audit.WriteAccounting(stdout, recs, q.Format, time.Now()); err != nil {
+	if err := writeAccounting(stdout, recs, q.Format, time.Now()); err != nil {
 		return err
 	}
 	if len(recs) == 0 {
@@ -114,7 +114,7 @@ reports gaps and altered records (exit status 1 when it finds any).
 // accountingOf returns the records of q, from the accounting service when
 // cfg names one, else by scanning the audit stream, and what it read them
 // from (for "0 disclosures of ... in <source>").
-func accountingOf(ctx context.Context, cfg settings.Config, q audit.AccountingQuery) ([]audit.Record, string, error) {
+func accountingOf(ctx context.Context, cfg settings.Config, q accountingQuery) ([]audit.Record, string, error) {
 	if cfg.AccountingURL != "" {
 		if err := cfg.CheckAccountingURL(); err != nil {
 			return nil, "", err
@@ -158,7 +158,7 @@ chain and one per problem found; exits with status 1 when it finds any.`, getenv
 	if err != nil {
 		return err
 	}
-	audit.WriteVerify(stdout, rep)
+	writeVerify(stdout, rep)
 	if !rep.OK() {
 		return fmt.Errorf("audit verify: %d problems", len(rep.Problems))
 	}

@@ -1,4 +1,4 @@
-package audit
+package main
 
 import (
 	"bufio"
@@ -9,23 +9,24 @@ import (
 	"time"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/audit"
 )
 
-// AccountingQuery is the question of "lookupd audit": the disclosures of
+// accountingQuery is the question of "lookupd audit": the disclosures of
 // one person between two times (zero: unbounded), printed in Format
 // ("jsonl" or "fhir").
-type AccountingQuery struct {
+type accountingQuery struct {
 	Person       string
 	Since, Until time.Time
 	Format       string
 }
 
-// ParseAccountingQuery validates the command line of "lookupd audit":
+// parseAccountingQuery validates the command line of "lookupd audit":
 // person is a UUID (lower-cased), since and until an RFC 3339 time or a
 // date (until a date takes the whole day), format jsonl or fhir. Its
 // errors name the flags.
-func ParseAccountingQuery(person, since, until, format string) (AccountingQuery, error) {
-	q := AccountingQuery{Format: format}
+func parseAccountingQuery(person, since, until, format string) (accountingQuery, error) {
+	q := accountingQuery{Format: format}
 	if person == "" {
 		return q, errors.New("--person is required")
 	}
@@ -63,14 +64,14 @@ func parseQueryTime(flag, v string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%s %q: want an RFC 3339 time or a date YYYY-MM-DD", flag, v)
 }
 
-// WriteAccounting prints recs in format: one record per line (jsonl), or
+// writeAccounting prints recs in format: one record per line (jsonl), or
 // one FHIR Bundle made at now (fhir).
-func WriteAccounting(w io.Writer, recs []Record, format string, now time.Time) error {
+func writeAccounting(w io.Writer, recs []audit.Record, format string, now time.Time) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	if format == "fhir" {
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(FHIRBundle(recs, now)); err != nil {
+		if err := enc.Encode(audit.FHIRBundle(recs, now)); err != nil {
 			return err
 		}
 		return bw.Flush()
@@ -83,9 +84,9 @@ func WriteAccounting(w io.Writer, recs []Record, format string, now time.Time) e
 	return bw.Flush()
 }
 
-// WriteVerify prints rep: one line for the total, one per chain, one per
+// writeVerify prints rep: one line for the total, one per chain, one per
 // problem, then OK when there is none.
-func WriteVerify(w io.Writer, rep Report) {
+func writeVerify(w io.Writer, rep audit.Report) {
 	fmt.Fprintf(w, "%d records in %d messages in %d chains\n", rep.Records, rep.Messages, len(rep.Chains))
 	for _, ch := range rep.Chains {
 		fmt.Fprintf(w, "chain %s replica %s: messages %d-%d (%d held, %d records), %d problems\n",

@@ -1,4 +1,4 @@
-package audit
+package main
 
 import (
 	"testing"
@@ -39,7 +39,7 @@ func TestParseAccountingQuery(t *testing.T) {
 		{"bad since", id, "yesterday", "jsonl", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			q, err := ParseAccountingQuery(tc.person, tc.since, "", tc.format)
+			q, err := parseAccountingQuery(tc.person, tc.since, "", tc.format)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
 			}
