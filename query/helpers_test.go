@@ -103,14 +103,6 @@ func publicJWK(t testing.TB, key any, kid, alg string) map[string]any {
 	return m
 }
 
-// privateJWK returns the JWK of key, private half included, with kid.
-func privateJWK(t testing.TB, key any, kid string) map[string]any {
-	t.Helper()
-	m := jwkObject(t, key, false)
-	m["kid"] = kid
-	return m
-}
-
 // jwkObject returns key as a JWK JSON object: only its public half when
 // public is true.
 func jwkObject(t testing.TB, key any, public bool) map[string]any {

@@ -7,8 +7,10 @@ import "testing"
 // new reader.
 func TestGenerationDrainWaitsForReaders(t *testing.T) {
 	g := newGeneration(t.TempDir(), nil, nil)
-	if !g.acquire() || !g.acquire() {
-		t.Fatal("acquire of an open generation = false")
+	for range 2 {
+		if !g.acquire() {
+			t.Fatal("acquire of an open generation = false")
+		}
 	}
 	drained := make(chan struct{})
 	go func() {
