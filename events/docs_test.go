@@ -4,14 +4,14 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/lookup/persons/internal/repofile"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestEventsDocExample checks that the example of docs/events.md, the
 // page upstream teams publish from, is a valid event on its subject with
 // the message id it shows.
 func TestEventsDocExample(t *testing.T) {
-	doc := repofile.Read(t, "docs/events.md")
+	doc := testkit.ReadRepoFile(t, "docs/events.md")
 	subject := regexp.MustCompile("Subject `([^`]+)`").FindStringSubmatch(doc)
 	msgID := regexp.MustCompile("header `Nats-Msg-Id: ([^`]+)`").FindStringSubmatch(doc)
 	body := regexp.MustCompile("(?s)```json\n(.*?)```").FindStringSubmatch(doc)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // runJetStream starts an in-process nats-server with JetStream on a random
@@ -18,8 +18,8 @@ import (
 // ends.
 func runJetStream(t *testing.T) (jetstream.JetStream, jetstream.Stream) {
 	t.Helper()
-	_, js := natstest.Start(t)
-	return js, natstest.PersonsStream(t, js)
+	_, js := testkit.StartNATS(t)
+	return js, testkit.PersonsStream(t, js)
 }
 
 // publisherOnStream returns a Publisher on a fresh PERSONS stream (also

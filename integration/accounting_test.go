@@ -18,8 +18,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/internal/audittest"
-	"github.com/lookup/persons/internal/httpget"
+	"github.com/lookup/persons/internal/testing/audittest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // operationSearch is the operation of the record of a search of the
@@ -225,7 +225,7 @@ func (s *searcher) search(person, format string) []auditRecord {
 		if pages > 100 {
 			s.t.Fatal("no last page after 100")
 		}
-		r, err := httpget.Get(nil, s.base+target, s.token, map[string]string{"Lookup-Purpose": "AUDIT"})
+		r, err := testkit.HTTPGet(nil, s.base+target, s.token, map[string]string{"Lookup-Purpose": "AUDIT"})
 		if err != nil || r.Status != http.StatusOK {
 			s.t.Fatalf("GET %s: %d %s %v", target, r.Status, r.Body, err)
 		}
@@ -243,7 +243,7 @@ func (s *searcher) search(person, format string) []auditRecord {
 
 // jsonlPage returns the records of a page of JSON lines and the next
 // page's target ("" for the last).
-func jsonlPage(t *testing.T, r httpget.Response) ([]auditRecord, string) {
+func jsonlPage(t *testing.T, r testkit.HTTPResponse) ([]auditRecord, string) {
 	t.Helper()
 	if ct := r.Header.Get("Content-Type"); ct != "application/jsonl" {
 		t.Fatalf("Content-Type %q, want application/jsonl", ct)

@@ -15,7 +15,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/internal/audittest"
+	"github.com/lookup/persons/internal/testing/audittest"
 )
 
 // TestAuditNATSKilled (issue 22): the NATS server is killed (SIGKILL)

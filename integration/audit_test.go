@@ -23,7 +23,7 @@ import (
 	tcexec "github.com/testcontainers/testcontainers-go/exec"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/httpget"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // auditRecord is the part of an audit record the suite checks.
@@ -115,7 +115,7 @@ func getAs(base, path, token, requestID, purpose string) (int, []byte, error) {
 	if purpose != "" {
 		headers["Lookup-Purpose"] = purpose
 	}
-	r, err := httpget.Get(nil, base+path, token, headers)
+	r, err := testkit.HTTPGet(nil, base+path, token, headers)
 	return r.Status, r.Body, err
 }
 

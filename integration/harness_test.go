@@ -91,10 +91,7 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/httpget"
-	"github.com/lookup/persons/internal/natstest"
-	"github.com/lookup/persons/internal/tokentest"
-	poll "github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // Images, named as in the Makefile (LOOKUPD_IMAGE, NATS_IMAGE, NATSCLI_IMAGE).
@@ -178,11 +175,11 @@ func imageIDs() string {
 	return strings.Join(ids, "\n")
 }
 
-// eventually polls cond (internal/wait) until it returns nil or timeout
+// eventually polls cond (internal/testing/testkit) until it returns nil or timeout
 // passes, then fails the test with cond's last error.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
-	if err := poll.Until(timeout, cond); err != nil {
+	if err := testkit.WaitUntil(timeout, cond); err != nil {
 		t.Fatalf("%s: not reached within %v: %v", what, timeout, err)
 	}
 }
@@ -317,7 +314,7 @@ func singleNATS(ctx context.Context, t *testing.T) (string, *natsNode, jetstream
 // a JetStream context. The connection is closed at the end of the test.
 func connectJS(t *testing.T, urls ...string) jetstream.JetStream {
 	t.Helper()
-	_, js := natstest.Connect(t, strings.Join(urls, ","),
+	_, js := testkit.ConnectNATS(t, strings.Join(urls, ","),
 		nats.MaxReconnects(-1), nats.ReconnectWait(200*time.Millisecond),
 		nats.RetryOnFailedConnect(true), nats.Timeout(5*time.Second))
 	return js
@@ -616,13 +613,13 @@ func dumpLogs(ctx context.Context, t *testing.T, c testcontainers.Container) {
 // issuer signs tokens with an RSA key whose public half is the JWKS that
 // lookupd verifies against.
 type issuer struct {
-	*tokentest.Issuer
+	*testkit.Issuer
 	jwks []byte
 }
 
 func newIssuer(t *testing.T) *issuer {
 	t.Helper()
-	is := tokentest.RSA(t)
+	is := testkit.NewRSAIssuer(t)
 	return &issuer{Issuer: is, jwks: is.JWKS}
 }
 
@@ -671,7 +668,7 @@ func getOK(t *testing.T, base, path, token string) response {
 // get sends GET base+path with the bearer token (none when token is "").
 func get(t *testing.T, base, path, token string) response {
 	t.Helper()
-	r, err := httpget.Get(nil, base+path, token, map[string]string{"Accept": "application/json"})
+	r, err := testkit.HTTPGet(nil, base+path, token, map[string]string{"Accept": "application/json"})
 	if err != nil {
 		t.Fatalf("GET %s: %v", path, err)
 	}

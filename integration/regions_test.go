@@ -23,8 +23,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/lookup/persons/internal/natstest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/projector"
 )
 
@@ -180,7 +179,7 @@ func regionServer(t *testing.T, auth, conf string) (*server.Server, *server.Opti
 		t.Fatalf("configuration %s with %s: %v", path, auth, err)
 	}
 	opts.NoLog, opts.NoSigs = true, true
-	return natstest.Run(t, opts), opts
+	return testkit.RunNATS(t, opts), opts
 }
 
 // TestTwoRegionPermissions runs the origin's users (hub-auth.conf) and
@@ -204,7 +203,7 @@ func TestTwoRegionPermissions(t *testing.T) {
 	leaf, _ := regionServer(t, "auth.conf", fmt.Sprintf(
 		"listen: 127.0.0.1:-1\ninclude auth.conf\njetstream { domain: b, store_dir: %q }\nleafnodes { reconnect: \"100ms\", remotes: [ { url: %q, account: LOOKUP } ] }\n",
 		t.TempDir(), leafURL))
-	wait.For(t, 10*time.Second, func() error {
+	testkit.WaitFor(t, 10*time.Second, func() error {
 		if n := hub.NumLeafNodes(); n != 1 {
 			return fmt.Errorf("leaf nodes connected to the hub: %d", n)
 		}
@@ -216,7 +215,7 @@ func TestTwoRegionPermissions(t *testing.T) {
 		if inbox != "" {
 			opts = append(opts, nats.CustomInboxPrefix(inbox))
 		}
-		return natstest.Connect(t, s.ClientURL(), opts...)
+		return testkit.ConnectNATS(t, s.ClientURL(), opts...)
 	}
 	_, hubAdmin := as(hub, "ADMIN", "_INBOX_admin")
 	_, leafAdmin := as(leaf, "ADMIN", "_INBOX_admin")
@@ -257,7 +256,7 @@ func TestTwoRegionPermissions(t *testing.T) {
 	pctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- p.Run(pctx) }()
-	wait.For(t, 30*time.Second, func() error {
+	testkit.WaitFor(t, 30*time.Second, func() error {
 		if pr := p.Progress(); pr.AppliedSeq < n || pr.MirrorOf != "PERSONS" || !pr.MirrorCutOffSince.IsZero() {
 			return fmt.Errorf("region B progress %+v; want %d applied from a mirror of PERSONS in step", pr, n)
 		}
@@ -316,7 +315,7 @@ func TestTwoRegionPermissions(t *testing.T) {
 	// test for anything else region A received meanwhile.
 	marker := func(id string) {
 		t.Helper()
-		wait.For(t, 10*time.Second, func() error {
+		testkit.WaitFor(t, 10*time.Second, func() error {
 			if err := leafAdminNC.Publish("$JS.FC.PERSONS.marker", []byte(id)); err != nil {
 				return err
 			}

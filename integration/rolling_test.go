@@ -13,7 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/balancer"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestRollingUpdate replaces three lookupd containers one after the other
@@ -64,7 +64,7 @@ func TestRollingUpdate(t *testing.T) {
 // that failed and a few of the failures.
 func rollingUpdate(ctx context.Context, t *testing.T, cfg lookupdConfig, path, tok string) (total, failed int64, examples []string) {
 	t.Helper()
-	lb := balancer.New(100 * time.Millisecond)
+	lb := testkit.NewBalancer(100 * time.Millisecond)
 	pctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go lb.Poll(pctx)
@@ -89,7 +89,7 @@ func rollingUpdate(ctx context.Context, t *testing.T, cfg lookupdConfig, path, t
 	}
 	inRotation("three replicas in rotation")
 
-	load := balancer.StartLoad(front.URL+path, tok, 4)
+	load := testkit.StartLoad(front.URL+path, tok, 4)
 	for _, l := range replicas {
 		l.replace(ctx, t) // SIGTERM, wait for the exit, a new container on the volume
 		l.waitReady(t)

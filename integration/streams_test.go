@@ -19,7 +19,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/projector"
 )
 
@@ -45,7 +45,7 @@ func loadStreamConfig(t *testing.T, name string) jetstream.StreamConfig {
 // port and returns a JetStream context connected to it.
 func runJetStream(t *testing.T) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	return natstest.Start(t)
+	return testkit.StartNATS(t)
 }
 
 func TestStreamFilesDecodeAndCreate(t *testing.T) {

@@ -36,7 +36,7 @@ import (
 
 	"github.com/lookup/persons/client"
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/devnats"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/lookuptest"
 )
 
@@ -150,7 +150,7 @@ func (c *Container) startNATS(ctx context.Context, o options) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := devnats.EnsurePersonsStream(ctx, js, o.stream); err != nil {
+	if err := dev.EnsurePersonsStream(ctx, js, o.stream); err != nil {
 		return err
 	}
 	c.pub = events.NewPublisher(js)

@@ -44,9 +44,10 @@ import (
 
 	"github.com/lookup/persons/client"
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/internal/devnats"
-	"github.com/lookup/persons/internal/readiness"
+	"github.com/lookup/persons/internal/auth"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/replica"
 	"github.com/lookup/persons/projector"
 	"github.com/lookup/persons/query"
@@ -84,7 +85,7 @@ type Server struct {
 	dir    string
 	temp   bool // dir is removed by Close
 
-	nats   *devnats.Server
+	nats   *dev.NATSServer
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	pub    *events.Publisher
@@ -175,7 +176,7 @@ func start(ctx context.Context, dir string, opts []Option) (_ *Server, err error
 // startNATS starts the in-process NATS server with the source stream (and
 // the audit stream, with WithAudit).
 func (s *Server) startNATS(ctx context.Context) (err error) {
-	if s.nats, err = devnats.Start("lookuptest", filepath.Join(s.dir, "nats")); err != nil {
+	if s.nats, err = dev.StartNATS("lookuptest", filepath.Join(s.dir, "nats")); err != nil {
 		return err
 	}
 	if s.nc, err = nats.Connect(s.nats.URL, nats.Name("lookuptest")); err != nil {
@@ -184,7 +185,7 @@ func (s *Server) startNATS(ctx context.Context) (err error) {
 	if s.js, err = jetstream.New(s.nc); err != nil {
 		return err
 	}
-	if err := devnats.EnsurePersonsStream(ctx, s.js, s.cfg.stream); err != nil {
+	if err := dev.EnsurePersonsStream(ctx, s.js, s.cfg.stream); err != nil {
 		return err
 	}
 	s.pub = events.NewPublisher(s.js)
@@ -227,18 +228,22 @@ func (s *Server) newAPI() (http.Handler, error) {
 	if err := os.WriteFile(jwksPath, s.key.JWKS(), 0o600); err != nil {
 		return nil, err
 	}
-	keys, err := query.LoadJWKSFile(jwksPath)
+	keys, err := auth.LoadJWKSFile(jwksPath)
+	if err != nil {
+		return nil, err
+	}
+	tokens, err := auth.NewVerifier(auth.Config{Keys: keys, Issuer: s.cfg.issuer, Audience: s.cfg.audience,
+		TenantClaim: s.cfg.tenantClaim})
 	if err != nil {
 		return nil, err
 	}
 	qc := query.Config{
-		Reader: s.rep, Keys: keys,
-		Issuer: s.cfg.issuer, Audience: s.cfg.audience, TenantClaim: s.cfg.tenantClaim,
+		Reader: s.rep, Tokens: tokens,
 		Logger:          s.cfg.logger,
-		Ready:           func() bool { return readiness.CaughtUp(s.rep) },
+		Ready:           func() bool { return admin.CaughtUp(s.rep) },
 		Position:        s.rep,
 		MaxPositionWait: s.cfg.maxPositionWait,
-		Stale:           readiness.NewStaleness(s.rep, s.cfg.maxStaleness, time.Now),
+		Stale:           admin.NewStaleness(s.rep, s.cfg.maxStaleness, time.Now),
 	}
 	if s.cfg.audit {
 		if s.ledger, err = audit.New(s.nc, audit.Config{Mode: audit.Required, Replica: "lookuptest",

@@ -13,8 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestStoreFailureRetried fails the first write transactions: the projector
@@ -36,7 +35,7 @@ func TestStoreFailureRetried(t *testing.T) {
 		}
 		return nil
 	}
-	logger, logs := logtest.Text()
+	logger, logs := testkit.TextLogger()
 	p := New(js, s, Config{BatchSize: 5, Logger: logger})
 	runProjector(t, p)
 	waitApplied(t, p, 20, 20*time.Second)
@@ -71,10 +70,10 @@ func TestDeadLetterBeforeCheckpoint(t *testing.T) {
 		encodeMsg(t, consumerEv(c, 2, "Bea")),
 	})
 	s := openStore(t, t.TempDir(), StoreOptions{})
-	logger, logs := logtest.Text()
+	logger, logs := testkit.TextLogger()
 	p := New(js, s, Config{BatchSize: 1, Logger: logger})
 	runProjector(t, p)
-	wait.For(t, 20*time.Second, func() error {
+	testkit.WaitFor(t, 20*time.Second, func() error {
 		if n := strings.Count(logs.String(), "dead-letter publish failed"); n < 3 {
 			return fmt.Errorf("%d failed dead-letter publishes logged", n)
 		}
@@ -124,7 +123,7 @@ func TestNoPersonalDataInLogs(t *testing.T) {
 	badDOB := signer(3, "501234567", "1980-13-17")
 	publishAll(t, js, []wireMsg{valid, bad, badDOB})
 
-	logger, logs := logtest.Text()
+	logger, logs := testkit.TextLogger()
 	s, err := Open(t.TempDir(), StoreOptions{Logger: logger})
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +177,7 @@ func TestDeadLetterOncePerEvent(t *testing.T) {
 	}
 	for replica := range 3 {
 		start := time.Now()
-		wait.For(t, 5*time.Second, func() error { // let the duplicate window pass
+		testkit.WaitFor(t, 5*time.Second, func() error { // let the duplicate window pass
 			if time.Since(start) < 2*window {
 				return errors.New("duplicate window not over")
 			}
@@ -410,7 +409,7 @@ func TestDLQCreatedWithLimits(t *testing.T) {
 	runProjector(t, p)
 	<-p.CaughtUp()
 	var info *jetstream.StreamInfo
-	wait.For(t, 10*time.Second, func() error {
+	testkit.WaitFor(t, 10*time.Second, func() error {
 		dlq, err := js.Stream(context.Background(), "PERSONS_DLQ")
 		if err != nil {
 			return err
@@ -496,7 +495,7 @@ func TestEncryptionKeyErrors(t *testing.T) {
 // "stream unavailable" warning.
 func TestNoWarningAtShutdown(t *testing.T) {
 	js := setup(t)
-	logger, logs := logtest.Text()
+	logger, logs := testkit.TextLogger()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	p := New(js, openStore(t, t.TempDir(), StoreOptions{}), Config{Logger: logger})

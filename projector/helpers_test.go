@@ -17,29 +17,28 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/natstest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // startServer runs an in-process nats-server with JetStream storing in
 // storeDir, on port (-1: random).
 func startServer(t testing.TB, storeDir string, port int) *server.Server {
 	t.Helper()
-	opts := natstest.Options(storeDir)
+	opts := testkit.NATSOptions(storeDir)
 	opts.Port = port
-	return natstest.Run(t, opts)
+	return testkit.RunNATS(t, opts)
 }
 
 // connect returns a JetStream context on url that reconnects forever.
 func connect(t testing.TB, url string) jetstream.JetStream {
 	t.Helper()
-	_, js := natstest.Connect(t, url, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	_, js := testkit.ConnectNATS(t, url, nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
 	return js
 }
 
 func createStream(t testing.TB, js jetstream.JetStream) {
 	t.Helper()
-	natstest.PersonsStream(t, js)
+	testkit.PersonsStream(t, js)
 }
 
 // setup starts a server with the PERSONS stream and returns its JetStream.
@@ -357,7 +356,7 @@ func runProjector(t testing.TB, p *Projector) (stop func() error) {
 // waitApplied waits until the projector's checkpoint reaches seq.
 func waitApplied(t testing.TB, p *Projector, seq uint64, timeout time.Duration) {
 	t.Helper()
-	wait.For(t, timeout, func() error {
+	testkit.WaitFor(t, timeout, func() error {
 		if got := p.Progress().AppliedSeq; got < seq {
 			return fmt.Errorf("applied seq %d, want %d", got, seq)
 		}

@@ -10,8 +10,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lookup/persons/internal/natstest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // twoRegions is an origin region (a hub nats-server, JetStream domain
@@ -27,14 +26,14 @@ type twoRegions struct {
 
 func startRegions(t *testing.T) *twoRegions {
 	t.Helper()
-	r := &twoRegions{hubOpts: natstest.Options(t.TempDir())}
+	r := &twoRegions{hubOpts: testkit.NATSOptions(t.TempDir())}
 	r.hubOpts.ServerName, r.hubOpts.JetStreamDomain = "hub", "hub"
 	r.hubOpts.LeafNode.Host, r.hubOpts.LeafNode.Port = "127.0.0.1", -1
-	r.hub = natstest.Run(t, r.hubOpts)
+	r.hub = testkit.RunNATS(t, r.hubOpts)
 	r.hubJS = connect(t, r.hub.ClientURL())
 	createStream(t, r.hubJS)
 
-	leafOpts := natstest.Options(t.TempDir())
+	leafOpts := testkit.NATSOptions(t.TempDir())
 	leafOpts.ServerName, leafOpts.JetStreamDomain = "leaf", "leaf"
 	u, err := url.Parse(fmt.Sprintf("nats://127.0.0.1:%d", r.hubOpts.LeafNode.Port))
 	if err != nil {
@@ -42,9 +41,9 @@ func startRegions(t *testing.T) *twoRegions {
 	}
 	leafOpts.LeafNode.Remotes = []*server.RemoteLeafOpts{{URLs: []*url.URL{u}}}
 	leafOpts.LeafNode.ReconnectInterval = 100 * time.Millisecond
-	leaf := natstest.Run(t, leafOpts)
+	leaf := testkit.RunNATS(t, leafOpts)
 	r.leafJS = connect(t, leaf.ClientURL())
-	wait.For(t, 10*time.Second, func() error {
+	testkit.WaitFor(t, 10*time.Second, func() error {
 		if n := r.hub.NumLeafNodes(); n != 1 {
 			return fmt.Errorf("leaf nodes connected to the hub: %d", n)
 		}
@@ -68,7 +67,7 @@ func createMirror(t *testing.T, js jetstream.JetStream, name string, src *jetstr
 // waitMirrored waits until stream name of js holds sequence seq.
 func waitMirrored(t *testing.T, js jetstream.JetStream, name string, seq uint64) {
 	t.Helper()
-	wait.For(t, 20*time.Second, func() error {
+	testkit.WaitFor(t, 20*time.Second, func() error {
 		s, err := js.Stream(context.Background(), name)
 		if err != nil {
 			return err
@@ -96,7 +95,7 @@ func TestMirrorCutOff(t *testing.T) {
 	p := New(r.leafJS, s, Config{Stream: "PERSONS_B", RefreshInterval: 100 * time.Millisecond})
 	stop := runProjector(t, p)
 	waitApplied(t, p, 5, 20*time.Second)
-	wait.For(t, 10*time.Second, func() error {
+	testkit.WaitFor(t, 10*time.Second, func() error {
 		pr := p.Progress()
 		if pr.MirrorOf != "PERSONS" || !pr.MirrorCutOffSince.IsZero() || !pr.UnreachableSince.IsZero() {
 			return fmt.Errorf("linked: MirrorOf %q, MirrorCutOffSince %v, UnreachableSince %v; want PERSONS, zero, zero",
@@ -109,7 +108,7 @@ func TestMirrorCutOff(t *testing.T) {
 	r.hub.Shutdown()
 	r.hub.WaitForShutdown()
 	const bound = time.Second
-	wait.For(t, 15*time.Second, func() error {
+	testkit.WaitFor(t, 15*time.Second, func() error {
 		pr := p.Progress()
 		switch {
 		case pr.MirrorCutOffSince.IsZero():
@@ -139,11 +138,11 @@ func TestMirrorCutOff(t *testing.T) {
 	// The link back: the same hub, same store and ports; more events.
 	opts := *r.hubOpts
 	opts.Port, opts.LeafNode.Port = r.hubOpts.Port, r.hubOpts.LeafNode.Port
-	hub := natstest.Run(t, &opts)
+	hub := testkit.RunNATS(t, &opts)
 	hubJS := connect(t, hub.ClientURL())
 	publishAll(t, hubJS, consumerMsgs(t, 5))
 	waitApplied(t, p, 10, 30*time.Second)
-	wait.For(t, 20*time.Second, func() error {
+	testkit.WaitFor(t, 20*time.Second, func() error {
 		pr := p.Progress()
 		if !pr.MirrorCutOffSince.IsZero() || !pr.UnreachableSince.IsZero() || !pr.OldestUnappliedTime.IsZero() {
 			return fmt.Errorf("after the link returned: %+v; want in step", pr)

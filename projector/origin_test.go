@@ -9,7 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // projectFrom runs a projector over stream into s until it has applied
@@ -241,7 +241,7 @@ func TestSnapshotAcrossMirror(t *testing.T) {
 	t.Run("another incarnation", func(t *testing.T) {
 		js, _ := generatedStream(t, 12, 200)
 		old := projected(t, js, nil)
-		logger, logs := logtest.JSON()
+		logger, logs := testkit.JSONLogger()
 		sn, err := NewSnapshots(js, SnapshotsConfig{Bucket: "SNAP", Replica: "region-a", Logger: logger})
 		if err != nil {
 			t.Fatal(err)

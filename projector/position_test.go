@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 
 	"github.com/lookup/persons/events"
 )
@@ -142,7 +142,7 @@ func TestProgressFreshness(t *testing.T) {
 	}
 	publishAll(t, js, msgs)
 	waitApplied(t, p, 2, 20*time.Second)
-	wait.For(t, 20*time.Second, func() error {
+	testkit.WaitFor(t, 20*time.Second, func() error {
 		pr := p.Progress()
 		if pr.OldestUnappliedTime.IsZero() || pr.OldestUnappliedTime.Before(before.Add(-time.Second)) {
 			return fmt.Errorf("OldestUnappliedTime = %v, want about %v", pr.OldestUnappliedTime, before)
@@ -153,7 +153,7 @@ func TestProgressFreshness(t *testing.T) {
 		t.Fatalf("UnreachableSince = %v while connected, want zero", pr.UnreachableSince)
 	}
 	srv.Shutdown()
-	wait.For(t, 20*time.Second, func() error {
+	testkit.WaitFor(t, 20*time.Second, func() error {
 		pr := p.Progress()
 		if pr.Connected || pr.UnreachableSince.IsZero() {
 			return fmt.Errorf("Connected %v, UnreachableSince %v after NATS stopped", pr.Connected, pr.UnreachableSince)
@@ -179,7 +179,7 @@ func TestPauseResume(t *testing.T) {
 	p.Pause()
 	p.Pause() // a second pause changes nothing
 	publishAll(t, js, []wireMsg{consumer(3), consumer(4)})
-	wait.For(t, 20*time.Second, func() error {
+	testkit.WaitFor(t, 20*time.Second, func() error {
 		pr := p.Progress()
 		if pr.StreamLastSeq != 4 || pr.OldestUnappliedTime.IsZero() {
 			return fmt.Errorf("stream last seq %d, oldest unapplied %v: the refresh has not seen the new events", pr.StreamLastSeq, pr.OldestUnappliedTime)

@@ -14,8 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 func TestProjectorEndToEnd(t *testing.T) {
@@ -279,7 +278,7 @@ func TestBrokerRestart(t *testing.T) {
 
 	srv.Shutdown()
 	srv.WaitForShutdown()
-	wait.For(t, 10*time.Second, func() error {
+	testkit.WaitFor(t, 10*time.Second, func() error {
 		if p.Progress().Connected {
 			return errors.New("projector still reports connected")
 		}
@@ -291,7 +290,7 @@ func TestBrokerRestart(t *testing.T) {
 		t.Fatalf("port %q: %v", port, err)
 	}
 	startServer(t, natsDir, pn)
-	wait.For(t, 20*time.Second, func() error {
+	testkit.WaitFor(t, 20*time.Second, func() error {
 		if !p.Progress().Connected {
 			return errors.New("projector not reconnected")
 		}
@@ -375,7 +374,7 @@ func TestConsumerFailureResumesFromCheckpoint(t *testing.T) {
 	last := streamLastSeq(t, js)
 
 	s := openStore(t, t.TempDir(), StoreOptions{})
-	logger, logs := logtest.Text()
+	logger, logs := testkit.TextLogger()
 	p := New(js, s, Config{BatchSize: 100, Logger: logger})
 	var mu sync.Mutex
 	failAt := map[uint64]bool{1000: true, 2500: true}

@@ -13,8 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // generatedStream starts a server whose PERSONS stream holds n events
@@ -74,7 +73,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		{"encrypted", bytes.Repeat([]byte{7}, 32)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, js := natstest.Start(t)
+			_, js := testkit.StartNATS(t)
 			createStream(t, js)
 			rng := rand.New(rand.NewPCG(11, 12))
 			msgs := genStream(t, rng, 3000)
@@ -227,7 +226,7 @@ func TestSnapshotRefused(t *testing.T) {
 			if err := obs.UpdateMeta(ctx, "bad", jetstream.ObjectMeta{Name: "bad", Metadata: meta}); err != nil {
 				t.Fatal(err)
 			}
-			logger, logs := logtest.JSON()
+			logger, logs := testkit.JSONLogger()
 			sn, err := NewSnapshots(js, SnapshotsConfig{Bucket: bucket, Key: tc.modelKey, Logger: logger})
 			if err != nil {
 				t.Fatal(err)
@@ -355,7 +354,7 @@ func TestSnapshotsPurgeOrphanChunks(t *testing.T) {
 // faster), never a panic (a transaction discarded under the encoder's open
 // iterator), and the next snapshot restores the whole model.
 func TestSnapshotTakeCancelled(t *testing.T) {
-	_, js := natstest.Start(t)
+	_, js := testkit.StartNATS(t)
 	createStream(t, js)
 	publishAll(t, js, genStream(t, rand.New(rand.NewPCG(21, 22)), 6000))
 	a := projected(t, js, nil)
@@ -399,7 +398,7 @@ func TestSnapshotTakeCancelled(t *testing.T) {
 // each ends with the context's error or completes; an interrupted one
 // leaves the store empty, and a restore with a live context then succeeds.
 func TestRestoreCancelled(t *testing.T) {
-	_, js := natstest.Start(t)
+	_, js := testkit.StartNATS(t)
 	createStream(t, js)
 	publishAll(t, js, genStream(t, rand.New(rand.NewPCG(23, 24)), 6000))
 	a := projected(t, js, nil)

@@ -92,9 +92,9 @@ func (a auditing) disclose(w http.ResponseWriter, r *http.Request, op, purpose s
 		d.RequestID = info.requestID
 	}
 	if p := principalFrom(r.Context()); p != nil {
-		d.Subject, d.Client = p.subject, p.client
-		if p.tenancyOn {
-			d.Tenants = p.tenants
+		d.Subject, d.Client = p.Subject(), p.Client()
+		if p.TenancyOn() {
+			d.Tenants = p.Tenants()
 		}
 	}
 	if err := a.auditor.Disclose(r.Context(), d); err != nil {

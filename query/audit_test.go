@@ -24,8 +24,8 @@ func (f *fakeAuditor) Disclose(ctx context.Context, d Disclosure) error {
 func newAuditedServer(t *testing.T, tenantClaim string, requirePurpose bool, err error, got *[]Disclosure) *Server {
 	t.Helper()
 	s, nerr := NewServer(Config{
-		Reader: fixtureReader(), Keys: testJWKS(t), Issuer: testIssuer, Audience: testAudience,
-		TenantClaim: tenantClaim, Now: func() time.Time { return testNow }, RequirePurpose: requirePurpose,
+		Reader: fixtureReader(), Tokens: testVerifier(t, testJWKS(t), tenantClaim),
+		Now: func() time.Time { return testNow }, RequirePurpose: requirePurpose,
 		Auditor: &fakeAuditor{DiscloseFunc: func(_ context.Context, d Disclosure) error {
 			*got = append(*got, d)
 			return err

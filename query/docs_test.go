@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lookup/persons/internal/repofile"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestAPIDocListsProblemTypes keeps docs/api.md, which explains the
 // problem types to client developers, in step with problemKinds: a row
 // per kind, with its status, and the base URI.
 func TestAPIDocListsProblemTypes(t *testing.T) {
-	doc := repofile.Read(t, "docs/api.md")
+	doc := testkit.ReadRepoFile(t, "docs/api.md")
 	if !strings.Contains(doc, "`"+problemBase+"`") {
 		t.Errorf("docs/api.md does not name the base URI %s", problemBase)
 	}

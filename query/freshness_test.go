@@ -56,7 +56,7 @@ func (p *fakePosition) set(n uint64) {
 func newPositionServer(t *testing.T, pos Positioner, reg prometheus.Registerer, stale func() bool) *Server {
 	t.Helper()
 	s, err := NewServer(Config{
-		Reader: fixtureReader(), Keys: testJWKS(t), Issuer: testIssuer, Audience: testAudience,
+		Reader: fixtureReader(), Tokens: testVerifier(t, testJWKS(t), ""),
 		Now: func() time.Time { return testNow }, Position: pos, MaxPositionWait: 200 * time.Millisecond,
 		Registerer: reg, Stale: stale,
 	})
@@ -150,7 +150,7 @@ func TestMinPositionWaitsForCommit(t *testing.T) {
 	reader := &fakeReader{PersonFunc: func(_ context.Context, id string) (events.Person, error) {
 		return events.Person{ID: id, BusinessID: businessA, FirstName: name.Load().(string), LastName: "Lee", Type: events.PersonTypeConsumer}, nil
 	}}
-	s, err := NewServer(Config{Reader: reader, Keys: testJWKS(t), Issuer: testIssuer, Audience: testAudience,
+	s, err := NewServer(Config{Reader: reader, Tokens: testVerifier(t, testJWKS(t), ""),
 		Now: func() time.Time { return testNow }, Position: pos, MaxPositionWait: time.Minute, Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
@@ -250,7 +250,7 @@ func BenchmarkHandlersPosition(b *testing.B) {
 			s := benchServer(b)
 			s.fresh.pos = tc.pos
 			token := rsaToken(b, goodClaims("read:persons"))
-			p, err := s.verifier.verify(context.Background(), token)
+			p, err := s.tokens.VerifyBearer(bearerRequest(context.Background(), token))
 			if err != nil {
 				b.Fatal(err)
 			}

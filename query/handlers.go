@@ -137,10 +137,10 @@ func tenantAllows(r *http.Request, businessID string) bool {
 	if p == nil {
 		return false
 	}
-	if !p.tenancyOn {
+	if !p.TenancyOn() {
 		return true
 	}
-	return p.mayAccess(businessID)
+	return p.MayAccess(businessID)
 }
 
 // internalError answers 500 without revealing err; the access log records

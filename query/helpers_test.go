@@ -25,6 +25,7 @@ import (
 
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/auth"
 )
 
 // Fixed test identities.
@@ -102,14 +103,6 @@ func publicJWK(t testing.TB, key any, kid, alg string) map[string]any {
 	return m
 }
 
-// privateJWK returns the JWK of key, private half included, with kid.
-func privateJWK(t testing.TB, key any, kid string) map[string]any {
-	t.Helper()
-	m := jwkObject(t, key, false)
-	m["kid"] = kid
-	return m
-}
-
 // jwkObject returns key as a JWK JSON object: only its public half when
 // public is true.
 func jwkObject(t testing.TB, key any, public bool) map[string]any {
@@ -146,7 +139,7 @@ func jwksJSON(t testing.TB, keys ...map[string]any) []byte {
 
 // testJWKS returns the standard key set: the RSA key (alg RS256), the EC
 // key and the Ed25519 key (both without alg).
-func testJWKS(t testing.TB) *JWKS {
+func testJWKS(t testing.TB) *auth.JWKS {
 	t.Helper()
 	testKeys(t)
 	path := filepath.Join(t.TempDir(), "jwks.json")
@@ -158,7 +151,7 @@ func testJWKS(t testing.TB) *JWKS {
 	if err := os.WriteFile(path, doc, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	keys, err := LoadJWKSFile(path)
+	keys, err := auth.LoadJWKSFile(path)
 	if err != nil {
 		t.Fatalf("LoadJWKSFile: %v", err)
 	}
@@ -242,17 +235,34 @@ func rsaToken(t testing.TB, claims map[string]any) string {
 func newTestServer(t testing.TB, reader Reader, tenantClaim string) *Server {
 	t.Helper()
 	s, err := NewServer(Config{
-		Reader:      reader,
-		Keys:        testJWKS(t),
-		Issuer:      testIssuer,
-		Audience:    testAudience,
-		TenantClaim: tenantClaim,
-		Now:         func() time.Time { return testNow },
+		Reader: reader,
+		Tokens: testVerifier(t, testJWKS(t), tenantClaim),
+		Now:    func() time.Time { return testNow },
 	})
 	if err != nil {
 		t.Fatalf("NewServer: %v", err)
 	}
 	return s
+}
+
+// testVerifier returns internal/auth's verifier of keys with the
+// standard issuer, audience and clock, without a token cache;
+// tenantClaim enables tenancy.
+func testVerifier(t testing.TB, keys *auth.JWKS, tenantClaim string) TokenVerifier {
+	t.Helper()
+	v, err := auth.NewVerifier(auth.Config{Keys: keys, Issuer: testIssuer, Audience: testAudience,
+		TenantClaim: tenantClaim, Now: func() time.Time { return testNow }})
+	if err != nil {
+		t.Fatalf("auth.NewVerifier: %v", err)
+	}
+	return v
+}
+
+// bearerRequest returns a GET request bearing token, for the verifier.
+func bearerRequest(ctx context.Context, token string) *http.Request {
+	r := httptest.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
+	r.Header.Set("Authorization", "Bearer "+token)
+	return r
 }
 
 // serve runs req through h, validates the exchange against openapi.yaml
@@ -291,3 +301,21 @@ func decodeProblem(t *testing.T, rec *httptest.ResponseRecorder) problem {
 
 // typeURI returns the stable type URI of k.
 func (k problemKind) typeURI() string { return problemBase + problemKinds[k].slug }
+
+// tamper flips one bit of the character at index i of s (staying within
+// the base64url alphabet).
+func tamper(s string, i int) string {
+	b := []byte(s)
+	if b[i] == 'A' {
+		b[i] = 'B'
+	} else {
+		b[i] = 'A'
+	}
+	return string(b)
+}
+
+func withClaims(scope string, edit func(map[string]any)) map[string]any {
+	c := goodClaims(scope)
+	edit(c)
+	return c
+}

@@ -20,7 +20,7 @@ type requestInfo struct {
 	badRequestID string
 	subject      string
 	// principal is the caller, once authenticated (see withPrincipal).
-	principal *principal
+	principal Principal
 	// route overrides the route label when chi knows no pattern (a 405
 	// on a real path, OPTIONS *).
 	route string

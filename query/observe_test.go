@@ -11,20 +11,18 @@ import (
 	"time"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 func TestAccessLog(t *testing.T) {
-	var buf logtest.Buffer
+	var buf testkit.LogBuffer
 	s, err := NewServer(Config{
-		Reader:   fixtureReader(),
-		Keys:     testJWKS(t),
-		Issuer:   testIssuer,
-		Audience: testAudience,
-		Logger:   slog.New(slog.NewJSONHandler(&buf, nil)),
-		Now:      func() time.Time { return testNow },
+		Reader: fixtureReader(),
+		Tokens: testVerifier(t, testJWKS(t), ""),
+		Logger: slog.New(slog.NewJSONHandler(&buf, nil)),
+		Now:    func() time.Time { return testNow },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -109,8 +107,8 @@ func TestAccessLog(t *testing.T) {
 }
 
 func TestPanicLogHoldsNoPanicValue(t *testing.T) {
-	var buf logtest.Buffer
-	s, err := NewServer(Config{Reader: fixtureReader(), Keys: testJWKS(t), Logger: slog.New(slog.NewTextHandler(&buf, nil)),
+	var buf testkit.LogBuffer
+	s, err := NewServer(Config{Reader: fixtureReader(), Tokens: testVerifier(t, testJWKS(t), ""), Logger: slog.New(slog.NewTextHandler(&buf, nil)),
 		Now: func() time.Time { return testNow }})
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +128,7 @@ func TestPanicLogHoldsNoPanicValue(t *testing.T) {
 
 func TestMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	s, err := NewServer(Config{Reader: fixtureReader(), Keys: testJWKS(t), Registerer: reg, Now: func() time.Time { return testNow }})
+	s, err := NewServer(Config{Reader: fixtureReader(), Tokens: testVerifier(t, testJWKS(t), ""), Registerer: reg, Now: func() time.Time { return testNow }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +172,7 @@ func TestMetrics(t *testing.T) {
 	}
 
 	// A second server on the same registry shares the collectors.
-	s2, err := NewServer(Config{Reader: fixtureReader(), Keys: testJWKS(t), Registerer: reg, Now: func() time.Time { return testNow }})
+	s2, err := NewServer(Config{Reader: fixtureReader(), Tokens: testVerifier(t, testJWKS(t), ""), Registerer: reg, Now: func() time.Time { return testNow }})
 	if err != nil {
 		t.Fatalf("second NewServer on one registry: %v", err)
 	}
@@ -190,7 +188,7 @@ func TestMetrics(t *testing.T) {
 // without the client's cancellation. The access log records the status
 // written, at Info, with client_gone and without an error.
 func TestClientGone(t *testing.T) {
-	var buf logtest.Buffer
+	var buf testkit.LogBuffer
 	reg := prometheus.NewRegistry()
 	// goAway is the client's cancellation, called while the read model
 	// is being read; the read model answers unless its context is done.
@@ -212,7 +210,7 @@ func TestClientGone(t *testing.T) {
 			return fix.SignersFunc(ctx, id)
 		},
 	}
-	s, err := NewServer(Config{Reader: reader, Keys: testJWKS(t), Logger: slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	s, err := NewServer(Config{Reader: reader, Tokens: testVerifier(t, testJWKS(t), ""), Logger: slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Registerer: reg, Now: func() time.Time { return testNow }})
 	if err != nil {
 		t.Fatal(err)

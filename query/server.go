@@ -21,8 +21,9 @@
 // finally the resource (404, or 403 for another tenant's).
 //
 // Where things are: routes.go declares every route and middleware;
-// observe.go, accesslog.go and metrics.go wrap each request; authenticate.go
-// (with verify.go, claims.go and tokencache.go) and jwks.go check tokens;
+// observe.go, accesslog.go and metrics.go wrap each request; tokens.go
+// asks the TokenVerifier it is given (internal/auth's, which holds the
+// keys and checks the tokens) and checks scope and tenancy;
 // requestid.go, accept.go and params.go check the
 // rest of the request; handlers.go answers the operations, resources.go
 // and problem.go write the answers (by hand, as encoding/json would).
@@ -55,17 +56,13 @@ type Reader interface {
 
 // Config configures a Server.
 type Config struct {
-	Reader      Reader                // required
-	Keys        *JWKS                 // required: token verification keys
-	Issuer      string                // required `iss` ("" = not checked)
-	Audience    string                // required `aud` ("" = not checked)
-	TenantClaim string                // claim holding the caller's business ids; "" = tenancy off
-	Logger      *slog.Logger          // access log; nil = discard
-	Registerer  prometheus.Registerer // HTTP metrics registered here; nil = none
-	Now         func() time.Time      // nil = time.Now
-	// TokenCacheSize is how many verified tokens are remembered (see
-	// tokencache.go; lookup_token_cache_* metrics); 0 = no cache.
-	TokenCacheSize int
+	Reader Reader // required
+	// Tokens judges the bearer token of every request (required;
+	// internal/auth's Verifier, which also says whether tenancy is on).
+	Tokens     TokenVerifier
+	Logger     *slog.Logger          // access log; nil = discard
+	Registerer prometheus.Registerer // HTTP metrics registered here; nil = none
+	Now        func() time.Time      // nil = time.Now
 	// Ready reports whether the read model has caught up and may answer;
 	// while it returns false both operations answer 503 (after the
 	// authentication, scope and parameter checks). nil = always ready.
@@ -91,35 +88,31 @@ type Config struct {
 // Errors of NewServer.
 var (
 	ErrNoReader = errors.New("query: Config.Reader is required")
-	ErrNoKeys   = errors.New("query: Config.Keys is required")
+	ErrNoTokens = errors.New("query: Config.Tokens is required")
 )
 
 // Server is the HTTP API. It is an http.Handler, safe for concurrent use.
 type Server struct {
-	reader   Reader
-	fresh    *freshness
-	verifier *tokenVerifier
-	log      *slog.Logger
-	metrics  *httpMetrics
-	router   chi.Router
-	audit    auditing
+	reader  Reader
+	fresh   *freshness
+	tokens  TokenVerifier
+	log     *slog.Logger
+	metrics *httpMetrics
+	router  chi.Router
+	audit   auditing
 }
 
 var _ http.Handler = (*Server)(nil)
 
 // NewServer returns the HTTP API configured by cfg. It returns ErrNoReader
-// or ErrNoKeys if cfg lacks a Reader or Keys, and an error if the metrics
+// or ErrNoTokens if cfg lacks a Reader or Tokens, and an error if the metrics
 // cannot be registered with cfg.Registerer.
 func NewServer(cfg Config) (*Server, error) {
 	if cfg.Reader == nil {
 		return nil, ErrNoReader
 	}
-	if cfg.Keys == nil {
-		return nil, ErrNoKeys
-	}
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
+	if cfg.Tokens == nil {
+		return nil, ErrNoTokens
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -129,21 +122,17 @@ func NewServer(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cm, err := newCacheMetrics(cfg.Registerer)
-	if err != nil {
-		return nil, err
-	}
 	fresh, err := newFreshness(cfg)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{
-		reader:   cfg.Reader,
-		fresh:    fresh,
-		verifier: newTokenVerifier(cfg.Keys, cfg.Issuer, cfg.Audience, cfg.TenantClaim, now, newTokenCache(cfg.TokenCacheSize, cm)),
-		log:      log,
-		metrics:  m,
-		audit:    auditing{auditor: cfg.Auditor, requirePurpose: cfg.RequirePurpose},
+		reader:  cfg.Reader,
+		fresh:   fresh,
+		tokens:  cfg.Tokens,
+		log:     log,
+		metrics: m,
+		audit:   auditing{auditor: cfg.Auditor, requirePurpose: cfg.RequirePurpose},
 	}
 	s.router = s.routes(s.authenticate)
 	return s, nil

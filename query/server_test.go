@@ -15,15 +15,15 @@ import (
 	"github.com/lookup/persons/events"
 )
 
-func TestNewServerRequiresReaderAndKeys(t *testing.T) {
-	keys := testJWKS(t)
+func TestNewServerRequiresReaderAndTokens(t *testing.T) {
+	tokens := testVerifier(t, testJWKS(t), "")
 	tests := []struct {
 		name string
 		cfg  Config
 		want error
 	}{
-		{"no reader", Config{Keys: keys}, ErrNoReader},
-		{"no keys", Config{Reader: fixtureReader()}, ErrNoKeys},
+		{"no reader", Config{Tokens: tokens}, ErrNoReader},
+		{"no tokens", Config{Reader: fixtureReader()}, ErrNoTokens},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -423,7 +423,7 @@ func TestReadiness(t *testing.T) {
 		},
 	}
 	s, err := NewServer(Config{
-		Reader: reader, Keys: testJWKS(t), Issuer: testIssuer, Audience: testAudience,
+		Reader: reader, Tokens: testVerifier(t, testJWKS(t), ""),
 		Now: func() time.Time { return testNow }, Ready: ready.Load,
 	})
 	if err != nil {

@@ -7,11 +7,11 @@ import (
 	"testing"
 
 	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
-	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 func TestRunRTT(t *testing.T) {
-	srv := natstest.Run(t, natstest.Options(t.TempDir()))
+	srv := testkit.RunNATS(t, testkit.NATSOptions(t.TempDir()))
 	var out bytes.Buffer
 	if err := runRTT(context.Background(), []string{"--url", srv.ClientURL(), "--stream", "RTT_TEST", "--n", "7"}, &out); err != nil {
 		t.Fatalf("runRTT: %v", err)

@@ -39,7 +39,7 @@
 // between runs (model.go): on the first run the Population (fixtures'
 // population.go) is published in bulk (fixtures' publish.go) to a NATS
 // server, the tool run again as a child process (broker.go, child.go; the
-// service's internal/devnats), the lookupd binary started as "lookupd
+// service's internal/dev), the lookupd binary started as "lookupd
 // serve" on a read model beside it (internal/loadtest/serve.go), every
 // answer captured once into a sealed body store
 // (internal/loadtest/fetch.go, bodystore.go) and a manifest written last

@@ -13,8 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/demo"
-	"github.com/lookup/persons/internal/devkey"
+	"github.com/lookup/persons/internal/dev"
 )
 
 // alertRules is the shape of deploy/prometheus/alerts.yaml.
@@ -104,12 +103,12 @@ func exportedMetrics(t *testing.T) exporters {
 	ns := runNATS(t)
 	js := jetStream(t, ns)
 	createStream(t, js, "PERSONS")
-	id := demo.ID("t-consumer", 0)
-	publish(t, js, events.Consumer{ConsumerID: id, BusinessID: demo.ID("business", 0), FirstName: "A", LastName: "B"})
+	id := dev.DemoID("t-consumer", 0)
+	publish(t, js, events.Consumer{ConsumerID: id, BusinessID: dev.DemoID("business", 0), FirstName: "A", LastName: "B"})
 	p := start(t, serveEnv(t, ns, t.TempDir()), "serve")
 	addrs := p.addrs(t)
 	waitReady(t, addrs["admin"])
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience})
 	if _, _, err := get("http://"+addrs["api"]+"/api/v1/persons/"+id, tok); err != nil {
 		t.Fatal(err)
 	}

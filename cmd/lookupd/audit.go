@@ -12,22 +12,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/internal/accounting"
+	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/audit"
 	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/natsconn"
-	"github.com/lookup/persons/internal/projectormetrics"
 	"github.com/lookup/persons/internal/redact"
 	"github.com/lookup/persons/internal/settings"
 )
 
 // newLedger returns the audit ledger of serve, publishing through nc, with
 // the projector's position as the read model position.
-func newLedger(cfg settings.Config, nc *nats.Conn, proj projectormetrics.Source, reg prometheus.Registerer, logger *slog.Logger) (*audit.Ledger, error) {
+func newLedger(cfg settings.Config, nc *nats.Conn, proj admin.ProgressSource, reg prometheus.Registerer, logger *slog.Logger) (*audit.Ledger, error) {
 	replica := cfg.ReplicaName("")
-	mode := audit.Mode(cfg.Audit)
-	if mode == "" {
-		mode = audit.Required
-	}
+	mode := audit.Mode(cfg.Audit) // the settings table's default: required
 	l, err := audit.New(nc, audit.Config{
 		Mode:       mode,
 		Stream:     cfg.AuditStream,
@@ -44,9 +41,22 @@ func newLedger(cfg settings.Config, nc *nats.Conn, proj projectormetrics.Source,
 	return l, nil
 }
 
-// closeLedger waits a little for the records still in flight.
+// ledgerCloser is the step of a shutdown that waits a little for the
+// records still in flight.
+func ledgerCloser(l *audit.Ledger) lifecycle.Closer {
+	return lifecycle.Closer{Name: "audit ledger", Close: l.Close, Limit: settings.LedgerFlushLimit}
+}
+
+// natsCloser is the step of a shutdown that closes nc.
+func natsCloser(nc *nats.Conn) lifecycle.Closer {
+	return lifecycle.Closer{Name: "nats", Close: func(context.Context) error { nc.Close(); return nil }}
+}
+
+// closeLedger waits a little for the records still in flight (a command
+// that returns before its shutdown).
 func closeLedger(l *audit.Ledger, logger *slog.Logger) {
-	lifecycle.Flush(l.Close, 10*time.Second, "audit ledger", logger)
+	c := ledgerCloser(l)
+	lifecycle.Flush(c.Close, c.Limit, c.Name, logger)
 }
 
 func cmdAudit(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -82,7 +92,7 @@ reports gaps and altered records (exit status 1 when it finds any).
 	if err := c.Parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	q, err := audit.ParseAccountingQuery(*person, *since, *until, *format)
+	q, err := parseAccountingQuery(*person, *since, *until, *format)
 	if err != nil {
 		return c.Refuse(stderr, err)
 	}
@@ -90,7 +100,7 @@ reports gaps and altered records (exit status 1 when it finds any).
 	if err != nil {
 		return err
 	}
-	if err := audit.WriteAccounting(stdout, recs, q.Format, time.Now()); err != nil {
+	if err := writeAccounting(stdout, recs, q.Format, time.Now()); err != nil {
 		return err
 	}
 	if len(recs) == 0 {
@@ -104,7 +114,7 @@ reports gaps and altered records (exit status 1 when it finds any).
 // accountingOf returns the records of q, from the accounting service when
 // cfg names one, else by scanning the audit stream, and what it read them
 // from (for "0 disclosures of ... in <source>").
-func accountingOf(ctx context.Context, cfg settings.Config, q audit.AccountingQuery) ([]audit.Record, string, error) {
+func accountingOf(ctx context.Context, cfg settings.Config, q accountingQuery) ([]audit.Record, string, error) {
 	if cfg.AccountingURL != "" {
 		if err := cfg.CheckAccountingURL(); err != nil {
 			return nil, "", err
@@ -148,7 +158,7 @@ chain and one per problem found; exits with status 1 when it finds any.`, getenv
 	if err != nil {
 		return err
 	}
-	audit.WriteVerify(stdout, rep)
+	writeVerify(stdout, rep)
 	if !rep.OK() {
 		return fmt.Errorf("audit verify: %d problems", len(rep.Problems))
 	}

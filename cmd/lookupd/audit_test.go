@@ -10,18 +10,17 @@ import (
 	"testing"
 
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/internal/demo"
-	"github.com/lookup/persons/internal/devkey"
-	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/settings"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 func TestServeAuditsDisclosures(t *testing.T) {
 	ns, js := personsNATS(t)
 	consumer := adaConsumer(t, "a-consumer")
-	withBoth := demo.Signer(consumer.ConsumerID, 0)
+	withBoth := dev.DemoSigner(consumer.ConsumerID, 0)
 	withBoth.SSN, withBoth.DateOfBirth = "123456789", "1980-01-02"
-	withNone := demo.Signer(consumer.ConsumerID, 1)
+	withNone := dev.DemoSigner(consumer.ConsumerID, 1)
 	withNone.SSN, withNone.DateOfBirth = "", ""
 	publish(t, js, consumer, withBoth, withNone)
 
@@ -30,7 +29,7 @@ func TestServeAuditsDisclosures(t *testing.T) {
 	p := start(t, environ, "serve")
 	addrs := p.addrs(t)
 	waitReady(t, addrs["admin"])
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "alice", Scope: "read:persons read:persons:ssn"})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "alice", Scope: "read:persons read:persons:ssn"})
 	base := "http://" + addrs["api"] + "/api/v1/authorized-signers?consumer_id=" + consumer.ConsumerID
 	for i, q := range []string{"&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL", "", "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=NONE"} {
 		code, body, err := getWithHeaders(base+q, tok, map[string]string{"Lookup-Purpose": "TREAT", "X-Request-Id": fmt.Sprintf("req-%d", i)})
@@ -42,7 +41,7 @@ func TestServeAuditsDisclosures(t *testing.T) {
 
 	// The accounting of the signer with protected data: two disclosures,
 	// newest first; none for the signer without.
-	var out, errOut logtest.Buffer
+	var out, errOut testkit.LogBuffer
 	if err := run(context.Background(), []string{"audit", "--person", withBoth.SignerID}, env(nats), &out, &errOut); err != nil {
 		t.Fatalf("audit --person: %v\n%s", err, errOut.String())
 	}
@@ -71,14 +70,14 @@ func TestServeAuditsDisclosures(t *testing.T) {
 	if errOut.String() != "" {
 		t.Errorf("audit --person with records: stderr %q, want nothing (integration reads stdout and stderr as one)", errOut.String())
 	}
-	out, errOut = logtest.Buffer{}, logtest.Buffer{}
+	out, errOut = testkit.LogBuffer{}, testkit.LogBuffer{}
 	if err := run(context.Background(), []string{"audit", "--person", withNone.SignerID}, env(nats), &out, &errOut); err != nil {
 		t.Fatalf("audit --person: %v", err)
 	}
 	if want := "0 disclosures of " + withNone.SignerID; out.String() != "" || !strings.Contains(errOut.String(), want) {
 		t.Errorf("audit --person of a signer never disclosed: stdout %q, stderr %q; want nothing and %q", out.String(), errOut.String(), want)
 	}
-	out = logtest.Buffer{}
+	out = testkit.LogBuffer{}
 	if err := run(context.Background(), []string{"audit", "--person", withNone.SignerID, "--format", "fhir"}, env(nats), &out, &errOut); err != nil {
 		t.Fatalf("audit --format fhir: %v", err)
 	}
@@ -86,7 +85,7 @@ func TestServeAuditsDisclosures(t *testing.T) {
 	if err := json.Unmarshal([]byte(out.String()), &b); err != nil || b.ResourceType != "Bundle" || b.Total == nil || *b.Total != 0 {
 		t.Errorf("fhir accounting of a signer never disclosed = %s (%v), want an empty Bundle", out.String(), err)
 	}
-	out, errOut = logtest.Buffer{}, logtest.Buffer{}
+	out, errOut = testkit.LogBuffer{}, testkit.LogBuffer{}
 	if err := run(context.Background(), []string{"audit", "--person", withNone.SignerID}, env(nats), &out, &errOut); err != nil {
 		t.Fatalf("audit --person: %v", err)
 	}
@@ -94,7 +93,7 @@ func TestServeAuditsDisclosures(t *testing.T) {
 		t.Errorf("accounting of a signer never disclosed: stdout %q, stderr %q; want nothing, and 0 disclosures on stderr", out.String(), errOut.String())
 	}
 
-	out = logtest.Buffer{}
+	out = testkit.LogBuffer{}
 	if err := run(context.Background(), []string{"audit", "verify"}, env(nats), &out, &errOut); err != nil {
 		t.Fatalf("audit verify: %v\n%s", err, out.String())
 	}
@@ -128,7 +127,7 @@ func TestAuditCommandLineErrors(t *testing.T) {
 		{"stray argument", []string{"audit", "verify", "now"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var out, errOut logtest.Buffer
+			var out, errOut testkit.LogBuffer
 			err := run(context.Background(), tc.args, env(nil), &out, &errOut)
 			if !errors.Is(err, settings.ErrUsage) {
 				t.Errorf("run(%q) = %v, want a usage error", tc.args, err)

@@ -13,11 +13,9 @@ import (
 
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/internal/audittest"
-	"github.com/lookup/persons/internal/demo"
-	"github.com/lookup/persons/internal/devkey"
-	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/dev"
+	"github.com/lookup/persons/internal/testing/audittest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // killFixture is a consumer with two signers holding an SSN (one a date
@@ -25,18 +23,18 @@ import (
 // the consumer discloses the first two.
 func killFixture(t *testing.T) (consumer string, disclosed []string, data []any) {
 	t.Helper()
-	consumer = demo.ID("kill-consumer", 0)
-	disclosed = []string{demo.ID("kill-signer", 0), demo.ID("kill-signer", 1)}
+	consumer = dev.DemoID("kill-consumer", 0)
+	disclosed = []string{dev.DemoID("kill-signer", 0), dev.DemoID("kill-signer", 1)}
 	signer := func(id, ssn, dob string) events.Signer {
 		return events.Signer{SignerID: id, ConsumerID: consumer, FirstName: "S", LastName: "K",
 			AccountAccess: events.AccountAccessPHI, Status: events.SignerStatusActive, Type: events.SignerTypeGuardian,
 			SSN: ssn, DateOfBirth: dob}
 	}
 	data = []any{
-		events.Consumer{ConsumerID: consumer, BusinessID: demo.ID("kill-business", 0), FirstName: "Ada", LastName: "Lovelace"},
+		events.Consumer{ConsumerID: consumer, BusinessID: dev.DemoID("kill-business", 0), FirstName: "Ada", LastName: "Lovelace"},
 		signer(disclosed[0], "123-45-6789", "1791-12-26"),
 		signer(disclosed[1], "987-65-4321", ""),
-		signer(demo.ID("kill-signer", 2), "", ""),
+		signer(dev.DemoID("kill-signer", 2), "", ""),
 	}
 	return consumer, disclosed, data
 }
@@ -68,7 +66,7 @@ func TestAuditLedgerSurvivesSIGKILL(t *testing.T) {
 	e := serveEnv(t, ns, filepath.Join(t.TempDir(), "data"))
 	e["LOOKUP_AUDIT"] = "required"
 	e["LOOKUP_REPLICA_ID"] = "replica-kill"
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "kill", Scope: "read:persons read:persons:ssn"})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "kill", Scope: "read:persons read:persons:ssn"})
 	path := "/api/v1/authorized-signers?consumer_id=" + consumer + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL"
 	load := func(prefix string) (*child, *audittest.Reads) { return loadChild(t, e, path, tok, prefix, 200) }
 	ctx := context.Background()
@@ -136,7 +134,7 @@ func loadChild(t *testing.T, e map[string]string, path, tok, prefix string, minA
 	r := audittest.Start(audittest.Config{URL: url, Token: tok, Workers: 64, Prefix: prefix,
 		Headers: map[string]string{"Lookup-Purpose": "TREATMENT"}})
 	t.Cleanup(func() { r.Stop() })
-	wait.For(t, 60*time.Second, func() error {
+	testkit.WaitFor(t, 60*time.Second, func() error {
 		if got := r.OK(); got < minAnswers {
 			return fmt.Errorf("%d answers 200 (%d others), want %d", got, r.Failed(), minAnswers)
 		}
@@ -159,7 +157,7 @@ func readLedger(ctx context.Context, t *testing.T, js jetstream.JetStream) audit
 // it must exit 0 and say OK.
 func checkAuditVerify(t *testing.T, url string) {
 	t.Helper()
-	var out, errOut logtest.Buffer
+	var out, errOut testkit.LogBuffer
 	err := run(context.Background(), []string{"audit", "verify"}, env(map[string]string{"LOOKUP_NATS_URL": url}), &out, &errOut)
 	if err != nil || !strings.HasSuffix(out.String(), "OK\n") {
 		t.Errorf("audit verify: %v\n%s%s", err, out.String(), errOut.String())

@@ -6,18 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"time"
 
 	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/admin"
+	"github.com/lookup/persons/internal/auth"
 	"github.com/lookup/persons/internal/lifecycle"
-	"github.com/lookup/persons/internal/logbuffer"
-	"github.com/lookup/persons/internal/memlimit"
 	"github.com/lookup/persons/internal/natsconn"
-	"github.com/lookup/persons/internal/readiness"
 	"github.com/lookup/persons/internal/redact"
 	"github.com/lookup/persons/internal/settings"
-	"github.com/lookup/persons/query"
 )
 
 func cmdAuditServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -47,7 +43,7 @@ process of its own, not beside every lookup replica (docs/audit.md).`, getenv)
 	if err := c.Parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	logger, flushLogs := logbuffer.New(stderr, c.Config.Logger)
+	logger, flushLogs := lifecycle.NewLog(stderr, c.Config.Logger)
 	defer flushLogs()
 	if err := c.Config.CheckTokenRules(logger); err != nil {
 		return err
@@ -79,8 +75,8 @@ func auditServe(ctx context.Context, cfg settings.Config, logger *slog.Logger) (
 		return err
 	}
 	defer nc.Close()
-	budget := memlimit.Size(cfg.MemoryBudget, memlimit.FromCgroup)
-	building := memlimit.Lifter(memlimit.Apply(budget, logger))
+	budget := settings.SizeBudget(cfg.MemoryBudget, settings.FromCgroup)
+	building := settings.MemoryLimitLifter(settings.ApplyBudget(budget, logger))
 	index, err := accounting.Open(cfg.AccountingDir, accounting.Options{MemoryBudget: budget.Bytes, Logger: logger})
 	if err != nil {
 		return err
@@ -94,7 +90,7 @@ func auditServe(ctx context.Context, cfg settings.Config, logger *slog.Logger) (
 		return fmt.Errorf("accounting index %s: %w", cfg.AccountingDir, err)
 	}
 	reg := admin.NewRegistry()
-	ready := &readiness.Readiness{Source: follower, Refused: health.Refused}
+	ready := &admin.Readiness{Source: follower, Refused: health.Refused}
 	reg.MustRegister(ready.Gauge(), keys.FailuresCounter())
 	if err := follower.Register(reg); err != nil {
 		return err
@@ -105,12 +101,12 @@ func auditServe(ctx context.Context, cfg settings.Config, logger *slog.Logger) (
 		return err
 	}
 	defer closeLedger(ledger, logger)
-	auth, err := query.NewAuthenticator(query.AuthenticatorConfig{Keys: keys, Issuer: cfg.Issuer, Audience: cfg.Audience,
+	authn, err := auth.NewAuthenticator(auth.AuthenticatorConfig{Keys: keys, Issuer: cfg.Issuer, Audience: cfg.Audience,
 		Scope: accounting.Scope, TokenCacheSize: cfg.TokenCacheSize, Registerer: reg})
 	if err != nil {
 		return fmt.Errorf("accounting service: %w", err)
 	}
-	search := auth.Require(accounting.NewHandler(accounting.HandlerConfig{Index: index,
+	search := authn.Require(accounting.NewHandler(accounting.HandlerConfig{Index: index,
 		Authorize: accounting.AuthenticatedCaller, Record: accounting.LedgerRecorder(ledger)}))
 	var inflight lifecycle.Inflight
 	lc := lifecycle.New(ctx)
@@ -132,10 +128,9 @@ func auditServe(ctx context.Context, cfg settings.Config, logger *slog.Logger) (
 		Background: []func(context.Context) error{follower.Run},
 		Ready:      ready, OnReady: onReady,
 		Delay: cfg.ShutdownDelay, Timeout: cfg.ShutdownTimeout, Logger: logger,
+		// The records of searches in flight, while NATS is there.
+		After: []lifecycle.Closer{ledgerCloser(ledger), natsCloser(nc), inflight.Closer(settings.InflightLimit, logger)},
 	})
-	closeLedger(ledger, logger) // the records of searches in flight, while NATS is there
-	nc.Close()
-	inflight.Wait(time.Minute, logger)
 	if err == nil {
 		logger.Info("stopped")
 	}

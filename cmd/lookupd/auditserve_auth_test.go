@@ -17,11 +17,9 @@ import (
 
 	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/internal/devkey"
-	"github.com/lookup/persons/internal/httpget"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/natsconn"
-	"github.com/lookup/persons/internal/natstest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // deployedNATS starts an in-process NATS server with the users and
@@ -49,10 +47,10 @@ func deployedNATS(t *testing.T) string {
 	if err != nil {
 		t.Fatalf("%s with deploy/nats/auth.conf: %v", conf, err)
 	}
-	base := natstest.Options(t.TempDir())
+	base := testkit.NATSOptions(t.TempDir())
 	opts.Host, opts.Port, opts.JetStream, opts.StoreDir, opts.NoLog, opts.NoSigs =
 		base.Host, base.Port, true, base.StoreDir, true, true
-	return natstest.Run(t, opts).Addr().String()
+	return testkit.RunNATS(t, opts).Addr().String()
 }
 
 // deployedAuditUser returns the NATS user and inbox prefix the deploy
@@ -122,7 +120,7 @@ func TestAuditServeAsTheDeployedNATSUser(t *testing.T) {
 	}
 	addr := deployedNATS(t)
 	discloseThroughLedger(t, "nats://admin:admin-password@"+addr, "replica-b", ada, 2)
-	_, adminJS := natstest.Connect(t, "nats://admin:admin-password@"+addr)
+	_, adminJS := testkit.ConnectNATS(t, "nats://admin:admin-password@"+addr)
 	createStream(t, adminJS, "PERSONS")
 	pw := filepath.Join(t.TempDir(), "password")
 	if err := os.WriteFile(pw, []byte(strings.ToLower(user)+"-password\n"), 0o600); err != nil {
@@ -130,9 +128,9 @@ func TestAuditServeAsTheDeployedNATSUser(t *testing.T) {
 	}
 	addrs := startAuditServeWith(t, "nats://"+addr, map[string]string{
 		"LOOKUP_NATS_USER": user, "LOOKUP_NATS_PASSWORD_FILE": pw, "LOOKUP_NATS_INBOX_PREFIX": inbox, "LOOKUP_REPLICA_ID": "accounting"})
-	auditor := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "auditor", Scope: "read:audit"})
-	search := func() (httpget.Response, error) {
-		r, err := httpget.Get(nil, "http://"+addrs["api"]+"/fhir/AuditEvent?entity="+ada, auditor, nil)
+	auditor := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "auditor", Scope: "read:audit"})
+	search := func() (testkit.HTTPResponse, error) {
+		r, err := testkit.HTTPGet(nil, "http://"+addrs["api"]+"/fhir/AuditEvent?entity="+ada, auditor, nil)
 		if err == nil && r.Status != http.StatusOK {
 			err = fmt.Errorf("GET = %d %s, want 200", r.Status, r.Body)
 		}
@@ -147,7 +145,7 @@ func TestAuditServeAsTheDeployedNATSUser(t *testing.T) {
 	}
 	// The search was recorded (published as the service's user): the
 	// index shows it to the next searches.
-	wait.For(t, 10*time.Second, func() error {
+	testkit.WaitFor(t, 10*time.Second, func() error {
 		r, err := search()
 		if err != nil {
 			return err
@@ -166,7 +164,7 @@ func TestAuditServeAsTheDeployedNATSUser(t *testing.T) {
 // accounting service never does.
 func checkAccountingUserRefused(t *testing.T, addr, user, inbox string) {
 	t.Helper()
-	nc, _ := natstest.Connect(t, "nats://"+addr, nats.UserInfo(user, strings.ToLower(user)+"-password"), nats.CustomInboxPrefix(inbox),
+	nc, _ := testkit.ConnectNATS(t, "nats://"+addr, nats.UserInfo(user, strings.ToLower(user)+"-password"), nats.CustomInboxPrefix(inbox),
 		nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {})) // kept by LastError, not printed
 	// The server refuses a publish or a subscription it does not allow
 	// with an error the connection keeps; a flush waits for it.

@@ -16,12 +16,9 @@ import (
 
 	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/internal/devkey"
-	"github.com/lookup/persons/internal/httpget"
-	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/settings"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/query"
 )
 
@@ -37,7 +34,7 @@ const (
 // ledger of replica on url, three records a message at most.
 func discloseThroughLedger(t *testing.T, url, replica, person string, n int) {
 	t.Helper()
-	nc, _ := natstest.Connect(t, url)
+	nc, _ := testkit.ConnectNATS(t, url)
 	l, err := audit.New(nc, audit.Config{Replica: replica, MaxMessageRecords: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -109,8 +106,8 @@ func TestAuditServeAnswersAPersonsDisclosures(t *testing.T) {
 	discloseThroughLedger(t, ns.ClientURL(), "replica-a", bob, 3)
 	addrs := startAuditServe(t, ns.ClientURL())
 	api := "http://" + addrs["api"]
-	auditor := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "auditor", Scope: "read:audit"})
-	reader := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "alice", Scope: "read:persons read:persons:ssn"})
+	auditor := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "auditor", Scope: "read:audit"})
+	reader := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "alice", Scope: "read:persons read:persons:ssn"})
 
 	for _, tc := range []struct {
 		name, token, person string
@@ -125,7 +122,7 @@ func TestAuditServeAnswersAPersonsDisclosures(t *testing.T) {
 		{"no token", "", ada, http.StatusUnauthorized, 0, "unauthorized"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := httpget.Get(nil, api+"/fhir/AuditEvent?entity="+tc.person, tc.token, nil)
+			r, err := testkit.HTTPGet(nil, api+"/fhir/AuditEvent?entity="+tc.person, tc.token, nil)
 			if err != nil || r.Status != tc.wantStatus {
 				t.Fatalf("GET = %d %s (%v), want %d", r.Status, r.Body, err, tc.wantStatus)
 			}
@@ -173,7 +170,7 @@ func TestAuditServeAnswersAPersonsDisclosures(t *testing.T) {
 	})
 
 	t.Run("JSON lines", func(t *testing.T) {
-		r, err := httpget.Get(nil, api+"/fhir/AuditEvent?_format=jsonl&_count=2&entity="+bob, auditor, nil)
+		r, err := testkit.HTTPGet(nil, api+"/fhir/AuditEvent?_format=jsonl&_count=2&entity="+bob, auditor, nil)
 		if err != nil || r.Status != http.StatusOK || r.Header.Get("Content-Type") != "application/jsonl" ||
 			!strings.Contains(r.Header.Get("Link"), `rel="next"`) {
 			t.Fatalf("GET jsonl = %d %s Link %q %s (%v)", r.Status, r.Header.Get("Content-Type"), r.Header.Get("Link"), r.Body, err)
@@ -187,8 +184,8 @@ func TestAuditServeAnswersAPersonsDisclosures(t *testing.T) {
 	})
 
 	t.Run("searches recorded", func(t *testing.T) {
-		_, js := natstest.Connect(t, ns.ClientURL())
-		wait.For(t, 10*time.Second, func() error {
+		_, js := testkit.ConnectNATS(t, ns.ClientURL())
+		testkit.WaitFor(t, 10*time.Second, func() error {
 			recs, err := audit.Accounting(context.Background(), js, audit.DefaultStream, cyd, time.Time{}, time.Time{})
 			if err != nil {
 				return err
@@ -215,7 +212,7 @@ func TestAuditPersonAsksTheAccountingService(t *testing.T) {
 	discloseThroughLedger(t, ns.ClientURL(), "replica-a", ada, 7)
 	addrs := startAuditServe(t, ns.ClientURL())
 	tokFile := filepath.Join(t.TempDir(), "token")
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "auditor", Scope: "read:audit"})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "auditor", Scope: "read:audit"})
 	if err := os.WriteFile(tokFile, []byte(tok+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +227,7 @@ func TestAuditPersonAsksTheAccountingService(t *testing.T) {
 		{"never disclosed", cyd, 0, "0 disclosures of " + cyd},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var out, errOut logtest.Buffer
+			var out, errOut testkit.LogBuffer
 			if err := run(context.Background(), []string{"audit", "--person", tc.person}, env(environ), &out, &errOut); err != nil {
 				t.Fatalf("audit --person: %v\n%s", err, errOut.String())
 			}
@@ -247,7 +244,7 @@ func TestAuditPersonAsksTheAccountingService(t *testing.T) {
 		})
 	}
 	t.Run("no token file", func(t *testing.T) {
-		var out, errOut logtest.Buffer
+		var out, errOut testkit.LogBuffer
 		err := run(context.Background(), []string{"audit", "--person", ada, "--accounting-url", "http://" + addrs["api"]}, env(nil), &out, &errOut)
 		if !errors.Is(err, settings.ErrUsage) {
 			t.Errorf("audit --accounting-url without a token file = %v, want a usage error", err)
@@ -264,7 +261,7 @@ func TestAuditServeMemoryBudget(t *testing.T) {
 	ns := runNATS(t)
 	discloseThroughLedger(t, ns.ClientURL(), "replica-a", ada, 5)
 	startAuditServeWith(t, ns.ClientURL(), map[string]string{"LOOKUP_MEMORY_BUDGET": "64MiB"})
-	wait.For(t, 10*time.Second, func() error {
+	testkit.WaitFor(t, 10*time.Second, func() error {
 		if got := debug.SetMemoryLimit(-1); got != 48<<20 {
 			return fmt.Errorf("soft memory limit %d once caught up, want %d (3/4 of 64MiB)", got, 48<<20)
 		}

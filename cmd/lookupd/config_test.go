@@ -10,12 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lookup/persons/internal/devkey"
-	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/projectormetrics"
-	"github.com/lookup/persons/internal/repofile"
+	"github.com/lookup/persons/internal/admin"
+	"github.com/lookup/persons/internal/auth"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/settings"
-	"github.com/lookup/persons/query"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // parseConfig returns the configuration of the command in for environ
@@ -52,7 +51,7 @@ func TestHelpListsFlagsAndEnvironment(t *testing.T) {
 	for _, tt := range tests {
 		for _, form := range []string{"--help", "-h"} {
 			t.Run(tt.cmd+" "+form, func(t *testing.T) {
-				var out, errOut logtest.Buffer
+				var out, errOut testkit.LogBuffer
 				if err := run(context.Background(), []string{tt.cmd, form}, env(nil), &out, &errOut); err != nil {
 					t.Fatalf("run: %v", err)
 				}
@@ -76,7 +75,7 @@ func TestHelpListsFlagsAndEnvironment(t *testing.T) {
 func TestTopLevelHelp(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			var out, errOut logtest.Buffer
+			var out, errOut testkit.LogBuffer
 			if err := run(context.Background(), args, env(nil), &out, &errOut); err != nil {
 				t.Fatalf("run: %v", err)
 			}
@@ -116,7 +115,7 @@ func TestUsageErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var out, errOut logtest.Buffer
+			var out, errOut testkit.LogBuffer
 			err := run(context.Background(), tt.args, env(tt.env), &out, &errOut)
 			if !errors.Is(err, settings.ErrUsage) {
 				t.Fatalf("err = %v, want a usage error", err)
@@ -132,7 +131,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
-	var out, errOut logtest.Buffer
+	var out, errOut testkit.LogBuffer
 	if err := run(context.Background(), []string{"version"}, env(nil), &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +155,7 @@ func TestHelpDefaults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.cmd+" "+tt.env, func(t *testing.T) {
-			var out, errOut logtest.Buffer
+			var out, errOut testkit.LogBuffer
 			args := append(strings.Fields(tt.cmd), "--help")
 			if err := run(context.Background(), args, env(nil), &out, &errOut); err != nil {
 				t.Fatalf("run: %v", err)
@@ -174,7 +173,7 @@ func TestHelpDefaults(t *testing.T) {
 // them in one error, and each is a match for errors.Is (and so does audit
 // serve: settings.Config.CheckTokenRules).
 func TestMissingSettings(t *testing.T) {
-	var out, errOut logtest.Buffer
+	var out, errOut testkit.LogBuffer
 	err := run(context.Background(), []string{"serve"}, env(map[string]string{"LOOKUP_DATA_DIR": t.TempDir()}), &out, &errOut)
 	for _, want := range []error{settings.ErrNoJWKS, settings.ErrNoIssuer, settings.ErrNoAudience} {
 		if !errors.Is(err, want) {
@@ -208,7 +207,7 @@ func TestServeTokenCacheSetting(t *testing.T) {
 			p := start(t, environ, "serve")
 			addrs := p.addrs(t)
 			waitReady(t, addrs["admin"])
-			tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience})
+			tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience})
 			for i := 0; i < 3; i++ {
 				if code, body, err := get("http://"+addrs["api"]+"/api/v1/persons/"+c.ConsumerID, tok); err != nil || code != http.StatusOK {
 					t.Fatalf("GET person: %d %s %v", code, body, err)
@@ -231,7 +230,7 @@ func TestServeTokenCacheSetting(t *testing.T) {
 func TestPlainHTTPJWKSURLRefused(t *testing.T) {
 	cfg := settings.Config{JWKSURL: "http://idp.example/.well-known/jwks.json"}
 	_, err := loadKeys(context.Background(), cfg, slog.New(slog.DiscardHandler))
-	if !errors.Is(err, query.ErrJWKSInsecureURL) || !strings.Contains(err.Error(), "LOOKUP_JWKS_ALLOW_HTTP=true") {
+	if !errors.Is(err, auth.ErrJWKSInsecureURL) || !strings.Contains(err.Error(), "LOOKUP_JWKS_ALLOW_HTTP=true") {
 		t.Errorf("loadKeys = %v, want ErrJWKSInsecureURL naming LOOKUP_JWKS_ALLOW_HTTP=true", err)
 	}
 }
@@ -242,14 +241,14 @@ func TestPlainHTTPJWKSURLRefused(t *testing.T) {
 // the projector's metrics (the settings are in docs/configuration.md:
 // TestConfigurationDoc).
 func TestREADME(t *testing.T) {
-	readme := repofile.Read(t, "README.md")
+	readme := testkit.ReadRepoFile(t, "README.md")
 	d := testDemoData(t)
 	for _, id := range regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`).FindAllString(readme, -1) {
 		if id != d.Consumer && id != d.BusinessContact && id != d.DeletedConsumer && id != d.Signer {
 			t.Errorf("README example id %s is none of the dev banner's example ids", id)
 		}
 	}
-	mk := repofile.Read(t, "Makefile")
+	mk := testkit.ReadRepoFile(t, "Makefile")
 	const testCmd = "go test -race -count=1 ./..."
 	if !strings.Contains(readme, testCmd) || !strings.Contains(mk, "$(GO) test -race -count=1 ./...") {
 		t.Errorf("README and Makefile disagree on the test command %q", testCmd)
@@ -259,8 +258,8 @@ func TestREADME(t *testing.T) {
 			t.Errorf("README does not describe lookupd %s", c.name)
 		}
 	}
-	operations := repofile.Read(t, "docs/operations.md")
-	for _, m := range []string{projectormetrics.MetricApplied, projectormetrics.MetricAppliedSeq, projectormetrics.MetricLag, projectormetrics.MetricAge} {
+	operations := testkit.ReadRepoFile(t, "docs/operations.md")
+	for _, m := range []string{admin.MetricApplied, admin.MetricAppliedSeq, admin.MetricLag, admin.MetricAge} {
 		if !strings.Contains(operations, "`"+m+"`") {
 			t.Errorf("docs/operations.md does not document metric %s", m)
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lookup/persons/internal/demo"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/redact"
 	"github.com/lookup/persons/internal/settings"
@@ -39,25 +39,25 @@ JSON lines {"subject", "msg_id", "event"}, examples of the contract
 	if err := c.Parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	data, err := demo.New()
+	data, err := dev.NewDemoData()
 	if err != nil {
 		return fmt.Errorf("demo data: %w", err)
 	}
 	if *printOnly {
-		return demo.WriteLines(stdout, data)
+		return dev.WriteDemoLines(stdout, data)
 	}
 	return publishDemoTo(ctx, c.Config, data, stdout)
 }
 
 // publishDemoTo publishes the demo events to cfg.Stream at cfg.NATSURL and
 // reports on w how many were new.
-func publishDemoTo(ctx context.Context, cfg settings.Config, data *demo.Data, w io.Writer) error {
+func publishDemoTo(ctx context.Context, cfg settings.Config, data *dev.DemoData, w io.Writer) error {
 	nc, js, err := natsconn.WithJetStream(connectNATSWithin(ctx, cfg, "lookupd-demo", slog.New(slog.DiscardHandler), 5*time.Second))
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	added, err := demo.PublishToStream(ctx, js, cfg.Stream, data)
+	added, err := dev.PublishDemoToStream(ctx, js, cfg.Stream, data)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return fmt.Errorf("stream %s not found on %s: create it first (nats stream add --config deploy/streams/persons.json)", cfg.Stream, redact.URLs(cfg.NATSURL))
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 func TestDemoCommandPublishes(t *testing.T) {
@@ -20,7 +20,7 @@ func TestDemoCommandPublishes(t *testing.T) {
 	environ := map[string]string{"LOOKUP_NATS_URL": ns.ClientURL(), "LOOKUP_STREAM": "DEMO"}
 	for i, wantNew := range []int{len(data.Events), 0} {
 		t.Run(fmt.Sprintf("run %d", i+1), func(t *testing.T) {
-			var out, errOut logtest.Buffer
+			var out, errOut testkit.LogBuffer
 			if err := run(context.Background(), []string{"demo"}, env(environ), &out, &errOut); err != nil {
 				t.Fatalf("demo: %v (stderr %q)", err, errOut.String())
 			}
@@ -53,7 +53,7 @@ func TestDemoCommandErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var out, errOut logtest.Buffer
+			var out, errOut testkit.LogBuffer
 			err := run(context.Background(), []string{"demo"}, env(tt.environ), &out, &errOut)
 			if err == nil {
 				t.Fatalf("demo succeeded, want an error; stdout %q", out.String())
@@ -73,7 +73,7 @@ func TestDemoCommandErrors(t *testing.T) {
 // TestDemoPrint checks that --print writes every demo event as a JSON
 // line that is valid under the contract on its own subject.
 func TestDemoPrint(t *testing.T) {
-	var out, errOut logtest.Buffer
+	var out, errOut testkit.LogBuffer
 	if err := run(context.Background(), []string{"demo", "--print"}, env(nil), &out, &errOut); err != nil {
 		t.Fatalf("demo --print: %v (stderr %q)", err, errOut.String())
 	}

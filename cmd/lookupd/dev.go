@@ -9,10 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/lookup/persons/internal/devbanner"
-	"github.com/lookup/persons/internal/devenv"
-	"github.com/lookup/persons/internal/devkey"
-	"github.com/lookup/persons/internal/logbuffer"
+	"github.com/lookup/persons/internal/dev"
+	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/settings"
 )
 
@@ -40,16 +38,16 @@ text unless LOOKUP_LOG_FORMAT or --log-format say otherwise.`, getenv)
 	if err := c.Parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	logger, flushLogs := logbuffer.New(stderr, c.Config.Logger)
+	logger, flushLogs := lifecycle.NewLog(stderr, c.Config.Logger)
 	defer flushLogs()
-	return dev(ctx, c.Config, logger, stdout, *dataDir, *tokenTTL, getenv)
+	return runDev(ctx, c.Config, logger, stdout, *dataDir, *tokenTTL, getenv)
 }
 
-// dev runs the dev mode (see cmdDev): the serve stack against a dev
-// environment (devenv). dataDir "" means a temporary directory removed on
+// runDev runs the dev mode (see cmdDev): the serve stack against a dev
+// environment (dev.StartEnv). dataDir "" means a temporary directory removed on
 // return.
-func dev(ctx context.Context, cfg settings.Config, logger *slog.Logger, stdout io.Writer, dataDir string, tokenTTL time.Duration, getenv func(string) string) (err error) {
-	env, err := devenv.Start(ctx, devenv.Config{DataDir: dataDir, Stream: cfg.Stream, Getenv: getenv, Logger: logger})
+func runDev(ctx context.Context, cfg settings.Config, logger *slog.Logger, stdout io.Writer, dataDir string, tokenTTL time.Duration, getenv func(string) string) (err error) {
+	env, err := dev.StartEnv(ctx, dev.EnvConfig{DataDir: dataDir, Stream: cfg.Stream, Getenv: getenv, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -66,19 +64,19 @@ func dev(ctx context.Context, cfg settings.Config, logger *slog.Logger, stdout i
 		keys:       env.Keys,
 		adminExtra: map[string]http.Handler{"/.well-known/jwks.json": env.JWKSHandler()},
 		onReady: func(apiAddr, adminAddr string) {
-			tok, err := devkey.Mint(env.Key, devkey.TokenRequest{
-				Issuer: cfg.Issuer, Audience: cfg.Audience, Subject: "dev-user", Scope: devbanner.Scopes,
+			tok, err := dev.Mint(env.Key, dev.TokenRequest{
+				Issuer: cfg.Issuer, Audience: cfg.Audience, Subject: "dev-user", Scope: dev.Scopes,
 				TTL: tokenTTL, TenantClaim: cfg.TenantClaim, Tenants: tenants, Now: time.Now(),
 			})
 			if err != nil {
 				logger.Error("mint dev token", "err", err)
 				return
 			}
-			logbuffer.WriteOut(logger) // the start-up lines come before the banner
-			devbanner.Write(stdout, devbanner.Banner{
-				API: devbanner.HTTPURL(apiAddr), Admin: devbanner.HTTPURL(adminAddr), NATS: env.NATSURL, Stream: cfg.Stream,
+			lifecycle.WriteLogOut(logger) // the start-up lines come before the banner
+			dev.WriteBanner(stdout, dev.Banner{
+				API: dev.HTTPURL(apiAddr), Admin: dev.HTTPURL(adminAddr), NATS: env.NATSURL, Stream: cfg.Stream,
 				DataDir: env.Dir, Temp: env.Temp, KeyPath: env.KeyPath, Token: tok, TTL: tokenTTL, Demo: env.Data,
-				MoreTokens: devbanner.MoreTokensCommand(devTokenFlags(cfg, env.KeyPath, devkey.Path(getenv, "", false), tenants)),
+				MoreTokens: dev.MoreTokensCommand(devTokenFlags(cfg, env.KeyPath, dev.KeyPath(getenv, "", false), tenants)),
 			})
 		},
 	}
@@ -88,8 +86,8 @@ func dev(ctx context.Context, cfg settings.Config, logger *slog.Logger, stdout i
 // devTokenFlags describes, for the banner's token command, the dev server
 // cfg configures with its key at keyPath (defaultKey: the one "lookupd
 // token" takes by itself) and its tenants.
-func devTokenFlags(cfg settings.Config, keyPath, defaultKey string, tenants []string) devbanner.TokenFlags {
-	return devbanner.TokenFlags{KeyPath: keyPath, DefaultKey: defaultKey,
+func devTokenFlags(cfg settings.Config, keyPath, defaultKey string, tenants []string) dev.TokenFlags {
+	return dev.TokenFlags{KeyPath: keyPath, DefaultKey: defaultKey,
 		Issuer: cfg.Issuer, DefaultIssuer: settings.DevIssuer, Audience: cfg.Audience, DefaultAudience: settings.DevAudience,
 		TenantClaim: cfg.TenantClaim, Tenants: tenants}
 }

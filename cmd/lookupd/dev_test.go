@@ -13,11 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/devbanner"
-	"github.com/lookup/persons/internal/devkey"
-	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/shellquote"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/dev"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 var (
@@ -43,7 +40,7 @@ func moreTokensIn(t *testing.T, banner string, environ map[string]string) string
 	if m == nil {
 		t.Fatalf("no More tokens command in:\n%s", banner)
 	}
-	words, err := shellquote.Split(m[1])
+	words, err := dev.ShellSplit(m[1])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +48,7 @@ func moreTokensIn(t *testing.T, banner string, environ map[string]string) string
 	if !strings.HasPrefix(strings.Join(words, " "), prefix) {
 		t.Fatalf("More tokens command %q does not start with %q", m[1], prefix)
 	}
-	var out, errOut logtest.Buffer
+	var out, errOut testkit.LogBuffer
 	if err := run(context.Background(), words[3:], env(environ), &out, &errOut); err != nil {
 		t.Fatalf("%s: %v\n%s", m[1], err, errOut.String())
 	}
@@ -69,11 +66,11 @@ func checkBannerTools(t *testing.T, banner string) {
 		t.Fatalf("%d audit and dlq commands in the banner, want 2:\n%s", len(lines), banner)
 	}
 	for _, l := range lines {
-		words, err := shellquote.Split(l[1])
+		words, err := dev.ShellSplit(l[1])
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out, errOut logtest.Buffer
+		var out, errOut testkit.LogBuffer
 		if err := run(context.Background(), words, env(nil), &out, &errOut); err != nil {
 			t.Fatalf("%s: %v\n%s", l[1], err, errOut.String())
 		}
@@ -106,7 +103,7 @@ func TestDev(t *testing.T) {
 		"HOME":              home["HOME"],
 	}, "dev")
 	var out string
-	wait.For(t, 60*time.Second, func() error {
+	testkit.WaitFor(t, 60*time.Second, func() error {
 		out = p.stdout.String()
 		if !strings.Contains(out, "Stop with Ctrl-C.") {
 			select {
@@ -176,8 +173,8 @@ func TestDev(t *testing.T) {
 	}
 	// The banner's More tokens command is the README's, and mints a token
 	// this server accepts.
-	if !strings.Contains(out, "\n  "+devbanner.READMETokenCommand+"\n") {
-		t.Errorf("the banner's token command is not %q:\n%s", devbanner.READMETokenCommand, out)
+	if !strings.Contains(out, "\n  "+dev.READMETokenCommand+"\n") {
+		t.Errorf("the banner's token command is not %q:\n%s", dev.READMETokenCommand, out)
 	}
 	if code, body, err := get(curls[0][1], moreTokensIn(t, out, home)); err != nil || code != http.StatusOK {
 		t.Errorf("More tokens token: GET %s: %d %s %v, want 200", curls[0][1], code, body, err)
@@ -188,7 +185,7 @@ func TestDev(t *testing.T) {
 	if dm == nil {
 		t.Fatalf("no data line in:\n%s", out)
 	}
-	if _, err := os.Stat(filepath.Join(home["HOME"], ".cache", "lookupd", devkey.KeyFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(home["HOME"], ".cache", "lookupd", dev.KeyFile)); err != nil {
 		t.Errorf("per-user dev key: %v", err)
 	}
 	p.cancel() // Ctrl-C
@@ -208,7 +205,7 @@ func TestDevDataDirSurvives(t *testing.T) {
 	var tokens []string
 	for i := range 2 {
 		p := start(t, environ, "dev", "--data-dir", dir)
-		wait.For(t, 60*time.Second, func() error {
+		testkit.WaitFor(t, 60*time.Second, func() error {
 			if !strings.Contains(p.stdout.String(), "Stop with Ctrl-C.") {
 				return fmt.Errorf("run %d: no banner yet; stderr:\n%s", i, p.stderr)
 			}
@@ -230,7 +227,7 @@ func TestDevDataDirSurvives(t *testing.T) {
 			t.Fatalf("run %d: %v", i, err)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, devkey.KeyFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, dev.KeyFile)); err != nil {
 		t.Errorf("data dir not kept: %v", err)
 	}
 }
@@ -254,13 +251,13 @@ func TestTokenDefaultsToDevKey(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := start(t, map[string]string{"HOME": home, "LOOKUP_HTTP_ADDR": "127.0.0.1:0", "LOOKUP_ADMIN_ADDR": "127.0.0.1:0"}, tt.devArgs...)
-			wait.For(t, 60*time.Second, func() error {
+			testkit.WaitFor(t, 60*time.Second, func() error {
 				if !strings.Contains(p.stdout.String(), "Stop with Ctrl-C.") {
 					return fmt.Errorf("no banner yet; stderr:\n%s", p.stderr)
 				}
 				return nil
 			})
-			var out, errOut logtest.Buffer
+			var out, errOut testkit.LogBuffer
 			if err := run(context.Background(), tt.tokenArgs, env(tt.tokenEnv), &out, &errOut); err != nil {
 				t.Fatalf("token: %v (stderr %q)", err, errOut.String())
 			}

@@ -15,16 +15,25 @@ import (
 	"github.com/lookup/persons/internal/settings"
 )
 
-// connectWait is how long a dlq command waits for NATS before giving up.
-var connectWait = 10 * time.Second // a variable for tests
+// dlqConnectWait is how long a dlq command waits for NATS before giving up.
+const dlqConnectWait = 10 * time.Second
 
 func cmdDLQ(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	return dlqCommand{connectWait: dlqConnectWait}.run(ctx, args, getenv, stdout, stderr)
+}
+
+// dlqCommand is "lookupd dlq" with its options (tests wait less).
+type dlqCommand struct {
+	connectWait time.Duration // how long to wait for NATS before giving up
+}
+
+func (d dlqCommand) run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
 		switch args[0] {
 		case "ls":
-			return cmdDLQList(ctx, args[1:], getenv, stdout, stderr)
+			return d.list(ctx, args[1:], getenv, stdout, stderr)
 		case "replay":
-			return cmdDLQReplay(ctx, args[1:], getenv, stdout, stderr)
+			return d.replay(ctx, args[1:], getenv, stdout, stderr)
 		case "-h", "-help", "--help", "help":
 			dlqUsage(stdout)
 			return nil
@@ -61,16 +70,16 @@ func newDLQCommand(name, help string, getenv func(string) string) (*settings.Com
 
 // dlqTool connects to NATS as the other commands do (connectNATS) and
 // returns the tool of the dead-letter stream. It fails when NATS is not
-// reachable within connectWait. The caller closes the connection.
-func dlqTool(ctx context.Context, cfg settings.Config, stream string, logger *slog.Logger) (*nats.Conn, *dlq.Tool, error) {
-	nc, js, err := natsconn.WithJetStream(connectNATSWithin(ctx, cfg, "lookupd dlq", logger.With("component", "nats"), connectWait))
+// reachable within d.connectWait. The caller closes the connection.
+func (d dlqCommand) tool(ctx context.Context, cfg settings.Config, stream string, logger *slog.Logger) (*nats.Conn, *dlq.Tool, error) {
+	nc, js, err := natsconn.WithJetStream(connectNATSWithin(ctx, cfg, "lookupd dlq", logger.With("component", "nats"), d.connectWait))
 	if err != nil {
 		return nil, nil, err
 	}
 	return nc, dlq.New(js, dlq.Config{Stream: stream}), nil
 }
 
-func cmdDLQList(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+func (d dlqCommand) list(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c, stream, err := newDLQCommand("ls", `
 Lists the dead letters, oldest first: their sequence in the dead-letter
 stream, when they were dead-lettered, their original subject, stream and
@@ -83,15 +92,15 @@ which may hold personal data, are never fetched nor shown.`, getenv)
 	if err := c.Parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	nc, tool, err := dlqTool(ctx, c.Config, *stream, c.Config.Logger(stderr))
+	nc, tool, err := d.tool(ctx, c.Config, *stream, c.Config.Logger(stderr))
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	return tool.WriteList(ctx, stdout, *asJSON)
+	return writeDLQList(ctx, tool, *stream, stdout, *asJSON)
 }
 
-func cmdDLQReplay(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+func (d dlqCommand) replay(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c, stream, err := newDLQCommand("replay", `
 Republishes dead letters (--seq N, repeatable, or --all, oldest first) to
 their original subject in their original stream, with their original body
@@ -119,10 +128,10 @@ Replay once every replica runs the fixed build.`, getenv)
 	if *all == (len(seqs) > 0) {
 		return c.Refuse(stderr, errors.New("lookupd dlq replay: give --seq N (one or more) or --all"))
 	}
-	nc, tool, err := dlqTool(ctx, c.Config, *stream, c.Config.Logger(stderr))
+	nc, tool, err := d.tool(ctx, c.Config, *stream, c.Config.Logger(stderr))
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	return tool.ReplayReport(ctx, seqs, dlq.ReplayOptions{Force: *force}, stdout)
+	return replayDLQReport(ctx, tool, seqs, dlq.ReplayOptions{Force: *force}, stdout)
 }

@@ -12,8 +12,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/settings"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestDLQCommands dead-letters an event with "lookupd project", lists it
@@ -34,7 +34,7 @@ func TestDLQCommands(t *testing.T) {
 	}
 	runCmd := func(args ...string) (string, error) {
 		t.Helper()
-		var out, errOut logtest.Buffer
+		var out, errOut testkit.LogBuffer
 		err := run(context.Background(), args, env(environ), &out, &errOut)
 		if strings.Contains(out.String()+errOut.String(), secret) {
 			t.Errorf("lookupd %v printed the body's personal data", args)
@@ -102,15 +102,13 @@ func TestDLQCommands(t *testing.T) {
 
 func TestDLQUnreachableNATS(t *testing.T) {
 	environ := map[string]string{"LOOKUP_NATS_URL": "nats://127.0.0.1:1"}
-	saved := connectWait
-	connectWait = 500 * time.Millisecond
-	t.Cleanup(func() { connectWait = saved })
+	d := dlqCommand{connectWait: 500 * time.Millisecond}
 	start := time.Now()
-	err := run(context.Background(), []string{"dlq", "ls"}, env(environ), &bytes.Buffer{}, &bytes.Buffer{})
+	err := d.run(context.Background(), []string{"ls"}, env(environ), &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "not reachable") {
 		t.Errorf("dlq ls = %v, want NATS not reachable", err)
 	}
-	if d := time.Since(start); d > time.Minute {
-		t.Errorf("gave up after %v, want about %v", d, connectWait)
+	if took := time.Since(start); took > time.Minute {
+		t.Errorf("gave up after %v, want about %v", took, d.connectWait)
 	}
 }

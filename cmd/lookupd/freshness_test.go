@@ -10,17 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/demo"
-	"github.com/lookup/persons/internal/devkey"
-	"github.com/lookup/persons/internal/httpget"
-	"github.com/lookup/persons/internal/projectormetrics"
-	"github.com/lookup/persons/internal/readiness"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/admin"
+	"github.com/lookup/persons/internal/dev"
 
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // getHeaders sends a GET with token and headers; it returns the response
@@ -33,7 +29,7 @@ type answer struct {
 
 func getHeaders(t *testing.T, url, tok string, hdr map[string]string) (answer, string) {
 	t.Helper()
-	r, err := httpget.Get(nil, url, tok, hdr)
+	r, err := testkit.HTTPGet(nil, url, tok, hdr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,12 +42,12 @@ func TestServeReadYourWrites(t *testing.T) {
 	ns := runNATS(t)
 	js := jetStream(t, ns)
 	createStream(t, js, "PERSONS")
-	id, biz := demo.ID("t-consumer", 0), demo.ID("business", 0)
+	id, biz := dev.DemoID("t-consumer", 0), dev.DemoID("business", 0)
 	publish(t, js, events.Consumer{ConsumerID: id, BusinessID: biz, FirstName: "V0", LastName: "L"})
 	p := start(t, serveEnv(t, ns, t.TempDir()), "serve")
 	addrs := p.addrs(t)
 	waitReady(t, addrs["admin"])
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience})
 	url := "http://" + addrs["api"] + "/api/v1/persons/" + id
 
 	// A steady background load of other events while the caller writes
@@ -62,7 +58,7 @@ func TestServeReadYourWrites(t *testing.T) {
 		defer close(loadDone)
 		bg := events.NewPublisher(js)
 		for v := uint64(1); loadCtx.Err() == nil; v++ {
-			ev, err := events.NewEvent("urn:load", v, events.Consumer{ConsumerID: demo.ID("t-load", int(v%50)), BusinessID: biz, FirstName: "L", LastName: "L"})
+			ev, err := events.NewEvent("urn:load", v, events.Consumer{ConsumerID: dev.DemoID("t-load", int(v%50)), BusinessID: biz, FirstName: "L", LastName: "L"})
 			if err == nil {
 				_, _ = bg.Publish(loadCtx, ev)
 			}
@@ -101,8 +97,8 @@ func TestServeReadYourWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{projectormetrics.MetricVisible + "_count ", "lookup_position_waits_total" + `{outcome="timeout"} 1`,
-		projectormetrics.MetricOldestAge + " ", readiness.MetricReady + " 1"} {
+	for _, want := range []string{admin.MetricVisible + "_count ", "lookup_position_waits_total" + `{outcome="timeout"} 1`,
+		admin.MetricOldestAge + " ", admin.MetricReady + " 1"} {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("/metrics lacks %q", want)
 		}
@@ -116,26 +112,26 @@ func TestServeStaleness(t *testing.T) {
 	port := freePort(t)
 	storeDir := t.TempDir()
 	startNATS := func() *server.Server {
-		o := natstest.Options(storeDir)
+		o := testkit.NATSOptions(storeDir)
 		o.Port = port
-		return natstest.Run(t, o)
+		return testkit.RunNATS(t, o)
 	}
 	ns := startNATS()
 	js := jetStream(t, ns)
 	createStream(t, js, "PERSONS")
-	id := demo.ID("t-consumer", 0)
-	publish(t, js, events.Consumer{ConsumerID: id, BusinessID: demo.ID("business", 0), FirstName: "A", LastName: "B"})
+	id := dev.DemoID("t-consumer", 0)
+	publish(t, js, events.Consumer{ConsumerID: id, BusinessID: dev.DemoID("business", 0), FirstName: "A", LastName: "B"})
 	environ := serveEnv(t, ns, t.TempDir())
 	environ["LOOKUP_MAX_STALENESS"] = "1s"
 	p := start(t, environ, "serve")
 	addrs := p.addrs(t)
 	waitReady(t, addrs["admin"])
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience})
 	url := "http://" + addrs["api"] + "/api/v1/persons/" + id
 
 	ns.Shutdown()
 	ns.WaitForShutdown()
-	wait.For(t, 30*time.Second, func() error {
+	testkit.WaitFor(t, 30*time.Second, func() error {
 		code, body, err := get("http://"+addrs["admin"]+"/readyz", "")
 		if err != nil || code != http.StatusServiceUnavailable {
 			return fmt.Errorf("readyz with NATS stopped: %d %s %w, want 503", code, body, err)

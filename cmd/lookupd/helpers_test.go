@@ -21,13 +21,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/demo"
-	"github.com/lookup/persons/internal/devkey"
-	"github.com/lookup/persons/internal/devnats"
-	"github.com/lookup/persons/internal/httpget"
-	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/natstest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/dev"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/projector"
 )
 
@@ -70,11 +65,11 @@ func serveEnv(t *testing.T, ns *server.Server, dir string) map[string]string {
 	}
 }
 
-// testDemoData returns the demo data set (demo.New), failing the test
+// testDemoData returns the demo data set (dev.New), failing the test
 // if it cannot be built.
-func testDemoData(t *testing.T) *demo.Data {
+func testDemoData(t *testing.T) *dev.DemoData {
 	t.Helper()
-	d, err := demo.New()
+	d, err := dev.NewDemoData()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,13 +80,13 @@ func testDemoData(t *testing.T) *demo.Data {
 // storing in a temporary directory, stopped when the test ends.
 func runNATS(t *testing.T) *server.Server {
 	t.Helper()
-	return natstest.Run(t, nil)
+	return testkit.RunNATS(t, nil)
 }
 
 // jetStream connects to ns and returns its JetStream context.
 func jetStream(t *testing.T, ns *server.Server) jetstream.JetStream {
 	t.Helper()
-	_, js := natstest.Connect(t, ns.ClientURL())
+	_, js := testkit.ConnectNATS(t, ns.ClientURL())
 	return js
 }
 
@@ -110,7 +105,7 @@ func personsNATS(t *testing.T) (*server.Server, jetstream.JetStream) {
 func oneConsumerNATS(t *testing.T) (*server.Server, jetstream.JetStream, events.Consumer) {
 	t.Helper()
 	ns, js := personsNATS(t)
-	c := events.Consumer{ConsumerID: demo.ID("u-consumer", 0), BusinessID: demo.ID("business", 0), FirstName: "A", LastName: "B"}
+	c := events.Consumer{ConsumerID: dev.DemoID("u-consumer", 0), BusinessID: dev.DemoID("business", 0), FirstName: "A", LastName: "B"}
 	publish(t, js, c)
 	return ns, js, c
 }
@@ -127,17 +122,17 @@ func freePort(t *testing.T) int {
 }
 
 // adaConsumer returns the consumer Ada Lovelace, of the first demo
-// business, with the id demo.ID(prefix, 0).
+// business, with the id dev.ID(prefix, 0).
 func adaConsumer(t *testing.T, prefix string) events.Consumer {
 	t.Helper()
 	data := testDemoData(t)
-	return events.Consumer{ConsumerID: demo.ID(prefix, 0), BusinessID: data.Businesses[0], FirstName: "Ada", LastName: "Lovelace"}
+	return events.Consumer{ConsumerID: dev.DemoID(prefix, 0), BusinessID: data.Businesses[0], FirstName: "Ada", LastName: "Lovelace"}
 }
 
 // createStream creates the stream name as deployed (subjects persons.>).
 func createStream(t *testing.T, js jetstream.JetStream, name string) {
 	t.Helper()
-	if _, err := js.CreateStream(context.Background(), devnats.PersonsStream(name)); err != nil {
+	if _, err := js.CreateStream(context.Background(), dev.PersonsStream(name)); err != nil {
 		t.Fatalf("create stream: %v", err)
 	}
 }
@@ -154,7 +149,7 @@ var testKey = sync.OnceValue(func() *rsa.PrivateKey {
 // writeJWKS writes the JWKS of testKey to a file and returns its path.
 func writeJWKS(t *testing.T) string {
 	t.Helper()
-	b, err := devkey.PublicJWKS(testKey())
+	b, err := dev.PublicJWKS(testKey())
 	if err != nil {
 		t.Fatalf("jwks: %v", err)
 	}
@@ -166,7 +161,7 @@ func writeJWKS(t *testing.T) string {
 }
 
 // token mints a token with testKey.
-func token(t *testing.T, req devkey.TokenRequest) string {
+func token(t *testing.T, req dev.TokenRequest) string {
 	t.Helper()
 	if req.TTL == 0 {
 		req.TTL = time.Hour
@@ -177,7 +172,7 @@ func token(t *testing.T, req devkey.TokenRequest) string {
 	if req.Scope == "" {
 		req.Scope = "read:persons"
 	}
-	tok, err := devkey.Mint(testKey(), req)
+	tok, err := dev.Mint(testKey(), req)
 	if err != nil {
 		t.Fatalf("mint token: %v", err)
 	}
@@ -186,7 +181,7 @@ func token(t *testing.T, req devkey.TokenRequest) string {
 
 // program is one run of the whole program, started by start.
 type program struct {
-	stdout, stderr *logtest.Buffer
+	stdout, stderr *testkit.LogBuffer
 	cancel         context.CancelFunc
 	done           chan error
 }
@@ -206,7 +201,7 @@ func start(t *testing.T, environ map[string]string, args ...string) *program {
 func startFunc(t *testing.T, what string, f func(ctx context.Context, stdout, stderr io.Writer) error) *program {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &program{stdout: &logtest.Buffer{}, stderr: &logtest.Buffer{}, cancel: cancel, done: make(chan error, 1)}
+	p := &program{stdout: &testkit.LogBuffer{}, stderr: &testkit.LogBuffer{}, cancel: cancel, done: make(chan error, 1)}
 	go func() { p.done <- f(ctx, p.stdout, p.stderr) }()
 	t.Cleanup(func() {
 		cancel()
@@ -237,7 +232,7 @@ func (p *program) wait(t *testing.T, timeout time.Duration) error {
 func (p *program) addrs(t *testing.T) map[string]string {
 	t.Helper()
 	var got map[string]string
-	wait.For(t, 20*time.Second, func() error {
+	testkit.WaitFor(t, 20*time.Second, func() error {
 		got = map[string]string{}
 		sc := bufio.NewScanner(strings.NewReader(p.stderr.String()))
 		for sc.Scan() {
@@ -272,7 +267,7 @@ func get(url, tok string) (int, []byte, error) {
 
 // getWithHeaders is get with extra request headers.
 func getWithHeaders(url, tok string, headers map[string]string) (int, []byte, error) {
-	r, err := httpget.Get(nil, url, tok, headers)
+	r, err := testkit.HTTPGet(nil, url, tok, headers)
 	return r.Status, r.Body, err
 }
 
@@ -287,7 +282,7 @@ func waitReady(t *testing.T, admin string) {
 func waitOK(t *testing.T, timeout time.Duration, url, tok string) {
 	const want = http.StatusOK
 	t.Helper()
-	wait.For(t, timeout, func() error {
+	testkit.WaitFor(t, timeout, func() error {
 		code, body, err := get(url, tok)
 		if err != nil {
 			return err

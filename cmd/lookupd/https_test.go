@@ -12,10 +12,8 @@ import (
 	"time"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/demo"
-	"github.com/lookup/persons/internal/devkey"
-	"github.com/lookup/persons/internal/testcerts"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/dev"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestServeHTTPSRotation: with LOOKUP_TLS_CERT_FILE and _KEY_FILE the API
@@ -24,9 +22,9 @@ import (
 // one the next connection gets, without a restart.
 func TestServeHTTPSRotation(t *testing.T) {
 	ns, js := personsNATS(t)
-	id := demo.ID("t-consumer", 0)
-	publish(t, js, events.Consumer{ConsumerID: id, BusinessID: demo.ID("business", 0), FirstName: "A", LastName: "B"})
-	ca := testcerts.NewCA(t)
+	id := dev.DemoID("t-consumer", 0)
+	publish(t, js, events.Consumer{ConsumerID: id, BusinessID: dev.DemoID("business", 0), FirstName: "A", LastName: "B"})
+	ca := testkit.NewCA(t)
 	first := ca.Server(t, "api")
 	environ := serveEnv(t, ns, t.TempDir())
 	environ["LOOKUP_TLS_CERT_FILE"], environ["LOOKUP_TLS_KEY_FILE"] = first.CertFile, first.KeyFile
@@ -40,7 +38,7 @@ func TestServeHTTPSRotation(t *testing.T) {
 	}
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(b)
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience})
 	url := "https://" + addrs["api"] + "/api/v1/persons/" + id
 	// getOver answers one GET on a new connection and the serial number of
 	// the certificate the server presented.
@@ -79,7 +77,7 @@ func TestServeHTTPSRotation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	wait.For(t, 15*time.Second, func() error {
+	testkit.WaitFor(t, 15*time.Second, func() error {
 		code, serial, err := getOver(0)
 		if err != nil {
 			return err
@@ -99,7 +97,7 @@ func TestServeHTTPSRotation(t *testing.T) {
 // even when the API requires one.
 func TestServeAdminTLS(t *testing.T) {
 	ns, _ := personsNATS(t)
-	ca := testcerts.NewCA(t)
+	ca := testkit.NewCA(t)
 	cert := ca.Server(t, "api")
 	environ := serveEnv(t, ns, t.TempDir())
 	environ["LOOKUP_TLS_CERT_FILE"], environ["LOOKUP_TLS_KEY_FILE"] = cert.CertFile, cert.KeyFile
@@ -117,7 +115,7 @@ func TestServeAdminTLS(t *testing.T) {
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-	wait.For(t, 30*time.Second, func() error {
+	testkit.WaitFor(t, 30*time.Second, func() error {
 		resp, err := client.Get("https://" + admin + "/readyz")
 		if err != nil {
 			return err

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/settings"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestStartUpWarnsOfLooseKeyFiles: serve and project warn, as they load
@@ -26,7 +26,7 @@ func TestStartUpWarnsOfLooseKeyFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var buf logtest.Buffer
+	var buf testkit.LogBuffer
 	logger := slog.New(slog.NewTextHandler(&buf, nil))
 	if _, err := loadKeys(context.Background(), settings.Config{JWKSFile: jwks}, logger); err == nil {
 		t.Error("loadKeys accepted a file that holds no JWKS")

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestMain lets the tests run the real main in a child process: the test
@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 // lookupdCmd returns a command running main with args and the LOOKUP_
 // variables of environ (and nothing else of ours), and the buffer its
 // standard error goes to.
-func lookupdCmd(t *testing.T, environ map[string]string, args ...string) (*exec.Cmd, *logtest.Buffer) {
+func lookupdCmd(t *testing.T, environ map[string]string, args ...string) (*exec.Cmd, *testkit.LogBuffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = []string{"LOOKUPD_TEST_MAIN=1"}
@@ -40,7 +40,7 @@ func lookupdCmd(t *testing.T, environ map[string]string, args ...string) (*exec.
 	for k, v := range environ {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	var errOut logtest.Buffer
+	var errOut testkit.LogBuffer
 	cmd.Stderr = &errOut
 	return cmd, &errOut
 }
@@ -66,7 +66,7 @@ var exitCases = []struct {
 func TestExitCode(t *testing.T) {
 	for _, tt := range exitCases {
 		t.Run(tt.name, func(t *testing.T) {
-			var out, errOut logtest.Buffer
+			var out, errOut testkit.LogBuffer
 			err := run(context.Background(), tt.args, env(map[string]string{"LOOKUP_DATA_DIR": t.TempDir()}), &out, &errOut)
 			if got := exitCode(err); got != tt.want {
 				t.Errorf("exit code = %d (err %v), want %d", got, err, tt.want)

@@ -8,19 +8,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/logtest"
 	"github.com/lookup/persons/internal/natsconn"
-	"github.com/lookup/persons/internal/natstest"
 	"github.com/lookup/persons/internal/settings"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestConnectNATSRefusedNamesSettings: a server that refuses lookupd's
 // credentials at start-up is an error at once that names the settings to
 // check (and never the secret).
 func TestConnectNATSRefusedNamesSettings(t *testing.T) {
-	o := natstest.Options(t.TempDir())
+	o := testkit.NATSOptions(t.TempDir())
 	o.Authorization = "tok-123"
-	ns := natstest.Run(t, o)
+	ns := testkit.RunNATS(t, o)
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tokenFile, []byte("tok-guess\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -35,7 +34,7 @@ func TestConnectNATSRefusedNamesSettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			logger, _ := logtest.Text()
+			logger, _ := testkit.TextLogger()
 			cfg := settings.Config{NATSURL: ns.ClientURL(), Security: tt.sec}
 			nc, err := connectNATS(cfg, "lookupd-test", logger, nil)
 			if err == nil {
@@ -58,9 +57,9 @@ func TestConnectNATSRefusedNamesSettings(t *testing.T) {
 // TestConnectNATSWarnsLooseSecretFile: a NATS secret file others may read
 // is used, with a warning naming its setting.
 func TestConnectNATSWarnsLooseSecretFile(t *testing.T) {
-	o := natstest.Options(t.TempDir())
+	o := testkit.NATSOptions(t.TempDir())
 	o.Authorization = "tok-123"
-	ns := natstest.Run(t, o)
+	ns := testkit.RunNATS(t, o)
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tokenFile, []byte("tok-123\n"), 0o644); err != nil { //nolint:gosec // G306: the loose mode is the test
 		t.Fatal(err)
@@ -68,7 +67,7 @@ func TestConnectNATSWarnsLooseSecretFile(t *testing.T) {
 	if err := os.Chmod(tokenFile, 0o644); err != nil { // whatever the umask
 		t.Fatal(err)
 	}
-	logger, logs := logtest.Text()
+	logger, logs := testkit.TextLogger()
 	cfg := settings.Config{NATSURL: ns.ClientURL(), Security: settings.Security{NATSTokenFile: tokenFile}}
 	nc, err := connectNATS(cfg, "lookupd-test", logger, nil)
 	if err != nil {
@@ -86,9 +85,9 @@ func TestConnectNATSWarnsLooseSecretFile(t *testing.T) {
 // TestServeStopsWhenNATSRefuses: serve does not retry credentials the
 // server refuses; it stops at start-up naming the settings to check.
 func TestServeStopsWhenNATSRefuses(t *testing.T) {
-	o := natstest.Options(t.TempDir())
+	o := testkit.NATSOptions(t.TempDir())
 	o.Authorization = "tok-123"
-	ns := natstest.Run(t, o)
+	ns := testkit.RunNATS(t, o)
 	p := start(t, serveEnv(t, ns, t.TempDir()), "serve")
 	err := p.wait(t, 20*time.Second)
 	if err == nil || !strings.Contains(err.Error(), "no NATS credentials are configured") {

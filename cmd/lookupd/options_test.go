@@ -16,18 +16,15 @@ import (
 	"time"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/demo"
-	"github.com/lookup/persons/internal/devkey"
-	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/tokentest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/auth"
+	"github.com/lookup/persons/internal/dev"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/projector"
-	"github.com/lookup/persons/query"
 )
 
 // TestServeJWKSURL checks serve with keys fetched from a JWKS URL.
 func TestServeJWKSURL(t *testing.T) {
-	jwks, err := devkey.PublicJWKS(testKey())
+	jwks, err := dev.PublicJWKS(testKey())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +40,6 @@ func TestServeJWKSURL(t *testing.T) {
 		_, _ = w.Write(jwks)
 	}))
 	defer idp.Close()
-	jwksOptionsForTest = []query.JWKSOption{query.WithJWKSRefreshInterval(20 * time.Millisecond)}
-	t.Cleanup(func() { jwksOptionsForTest = nil })
 
 	ns, _, c := oneConsumerNATS(t)
 
@@ -52,10 +47,10 @@ func TestServeJWKSURL(t *testing.T) {
 	delete(environ, "LOOKUP_JWKS_FILE")
 	environ["LOOKUP_JWKS_URL"] = strings.Replace(idp.URL, "http://", "http://idp:hunter2@", 1) + "/.well-known/jwks.json"
 	environ["LOOKUP_LOG_FORMAT"] = "json"
-	p := start(t, environ, "serve")
+	p := startServe(t, environ, serveOptions{jwksOptions: []auth.JWKSOption{auth.WithJWKSRefreshInterval(20 * time.Millisecond)}})
 	addrs := p.addrs(t)
 	waitReady(t, addrs["admin"])
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience})
 	if code, body, err := get("http://"+addrs["api"]+"/api/v1/persons/"+c.ConsumerID, tok); err != nil || code != http.StatusOK {
 		t.Errorf("GET person: %d %s %v", code, body, err)
 	}
@@ -65,7 +60,7 @@ func TestServeJWKSURL(t *testing.T) {
 	// A failing refresh is logged at Warn, without credentials; the keys
 	// held keep verifying.
 	down.Store(true)
-	wait.For(t, 10*time.Second, func() error {
+	testkit.WaitFor(t, 10*time.Second, func() error {
 		if !strings.Contains(p.stderr.String(), "JWKS refresh failed") {
 			return errors.New("no JWKS refresh failure logged yet")
 		}
@@ -99,7 +94,7 @@ func TestServeJWKSURL(t *testing.T) {
 // read model: it opens with the key and not without it.
 func TestEncryptionAtRest(t *testing.T) {
 	ns, js := personsNATS(t)
-	c := events.Consumer{ConsumerID: demo.ID("e-consumer", 0), BusinessID: demo.ID("business", 0), FirstName: "Zelda", LastName: "Encrypted"}
+	c := events.Consumer{ConsumerID: dev.DemoID("e-consumer", 0), BusinessID: dev.DemoID("business", 0), FirstName: "Zelda", LastName: "Encrypted"}
 	publish(t, js, c)
 
 	key := make([]byte, 32)
@@ -136,7 +131,7 @@ func TestEncryptionAtRest(t *testing.T) {
 	s.Close()
 	environ := serveEnv(t, ns, dir)
 	environ["LOOKUP_ENCRYPTION_KEY_FILE"] = other
-	var out, errOut logtest.Buffer
+	var out, errOut testkit.LogBuffer
 	err = run(context.Background(), []string{"serve"}, env(environ), &out, &errOut)
 	if !errors.Is(err, projector.ErrEncryptionKey) {
 		t.Errorf("serve with the wrong key: %v, want ErrEncryptionKey", err)
@@ -152,7 +147,7 @@ func TestDevTenancy(t *testing.T) {
 		"LOOKUP_HTTP_ADDR": "127.0.0.1:0", "LOOKUP_ADMIN_ADDR": "127.0.0.1:0",
 		"LOOKUP_TENANT_CLAIM": "business_ids", "LOOKUP_ISSUER": "https://dev.example", "LOOKUP_AUDIENCE": "lookup",
 	}, "dev")
-	wait.For(t, 60*time.Second, func() error {
+	testkit.WaitFor(t, 60*time.Second, func() error {
 		if !strings.Contains(p.stdout.String(), "Stop with Ctrl-C.") {
 			return fmt.Errorf("no banner yet; stderr:\n%s", p.stderr)
 		}
@@ -160,7 +155,7 @@ func TestDevTenancy(t *testing.T) {
 	})
 	out := p.stdout.String()
 	tok := tokenLine.FindStringSubmatch(out)[1]
-	claims := tokentest.Claims(t, tok)
+	claims := testkit.TokenClaims(t, tok)
 	d := testDemoData(t)
 	if got := fmt.Sprint(claims["business_ids"]); got != fmt.Sprint(d.Businesses) {
 		t.Errorf("business_ids = %s, want %v", got, d.Businesses)
@@ -187,12 +182,12 @@ func TestDevTenancy(t *testing.T) {
 		t.Errorf("dev logs are not text by default; first line %q", first)
 	}
 	// A token for another business is refused (403): tenancy is on.
-	key, err := devkey.Load(filepath.Join(dataLine.FindStringSubmatch(out)[1], devkey.KeyFile))
+	key, err := dev.LoadKey(filepath.Join(dataLine.FindStringSubmatch(out)[1], dev.KeyFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	foreign, err := devkey.Mint(key, devkey.TokenRequest{Issuer: "https://dev.example", Audience: "lookup", Subject: "x", Scope: "read:persons",
-		TTL: time.Hour, TenantClaim: "business_ids", Tenants: []string{demo.ID("business", 99)}, Now: time.Now()})
+	foreign, err := dev.Mint(key, dev.TokenRequest{Issuer: "https://dev.example", Audience: "lookup", Subject: "x", Scope: "read:persons",
+		TTL: time.Hour, TenantClaim: "business_ids", Tenants: []string{dev.DemoID("business", 99)}, Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}

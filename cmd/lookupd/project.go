@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/lifecycle"
-	"github.com/lookup/persons/internal/progress"
 	"github.com/lookup/persons/internal/redact"
 	"github.com/lookup/persons/internal/settings"
 	"github.com/lookup/persons/projector"
@@ -35,13 +35,13 @@ newest snapshot of the stream, snapshots are written every
 	}
 	return project(ctx, c.Config, c.Config.Logger(stderr), projectOptions{
 		untilCaughtUp: *until,
-		progress:      progress.Config{Interval: *every, Bar: progress.IsTerminal(stderr), BarOut: stderr},
+		progress:      admin.ProgressConfig{Interval: *every, Bar: admin.IsTerminal(stderr), BarOut: stderr},
 	})
 }
 
 type projectOptions struct {
 	untilCaughtUp bool
-	progress      progress.Config
+	progress      admin.ProgressConfig
 }
 
 // project opens the read model and runs the projector on it
@@ -62,7 +62,7 @@ func project(ctx context.Context, cfg settings.Config, logger *slog.Logger, opts
 
 	return lifecycle.Project(ctx, rep, lifecycle.ProjectConfig{
 		UntilCaughtUp: opts.untilCaughtUp, Snapshot: cfg.SnapshotBucket != "", SnapshotInterval: cfg.SnapshotInterval,
-		Progress: func(ctx context.Context) { progress.Report(ctx, rep, logger, opts.progress) },
+		Progress: func(ctx context.Context) { admin.ReportProgress(ctx, rep, logger, opts.progress) },
 		Logger:   logger,
 	})
 }

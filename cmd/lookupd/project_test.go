@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/projector"
 )
 
@@ -61,7 +61,7 @@ func TestProjectStoppedBeforeCaughtUp(t *testing.T) {
 	// Nothing listens on the port: NATS unreachable.
 	p := start(t, map[string]string{"LOOKUP_NATS_URL": fmt.Sprintf("nats://127.0.0.1:%d", freePort(t)), "LOOKUP_DATA_DIR": t.TempDir()},
 		"project", "--until-caught-up")
-	wait.For(t, 20*time.Second, func() error {
+	testkit.WaitFor(t, 20*time.Second, func() error {
 		if !strings.Contains(p.stderr.String(), "nats unreachable") {
 			return errors.New("no log line about NATS being unreachable")
 		}

@@ -8,9 +8,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/lookup/persons/internal/keyfile"
 	"github.com/lookup/persons/internal/lifecycle"
-	"github.com/lookup/persons/internal/memlimit"
 	"github.com/lookup/persons/internal/replica"
 	"github.com/lookup/persons/internal/settings"
 	"github.com/lookup/persons/projector"
@@ -20,11 +18,11 @@ import (
 // model: see projector.ActiveDir), fed from cfg.Stream over js with pcfg,
 // bootstrapped from and snapshotted to cfg.SnapshotBucket when set. Its
 // metrics go to reg. Its memory budget is cfg.MemoryBudget, or for
-// memlimit.Auto 3/4 of the container's memory limit (memlimit.Size, which
+// settings.Auto 3/4 of the container's memory limit (settings.Size, which
 // Apply logs), and sets Go's soft memory limit.
 func openReplica(cfg settings.Config, js jetstream.JetStream, reg prometheus.Registerer, logger *slog.Logger, pcfg projector.Config) (*replica.Replica, error) {
-	budget := memlimit.Size(cfg.MemoryBudget, memlimit.FromCgroup)
-	softLimit := memlimit.Apply(budget, logger)
+	budget := settings.SizeBudget(cfg.MemoryBudget, settings.FromCgroup)
+	softLimit := settings.ApplyBudget(budget, logger)
 	key, err := encryptionKey(cfg, logger)
 	if err != nil {
 		return nil, err
@@ -38,7 +36,7 @@ func openReplica(cfg settings.Config, js jetstream.JetStream, reg prometheus.Reg
 			return projector.LookUpStream(ctx, js, cfg.Stream)
 		},
 		RebuildOnMismatch: cfg.RebuildOnMismatch,
-		Building:          memlimit.Lifter(softLimit),
+		Building:          settings.MemoryLimitLifter(softLimit),
 		Registerer:        reg,
 		Logger:            logger,
 	}
@@ -58,7 +56,7 @@ func encryptionKey(cfg settings.Config, logger *slog.Logger) ([]byte, error) {
 	if cfg.EncryptionKeyFile == "" {
 		return nil, nil
 	}
-	keyfile.WarnLoose(logger, keyfile.Secret("LOOKUP_ENCRYPTION_KEY_FILE", cfg.EncryptionKeyFile))
+	settings.WarnLooseKeyFiles(logger, settings.SecretKeyFile("LOOKUP_ENCRYPTION_KEY_FILE", cfg.EncryptionKeyFile))
 	key, err := projector.ReadKeyFile(cfg.EncryptionKeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("encryption key file: %w", err)

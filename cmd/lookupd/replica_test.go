@@ -11,9 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/demo"
-	"github.com/lookup/persons/internal/devkey"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/dev"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // post sends a POST with an optional bearer token and returns the status
@@ -59,7 +58,7 @@ func TestSnapshotBootstrapRebuild(t *testing.T) {
 	ada := adaConsumer(t, "snap")
 	publish(t, js, ada)
 	for k := range 20 {
-		publish(t, js, demo.Signer(ada.ConsumerID, k))
+		publish(t, js, dev.DemoSigner(ada.ConsumerID, k))
 	}
 	adminToken := filepath.Join(t.TempDir(), "admin-token")
 	if err := os.WriteFile(adminToken, []byte("s3cret-admin-token-of-32-chars!!\n"), 0o600); err != nil {
@@ -104,7 +103,7 @@ func TestSnapshotBootstrapRebuild(t *testing.T) {
 	if got := metric(t, bAddrs["admin"], `lookup_snapshot_restores_total{outcome="restored"}`); got != "1" {
 		t.Errorf("lookup_snapshot_restores_total restored = %q, want 1", got)
 	}
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience})
 	signers := "http://" + bAddrs["api"] + "/api/v1/authorized-signers?consumer_id=" + ada.ConsumerID
 	_, want, err := get(signers, tok)
 	if err != nil {
@@ -116,7 +115,7 @@ func TestSnapshotBootstrapRebuild(t *testing.T) {
 	if code != http.StatusAccepted {
 		t.Fatalf("POST /rebuild: %d %s, want 202", code, body)
 	}
-	wait.For(t, 30*time.Second, func() error {
+	testkit.WaitFor(t, 30*time.Second, func() error {
 		c, got, err := get(signers, tok)
 		if err != nil || c != http.StatusOK || string(got) != string(want) {
 			t.Fatalf("during the rebuild: %d %s %v, want 200 %s", c, got, err, want)

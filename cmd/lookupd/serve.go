@@ -11,17 +11,13 @@ import (
 	"time"
 
 	"github.com/lookup/persons/internal/admin"
-	"github.com/lookup/persons/internal/admintoken"
-	"github.com/lookup/persons/internal/keyfile"
-	"github.com/lookup/persons/internal/logbuffer"
-	"github.com/lookup/persons/internal/projectormetrics"
-	"github.com/lookup/persons/internal/readiness"
 	"github.com/lookup/persons/internal/redact"
 	"github.com/lookup/persons/internal/tracing"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/auth"
 	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/replica"
@@ -60,7 +56,7 @@ once caught up (docs/operations.md).`, getenv)
 	if err := c.Parse(args, stdout, stderr); err != nil {
 		return err
 	}
-	logger, flushLogs := logbuffer.New(stderr, c.Config.Logger)
+	logger, flushLogs := lifecycle.NewLog(stderr, c.Config.Logger)
 	defer flushLogs()
 	if err := c.Config.CheckTokenRules(logger); err != nil {
 		return err
@@ -73,18 +69,11 @@ once caught up (docs/operations.md).`, getenv)
 	return serve(ctx, c.Config, logger, serveOptions{tracing: tr})
 }
 
-// wrapAPIForTest, when set by a test, wraps the API handler (to hold
-// requests in flight across a shutdown). Always nil outside tests.
-var wrapAPIForTest func(http.Handler) http.Handler
-
-// jwksOptionsForTest, when set by a test, are added to the options of a
-// JWKS URL (to refresh it often). Always nil outside tests.
-var jwksOptionsForTest []query.JWKSOption
-
-// serveOptions are what "lookupd dev" changes in the serve stack.
+// serveOptions are what "lookupd dev" (and a test) changes in the serve
+// stack.
 type serveOptions struct {
 	// keys, when set, verifies tokens instead of cfg's JWKS.
-	keys *query.JWKS
+	keys *auth.JWKS
 	// adminExtra are extra handlers of the admin listener, by path.
 	adminExtra map[string]http.Handler
 	// onReady is called once, when the read model has caught up, with the
@@ -97,20 +86,26 @@ type serveOptions struct {
 	// tracing, when enabled, records a span per request and per applied
 	// batch (OTEL_* variables; see package tracing).
 	tracing *tracing.Tracing
+	// wrapAPI, when set, wraps the API handler (a test holds requests in
+	// flight across a shutdown with it).
+	wrapAPI func(http.Handler) http.Handler
+	// jwksOptions are added to the options of a JWKS URL (a test
+	// refreshes it often with them).
+	jwksOptions []auth.JWKSOption
 }
 
-// loadKeys returns the keys of cfg's JWKS file or URL (query.OpenJWKS),
+// loadKeys returns the keys of cfg's JWKS file or URL (auth.OpenJWKS),
 // after refusing a configuration that names none or both. A JWKS URL is
 // refreshed in the background until ctx is done.
-func loadKeys(ctx context.Context, cfg settings.Config, logger *slog.Logger) (*query.JWKS, error) {
+func loadKeys(ctx context.Context, cfg settings.Config, logger *slog.Logger, extra ...auth.JWKSOption) (*auth.JWKS, error) {
 	if err := cfg.CheckJWKS(); err != nil {
 		return nil, err
 	}
-	keyfile.WarnLoose(logger, keyfile.Trust("LOOKUP_JWKS_FILE", cfg.JWKSFile))
-	opts := append([]query.JWKSOption{query.WithJWKSLogger(logger.With("component", "jwks")),
-		query.WithJWKSAllowHTTP(cfg.JWKSAllowHTTP)}, jwksOptionsForTest...)
-	keys, err := query.OpenJWKS(ctx, cfg.JWKSFile, cfg.JWKSURL, opts...)
-	if errors.Is(err, query.ErrJWKSInsecureURL) {
+	settings.WarnLooseKeyFiles(logger, settings.TrustKeyFile("LOOKUP_JWKS_FILE", cfg.JWKSFile))
+	opts := append([]auth.JWKSOption{auth.WithJWKSLogger(logger.With("component", "jwks")),
+		auth.WithJWKSAllowHTTP(cfg.JWKSAllowHTTP)}, extra...)
+	keys, err := auth.OpenJWKS(ctx, cfg.JWKSFile, cfg.JWKSURL, opts...)
+	if errors.Is(err, auth.ErrJWKSInsecureURL) {
 		return nil, fmt.Errorf("%w (set LOOKUP_JWKS_ALLOW_HTTP=true to allow it)", err)
 	}
 	return keys, err
@@ -139,16 +134,16 @@ func serve(ctx context.Context, cfg settings.Config, logger *slog.Logger, opts s
 		return err
 	}
 	defer nc.Close()
-	visible := projectormetrics.NewVisibleHistogram()
+	visible := admin.NewVisibleHistogram()
 	reg := admin.NewRegistry()
-	rep, err := openReplica(cfg, js, reg, logger, projector.Config{ObserveVisible: projectormetrics.ObserveSeconds(visible),
+	rep, err := openReplica(cfg, js, reg, logger, projector.Config{ObserveVisible: admin.ObserveSeconds(visible),
 		Tracer: opts.tracing.Tracer("github.com/lookup/persons/projector")})
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, closeReplica(rep, logger)) }()
-	ready := &readiness.Readiness{Source: rep, Stale: readiness.NewStaleness(rep, cfg.MaxStaleness, time.Now), Refused: health.Refused}
-	reg.MustRegister(projectormetrics.NewCollector(rep, time.Now), visible, ready.Gauge(), keys.FailuresCounter())
+	ready := &admin.Readiness{Source: rep, Stale: admin.NewStaleness(rep, cfg.MaxStaleness, time.Now), Refused: health.Refused}
+	reg.MustRegister(admin.NewProjectorCollector(rep, time.Now), visible, ready.Gauge(), keys.FailuresCounter())
 	ledger, err := newLedger(cfg, nc, rep, reg, logger)
 	if err != nil {
 		return err
@@ -160,8 +155,8 @@ func serve(ctx context.Context, cfg settings.Config, logger *slog.Logger, opts s
 	}
 	var inflight lifecycle.Inflight
 	apiHandler := inflight.Count(opts.tracing.Handler(api, "lookupd api", api.Route))
-	if wrapAPIForTest != nil {
-		apiHandler = wrapAPIForTest(apiHandler)
+	if opts.wrapAPI != nil {
+		apiHandler = opts.wrapAPI(apiHandler)
 	}
 	lc := lifecycle.New(ctx)
 	defer lc.Stop()
@@ -177,12 +172,11 @@ func serve(ctx context.Context, cfg settings.Config, logger *slog.Logger, opts s
 		},
 		Ready: ready, OnReady: opts.onReady,
 		Delay: cfg.ShutdownDelay, Timeout: cfg.ShutdownTimeout, Logger: logger,
+		// The audit ledger's batches in flight are acknowledged or failed
+		// (their answers are never sent); its last records need the
+		// connection.
+		After: []lifecycle.Closer{ledgerCloser(ledger), natsCloser(nc), inflight.Closer(settings.InflightLimit, logger)},
 	})
-	// The audit ledger's batches in flight are acknowledged or failed
-	// (their answers are never sent); its last records need the connection.
-	closeLedger(ledger, logger)
-	nc.Close()
-	inflight.Wait(time.Minute, logger)
 	if err == nil {
 		logger.Info("stopped")
 	}
@@ -191,15 +185,15 @@ func serve(ctx context.Context, cfg settings.Config, logger *slog.Logger, opts s
 
 // loadGuards returns the keys that verify tokens (opts.keys, else loaded
 // from cfg) and the guard of the admin actions.
-func loadGuards(ctx context.Context, cfg settings.Config, opts serveOptions, logger *slog.Logger) (*query.JWKS, *admintoken.Guard, error) {
+func loadGuards(ctx context.Context, cfg settings.Config, opts serveOptions, logger *slog.Logger) (*auth.JWKS, *admin.TokenGuard, error) {
 	keys := opts.keys
 	if keys == nil {
 		var err error
-		if keys, err = loadKeys(ctx, cfg, logger); err != nil {
+		if keys, err = loadKeys(ctx, cfg, logger, opts.jwksOptions...); err != nil {
 			return nil, nil, err
 		}
 	}
-	guard, err := admintoken.Load(cfg.AdminTokenFile, logger.With("component", "admin"))
+	guard, err := admin.LoadTokenGuard(cfg.AdminTokenFile, logger.With("component", "admin"))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -216,22 +210,23 @@ func logServeStart(cfg settings.Config, logger *slog.Logger) {
 }
 
 // newAPI returns the API over the read model store.
-func newAPI(cfg settings.Config, rep *replica.Replica, keys *query.JWKS, ledger *audit.Ledger,
+func newAPI(cfg settings.Config, rep *replica.Replica, keys *auth.JWKS, ledger *audit.Ledger,
 	reg prometheus.Registerer, stale func() bool, logger *slog.Logger) (*query.Server, error) {
+	tokens, err := auth.NewVerifier(auth.Config{Keys: keys, Issuer: cfg.Issuer, Audience: cfg.Audience,
+		TenantClaim: cfg.TenantClaim, TokenCacheSize: cfg.TokenCacheSize, Registerer: reg})
+	if err != nil {
+		return nil, fmt.Errorf("API: %w", err)
+	}
 	api, err := query.NewServer(query.Config{
-		Reader:      rep,
-		Keys:        keys,
-		Issuer:      cfg.Issuer,
-		Audience:    cfg.Audience,
-		TenantClaim: cfg.TenantClaim,
-		Logger:      logger.With("component", "api"),
-		Registerer:  reg,
+		Reader:     rep,
+		Tokens:     tokens,
+		Logger:     logger.With("component", "api"),
+		Registerer: reg,
 		// Until the read model has caught up, the API answers 503 rather
 		// than a false 404; once caught up it stays ready, as /readyz.
-		Ready:          func() bool { return readiness.CaughtUp(rep) },
+		Ready:          func() bool { return admin.CaughtUp(rep) },
 		Auditor:        ledger,
 		RequirePurpose: cfg.RequirePurpose,
-		TokenCacheSize: cfg.TokenCacheSize,
 
 		// Lookup-Position, Lookup-Min-Position, staleness: docs/consistency.md.
 		Position: rep, MaxPositionWait: cfg.MaxPositionWait, Stale: stale,

@@ -16,13 +16,10 @@ import (
 	"time"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/demo"
-	"github.com/lookup/persons/internal/devkey"
-	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/natstest"
-	"github.com/lookup/persons/internal/projectormetrics"
+	"github.com/lookup/persons/internal/admin"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/settings"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/projector"
 )
 
@@ -32,11 +29,11 @@ func TestServe(t *testing.T) {
 	// A read model to catch up with before /readyz turns 200: a consumer
 	// with five signers and a business contact.
 	demoSet := testDemoData(t)
-	consumer := events.Consumer{ConsumerID: demo.ID("t-consumer", 0), BusinessID: demoSet.Businesses[0], FirstName: "Ada", LastName: "Lovelace"}
-	contact := events.BusinessContact{ContactID: demo.ID("t-contact", 0), BusinessID: demoSet.Businesses[1], FirstName: "Grace", LastName: "Hopper"}
+	consumer := events.Consumer{ConsumerID: dev.DemoID("t-consumer", 0), BusinessID: demoSet.Businesses[0], FirstName: "Ada", LastName: "Lovelace"}
+	contact := events.BusinessContact{ContactID: dev.DemoID("t-contact", 0), BusinessID: demoSet.Businesses[1], FirstName: "Grace", LastName: "Hopper"}
 	data := []any{consumer, contact}
 	for k := range 5 {
-		data = append(data, demo.Signer(consumer.ConsumerID, 100+k))
+		data = append(data, dev.DemoSigner(consumer.ConsumerID, 100+k))
 	}
 	publish(t, js, data...)
 
@@ -44,7 +41,7 @@ func TestServe(t *testing.T) {
 	// is closed, so that they are in flight when the shutdown starts.
 	var holding sync.WaitGroup
 	release := make(chan struct{})
-	wrapAPIForTest = func(next http.Handler) http.Handler {
+	wrapAPI := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Header.Get("X-Test-Hold") != "" {
 				holding.Done()
@@ -53,15 +50,14 @@ func TestServe(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	}
-	t.Cleanup(func() { wrapAPIForTest = nil })
 
 	dir := filepath.Join(t.TempDir(), "data")
-	p := start(t, serveEnv(t, ns, dir), "serve")
+	p := startServe(t, serveEnv(t, ns, dir), serveOptions{wrapAPI: wrapAPI})
 	addrs := p.addrs(t)
-	api, admin := "http://"+addrs["api"], "http://"+addrs["admin"]
+	api, adminURL := "http://"+addrs["api"], "http://"+addrs["admin"]
 	waitReady(t, addrs["admin"])
 
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience, Scope: "read:persons read:persons:ssn"})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience, Scope: "read:persons read:persons:ssn"})
 	personURL := api + "/api/v1/persons/" + consumer.ConsumerID
 	signersURL := api + "/api/v1/authorized-signers?consumer_id=" + consumer.ConsumerID + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL"
 
@@ -107,21 +103,21 @@ func TestServe(t *testing.T) {
 		}
 	})
 	t.Run("live projection", func(t *testing.T) {
-		late := events.Consumer{ConsumerID: demo.ID("t-consumer", 1), BusinessID: demoSet.Businesses[2], FirstName: "Alan", LastName: "Turing"}
+		late := events.Consumer{ConsumerID: dev.DemoID("t-consumer", 1), BusinessID: demoSet.Businesses[2], FirstName: "Alan", LastName: "Turing"}
 		publish(t, js, late)
 		waitOK(t, 20*time.Second, api+"/api/v1/persons/"+late.ConsumerID, tok)
 	})
 	t.Run("metrics", func(t *testing.T) {
-		wait.For(t, 10*time.Second, func() error {
-			code, body, err := get(admin+"/metrics", "")
+		testkit.WaitFor(t, 10*time.Second, func() error {
+			code, body, err := get(adminURL+"/metrics", "")
 			if err != nil || code != http.StatusOK {
 				return fmt.Errorf("GET /metrics: %d %w", code, err)
 			}
 			m := string(body)
 			for _, want := range []string{
-				projectormetrics.MetricApplied + " 8", projectormetrics.MetricSkipped + " 0", projectormetrics.MetricDeadLettered + " 0",
-				projectormetrics.MetricAppliedSeq + " 8", projectormetrics.MetricLag + " 0", projectormetrics.MetricCaughtUp + " 1", projectormetrics.MetricConnected + " 1",
-				projectormetrics.MetricStreamLastSeq + " 8", projectormetrics.MetricAge + " ",
+				admin.MetricApplied + " 8", admin.MetricSkipped + " 0", admin.MetricDeadLettered + " 0",
+				admin.MetricAppliedSeq + " 8", admin.MetricLag + " 0", admin.MetricCaughtUp + " 1", admin.MetricConnected + " 1",
+				admin.MetricStreamLastSeq + " 8", admin.MetricAge + " ",
 				`lookup_http_requests_total{`, `lookup_http_request_duration_seconds_bucket{`,
 				"go_goroutines ", "process_start_time_seconds ",
 			} {
@@ -136,7 +132,7 @@ func TestServe(t *testing.T) {
 	t.Run("consumer without signers", func(t *testing.T) {
 		// Whatever the read model returns for it (ErrNotFound, or the
 		// consumer and no signers), the API answers 404.
-		lone := events.Consumer{ConsumerID: demo.ID("t-consumer", 2), BusinessID: demoSet.Businesses[0], FirstName: "Lone", LastName: "Consumer"}
+		lone := events.Consumer{ConsumerID: dev.DemoID("t-consumer", 2), BusinessID: demoSet.Businesses[0], FirstName: "Lone", LastName: "Consumer"}
 		publish(t, js, lone)
 		waitOK(t, 20*time.Second, api+"/api/v1/persons/"+lone.ConsumerID, tok)
 		if code, body, err := get(api+"/api/v1/authorized-signers?consumer_id="+lone.ConsumerID, tok); err != nil || code != http.StatusNotFound {
@@ -215,7 +211,7 @@ func TestServe(t *testing.T) {
 			}
 		}()
 	}
-	wait.For(t, 20*time.Second, func() error {
+	testkit.WaitFor(t, 20*time.Second, func() error {
 		if n := oks.Load(); n < 40 {
 			return fmt.Errorf("%d requests done", n)
 		}
@@ -226,8 +222,8 @@ func TestServe(t *testing.T) {
 
 	// The admin listener reports draining while the API waits for the held
 	// requests; then they complete.
-	wait.For(t, 10*time.Second, func() error {
-		code, body, err := get(admin+"/readyz", "")
+	testkit.WaitFor(t, 10*time.Second, func() error {
+		code, body, err := get(adminURL+"/readyz", "")
 		if err != nil || code != http.StatusServiceUnavailable || !strings.Contains(string(body), `"draining":true`) {
 			return fmt.Errorf("readyz while draining: %d %s %w", code, body, err)
 		}
@@ -316,7 +312,7 @@ func TestServeStartupErrors(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			var out, errOut logtest.Buffer
+			var out, errOut testkit.LogBuffer
 			err := run(ctx, []string{"serve"}, env(environ), &out, &errOut)
 			if err == nil || ctx.Err() != nil {
 				t.Fatalf("run = %v (ctx %v), want a start-up error", err, ctx.Err())
@@ -352,7 +348,7 @@ func TestServeWithoutNATS(t *testing.T) {
 	p := start(t, environ, "serve")
 	addrs := p.addrs(t)
 	admin := "http://" + addrs["admin"]
-	wait.For(t, 20*time.Second, func() error {
+	testkit.WaitFor(t, 20*time.Second, func() error {
 		if !strings.Contains(p.stderr.String(), "nats unreachable") {
 			return errors.New("no log line about NATS being unreachable")
 		}
@@ -365,9 +361,9 @@ func TestServeWithoutNATS(t *testing.T) {
 		t.Errorf("readyz: %d %s %v, want 503", code, body, err)
 	}
 	// Not caught up: the API answers 503 not-ready, not a false 404.
-	consumerID := demo.ID("t-consumer", 0)
+	consumerID := dev.DemoID("t-consumer", 0)
 	personURL := "http://" + addrs["api"] + "/api/v1/persons/" + consumerID
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience})
 	checkNotReady := func() {
 		t.Helper()
 		req, err := http.NewRequest(http.MethodGet, personURL, nil)
@@ -395,12 +391,12 @@ func TestServeWithoutNATS(t *testing.T) {
 	checkNotReady()
 
 	// NATS comes up on that port, with the stream.
-	opts := natstest.Options(t.TempDir())
+	opts := testkit.NATSOptions(t.TempDir())
 	opts.Port = port
-	ns := natstest.Run(t, opts)
+	ns := testkit.RunNATS(t, opts)
 	js := jetStream(t, ns)
 	createStream(t, js, "PERSONS")
-	publish(t, js, events.Consumer{ConsumerID: consumerID, BusinessID: demo.ID("business", 0), FirstName: "A", LastName: "B"})
+	publish(t, js, events.Consumer{ConsumerID: consumerID, BusinessID: dev.DemoID("business", 0), FirstName: "A", LastName: "B"})
 	waitReady(t, addrs["admin"])
 	if code, body, err := get(personURL, tok); err != nil || code != http.StatusOK {
 		t.Errorf("GET person once caught up: %d %s %v, want 200", code, body, err)
@@ -429,7 +425,7 @@ func assertNoSecret(t *testing.T, what, logs string) {
 // as its user information) and of a JWKS URL (user:password and a query)
 // reach no log line of serve or project, nor a start-up error.
 func TestNoSecretInLogs(t *testing.T) {
-	jwks, err := devkey.PublicJWKS(testKey())
+	jwks, err := dev.PublicJWKS(testKey())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,12 +13,9 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
-	"github.com/lookup/persons/internal/balancer"
-	"github.com/lookup/persons/internal/devkey"
-	"github.com/lookup/persons/internal/httpget"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/lifecycle"
-	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestServeLogsTheSignal checks that the shutdown log line of serve names
@@ -30,7 +27,7 @@ func TestServeLogsTheSignal(t *testing.T) {
 	environ["LOOKUP_LOG_FORMAT"] = "json"
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	p := &program{stdout: &logtest.Buffer{}, stderr: &logtest.Buffer{}, done: make(chan error, 1)}
+	p := &program{stdout: &testkit.LogBuffer{}, stderr: &testkit.LogBuffer{}, done: make(chan error, 1)}
 	go func() { p.done <- run(ctx, []string{"serve"}, env(environ), p.stdout, p.stderr) }()
 	waitReady(t, p.addrs(t)["admin"])
 	cancel(&lifecycle.SignalCause{Signal: syscall.SIGTERM})
@@ -61,15 +58,15 @@ func TestServeShutdownDelay(t *testing.T) {
 	environ["LOOKUP_SHUTDOWN_DELAY"] = delay.String()
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	p := &program{stdout: &logtest.Buffer{}, stderr: &logtest.Buffer{}, done: make(chan error, 1)}
+	p := &program{stdout: &testkit.LogBuffer{}, stderr: &testkit.LogBuffer{}, done: make(chan error, 1)}
 	go func() { p.done <- run(ctx, []string{"serve"}, env(environ), p.stdout, p.stderr) }()
 	addrs := p.addrs(t)
 	waitReady(t, addrs["admin"])
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience})
 	personURL := "http://" + addrs["api"] + "/api/v1/persons/" + consumer.ConsumerID
 	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
 	getFresh := func(url, tok string) (int, error) {
-		r, err := httpget.Get(fresh, url, tok, nil)
+		r, err := testkit.HTTPGet(fresh, url, tok, nil)
 		return r.Status, err
 	}
 	if code, err := getFresh(personURL, tok); err != nil || code != http.StatusOK {
@@ -78,7 +75,7 @@ func TestServeShutdownDelay(t *testing.T) {
 
 	sigterm := time.Now()
 	cancel(&lifecycle.SignalCause{Signal: syscall.SIGTERM})
-	wait.For(t, delay, func() error {
+	testkit.WaitFor(t, delay, func() error {
 		code, err := getFresh("http://"+addrs["admin"]+"/readyz", "")
 		if err != nil {
 			return err
@@ -121,7 +118,7 @@ func TestRollingRestart(t *testing.T) {
 	ns, js := personsNATS(t)
 	consumer := adaConsumer(t, "rolling")
 	publish(t, js, consumer)
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience})
 
 	var baseline int64
 	for _, tt := range []struct {
@@ -153,7 +150,7 @@ func TestRollingRestart(t *testing.T) {
 // and returns the requests sent, those that failed and a few failures.
 func rollingRestart(t *testing.T, ns *server.Server, delay time.Duration, id, tok string) (total, failed int64, examples []string) {
 	t.Helper()
-	lb := balancer.New(50 * time.Millisecond)
+	lb := testkit.NewBalancer(50 * time.Millisecond)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	go lb.Poll(ctx)
@@ -174,14 +171,14 @@ func rollingRestart(t *testing.T, ns *server.Server, delay time.Duration, id, to
 		dirs[i] = filepath.Join(t.TempDir(), "data")
 		launch(i)
 	}
-	wait.For(t, 10*time.Second, func() error {
+	testkit.WaitFor(t, 10*time.Second, func() error {
 		if n := lb.Ready(); n != 3 {
 			return fmt.Errorf("%d replicas in rotation, want 3", n)
 		}
 		return nil
 	})
 
-	load := balancer.StartLoad(front.URL+"/api/v1/persons/"+id, tok, 4)
+	load := testkit.StartLoad(front.URL+"/api/v1/persons/"+id, tok, 4)
 	for i := range replicas {
 		replicas[i].cancel() // SIGTERM
 		if err := replicas[i].wait(t, 60*time.Second); err != nil {

@@ -20,11 +20,9 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lookup/persons/internal/devkey"
-	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/testing/fixtures"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/projector"
 )
 
@@ -60,7 +58,7 @@ type matrix struct {
 func newMatrix(t *testing.T) *matrix {
 	t.Helper()
 	ns := runNATS(t)
-	nc, _ := natstest.Connect(t, ns.ClientURL())
+	nc, _ := testkit.ConnectNATS(t, ns.ClientURL())
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(fixtures.PublishWindow))
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +91,7 @@ func (m *matrix) env(t *testing.T, dir string) map[string]string {
 // child is one run of lookupd in a process.
 type child struct {
 	cmd    *exec.Cmd
-	stderr *logtest.Buffer
+	stderr *testkit.LogBuffer
 	done   chan struct{}
 	err    error
 }
@@ -154,7 +152,7 @@ func (c *child) logged(msg string) bool {
 // first.
 func (c *child) waitLogged(t *testing.T, timeout time.Duration, msg string) {
 	t.Helper()
-	wait.For(t, timeout, func() error {
+	testkit.WaitFor(t, timeout, func() error {
 		select {
 		case <-c.done:
 			t.Fatalf("lookupd ended (%v) before logging %q; stderr:\n%s", c.err, msg, c.stderr)
@@ -221,7 +219,7 @@ type poller struct {
 
 func startPoller(t *testing.T, api, consumer string, workers int) *poller {
 	t.Helper()
-	tok := token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "poller", Scope: "read:persons read:persons:ssn"})
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "poller", Scope: "read:persons read:persons:ssn"})
 	p := &poller{}
 	client := &http.Client{Timeout: 10 * time.Second}
 	url := "http://" + api + "/api/v1/authorized-signers?consumer_id=" + consumer + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL"
@@ -283,7 +281,7 @@ func (m *matrix) converge(t *testing.T, environ map[string]string) {
 	addrs := c.addrs(t)
 	waitOK(t, 120*time.Second, "http://"+addrs["admin"]+"/readyz", "")
 	want := fmt.Sprint(m.last)
-	wait.For(t, 60*time.Second, func() error {
+	testkit.WaitFor(t, 60*time.Second, func() error {
 		if got := metric(t, addrs["admin"], "lookup_projector_applied_sequence"); got != want {
 			return fmt.Errorf("applied sequence %s, want %s", got, want)
 		}
@@ -306,7 +304,7 @@ func TestSignalMatrix(t *testing.T) {
 	t.Run("catch-up after start", func(t *testing.T) {
 		c := startChild(t, m.env(t, live), "serve")
 		addrs := c.addrs(t)
-		wait.For(t, 60*time.Second, func() error {
+		testkit.WaitFor(t, 60*time.Second, func() error {
 			if v := metric(t, addrs["admin"], "lookup_projector_applied_sequence"); v == "" || v == "0" {
 				return errors.New("nothing applied yet")
 			}
@@ -421,7 +419,7 @@ func TestSignalMatrix(t *testing.T) {
 		addrs := c.addrs(t)
 		waitReady(t, addrs["admin"])
 		p := startPoller(t, addrs["api"], consumer, 8)
-		wait.For(t, 30*time.Second, func() error {
+		testkit.WaitFor(t, 30*time.Second, func() error {
 			if p.ok.Load() < 50 {
 				return errors.New("the burst has not started")
 			}

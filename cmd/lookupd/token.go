@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/lookup/persons/internal/devkey"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/settings"
 )
 
@@ -48,12 +48,12 @@ func cmdToken(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	if *keyPath == "" {
-		*keyPath = devkey.Path(getenv, c.Config.DataDir, c.Given("data-dir"))
+		*keyPath = dev.KeyPath(getenv, c.Config.DataDir, c.Given("data-dir"))
 	}
 	if *count < 1 {
 		return c.Refuse(stderr, fmt.Errorf("--count %d: want at least 1", *count))
 	}
-	req := devkey.TokenRequest{
+	req := dev.TokenRequest{
 		Issuer:   c.Config.Issuer,
 		Audience: c.Config.Audience,
 		Subject:  *sub,
@@ -61,7 +61,7 @@ func cmdToken(ctx context.Context, args []string, getenv func(string) string, st
 		TTL:      *ttl,
 		Now:      time.Now(),
 	}
-	if req.Tenants, err = devkey.ParseTenants(*tenants); err != nil {
+	if req.Tenants, err = dev.ParseTenants(*tenants); err != nil {
 		return c.Refuse(stderr, fmt.Errorf("--tenant %w", err))
 	}
 	// The tenancy claim is added only with --tenant business ids: a
@@ -72,17 +72,17 @@ func cmdToken(ctx context.Context, args []string, getenv func(string) string, st
 			req.TenantClaim = settings.DefaultTenantClaim
 		}
 	}
-	key, err := devkey.LoadFor(*keyPath, *create)
+	key, err := dev.LoadKeyFor(*keyPath, *create)
 	if err != nil {
 		return err
 	}
 	if *printJWKS {
-		b, err := devkey.PublicJWKS(key)
+		b, err := dev.PublicJWKS(key)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "%s\n", b)
 		return nil
 	}
-	return devkey.MintN(stdout, key, req, *count)
+	return dev.MintN(stdout, key, req, *count)
 }

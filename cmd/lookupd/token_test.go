@@ -12,18 +12,17 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jwt"
 
-	"github.com/lookup/persons/internal/devkey"
-	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/settings"
-	"github.com/lookup/persons/internal/tokentest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 func TestTokenCommand(t *testing.T) {
 	dir := t.TempDir()
-	keyPath := filepath.Join(dir, "k", devkey.KeyFile)
+	keyPath := filepath.Join(dir, "k", dev.KeyFile)
 	runOK := func(t *testing.T, environ map[string]string, args ...string) string {
 		t.Helper()
-		var out, errOut logtest.Buffer
+		var out, errOut testkit.LogBuffer
 		if err := run(context.Background(), args, env(environ), &out, &errOut); err != nil {
 			t.Fatalf("run %v: %v (stderr %q)", args, err, errOut.String())
 		}
@@ -113,7 +112,7 @@ func TestTokenCommand(t *testing.T) {
 			if got := exp.Sub(iat); got != tt.ttlWant {
 				t.Errorf("exp - iat = %v, want %v", got, tt.ttlWant)
 			}
-			claims := tokentest.Claims(t, tok)
+			claims := testkit.TokenClaims(t, tok)
 			for k, want := range tt.want {
 				got, _ := json.Marshal(claims[k])
 				wantJSON, _ := json.Marshal(want)
@@ -143,7 +142,7 @@ func TestTokenCommand(t *testing.T) {
 			if _, err := jwt.Parse([]byte(tok), jwt.WithKeySet(set), jwt.WithValidate(true)); err != nil {
 				t.Fatalf("token does not verify against the printed JWKS: %v", err)
 			}
-			claims := tokentest.Claims(t, tok)
+			claims := testkit.TokenClaims(t, tok)
 			jti, _ := claims["jti"].(string)
 			if jti == "" || jtis[jti] {
 				t.Errorf("jti = %q, want a distinct non-empty one (seen %v)", jti, jtis)
@@ -153,10 +152,10 @@ func TestTokenCommand(t *testing.T) {
 				t.Errorf("sub = %v, want bob", claims["sub"])
 			}
 		}
-		if claims := tokentest.Claims(t, runOK(t, nil, "token", "--key", keyPath)); claims["jti"] != nil {
+		if claims := testkit.TokenClaims(t, runOK(t, nil, "token", "--key", keyPath)); claims["jti"] != nil {
 			t.Errorf("a single token has jti %v, want none", claims["jti"])
 		}
-		var out, errOut logtest.Buffer
+		var out, errOut testkit.LogBuffer
 		err := run(context.Background(), []string{"token", "--key", keyPath, "--count", "0"}, env(nil), &out, &errOut)
 		if !errors.Is(err, settings.ErrUsage) {
 			t.Errorf("--count 0: err = %v, want a usage error", err)
@@ -164,7 +163,7 @@ func TestTokenCommand(t *testing.T) {
 	})
 
 	t.Run("missing key", func(t *testing.T) {
-		var out, errOut logtest.Buffer
+		var out, errOut testkit.LogBuffer
 		missing := filepath.Join(dir, "nope.pem")
 		err := run(context.Background(), []string{"token", "--key", missing}, env(nil), &out, &errOut)
 		if err == nil || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "lookupd dev") {

@@ -10,8 +10,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/demo"
-	"github.com/lookup/persons/internal/devkey"
+	"github.com/lookup/persons/internal/dev"
 )
 
 // TestServeTraces: with OTEL_TRACES_EXPORTER=console, serve records a span
@@ -23,8 +22,8 @@ func TestServeTraces(t *testing.T) {
 	tp := sdktrace.NewTracerProvider()
 	defer func() { _ = tp.Shutdown(context.Background()) }()
 	pctx, pubSpan := tp.Tracer("publisher").Start(context.Background(), "onboard")
-	id := demo.ID("t-consumer", 0)
-	ev, err := events.NewEvent("urn:test", 1, events.Consumer{ConsumerID: id, BusinessID: demo.ID("business", 0), FirstName: "A", LastName: "B"})
+	id := dev.DemoID("t-consumer", 0)
+	ev, err := events.NewEvent("urn:test", 1, events.Consumer{ConsumerID: id, BusinessID: dev.DemoID("business", 0), FirstName: "A", LastName: "B"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +46,7 @@ func TestServeTraces(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		req.Header.Set("Authorization", "Bearer "+token(t, devkey.TokenRequest{Issuer: testIssuer, Audience: testAudience}))
+		req.Header.Set("Authorization", "Bearer "+token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience}))
 		req.Header.Set("traceparent", "00-"+callerTrace+"-00f067aa0ba902b7-01")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

@@ -8,14 +8,14 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestCompareWithStream: an index that followed the stream equals a full
 // scan of it; one with a record missing, added, altered or filed under
 // another person or time does not, and the difference names the person.
 func TestCompareWithStream(t *testing.T) {
-	nc, js := natstest.Start(t)
+	nc, js := testkit.StartNATS(t)
 	writeLedger(t, nc, "a", 30)
 	writeLedger(t, nc, "b", 20)
 	// firstRecord returns the key and record of persons[0]'s oldest record.
@@ -105,7 +105,7 @@ func TestCompareWithStream(t *testing.T) {
 // TestDigestsCountEveryRecord: the index's digest and the stream's count
 // the same records and persons, and the bound leaves later messages out.
 func TestDigestsCountEveryRecord(t *testing.T) {
-	nc, js := natstest.Start(t)
+	nc, js := testkit.StartNATS(t)
 	writeLedger(t, nc, "a", 30)
 	x := openIndex(t)
 	follow(t, x, js)
@@ -140,7 +140,7 @@ func TestDigestsCountEveryRecord(t *testing.T) {
 // stream's, one record fewer does not; records stored after the scan are
 // told apart by ChainLast.
 func TestDiffPersons(t *testing.T) {
-	nc, js := natstest.Start(t)
+	nc, js := testkit.StartNATS(t)
 	writeLedger(t, nc, "a", 30)
 	x := openIndex(t)
 	follow(t, x, js)

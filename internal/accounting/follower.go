@@ -140,7 +140,7 @@ func (f *Follower) Lag() uint64 {
 }
 
 // Progress returns the follower's progress as readiness reads a
-// projector's (readiness.Source): applied, stream last and target
+// projector's (admin.ReadinessSource): applied, stream last and target
 // sequences, caught up, connected.
 func (f *Follower) Progress() projector.Progress {
 	p := projector.Progress{AppliedSeq: f.applied.Load(), StreamLastSeq: f.streamLast.Load(),

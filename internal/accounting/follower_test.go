@@ -13,9 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/internal/natstest"
-	"github.com/lookup/persons/internal/wait"
-	"github.com/lookup/persons/query"
+	"github.com/lookup/persons/internal/auth"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // runFollower runs a follower of x until the test ends.
@@ -45,7 +44,7 @@ func waitApplied(t *testing.T, f *Follower, js jetstream.JetStream) uint64 {
 		t.Fatal(err)
 	}
 	last := s.CachedInfo().State.LastSeq
-	wait.For(t, 10*time.Second, func() error {
+	testkit.WaitFor(t, 10*time.Second, func() error {
 		if p := f.Progress(); p.AppliedSeq < last {
 			return fmt.Errorf("applied %d, stream at %d", p.AppliedSeq, last)
 		}
@@ -55,7 +54,7 @@ func waitApplied(t *testing.T, f *Follower, js jetstream.JetStream) uint64 {
 }
 
 func TestFollowerWaitsForTheStreamThenCatchesUp(t *testing.T) {
-	nc, js := natstest.Start(t)
+	nc, js := testkit.StartNATS(t)
 	x := openIndex(t)
 	f := runFollower(t, x, js)
 	reg := prometheus.NewRegistry()
@@ -66,7 +65,7 @@ func TestFollowerWaitsForTheStreamThenCatchesUp(t *testing.T) {
 		t.Errorf("without the audit stream: progress %+v, want neither caught up nor connected", p)
 	}
 	writeLedger(t, nc, "a", 20) // creates the stream
-	wait.For(t, 10*time.Second, func() error {
+	testkit.WaitFor(t, 10*time.Second, func() error {
 		select {
 		case <-f.CaughtUp():
 			return nil
@@ -123,13 +122,13 @@ func TestFollowerLagCountsPendingMessages(t *testing.T) {
 }
 
 func TestLedgerRecorderRecordsTheSearch(t *testing.T) {
-	nc, js := natstest.Start(t)
+	nc, js := testkit.StartNATS(t)
 	l, err := audit.New(nc, audit.Config{Replica: "accounting-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = l.Close(context.Background()) })
-	acc := Access{RequestID: "r-1", Caller: query.Caller{Subject: "auditor", Client: "compliance"}, Purpose: "HACCOUNT", Person: persons[0]}
+	acc := Access{RequestID: "r-1", Caller: auth.Caller{Subject: "auditor", Client: "compliance"}, Purpose: "HACCOUNT", Person: persons[0]}
 	if err := LedgerRecorder(l)(context.Background(), acc); err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/query"
+	"github.com/lookup/persons/internal/auth"
 )
 
 // Scope is the scope of the tokens the accounting service admits.
@@ -29,8 +29,8 @@ type HandlerConfig struct {
 	// Authorize checks the caller's credentials (a bearer token with the
 	// scope read:audit) and returns who it is. Required. (lookupd audit
 	// serve checks the token in front of the handler, with
-	// query.Authenticator, and reads the caller with query.CallerFrom.)
-	Authorize func(r *http.Request) (query.Caller, error)
+	// auth.Authenticator, and reads the caller with auth.CallerFrom.)
+	Authorize func(r *http.Request) (auth.Caller, error)
 	// Record records the search itself (the accounting of the
 	// accounting) before it is answered; an error makes the answer a 503
 	// and discloses nothing. Required. LedgerRecorder records it in the
@@ -42,7 +42,7 @@ type HandlerConfig struct {
 // Access is one search of a person's accounting, as Record records it.
 type Access struct {
 	RequestID string // made by the handler for each search, sent as X-Request-Id
-	Caller    query.Caller
+	Caller    auth.Caller
 	Purpose   string // the caller's Lookup-Purpose header ("" when none)
 	Person    string // whose accounting was read
 }
@@ -252,10 +252,10 @@ func outcome(w http.ResponseWriter, status int, code, diagnostics string) {
 }
 
 // AuthenticatedCaller is a HandlerConfig.Authorize for a handler behind
-// query.Authenticator.Require: the caller it admitted, or an error (a 401)
+// auth.Authenticator.Require: the caller it admitted, or an error (a 401)
 // when the request carries none.
-func AuthenticatedCaller(r *http.Request) (query.Caller, error) {
-	c, ok := query.CallerFrom(r.Context())
+func AuthenticatedCaller(r *http.Request) (auth.Caller, error) {
+	c, ok := auth.CallerFrom(r.Context())
 	if !ok {
 		return c, errors.New("no authenticated caller")
 	}

@@ -10,28 +10,28 @@ import (
 	"testing"
 
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/internal/natstest"
-	"github.com/lookup/persons/query"
+	"github.com/lookup/persons/internal/auth"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // searchServer returns the search of an index of a ledger's 30 answers,
 // with the searches it recorded.
 func searchServer(t *testing.T, recordErr error) (http.Handler, *Index, *[]string) {
 	t.Helper()
-	nc, js := natstest.Start(t)
+	nc, js := testkit.StartNATS(t)
 	writeLedger(t, nc, "a", 30)
 	x := openIndex(t)
 	follow(t, x, js)
 	var recorded []string
 	h := NewHandler(HandlerConfig{Index: x,
-		Authorize: func(r *http.Request) (query.Caller, error) {
+		Authorize: func(r *http.Request) (auth.Caller, error) {
 			switch r.Header.Get("Authorization") {
 			case "Bearer auditor":
-				return query.Caller{Subject: "auditor"}, nil
+				return auth.Caller{Subject: "auditor"}, nil
 			case "Bearer reader":
-				return query.Caller{}, ErrForbidden
+				return auth.Caller{}, ErrForbidden
 			}
-			return query.Caller{}, errors.New("no token")
+			return auth.Caller{}, errors.New("no token")
 		},
 		Record: func(_ context.Context, a Access) error {
 			recorded = append(recorded, a.Caller.Subject+" "+a.Person)

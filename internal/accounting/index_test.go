@@ -14,8 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/internal/natstest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/query"
 )
 
@@ -88,7 +87,7 @@ func follow(t *testing.T, x *Index, js jetstream.JetStream) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait.For(t, 10*time.Second, func() error {
+	testkit.WaitFor(t, 10*time.Second, func() error {
 		pos, err := x.Position()
 		if err != nil {
 			return err
@@ -134,7 +133,7 @@ func ids(recs []audit.Record) []string {
 }
 
 func TestIndexEqualsAFullScan(t *testing.T) {
-	nc, js := natstest.Start(t)
+	nc, js := testkit.StartNATS(t)
 	writeLedger(t, nc, "a", 60)
 	x := openIndex(t)
 	follow(t, x, js)
@@ -169,7 +168,7 @@ func TestIndexEqualsAFullScan(t *testing.T) {
 }
 
 func TestIndexResumesAfterReopen(t *testing.T) {
-	nc, js := natstest.Start(t)
+	nc, js := testkit.StartNATS(t)
 	dir := t.TempDir()
 	writeLedger(t, nc, "a", 30)
 	x, err := Open(dir, Options{})
@@ -179,7 +178,7 @@ func TestIndexResumesAfterReopen(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- x.Follow(ctx, js, audit.DefaultStream) }()
-	wait.For(t, 10*time.Second, func() error {
+	testkit.WaitFor(t, 10*time.Second, func() error {
 		if pos, _ := x.Position(); pos == 0 {
 			return errors.New("nothing applied yet")
 		}
@@ -208,7 +207,7 @@ func TestIndexResumesAfterReopen(t *testing.T) {
 }
 
 func TestSearchBoundsAndCursor(t *testing.T) {
-	nc, js := natstest.Start(t)
+	nc, js := testkit.StartNATS(t)
 	writeLedger(t, nc, "a", 30)
 	x := openIndex(t)
 	follow(t, x, js)
@@ -251,7 +250,7 @@ func openIndex(t *testing.T) *Index {
 // TestFollowStoppedBeforeItReads: Follow stopped before it has its
 // consumer (here, at once) returns nil, as when stopped while it waits.
 func TestFollowStoppedBeforeItReads(t *testing.T) {
-	nc, js := natstest.Start(t)
+	nc, js := testkit.StartNATS(t)
 	writeLedger(t, nc, "a", 3)
 	x := openIndex(t)
 	ctx, cancel := context.WithCancel(context.Background())

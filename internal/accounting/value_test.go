@@ -10,7 +10,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestValueRoundTrip: a record stored as a key and a value reads back as
@@ -101,7 +101,7 @@ func TestValueRefusesDamage(t *testing.T) {
 // a follower rebuilds it from the stream; an index of this format is
 // kept.
 func TestOpenEmptiesAnOlderFormat(t *testing.T) {
-	nc, js := natstest.Start(t)
+	nc, js := testkit.StartNATS(t)
 	writeLedger(t, nc, "a", 20)
 	dir := t.TempDir()
 	x, err := Open(dir, Options{})

@@ -2,8 +2,6 @@ package admin
 
 import (
 	"net/http"
-
-	"github.com/lookup/persons/internal/admintoken"
 )
 
 // WithActions returns the admin listener's handler: open (probes,
@@ -11,7 +9,7 @@ import (
 // actions, which are served behind guard. actions are keyed by ServeMux
 // pattern with a method ("POST /rebuild"); every state-changing admin
 // endpoint must be registered here, never in open.
-func WithActions(open http.Handler, guard *admintoken.Guard, actions map[string]http.Handler) http.Handler {
+func WithActions(open http.Handler, guard *TokenGuard, actions map[string]http.Handler) http.Handler {
 	if len(actions) == 0 {
 		return open
 	}

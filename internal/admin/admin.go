@@ -1,8 +1,19 @@
-// Package admin is the admin listener's handler: /livez, /readyz, /metrics,
-// net/http/pprof when asked for, read-only extras, and the state-changing
-// actions (POST /snapshot, POST /rebuild) behind the admin token
-// (internal/admintoken). The API is elsewhere (query); the listener should
-// not be reachable from outside the cluster.
+// Package admin is the admin room: what a running lookupd tells its
+// operators about itself, and the few things they may ask it to do.
+//
+// Its contract: the admin listener's handler (/livez, /readyz, /metrics of
+// the process's registry, net/http/pprof when asked for, read-only extras);
+// the readiness verdict behind /readyz and lookup_ready (caught up, not
+// draining, NATS accepting the credentials, fresh within
+// LOOKUP_MAX_STALENESS: Readiness, NewStaleness;
+// docs/decisions/0011-readiness.md); the projector's progress as
+// Prometheus metrics (NewProjectorCollector, NewVisibleHistogram) and, for
+// "lookupd project", as a bar or log lines (ReportProgress); and the
+// state-changing actions (POST /snapshot, POST /rebuild) mounted only
+// through WithActions behind the admin token (TokenGuard: off without a
+// token file, compared in constant time, never logged). The API is
+// elsewhere (query); the listener should not be reachable from outside the
+// cluster.
 package admin
 
 import (
@@ -12,8 +23,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/lookup/persons/internal/readiness"
 )
 
 // NewRegistry returns the metrics registry of the process, for /metrics,
@@ -32,14 +41,14 @@ func NewRegistry() *prometheus.Registry {
 // Handler returns the handler of the admin listener:
 //
 //	GET /livez          200 while the process runs
-//	GET /readyz         200 once caught up (see readiness.Readiness), else 503; JSON body with the progress
+//	GET /readyz         200 once caught up (see Readiness), else 503; JSON body with the progress
 //	GET /metrics        Prometheus exposition of reg
 //	GET /debug/pprof/   net/http/pprof, only when pprof is true (LOOKUP_PPROF)
 //
 // plus the extra handlers (e.g. the dev JWKS), by path. Every answer
 // carries X-Content-Type-Options: nosniff, and OPTIONS * is answered as
 // the API answers it.
-func Handler(r *readiness.Readiness, reg *prometheus.Registry, extra map[string]http.Handler, pprof bool) http.Handler {
+func Handler(r *Readiness, reg *prometheus.Registry, extra map[string]http.Handler, pprof bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

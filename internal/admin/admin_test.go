@@ -11,11 +11,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/lookup/persons/internal/readiness"
 	"github.com/lookup/persons/projector"
 )
 
-// fakeProgress is a readiness.Source with function fields.
+// fakeProgress is a Source with function fields.
 type fakeProgress struct {
 	progress func() projector.Progress
 	caughtUp func() <-chan struct{}
@@ -50,7 +49,7 @@ func TestReadyz(t *testing.T) {
 					return make(chan struct{})
 				},
 			}
-			r := &readiness.Readiness{Source: src}
+			r := &Readiness{Source: src}
 			r.Draining.Store(tt.draining)
 			h := Handler(r, prometheus.NewRegistry(), nil, false)
 			rec := httptest.NewRecorder()
@@ -81,7 +80,7 @@ func TestReadyz(t *testing.T) {
 
 // TestReadyzStaleness: with a bound, /readyz is 503 while the oldest
 // unapplied event is older, and 200 again once it is applied; the check
-// is reused for readiness.CheckInterval.
+// is reused for CheckInterval.
 func TestReadyzStaleness(t *testing.T) {
 	now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
 	var oldest time.Time
@@ -94,10 +93,10 @@ func TestReadyzStaleness(t *testing.T) {
 		caughtUp: closedChan,
 	}
 	clock := now
-	if readiness.NewStaleness(src, 0, func() time.Time { return clock }) != nil {
+	if NewStaleness(src, 0, func() time.Time { return clock }) != nil {
 		t.Fatal("NewStaleness with bound 0 is not nil (off)")
 	}
-	r := &readiness.Readiness{Source: src, Stale: readiness.NewStaleness(src, time.Minute, func() time.Time { return clock })}
+	r := &Readiness{Source: src, Stale: NewStaleness(src, time.Minute, func() time.Time { return clock })}
 	h := Handler(r, prometheus.NewRegistry(), nil, false)
 	readyz := func() (int, string) {
 		rec := httptest.NewRecorder()
@@ -110,9 +109,9 @@ func TestReadyzStaleness(t *testing.T) {
 	}
 	oldest = time.Time{}
 	if code, _ := readyz(); code != http.StatusServiceUnavailable {
-		t.Fatalf("within readiness.CheckInterval: readyz %d, want the reused 503", code)
+		t.Fatalf("within CheckInterval: readyz %d, want the reused 503", code)
 	}
-	clock = clock.Add(readiness.CheckInterval)
+	clock = clock.Add(StalenessCheckInterval)
 	if code, body := readyz(); code != http.StatusOK {
 		t.Fatalf("fresh again: readyz %d %s, want 200", code, body)
 	}
@@ -120,7 +119,7 @@ func TestReadyzStaleness(t *testing.T) {
 
 func testAdminHandler(pprof bool) http.Handler {
 	src := &fakeProgress{caughtUp: closedChan, progress: func() projector.Progress { return projector.Progress{} }}
-	return Handler(&readiness.Readiness{Source: src}, prometheus.NewRegistry(), nil, pprof)
+	return Handler(&Readiness{Source: src}, prometheus.NewRegistry(), nil, pprof)
 }
 
 // TestPProfSetting: net/http/pprof is on the admin listener only when

@@ -17,8 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/natstest"
-	"github.com/lookup/persons/internal/tokentest"
+	"github.com/lookup/persons/internal/auth"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/query"
 )
 
@@ -43,10 +43,10 @@ func (benchReader) Signers(context.Context, string) (events.Person, []events.Sig
 }
 
 // benchKeys returns the JWKS of a fresh ES256 key and a token it verifies.
-func benchKeys(b *testing.B) (*query.JWKS, string) {
+func benchKeys(b *testing.B) (*auth.JWKS, string) {
 	b.Helper()
-	is := tokentest.ECDSA(b)
-	keys, err := query.LoadJWKSFile(is.WriteJWKS(b))
+	is := testkit.NewECDSAIssuer(b)
+	keys, err := auth.LoadJWKSFile(is.WriteJWKS(b))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -68,12 +68,12 @@ func benchNATS(b *testing.B) *nats.Conn {
 		b.Cleanup(nc.Close)
 		return nc
 	}
-	nc, _ := natstest.Start(b)
+	nc, _ := testkit.StartNATS(b)
 	return nc
 }
 
 // benchAPI returns the API with a ledger in mode on nc.
-func benchAPI(b *testing.B, nc *nats.Conn, keys *query.JWKS, mode Mode) http.Handler {
+func benchAPI(b *testing.B, nc *nats.Conn, keys *auth.JWKS, mode Mode) http.Handler {
 	b.Helper()
 	l, err := New(nc, Config{Mode: mode, Replica: "bench"})
 	if err != nil {
@@ -84,9 +84,14 @@ func benchAPI(b *testing.B, nc *nats.Conn, keys *query.JWKS, mode Mode) http.Han
 }
 
 // benchServer returns the API recording disclosures with a.
-func benchServer(b *testing.B, keys *query.JWKS, a query.Auditor) http.Handler {
+func benchServer(b *testing.B, keys *auth.JWKS, a query.Auditor) http.Handler {
 	b.Helper()
-	s, err := query.NewServer(query.Config{Reader: benchReader{}, Keys: keys, Auditor: a, Registerer: prometheus.NewRegistry()})
+	reg := prometheus.NewRegistry()
+	tokens, err := auth.NewVerifier(auth.Config{Keys: keys, Registerer: reg})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := query.NewServer(query.Config{Reader: benchReader{}, Tokens: tokens, Auditor: a, Registerer: reg})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -243,7 +248,7 @@ func BenchmarkLedger64(b *testing.B) {
 		{"per-record", func(b *testing.B, nc *nats.Conn) query.Auditor { return newPerRecord(b, nc) }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			nc, js := natstest.Start(b)
+			nc, js := testkit.StartNATS(b)
 			if err := EnsureStream(context.Background(), js, DefaultStream); err != nil {
 				b.Fatal(err)
 			}
@@ -284,7 +289,7 @@ func benchLedger(b *testing.B, nc *nats.Conn, inFlight int) *Ledger {
 // the other: a lone disclosure waits for no timer, only for its message's
 // round trip.
 func BenchmarkLoneDisclose(b *testing.B) {
-	nc, js := natstest.Start(b)
+	nc, js := testkit.StartNATS(b)
 	if err := EnsureStream(context.Background(), js, DefaultStream); err != nil {
 		b.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // storm discloses from 32 callers at once, three persons each under a
@@ -99,9 +99,9 @@ func checkLedger(t *testing.T, js jetstream.JetStream, released map[string]bool)
 // cannot confirm, resumes its chain, and nothing released is missing.
 func TestFaultServerShutdownMidBatch(t *testing.T) {
 	dir := t.TempDir()
-	ns := natstest.Run(t, natstest.Options(dir))
+	ns := testkit.RunNATS(t, testkit.NATSOptions(dir))
 	port := ns.Addr().(*net.TCPAddr).Port
-	nc, js := natstest.Connect(t, ns.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
+	nc, js := testkit.ConnectNATS(t, ns.ClientURL(), nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond))
 	l := newLedger(t, nc, Config{AckTimeout: 2 * time.Second})
 	stored := func() float64 { return testutil.ToFloat64(l.metrics.records.WithLabelValues("stored")) }
 
@@ -112,9 +112,9 @@ func TestFaultServerShutdownMidBatch(t *testing.T) {
 	ns.WaitForShutdown()
 	waitFor(t, "disclosures failing without NATS", func() bool { return failed.Load() > 0 })
 
-	opts := natstest.Options(dir)
+	opts := testkit.NATSOptions(dir)
 	opts.Port = port
-	natstest.Run(t, opts)
+	testkit.RunNATS(t, opts)
 	before := stored()
 	waitFor(t, "records stored after the restart", func() bool { return stored() > before+300 })
 	close(stop)

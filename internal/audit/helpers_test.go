@@ -10,8 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lookup/persons/internal/natstest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/query"
 )
 
@@ -19,7 +18,7 @@ import (
 // port and returns a connection to it.
 func runNATS(t *testing.T) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	return natstest.Start(t)
+	return testkit.StartNATS(t)
 }
 
 // withAndWithoutBatchPublish runs test twice, as subtests
@@ -92,7 +91,7 @@ func streamMsgs(t *testing.T, js jetstream.JetStream) uint64 {
 // waitFor polls cond until it holds or 10s have passed.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	wait.For(t, 10*time.Second, func() error {
+	testkit.WaitFor(t, 10*time.Second, func() error {
 		if !cond() {
 			return errors.New("still waiting for " + what)
 		}

@@ -8,14 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/wait"
-
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 const (
@@ -92,7 +90,7 @@ func TestLedgerRequiredFailsWithoutTheStream(t *testing.T) {
 	}
 	// The server may still take a record while it tears the stream down:
 	// wait for the first refusal, then every disclosure must fail.
-	wait.For(t, 10*time.Second, func() error {
+	testkit.WaitFor(t, 10*time.Second, func() error {
 		if err := l.Disclose(ctx, disclosure("req-w", personA)); err == nil {
 			return errors.New("Disclose without the stream = nil, want an error")
 		}
@@ -219,8 +217,8 @@ func TestLedgerRequiredFailsWhenTheStreamRefusesARecord(t *testing.T) {
 }
 
 func TestLedgerRequiredFailsAtOnceWithoutNATS(t *testing.T) {
-	ns := natstest.Run(t, nil)
-	nc, _ := natstest.Connect(t, ns.ClientURL(), nats.MaxReconnects(-1))
+	ns := testkit.RunNATS(t, nil)
+	nc, _ := testkit.ConnectNATS(t, ns.ClientURL(), nats.MaxReconnects(-1))
 	l := newLedger(t, nc, Config{AckTimeout: 10 * time.Second})
 	if err := l.Disclose(context.Background(), disclosure("req-1", personA)); err != nil {
 		t.Fatalf("Disclose: %v", err)

@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lookup/persons/internal/repofile"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestFormatDocExampleIsAMessage: the example message of
 // docs/audit-ledger-format.md is a format 2 message with no field the
 // code does not know, and its field tables name every field.
 func TestFormatDocExampleIsAMessage(t *testing.T) {
-	doc := repofile.Read(t, "docs/audit-ledger-format.md")
+	doc := testkit.ReadRepoFile(t, "docs/audit-ledger-format.md")
 	start := strings.Index(doc, "```json\n")
 	end := strings.Index(doc[start+8:], "```")
 	if start < 0 || end < 0 {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lookup/persons/internal/repofile"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestStreamConfigMatchesDeployFiles keeps the stream a Ledger creates
@@ -20,7 +20,7 @@ func TestStreamConfigMatchesDeployFiles(t *testing.T) {
 		replicas int
 	}{{"persons_audit.json", 1}, {"persons_audit.r3.json", 3}} {
 		t.Run(tc.file, func(t *testing.T) {
-			raw := []byte(repofile.Read(t, "deploy/streams/"+tc.file))
+			raw := []byte(testkit.ReadRepoFile(t, "deploy/streams/"+tc.file))
 			var file jetstream.StreamConfig
 			if err := json.Unmarshal(raw, &file); err != nil {
 				t.Fatalf("%s: %v", tc.file, err)

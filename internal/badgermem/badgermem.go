@@ -52,7 +52,7 @@ const MinBudget = 32 << 20
 // On the Go heap that is the memtables (1/16 of the budget) and, while
 // tables are written, their builders (budget/26 each, a few at once);
 // mapped, the write-ahead logs (1/16) and a value log file (1/4). The
-// caller keeps the Go heap within 3/4 of the budget (internal/memlimit),
+// caller keeps the Go heap within 3/4 of the budget (internal/settings),
 // which leaves the writer, its caches and the requests the rest of it;
 // the last 1/4 is for the pages of the mapped table files that reads
 // touch.

@@ -10,8 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/testcerts"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // servedSerial connects to addr trusting ca and returns the serial number
@@ -39,7 +38,7 @@ func servedSerial(addr string, roots *x509.CertPool, client *tls.Certificate) (s
 	return conn.ConnectionState().PeerCertificates[0].SerialNumber.String(), nil
 }
 
-func pool(t *testing.T, ca *testcerts.CA) *x509.CertPool {
+func pool(t *testing.T, ca *testkit.CA) *x509.CertPool {
 	t.Helper()
 	b, err := os.ReadFile(ca.CertFile)
 	if err != nil {
@@ -65,9 +64,9 @@ func serveTLS(t *testing.T, cfg *tls.Config) string {
 
 // newReloader returns a new CA, the pair "api" it issued, and a Reloader
 // of that pair checking every interval (0: DefaultInterval).
-func newReloader(t *testing.T, interval time.Duration) (*testcerts.CA, testcerts.Pair, *Reloader) {
+func newReloader(t *testing.T, interval time.Duration) (*testkit.CA, testkit.Pair, *Reloader) {
 	t.Helper()
-	ca := testcerts.NewCA(t)
+	ca := testkit.NewCA(t)
 	p := ca.Server(t, "api")
 	r, err := New(p.CertFile, p.KeyFile, interval, nil)
 	if err != nil {
@@ -96,7 +95,7 @@ func TestReloadOnChange(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	wait.For(t, 10*time.Second, func() error {
+	testkit.WaitFor(t, 10*time.Second, func() error {
 		got, err := servedSerial(addr, roots, nil)
 		if err != nil {
 			return err
@@ -151,7 +150,7 @@ func TestClientCertificateRequired(t *testing.T) {
 }
 
 func TestNewRefusesBadPair(t *testing.T) {
-	ca := testcerts.NewCA(t)
+	ca := testkit.NewCA(t)
 	a, b := ca.Server(t, "a"), ca.Server(t, "b")
 	if _, err := New(a.CertFile, b.KeyFile, 0, nil); err == nil {
 		t.Error("New with a key that does not match: nil error")

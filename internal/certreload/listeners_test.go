@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/testcerts"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // serveOn serves 200s on ln until the test ends and returns its address.
@@ -23,7 +23,7 @@ func serveOn(t *testing.T, ln net.Listener) string {
 // TestListen: each listener speaks HTTPS when its certificate is set and
 // plain HTTP otherwise; the admin one never asks for a client certificate.
 func TestListen(t *testing.T) {
-	ca := testcerts.NewCA(t)
+	ca := testkit.NewCA(t)
 	p := ca.Server(t, "api")
 	cp := ca.Client(t, "caller")
 	client, err := tls.LoadX509KeyPair(cp.CertFile, cp.KeyFile)

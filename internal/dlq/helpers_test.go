@@ -12,7 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/projector"
 )
 
@@ -27,7 +27,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	_, js := natstest.Start(t)
+	_, js := testkit.StartNATS(t)
 	ctx := context.Background()
 	source, err := js.CreateStream(ctx, jetstream.StreamConfig{
 		Name: "PERSONS", Subjects: []string{events.SubjectRoot + ".>"}, Duplicates: 10 * time.Minute,

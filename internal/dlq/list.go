@@ -82,3 +82,11 @@ func fetch(ctx context.Context, c jetstream.Consumer, n int) ([]jetstream.Msg, e
 	}
 	return msgs, ctx.Err()
 }
+
+// Origin names where l came from: "PERSONS:42", or "-" when unknown.
+func (l Letter) Origin() string {
+	if l.Stream == "" {
+		return "-"
+	}
+	return l.Stream + ":" + strconv.FormatUint(l.OrigSeq, 10)
+}

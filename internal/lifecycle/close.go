@@ -7,6 +7,25 @@ import (
 	"time"
 )
 
+// Closer is a last step of a shutdown (Config.After): Close is given a
+// context that ends after Limit (none when 0), and its error is logged
+// as Name; the shutdown goes on whatever it answers.
+type Closer struct {
+	Name  string
+	Close func(ctx context.Context) error
+	Limit time.Duration
+}
+
+func (c Closer) run(logger *slog.Logger) {
+	if c.Limit <= 0 {
+		if err := c.Close(context.Background()); err != nil {
+			logger.Error(c.Name, "err", err)
+		}
+		return
+	}
+	Flush(c.Close, c.Limit, c.Name, logger)
+}
+
 // Flush calls flush, the Close of what still holds work in flight once
 // Run has returned (the audit ledger's records), with a context that ends
 // after limit, and logs its error as msg: a shutdown goes on whatever it

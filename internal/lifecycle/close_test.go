@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestFlush: what closes in time logs nothing; what does not is given a
@@ -24,7 +24,7 @@ func TestFlush(t *testing.T) {
 	const limit = 100 * time.Millisecond
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			logger, logs := logtest.Text()
+			logger, logs := testkit.TextLogger()
 			var deadline time.Time
 			var hasDeadline bool
 			before := time.Now()
@@ -60,7 +60,7 @@ func TestCloseStore(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			logger, logs := logtest.Text()
+			logger, logs := testkit.TextLogger()
 			closed := 0
 			err := CloseStore(StoreCloser{Close: func() error { closed++; return tt.err }, Dir: "/data/m1",
 				Closed: "read model closed", Failed: "close read model"}, logger)

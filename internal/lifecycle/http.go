@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -46,6 +47,12 @@ func (i *Inflight) Count(h http.Handler) http.Handler {
 		defer i.wg.Done()
 		h.ServeHTTP(w, r)
 	})
+}
+
+// Closer is the step of a shutdown (Config.After) that waits up to limit
+// for the handlers still running.
+func (i *Inflight) Closer(limit time.Duration, logger *slog.Logger) Closer {
+	return Closer{Name: "API handlers", Close: func(context.Context) error { i.Wait(limit, logger); return nil }}
 }
 
 // Wait waits up to limit for the handlers still running.

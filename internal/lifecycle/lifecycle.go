@@ -5,7 +5,9 @@
 // which runs under a context of its own (Background), not the signal's;
 // drain the admin listener. What comes after (the audit ledger flushed,
 // the store closed, the log written out) is the caller's, once Run
-// returns.
+// returns. The log of a long-running command goes through a buffer made
+// here (NewLog), written out at once from WARN up, on a timer, before a
+// panic ends the process, and when the command returns.
 package lifecycle
 
 import (
@@ -17,8 +19,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/crash"
-	"github.com/lookup/persons/internal/readiness"
 )
 
 // Lifecycle holds the background context of one run.
@@ -55,14 +57,20 @@ type Config struct {
 	Background []func(ctx context.Context) error
 	// Ready is turned not ready (Draining) as the first shutdown step; its
 	// Source is awaited to announce readiness.
-	Ready *readiness.Readiness
+	Ready *admin.Readiness
 	// OnReady, if set, is called once the read model has caught up, with
 	// the bound addresses of the API and admin listeners.
 	OnReady func(apiAddr, adminAddr string)
 	// Delay is how long the API keeps serving once not ready (after a
 	// signal only); Timeout bounds the drain of each listener.
 	Delay, Timeout time.Duration
-	Logger         *slog.Logger
+	// After are the last steps of the shutdown, run in order once the
+	// admin listener is drained (the audit ledger flushed while NATS is
+	// there, NATS closed, the API's handlers awaited): what the command
+	// opened that still holds work in flight. Each runs whatever the
+	// previous ones answered.
+	After  []Closer
+	Logger *slog.Logger
 }
 
 // Run serves cfg until ctx is done or a task fails, then stops everything
@@ -86,7 +94,11 @@ func (l *Lifecycle) Run(ctx context.Context, cfg Config) error {
 		<-gctx.Done()
 		return l.shutDown(ctx, gctx, cfg)
 	})
-	return g.Wait()
+	err := g.Wait()
+	for _, c := range cfg.After {
+		c.run(logger)
+	}
+	return err
 }
 
 // shutDown runs the shutdown order, once gctx is done (a signal, or a
@@ -106,7 +118,7 @@ func (l *Lifecycle) shutDown(parent, gctx context.Context, cfg Config) error {
 
 // announceReady logs, and tells onReady (if any), once the read model has
 // caught up, unless ctx is done first.
-func announceReady(ctx context.Context, proj readiness.Source, apiAddr, adminAddr string, onReady func(apiAddr, adminAddr string), logger *slog.Logger) {
+func announceReady(ctx context.Context, proj admin.ReadinessSource, apiAddr, adminAddr string, onReady func(apiAddr, adminAddr string), logger *slog.Logger) {
 	select {
 	case <-proj.CaughtUp():
 		p := proj.Progress()

@@ -6,16 +6,17 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/readiness"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/admin"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/projector"
 )
 
-// caughtUp is a readiness.Source that has caught up.
+// caughtUp is a admin.Source that has caught up.
 type caughtUp struct{}
 
 func (caughtUp) Progress() projector.Progress { return projector.Progress{} }
@@ -40,7 +41,7 @@ func TestRunShutdownOrder(t *testing.T) {
 	defer cancel()
 	lc := New(ctx)
 	defer lc.Stop()
-	ready := &readiness.Readiness{Source: caughtUp{}}
+	ready := &admin.Readiness{Source: caughtUp{}}
 	entered := make(chan struct{})
 	var bgEndedInFlight, answered atomic.Bool
 	// The request in flight waits for readiness to turn off, then watches
@@ -69,7 +70,7 @@ func TestRunShutdownOrder(t *testing.T) {
 			Delay:      50 * time.Millisecond, Timeout: 10 * time.Second, Logger: logger,
 		})
 	}()
-	wait.For(t, 10*time.Second, func() error {
+	testkit.WaitFor(t, 10*time.Second, func() error {
 		if readyAddrs.Load() == nil {
 			return errors.New("OnReady not called")
 		}
@@ -115,7 +116,7 @@ func TestRunStopsWhenATaskFails(t *testing.T) {
 		API: NewHTTPServer(http.NotFoundHandler(), logger), Admin: NewHTTPServer(http.NotFoundHandler(), logger),
 		APILn: listen(t), AdminLn: listen(t),
 		Background: []func(context.Context) error{func(context.Context) error { return boom }},
-		Ready:      &readiness.Readiness{Source: caughtUp{}},
+		Ready:      &admin.Readiness{Source: caughtUp{}},
 		Delay:      time.Hour, Timeout: 10 * time.Second, Logger: logger,
 	})
 	if !errors.Is(err, boom) {
@@ -123,5 +124,49 @@ func TestRunStopsWhenATaskFails(t *testing.T) {
 	}
 	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("Run took %v: the delay applied to a failure", d)
+	}
+}
+
+// TestRunClosesAfter: once the listeners are drained and the background
+// work stopped, Run runs the closers of After in order, each with its
+// limit, whatever the previous ones answered, and logs their errors.
+func TestRunClosesAfter(t *testing.T) {
+	logger, logs := testkit.JSONLogger()
+	ctx := context.Background()
+	lc := New(ctx)
+	defer lc.Stop()
+	var order []string
+	stopped := false
+	closer := func(name string, limit time.Duration, err error) Closer {
+		return Closer{Name: name, Limit: limit, Close: func(ctx context.Context) error {
+			if !stopped {
+				t.Errorf("%s ran before the background work stopped", name)
+			}
+			if _, ok := ctx.Deadline(); ok != (limit > 0) {
+				t.Errorf("%s: deadline %v, want one only with a limit", name, ok)
+			}
+			order = append(order, name)
+			return err
+		}}
+	}
+	err := lc.Run(ctx, Config{
+		API: NewHTTPServer(http.NotFoundHandler(), logger), Admin: NewHTTPServer(http.NotFoundHandler(), logger),
+		APILn: listen(t), AdminLn: listen(t),
+		Background: []func(context.Context) error{func(bg context.Context) error {
+			defer func() { stopped = true }()
+			return errors.New("stop")
+		}},
+		Ready: &admin.Readiness{Source: caughtUp{}},
+		Delay: time.Hour, Timeout: 10 * time.Second, Logger: logger,
+		After: []Closer{closer("ledger", time.Second, errors.New("flush failed")), closer("nats", 0, nil)},
+	})
+	if err == nil {
+		t.Fatal("Run = nil, want the task's error")
+	}
+	if got := strings.Join(order, ","); got != "ledger,nats" {
+		t.Errorf("closers ran as %q, want ledger,nats", got)
+	}
+	if !strings.Contains(logs.String(), `"msg":"ledger","err":"flush failed"`) {
+		t.Errorf("log %s lacks the closer's error", logs)
 	}
 }

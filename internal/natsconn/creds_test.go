@@ -8,8 +8,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
 
-	"github.com/lookup/persons/internal/natstest"
-	"github.com/lookup/persons/internal/testcerts"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // credsServer starts a server in operator mode trusting one account, and
@@ -50,11 +49,11 @@ func credsServer(t *testing.T) (s *server.Server, good, unknown string) {
 		return writeFile(t, string(b))
 	}
 	good, unknown = creds(true), creds(false)
-	o := natstest.Options(t.TempDir())
+	o := testkit.NATSOptions(t.TempDir())
 	o.JetStream = false
 	o.TrustedOperators = []*jwt.OperatorClaims{oc}
 	o.AccountResolver = resolver
-	return natstest.Run(t, o), good, unknown
+	return testkit.RunNATS(t, o), good, unknown
 }
 
 func TestConnectCredentialsFile(t *testing.T) {
@@ -78,15 +77,15 @@ func TestConnectCredentialsFile(t *testing.T) {
 // TestConnectTLSWrongCA: a server whose certificate the configured CA did
 // not sign is an error at once, not a retry loop.
 func TestConnectTLSWrongCA(t *testing.T) {
-	ca, other := testcerts.NewCA(t), testcerts.NewCA(t)
+	ca, other := testkit.NewCA(t), testkit.NewCA(t)
 	srv := ca.Server(t, "nats")
-	o := natstest.Options(t.TempDir())
+	o := testkit.NATSOptions(t.TempDir())
 	tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: srv.CertFile, KeyFile: srv.KeyFile})
 	if err != nil {
 		t.Fatal(err)
 	}
 	o.TLSConfig, o.TLS = tc, true
-	s := natstest.Run(t, o)
+	s := testkit.RunNATS(t, o)
 	url := "tls://127.0.0.1:" + itoa(s.Addr())
 	nc, err := Connect(url, Security{CAFile: ca.CertFile}, Config{})
 	if err != nil {

@@ -7,13 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/wait"
-
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
 
-	"github.com/lookup/persons/internal/natstest"
-	"github.com/lookup/persons/internal/testcerts"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 func writeFile(t *testing.T, content string) string {
@@ -61,9 +58,9 @@ func TestConnectAuth(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := natstest.Options(t.TempDir())
+			o := testkit.NATSOptions(t.TempDir())
 			tt.opts(o)
-			s := natstest.Run(t, o)
+			s := testkit.RunNATS(t, o)
 			nc, err := Connect(s.ClientURL(), tt.sec, Config{})
 			if tt.refused {
 				if !errors.Is(err, ErrRefused) {
@@ -83,16 +80,16 @@ func TestConnectAuth(t *testing.T) {
 }
 
 func TestConnectMutualTLS(t *testing.T) {
-	ca := testcerts.NewCA(t)
+	ca := testkit.NewCA(t)
 	srv := ca.Server(t, "nats")
 	client := ca.Client(t, "lookupd")
-	o := natstest.Options(t.TempDir())
+	o := testkit.NATSOptions(t.TempDir())
 	tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: srv.CertFile, KeyFile: srv.KeyFile, CaFile: ca.CertFile, Verify: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	o.TLSConfig, o.TLS, o.TLSVerify = tc, true, true
-	s := natstest.Run(t, o)
+	s := testkit.RunNATS(t, o)
 	url := "tls://127.0.0.1:" + itoa(s.Addr())
 	nc, err := Connect(url, Security{CAFile: ca.CertFile, CertFile: client.CertFile, KeyFile: client.KeyFile}, Config{InboxPrefix: DefaultInboxPrefix})
 	if err != nil {
@@ -108,7 +105,7 @@ func TestConnectMutualTLS(t *testing.T) {
 	nc, err = Connect(url, Security{CAFile: ca.CertFile}, Config{})
 	if err == nil {
 		defer nc.Close()
-		if wait.Until(time.Second, func() error {
+		if testkit.WaitUntil(time.Second, func() error {
 			if nc.IsConnected() {
 				return nil
 			}

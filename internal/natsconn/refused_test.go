@@ -8,8 +8,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
-	"github.com/lookup/persons/internal/natstest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestConnectRefusedLater: a server that stops accepting the credentials
@@ -18,9 +17,9 @@ import (
 // OnAccepted.
 func TestConnectRefusedLater(t *testing.T) {
 	users := func(pw string) []*server.User { return []*server.User{{Username: "lookupd", Password: pw}} }
-	o := natstest.Options(t.TempDir())
+	o := testkit.NATSOptions(t.TempDir())
 	o.Users = users("s3cret")
-	s := natstest.Run(t, o)
+	s := testkit.RunNATS(t, o)
 
 	var refusedNow atomic.Bool
 	nc, err := Connect(s.ClientURL(), Security{User: "lookupd", PasswordFile: writeFile(t, "s3cret")}, Config{
@@ -41,7 +40,7 @@ func TestConnectRefusedLater(t *testing.T) {
 		}
 	}
 	reload("changed")
-	if err := wait.Until(10*time.Second, func() error {
+	if err := testkit.WaitUntil(10*time.Second, func() error {
 		if !refusedNow.Load() {
 			return errors.New("OnRefused not called")
 		}
@@ -50,7 +49,7 @@ func TestConnectRefusedLater(t *testing.T) {
 		t.Fatalf("after the password changed: %v", err)
 	}
 	reload("s3cret")
-	if err := wait.Until(10*time.Second, func() error {
+	if err := testkit.WaitUntil(10*time.Second, func() error {
 		if refusedNow.Load() || !nc.IsConnected() {
 			return errors.New("not accepted again")
 		}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestReachable: nil for a connection to a running server; an error
@@ -16,7 +16,7 @@ import (
 // within the wait for one that retries an unreachable server, and at once
 // when ctx has ended.
 func TestReachable(t *testing.T) {
-	ns := natstest.Run(t, natstest.Options(t.TempDir()))
+	ns := testkit.RunNATS(t, testkit.NATSOptions(t.TempDir()))
 	nc, err := nats.Connect(ns.ClientURL())
 	if err != nil {
 		t.Fatal(err)

@@ -4,15 +4,15 @@ import (
 	"context"
 	"testing"
 
-	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // BenchmarkPerson compares a read through the Replica (the current
 // generation, a reference held) with the same read on its store directly:
 // the cost a swappable model adds to every API request.
 func BenchmarkPerson(b *testing.B) {
-	_, js := natstest.Start(b)
-	natstest.PersonsStream(b, js)
+	_, js := testkit.StartNATS(b)
+	testkit.PersonsStream(b, js)
 	publishConsumers(b, js, 0, 1000, 1)
 	r := open(b, js, b.TempDir(), nil)
 	run(b, r)

@@ -15,7 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/projector"
 )
 
@@ -186,9 +186,9 @@ func TestCrashConverges(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash tests start child processes")
 	}
-	ns := natstest.Run(t, nil)
-	_, js := natstest.Connect(t, ns.ClientURL())
-	natstest.PersonsStream(t, js)
+	ns := testkit.RunNATS(t, nil)
+	_, js := testkit.ConnectNATS(t, ns.ClientURL())
+	testkit.PersonsStream(t, js)
 	const n = 20000
 	publishConsumers(t, js, 0, n, 1)
 

@@ -2,8 +2,8 @@ package replica
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/lookup/persons/internal/crash"
 	"github.com/lookup/persons/projector"
@@ -18,8 +18,14 @@ type generation struct {
 	store *projector.Store
 	proj  *projector.Projector
 
-	refs    atomic.Int64
-	closing atomic.Bool
+	// refs counts the readers holding the generation, plus one for the
+	// generation itself until drain drops it: the count reaches 0 once,
+	// when it is closing and the last reader is gone, and that closes
+	// drained.
+	refs      atomic.Int64
+	closing   atomic.Bool
+	drained   chan struct{}
+	drainOnce sync.Once
 	// retired is closed when the generation is no longer the current one.
 	retired chan struct{}
 
@@ -29,7 +35,10 @@ type generation struct {
 }
 
 func newGeneration(dir string, store *projector.Store, proj *projector.Projector) *generation {
-	return &generation{dir: dir, store: store, proj: proj, retired: make(chan struct{}), done: make(chan struct{})}
+	g := &generation{dir: dir, store: store, proj: proj, retired: make(chan struct{}), done: make(chan struct{}),
+		drained: make(chan struct{})}
+	g.refs.Store(1) // the generation's own reference, dropped by drain
+	return g
 }
 
 // acquire takes a reference, false when the generation is being closed
@@ -37,13 +46,20 @@ func newGeneration(dir string, store *projector.Store, proj *projector.Projector
 func (g *generation) acquire() bool {
 	g.refs.Add(1)
 	if g.closing.Load() {
-		g.refs.Add(-1)
+		g.release()
 		return false
 	}
 	return true
 }
 
-func (g *generation) release() { g.refs.Add(-1) }
+// release drops a reference; the last one of a closing generation closes
+// drained. (A reader that saw closing in acquire may take the count from
+// 0 to 1 and back again: drainOnce closes drained once.)
+func (g *generation) release() {
+	if g.refs.Add(-1) == 0 {
+		g.drainOnce.Do(func() { close(g.drained) })
+	}
+}
 
 // start runs the projector until ctx is done or it fails; report is
 // called with its error, if any, after done is closed.
@@ -69,8 +85,8 @@ func (g *generation) stop() {
 
 // drain marks the generation closing and waits until no reader holds it.
 func (g *generation) drain() {
-	g.closing.Store(true)
-	for g.refs.Load() > 0 {
-		time.Sleep(time.Millisecond)
+	if !g.closing.Swap(true) {
+		g.release() // the generation's own reference
 	}
+	<-g.drained
 }

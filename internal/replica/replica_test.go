@@ -15,9 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/logtest"
-	"github.com/lookup/persons/internal/natstest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/projector"
 )
 
@@ -97,7 +95,7 @@ func run(t testing.TB, r *Replica) (stop func() error) {
 
 func waitCaughtUp(t testing.TB, r *Replica, seq uint64) {
 	t.Helper()
-	wait.For(t, 60*time.Second, func() error {
+	testkit.WaitFor(t, 60*time.Second, func() error {
 		select {
 		case <-r.CaughtUp():
 		default:
@@ -122,8 +120,8 @@ func checkNames(t *testing.T, r *Replica, n int, want string) {
 }
 
 func TestRebuildSwapsWhileServing(t *testing.T) {
-	_, js := natstest.Start(t)
-	natstest.PersonsStream(t, js)
+	_, js := testkit.StartNATS(t)
+	testkit.PersonsStream(t, js)
 	const n = 2000
 	publishConsumers(t, js, 0, n, 1)
 	root := t.TempDir()
@@ -167,7 +165,7 @@ func TestRebuildSwapsWhileServing(t *testing.T) {
 	}
 	// Writes go on during the rebuild.
 	publishConsumers(t, js, n, n+500, 1)
-	wait.For(t, 60*time.Second, func() error {
+	testkit.WaitFor(t, 60*time.Second, func() error {
 		if r.Dir() == oldDir || r.Rebuilding() {
 			return errors.New("not swapped yet")
 		}
@@ -204,8 +202,8 @@ func TestRebuildSwapsWhileServing(t *testing.T) {
 }
 
 func TestBootstrapFromSnapshot(t *testing.T) {
-	_, js := natstest.Start(t)
-	natstest.PersonsStream(t, js)
+	_, js := testkit.StartNATS(t)
+	testkit.PersonsStream(t, js)
 	const n = 3000
 	publishConsumers(t, js, 0, n, 1)
 	sn, err := projector.NewSnapshots(js, projector.SnapshotsConfig{Bucket: "SNAPS"})
@@ -228,7 +226,7 @@ func TestBootstrapFromSnapshot(t *testing.T) {
 	}
 	publishConsumers(t, js, 0, 100, 2)
 
-	logger, logs := logtest.JSON()
+	logger, logs := testkit.JSONLogger()
 	root := t.TempDir()
 	b := open(t, js, root, func(c *Config) { withSnapshots(c); c.Logger = logger })
 	run(t, b)
@@ -247,8 +245,8 @@ func TestBootstrapFromSnapshot(t *testing.T) {
 }
 
 func TestRebuildOnMismatch(t *testing.T) {
-	_, js := natstest.Start(t)
-	natstest.PersonsStream(t, js)
+	_, js := testkit.StartNATS(t)
+	testkit.PersonsStream(t, js)
 	publishConsumers(t, js, 0, 50, 1)
 	root := t.TempDir()
 	r := open(t, js, root, nil)
@@ -261,7 +259,7 @@ func TestRebuildOnMismatch(t *testing.T) {
 	if err := js.DeleteStream(context.Background(), "PERSONS"); err != nil {
 		t.Fatal(err)
 	}
-	natstest.PersonsStream(t, js)
+	testkit.PersonsStream(t, js)
 	publishConsumers(t, js, 0, 20, 3)
 
 	t.Run("refused by default", func(t *testing.T) {
@@ -298,8 +296,8 @@ func TestStopDuringRebuild(t *testing.T) {
 		{"during the swap", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, js := natstest.Start(t)
-			natstest.PersonsStream(t, js)
+			_, js := testkit.StartNATS(t)
+			testkit.PersonsStream(t, js)
 			const n = 3000
 			publishConsumers(t, js, 0, n, 1)
 			root := t.TempDir()
@@ -324,7 +322,7 @@ func TestStopDuringRebuild(t *testing.T) {
 					t.Fatal("the rebuild did not reach its swap")
 				}
 			} else {
-				wait.For(t, 30*time.Second, func() error {
+				testkit.WaitFor(t, 30*time.Second, func() error {
 					if !newModelUnderWay(root) {
 						return errors.New("no rebuild directory yet")
 					}
@@ -382,8 +380,8 @@ func (r *Replica) Rebuilding() bool {
 // TestOpenStoreOptions: every model's store opens with Config.Store (here
 // its encryption key), and a failure to open one names the read model.
 func TestOpenStoreOptions(t *testing.T) {
-	_, js := natstest.Start(t)
-	natstest.PersonsStream(t, js)
+	_, js := testkit.StartNATS(t)
+	testkit.PersonsStream(t, js)
 	root := t.TempDir()
 	key := []byte("0123456789abcdef0123456789abcdef")
 	withKey := func(c *Config) { c.Store.EncryptionKey = key }

@@ -7,16 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/natstest"
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/projector"
 )
 
 // TestSnapshotEvery: with a bucket, snapshots are written on the interval
 // once caught up, until ctx is done; without one it returns at once.
 func TestSnapshotEvery(t *testing.T) {
-	_, js := natstest.Start(t)
-	natstest.PersonsStream(t, js)
+	_, js := testkit.StartNATS(t)
+	testkit.PersonsStream(t, js)
 	publishConsumers(t, js, 0, 10, 1)
 
 	plain := open(t, js, t.TempDir(), nil)
@@ -44,7 +43,7 @@ func TestSnapshotEvery(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done = make(chan struct{})
 	go func() { r.SnapshotEvery(ctx, 20*time.Millisecond, slog.New(slog.DiscardHandler)); close(done) }()
-	wait.For(t, 30*time.Second, func() error {
+	testkit.WaitFor(t, 30*time.Second, func() error {
 		obs, err := js.ObjectStore(context.Background(), "SNAPS")
 		if err != nil {
 			return err

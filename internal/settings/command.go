@@ -43,6 +43,11 @@ func NewCommand(in Commands, name, help string, getenv func(string) string) (*Co
 	c := &Command{Flags: ff.NewFlagSet("lookupd " + name), name: name, help: help, getenv: getenv}
 	for _, s := range table {
 		if s.in&in == 0 {
+			if def := s.defaultIn(in); s.fixed&in != 0 && def != "" {
+				if err := (&settingValue{cfg: &c.Config, p: s.parser}).Set(def); err != nil {
+					return nil, fmt.Errorf("settings table: default of %s: %w", s.name, err)
+				}
+			}
 			continue
 		}
 		v := &settingValue{cfg: &c.Config, p: s.parser}

@@ -8,6 +8,12 @@
 // given, and opens no file: cmd/lookupd wires what the settings name
 // (docs/decisions/0023-settings-room.md).
 //
+// What the settings mean for the process is here too: the memory budget
+// sized from LOOKUP_MEMORY_BUDGET or the container's limit, and Go's soft
+// memory limit kept from it (memlimit.go, budget.go, cgroup.go), and the
+// warning for key files the settings name that others may use
+// (keyfile.go: it only stats them).
+//
 // Who imports it: cmd/lookupd. docs/configuration.md is generated from
 // its table (go generate ./internal/settings).
 package settings
@@ -19,6 +25,19 @@ import (
 	"time"
 
 	"github.com/lookup/persons/internal/natsconn"
+)
+
+// The limits of the last steps of a shutdown (lifecycle.Config.After),
+// the same for every command that serves: not settings anyone sets (no
+// flag, no variable), but written here, beside the ones they follow
+// (ShutdownDelay, ShutdownTimeout).
+const (
+	// LedgerFlushLimit bounds the flush of the audit ledger: its batches
+	// in flight acknowledged or failed.
+	LedgerFlushLimit = 10 * time.Second
+	// InflightLimit bounds the wait for the API's handlers still running
+	// once the listener is drained.
+	InflightLimit = time.Minute
 )
 
 // Config is the configuration of every command. Each setting comes from a
@@ -50,7 +69,7 @@ type Config struct {
 	RequirePurpose    bool
 	ReplicaID         string
 	PProf             bool          // net/http/pprof on the admin listener
-	MemoryBudget      int64         // bytes; 0: no budget; memlimit.Auto: from the container's limit
+	MemoryBudget      int64         // bytes; 0: no budget; AutoBudget: from the container's limit
 	MaxPositionWait   time.Duration // longest wait for Lookup-Min-Position
 	MaxStaleness      time.Duration // staleness bound; 0: off
 	Accounting

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lookup/persons/internal/repofile"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/configuration.md from the settings table")
@@ -28,7 +28,7 @@ func TestConfigurationDoc(t *testing.T) {
 		}
 		return
 	}
-	if got := repofile.Read(t, configurationDoc); got != want {
+	if got := testkit.ReadRepoFile(t, configurationDoc); got != want {
 		t.Errorf("%s is stale: run go generate ./internal/settings", configurationDoc)
 	}
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/dustin/go-humanize"
 
-	"github.com/lookup/persons/internal/memlimit"
 	"github.com/lookup/persons/projector"
 )
 
@@ -88,11 +87,11 @@ var logLevel = parser{arg: "LEVEL", set: func(c *Config, v string) error {
 	return nil
 }}
 
-// memoryBudget parses "auto" (memlimit.Auto) or a size: 0, or at least
+// memoryBudget parses "auto" (Auto) or a size: 0, or at least
 // projector.MinMemoryBudget.
 var memoryBudget = parser{arg: "SIZE", set: func(c *Config, v string) error {
 	if v == "auto" {
-		c.MemoryBudget = memlimit.Auto
+		c.MemoryBudget = AutoBudget
 		return nil
 	}
 	n, err := humanize.ParseBytes(v)

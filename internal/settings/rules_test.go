@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lookup/persons/internal/logtest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestMissing: every setting serve needs and lacks is named in one error,
@@ -42,7 +42,7 @@ func TestMissing(t *testing.T) {
 // TestCheckTokenRules: a missing setting is refused; an audience opted
 // out of is a warning.
 func TestCheckTokenRules(t *testing.T) {
-	logger, logs := logtest.Text()
+	logger, logs := testkit.TextLogger()
 	if err := (Config{}).CheckTokenRules(logger); !errors.Is(err, ErrNoIssuer) {
 		t.Errorf("CheckTokenRules with nothing set = %v, want ErrNoIssuer among others", err)
 	}

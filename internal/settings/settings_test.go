@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/lookup/persons/internal/accounting"
-	"github.com/lookup/persons/internal/memlimit"
 	"github.com/lookup/persons/projector"
 )
 
@@ -41,7 +40,7 @@ func TestSettingPrecedence(t *testing.T) {
 			name: "defaults",
 			want: Config{HTTPAddr: ":8080", AdminAddr: ":9090", NATSURL: "nats://127.0.0.1:4222", Stream: "PERSONS",
 				DataDir: "./data", LogFormat: "json", LogLevel: "info", ShutdownTimeout: 10 * time.Second, TokenCacheSize: 10000,
-				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: memlimit.Auto, MaxPositionWait: 2 * time.Second, Security: Security{NATSInboxPrefix: "_INBOX_lookupd"},
+				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: AutoBudget, MaxPositionWait: 2 * time.Second, Security: Security{NATSInboxPrefix: "_INBOX_lookupd"},
 				Operations: Operations{SnapshotInterval: time.Hour, SnapshotKeep: 3}},
 		},
 		{
@@ -78,7 +77,7 @@ func TestSettingPrecedence(t *testing.T) {
 			env:  map[string]string{"LOOKUP_STREAM": ""},
 			want: Config{HTTPAddr: ":8080", AdminAddr: ":9090", NATSURL: "nats://127.0.0.1:4222", Stream: "PERSONS",
 				DataDir: "./data", LogFormat: "json", LogLevel: "info", ShutdownTimeout: 10 * time.Second, TokenCacheSize: 10000,
-				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: memlimit.Auto, MaxPositionWait: 2 * time.Second, Security: Security{NATSInboxPrefix: "_INBOX_lookupd"},
+				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: AutoBudget, MaxPositionWait: 2 * time.Second, Security: Security{NATSInboxPrefix: "_INBOX_lookupd"},
 				Operations: Operations{SnapshotInterval: time.Hour, SnapshotKeep: 3}},
 		},
 	}
@@ -95,15 +94,15 @@ func TestSettingPrecedence(t *testing.T) {
 	}
 }
 
-// TestMinMemoryBudget: the smallest budget memlimit sizes from a container
+// TestMinMemoryBudget: the smallest budget SizeBudget sizes from a container
 // is the smallest the read model and the accounting index open with.
 func TestMinMemoryBudget(t *testing.T) {
 	for _, store := range []struct {
 		name string
 		min  int64
 	}{{"projector.MinMemoryBudget", projector.MinMemoryBudget}, {"accounting.MinMemoryBudget", accounting.MinMemoryBudget}} {
-		if memlimit.MinBudget != store.min {
-			t.Errorf("memlimit.MinBudget = %d, want %s %d", memlimit.MinBudget, store.name, store.min)
+		if MinBudget != store.min {
+			t.Errorf("MinBudget = %d, want %s %d", MinBudget, store.name, store.min)
 		}
 	}
 }
@@ -214,5 +213,20 @@ func TestReplicaName(t *testing.T) {
 	}
 	if got := (Config{}).ReplicaName("accounting-"); !strings.HasPrefix(got, "accounting-") || got == "accounting-" {
 		t.Errorf("ReplicaName without LOOKUP_REPLICA_ID = %q, want accounting- and the host name", got)
+	}
+}
+
+// TestAuditServeRunsTheAuditDefault: lookupd audit serve offers no
+// --audit, and runs with the table's default, required.
+func TestAuditServeRunsTheAuditDefault(t *testing.T) {
+	c, err := NewCommand(AuditServe, "audit serve", "", func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Config.Audit != "required" {
+		t.Errorf("Config.Audit = %q, want required", c.Config.Audit)
+	}
+	if _, ok := c.Flags.GetFlag("audit"); ok {
+		t.Error("audit serve offers --audit")
 	}
 }

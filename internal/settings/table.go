@@ -52,6 +52,9 @@ type setting struct {
 	// per are the defaults and meanings of commands where they differ
 	// from def and usage.
 	per map[Commands]variant
+	// fixed are commands that do not offer the setting (no flag, no
+	// variable, nothing in their --help) but run with its default.
+	fixed Commands
 	parser
 }
 
@@ -145,6 +148,7 @@ var table = []setting{
 	{name: "admin-token-file", usage: "file holding the bearer token of the state-changing admin endpoints (none: they are off)", in: Serve,
 		parser: str(func(c *Config) *string { return &c.AdminTokenFile })},
 	{name: "audit", def: "required", usage: "audit ledger of disclosures of protected data: required (no disclosure unless recorded), best-effort or off", in: Serve | Dev,
+		fixed:  AuditServe, // the accounting service records each search: always required
 		parser: oneOf("audit", func(c *Config) *string { return &c.Audit }, "required", "best-effort", "off")},
 	{name: "audit-stream", def: "PERSONS_AUDIT", usage: "JetStream stream of the audit ledger (created when missing)", in: Serve | Audit | AuditServe,
 		per: map[Commands]variant{Audit: {usage: "JetStream stream of the audit ledger"},

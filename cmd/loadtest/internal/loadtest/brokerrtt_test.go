@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/natstest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 func TestMeasureBrokerRTT(t *testing.T) {
-	srv := natstest.Run(t, natstest.Options(t.TempDir()))
-	_, js := natstest.Connect(t, srv.ClientURL())
+	srv := testkit.RunNATS(t, testkit.NATSOptions(t.TempDir()))
+	_, js := testkit.ConnectNATS(t, srv.ClientURL())
 	tests := []struct {
 		name    string
 		n       int

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lookup/persons/internal/memlimit"
+	"github.com/lookup/persons/internal/settings"
 )
 
 // cgroupHelper is the test binary run inside a cgroup by TestCgroup: mode
@@ -18,7 +18,7 @@ import (
 func cgroupHelper(mode string) int {
 	switch mode {
 	case "limit":
-		limit, source, err := memlimit.FromCgroup()
+		limit, source, err := settings.FromCgroup()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
@@ -77,7 +77,7 @@ func TestCgroup(t *testing.T) {
 			t.Fatalf("%v: %s", err, out)
 		}
 		if got, want := strings.TrimSpace(string(out)), fmt.Sprintf("%d cgroup v%d", 300<<20, c.Version); got != want {
-			t.Errorf("memlimit.FromCgroup inside the cgroup = %q, want %q", got, want)
+			t.Errorf("settings.FromCgroup inside the cgroup = %q, want %q", got, want)
 		}
 	})
 	t.Run("past the limit the OOM killer kills it", func(t *testing.T) {

@@ -2,7 +2,7 @@
 // whose package documentation maps it file by file): a model of a large
 // Population (the service's internal/testing/fixtures) built once (its
 // events published in bulk to a broker in the tool's process,
-// internal/devnats; "lookupd serve" caught up with them; every answer of
+// internal/dev; "lookupd serve" caught up with them; every answer of
 // lookupd captured into a sealed body store, described by a Manifest
 // written last), ids drawn at random (Draw, WritePaths), a bare net/http
 // server answering the captured bytes (ModelHandler), over HTTP or HTTPS

@@ -5,16 +5,16 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/lookup/persons/internal/httpget"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // Response is one captured answer.
-type Response = httpget.Response
+type Response = testkit.HTTPResponse
 
 // Get sends GET rawURL with token as a bearer token (none when "") and
 // returns the answer, or an error when it is not 200 OK.
 func Get(c *http.Client, rawURL, token string) (Response, error) {
-	r, err := httpget.Get(c, rawURL, token, nil)
+	r, err := testkit.HTTPGet(c, rawURL, token, nil)
 	if err != nil {
 		return Response{}, err
 	}

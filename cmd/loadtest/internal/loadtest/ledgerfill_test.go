@@ -5,15 +5,15 @@ import (
 	"testing"
 
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/internal/natstest"
 	"github.com/lookup/persons/internal/testing/fixtures"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // TestFillLedgerVerifies: a filled synthetic ledger holds the records
 // asked for, on one chain a replica, and passes audit verify; each record
 // is of a person of the ledger.
 func TestFillLedgerVerifies(t *testing.T) {
-	_, js := natstest.Start(t)
+	_, js := testkit.StartNATS(t)
 	spec := fixtures.LedgerSpec{Version: fixtures.LedgerVersion, Records: 5000, Persons: 300, Replicas: 3, MaxRecords: 40, Seed: 7}
 	man, err := FillLedger(context.Background(), js, audit.DefaultStream, spec, nil)
 	if err != nil {

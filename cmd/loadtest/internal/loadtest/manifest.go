@@ -18,7 +18,7 @@ const ModelVersion = 1
 
 // The parts of a model directory, besides the body store and manifest.
 const (
-	ModelNATSDir    = "nats"    // the broker's store (internal/devnats)
+	ModelNATSDir    = "nats"    // the broker's store (internal/dev)
 	ModelLookupdDir = "lookupd" // the data directory of lookupd serve
 	manifestFile    = "manifest.json"
 )

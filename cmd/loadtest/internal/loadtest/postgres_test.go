@@ -17,7 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/lookup/persons/internal/wait"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // pgRows are n synthetic rows: random ids and bodies of a few hundred
@@ -163,7 +163,7 @@ func TestPostgresStopsWhenContextEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	y := startPG(t, ctx, pgTestDir(t), newPGRows(3).seq())
 	cancel()
-	wait.For(t, time.Minute, func() error {
+	testkit.WaitFor(t, time.Minute, func() error {
 		select {
 		case <-y.pm.exited:
 			return nil

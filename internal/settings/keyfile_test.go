@@ -1,0 +1,58 @@
+package settings
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lookup/persons/internal/testing/testkit"
+)
+
+// TestWarnLoose: a secret that the group or others may read or
+// write, and a JWKS that they may write, are named in a warning; files
+// kept to their owner, unset files and missing ones are not.
+func TestWarnLoose(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name string
+		f    KeyFile
+		warn bool
+	}{
+		{"secret 0600", SecretKeyFile("S", file("s600", 0o600)), false},
+		{"secret 0400", SecretKeyFile("S", file("s400", 0o400)), false},
+		{"secret 0640", SecretKeyFile("S", file("s640", 0o640)), true},
+		{"secret 0604", SecretKeyFile("S", file("s604", 0o604)), true},
+		{"secret 0620", SecretKeyFile("S", file("s620", 0o620)), true},
+		{"secret 0644", SecretKeyFile("S", file("s644", 0o644)), true},
+		{"JWKS 0644", TrustKeyFile("J", file("j644", 0o644)), false},
+		{"JWKS 0664", TrustKeyFile("J", file("j664", 0o664)), true},
+		{"JWKS 0646", TrustKeyFile("J", file("j646", 0o646)), true},
+		{"unset", SecretKeyFile("S", ""), false},
+		{"missing", SecretKeyFile("S", filepath.Join(dir, "none")), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf testkit.LogBuffer
+			WarnLooseKeyFiles(slog.New(slog.NewTextHandler(&buf, nil)), tc.f)
+			got := buf.String()
+			if warned := strings.Contains(got, "level=WARN"); warned != tc.warn {
+				t.Fatalf("warned %v, want %v: %q", warned, tc.warn, got)
+			}
+			if tc.warn && (!strings.Contains(got, "path="+tc.f.Path) || !strings.Contains(got, "setting="+tc.f.Setting)) {
+				t.Errorf("warning %q does not name the setting %s and the file %s", got, tc.f.Setting, tc.f.Path)
+			}
+		})
+	}
+}
