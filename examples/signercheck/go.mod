@@ -6,6 +6,7 @@ require (
 	github.com/lookup/persons v0.0.0-00010101000000-000000000000
 	github.com/lookup/persons/lookupdcontainer v0.0.0-00010101000000-000000000000
 	github.com/testcontainers/testcontainers-go v0.45.0
+	golang.org/x/oauth2 v0.38.0
 )
 
 require (
