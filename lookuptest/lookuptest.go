@@ -95,6 +95,7 @@ type Server struct {
 
 	mu   sync.Mutex
 	proj *projector.Projector // the current model's projector (PauseEvents)
+	demo []events.Event       // WithDemoData's events
 
 	cancel  context.CancelFunc
 	runDone chan struct{} // closed when the replica's Run has returned
@@ -189,8 +190,22 @@ func (s *Server) startNATS(ctx context.Context) (err error) {
 		return err
 	}
 	s.pub = events.NewPublisher(s.js)
+	if s.cfg.demo {
+		data, err := dev.NewDemoData()
+		if err != nil {
+			return err
+		}
+		if _, err := dev.PublishAllDemo(ctx, s.pub, 0, data); err != nil {
+			return fmt.Errorf("demo data: %w", err)
+		}
+		s.demo = data.Events
+	}
 	return nil
 }
+
+// Demo returns the events WithDemoData published, in order (none
+// without it).
+func (s *Server) Demo() []events.Event { return append([]events.Event(nil), s.demo...) }
 
 // startReplica opens the read model and runs its projector until Close.
 func (s *Server) startReplica() (err error) {

@@ -336,3 +336,26 @@ func BenchmarkNew(b *testing.B) {
 		}
 	}
 }
+
+func TestDemoDataOnlyWhenAsked(t *testing.T) {
+	empty := lookuptest.New(t)
+	if n := len(empty.Demo()); n != 0 {
+		t.Fatalf("a server without WithDemoData has %d demo events", n)
+	}
+	srv := lookuptest.New(t, lookuptest.WithDemoData())
+	demo := srv.Demo()
+	if len(demo) == 0 {
+		t.Fatal("no demo events")
+	}
+	c, ok := demo[0].Data.(events.Consumer)
+	if !ok {
+		t.Fatalf("the first demo event is a %T, want a consumer", demo[0].Data)
+	}
+	res, err := srv.Client().GetPerson(t.Context(), c.ConsumerID)
+	if err != nil || res.Person.FirstName != c.FirstName {
+		t.Fatalf("demo consumer: %+v, %v", res, err)
+	}
+	if _, err := empty.Client().GetPerson(t.Context(), c.ConsumerID); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("the empty server knows the demo consumer: %v", err)
+	}
+}

@@ -19,6 +19,7 @@ type config struct {
 	maxPositionWait  time.Duration
 	refresh          time.Duration
 	audit            bool
+	demo             bool
 	logger           *slog.Logger
 }
 
@@ -78,6 +79,13 @@ func WithMaxPositionWait(d time.Duration) Option {
 // default: such an answer is sent only once its record is stored.
 func WithAudit() Option {
 	return func(c *config) error { c.audit = true; return nil }
+}
+
+// WithDemoData publishes the demo data set of lookupd dev (three
+// businesses, their consumers, contacts and signers) before the server
+// starts; Demo returns its events. A server has no data otherwise.
+func WithDemoData() Option {
+	return func(c *config) error { c.demo = true; return nil }
 }
 
 // WithIssuer and WithAudience set the iss and aud the server requires
