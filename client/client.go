@@ -158,34 +158,48 @@ func (c *Client) do(ctx context.Context, path string, k *call, s *Session, out a
 	var meta Meta
 	for {
 		meta.Attempts++
-		req, err := c.request(ctx, path, k, s)
+		p, err := c.attempt(ctx, path, k, s, out, &meta)
 		if err != nil {
 			return meta, err
 		}
-		resp, err := c.hc.Do(req)
-		if err != nil {
-			return meta, fmt.Errorf("lookupd client: GET %s: %w", req.URL.Path, err)
-		}
-		meta.RequestID = resp.Header.Get("X-Request-Id")
-		meta.Position, _ = strconv.ParseUint(resp.Header.Get("Lookup-Position"), 10, 64)
-		if s != nil {
-			s.Observe(meta.Position)
-		}
-		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-			err := json.NewDecoder(resp.Body).Decode(out)
-			drain(resp.Body)
-			if err != nil {
-				return meta, fmt.Errorf("lookupd client: GET %s: %d answer: decode: %w", req.URL.Path, resp.StatusCode, err)
-			}
+		if p == nil {
 			return meta, nil
 		}
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxProblemBody))
-		drain(resp.Body)
-		p := problemOf(resp, body, meta)
 		if !c.retry(ctx, p, meta.Attempts) {
 			return meta, p
 		}
 	}
+}
+
+// attempt sends one request of a call: it returns the *Problem of a
+// non-2xx answer, nil having decoded a 2xx one into out, or the error
+// that kept it from an answer. It sets meta from the answer's headers.
+func (c *Client) attempt(ctx context.Context, path string, k *call, s *Session, out any, meta *Meta) (*Problem, error) {
+	req, err := c.request(ctx, path, k, s)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("lookupd client: GET %s: %w", req.URL.Path, err)
+	}
+	defer func() { // what is left read (bounded) so that the connection is reused
+		_, _ = io.CopyN(io.Discard, resp.Body, 64<<10)
+		_ = resp.Body.Close()
+	}()
+	meta.RequestID = resp.Header.Get("X-Request-Id")
+	meta.Position, _ = strconv.ParseUint(resp.Header.Get("Lookup-Position"), 10, 64)
+	if s != nil {
+		s.Observe(meta.Position)
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			return nil, fmt.Errorf("lookupd client: GET %s: %d answer: decode: %w", req.URL.Path, resp.StatusCode, err)
+		}
+		return nil, nil
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxProblemBody))
+	return problemOf(resp, body, *meta), nil
 }
 
 // request builds one attempt of a call.
@@ -241,11 +255,4 @@ func (c *Client) retry(ctx context.Context, p *Problem, attempts int) bool {
 	case <-ctx.Done():
 		return false
 	}
-}
-
-// drain reads what is left of a body (bounded) and closes it, so that the
-// connection is reused.
-func drain(b io.ReadCloser) {
-	_, _ = io.CopyN(io.Discard, b, 64<<10)
-	_ = b.Close()
 }

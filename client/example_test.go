@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
 
 	"github.com/lookup/persons/client"
 	"github.com/lookup/persons/events"
@@ -15,15 +14,15 @@ import (
 func startExample(ctx context.Context) *lookuptest.Server {
 	srv, err := lookuptest.Start(ctx)
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	e, err := events.NewEvent("crm", 1, events.Consumer{ConsumerID: "c0000000-0000-4000-8000-00000000000a",
 		BusinessID: "b0000000-0000-4000-8000-00000000000b", FirstName: "Ada", LastName: "Lovelace"})
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	if _, err := srv.Seed(ctx, e); err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	return srv
 }
@@ -36,11 +35,11 @@ func ExampleClient_GetPerson() {
 
 	c, err := client.New(srv.APIURL(), client.WithToken(token), client.WithUserAgent("onboarding/1.0"))
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	res, err := c.GetPerson(ctx, "c0000000-0000-4000-8000-00000000000a", client.RequestID("req-42"))
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	fmt.Println(res.Person.FirstName, res.Person.LastName, res.Meta.RequestID)
 	// Output: Ada Lovelace req-42
@@ -71,13 +70,13 @@ func ExampleSession() {
 		BusinessID: "b0000000-0000-4000-8000-00000000000b", FirstName: "Augusta", LastName: "Lovelace"})
 	seq, err := srv.Publish(ctx, e) // events.Publisher.Publish in production
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	s := srv.Client().Session()
 	s.Observe(seq)
 	res, err := s.GetPerson(ctx, "c0000000-0000-4000-8000-00000000000a")
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	fmt.Println(res.Person.FirstName)
 	// Output: Augusta

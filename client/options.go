@@ -141,7 +141,7 @@ func checkToken(tok string) error {
 	}
 	for i := 0; i < len(tok); i++ {
 		c := tok[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte("-._~+/=", c) >= 0) {
+		if !isAlnum(c) && strings.IndexByte("-._~+/=", c) < 0 {
 			return fmt.Errorf("the token holds a character a bearer token cannot (at byte %d)", i)
 		}
 	}
@@ -262,11 +262,15 @@ func invalid(name, reason string) error { return &ArgumentError{Name: name, Reas
 
 func visibleASCII(s string, spaces bool) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < 0x21 || c > 0x7e) && !(spaces && c == ' ') {
+		if c := s[i]; (c < 0x21 || c > 0x7e) && (!spaces || c != ' ') {
 			return false
 		}
 	}
 	return true
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
 }
 
 // canonicalUUID reports whether s is 8-4-4-4-12 hexadecimal digits, any
@@ -283,7 +287,7 @@ func canonicalUUID(s string) bool {
 				return false
 			}
 		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') && (c < 'A' || c > 'F') {
 				return false
 			}
 		}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
 
 	"github.com/lookup/persons/client"
 	"github.com/lookup/persons/events"
@@ -20,25 +19,25 @@ func ExampleRun() {
 	ctx := context.Background()
 	ctr, err := lookupdcontainer.Run(ctx, image(), natsImage())
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	defer func() { _ = ctr.Terminate(ctx) }()
 
 	e, err := events.NewEvent("onboarding", 1, events.Consumer{ConsumerID: "c0000000-0000-4000-8000-00000000000a",
 		BusinessID: "b0000000-0000-4000-8000-00000000000b", FirstName: "Ada", LastName: "Lovelace"})
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	if _, err := ctr.Seed(ctx, e); err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	c, err := ctr.Client()
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	res, err := c.GetPerson(ctx, "c0000000-0000-4000-8000-00000000000a")
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	fmt.Println(res.Person.FirstName)
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
 
 	"github.com/lookup/persons/client"
 	"github.com/lookup/persons/events"
@@ -18,7 +17,7 @@ func Example() {
 	ctx := context.Background()
 	srv, err := lookuptest.Start(ctx)
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	defer srv.Close()
 
@@ -26,16 +25,16 @@ func Example() {
 		ConsumerID: "c0000000-0000-4000-8000-00000000000a", BusinessID: "b0000000-0000-4000-8000-00000000000b",
 		FirstName: "Ada", LastName: "Lovelace"})
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	seq, err := srv.Publish(ctx, e)
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	// Read your write: the answer reflects at least the event's sequence.
 	res, err := srv.Client().GetPerson(ctx, "c0000000-0000-4000-8000-00000000000a", client.MinPosition(seq))
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	fmt.Println(res.Person.FirstName, res.Person.Type, res.Meta.Position >= seq)
 	// Output: Ada CONSUMER true
@@ -46,17 +45,17 @@ func ExampleServer_Token() {
 	ctx := context.Background()
 	srv, err := lookuptest.Start(ctx)
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	defer srv.Close()
 
 	expired, err := srv.Token(lookuptest.Expired())
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	c, err := client.New(srv.APIURL(), client.WithToken(expired))
 	if err != nil {
-		log.Fatal(err)
+		panic(err)
 	}
 	_, err = c.GetPerson(ctx, "c0000000-0000-4000-8000-00000000000a")
 	fmt.Println(errors.Is(err, client.ErrUnauthorized))

@@ -20,7 +20,7 @@ func TestOAuth2TokenSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ts oauth2.TokenSource = oauth2.ReuseTokenSource(nil, oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok, TokenType: "Bearer"}))
+	ts := oauth2.ReuseTokenSource(nil, oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok, TokenType: "Bearer"}))
 	c, err := client.New(srv.APIURL(), client.WithTokenSource(ts))
 	if err != nil {
 		t.Fatal(err)
