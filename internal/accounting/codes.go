@@ -10,7 +10,7 @@ import (
 // the index, each once, sorted ("" among them when a record has none).
 // The index is keyed by person and time, not by code, so this reads every
 // record: lookupd audit serve calls it once, at start, after catching up,
-// when LOOKUP_REGISTRIES_STRICT is set (about a second a million records).
+// when LOOKUP_REGISTRIES_STRICT is set.
 func (x *Index) Codes() (clients, purposes []string, err error) {
 	cs, ps := map[string]struct{}{}, map[string]struct{}{}
 	err = x.db.View(func(txn *badger.Txn) error {
