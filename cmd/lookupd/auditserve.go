@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/admin"
@@ -27,7 +30,15 @@ listener:
   GET /fhir/AuditEvent?entity=<person id>&date=ge<time>&date=le<time>&_count=<n>
 
 a FHIR R4 searchset Bundle of AuditEvents, newest first, with a next link
-(_format=jsonl: one record per line, the next page in a Link header). It
+(_format=jsonl: one record per line, the next page in a Link header), and
+the privacy officer's page of a person's disclosures, in words, with its
+CSV export:
+
+  GET /officer/person?id=<person id>&from=YYYY-MM-DD&to=YYYY-MM-DD
+
+which names recipients and purposes from the registries (--clients-file,
+--purposes-file; --registries-strict refuses to run when the ledger holds
+codes they lack). It
 admits bearer tokens with the scope read:audit, verified as lookupd serve
 verifies its own (--jwks-url or --jwks-file, --issuer, --audience), and
 records every search in the audit ledger before it answers (on its own
@@ -48,6 +59,9 @@ process of its own, not beside every lookup replica (docs/audit.md).`, getenv)
 	if err := c.Config.CheckTokenRules(logger); err != nil {
 		return err
 	}
+	if err := c.Config.CheckRegistries(); err != nil {
+		return err
+	}
 	return auditServe(ctx, c.Config, logger)
 }
 
@@ -59,6 +73,10 @@ func auditServe(ctx context.Context, cfg settings.Config, logger *slog.Logger) (
 	logger.Info("starting lookupd audit serve", "version", version, "http_addr", cfg.HTTPAddr, "admin_addr", cfg.AdminAddr,
 		"nats_url", redact.URLs(cfg.NATSURL), "audit_stream", cfg.AuditStream, "accounting_dir", cfg.AccountingDir,
 		"jwks_url", redact.URLs(cfg.JWKSURL), "jwks_file", cfg.JWKSFile, "issuer", cfg.Issuer, "audience", cfg.Audience)
+	registry, err := accounting.LoadRegistry(cfg.ClientsFile, cfg.PurposesFile)
+	if err != nil {
+		return err
+	}
 	keys, err := loadKeys(ctx, cfg, logger)
 	if err != nil {
 		return err
@@ -106,8 +124,15 @@ func auditServe(ctx context.Context, cfg settings.Config, logger *slog.Logger) (
 	if err != nil {
 		return fmt.Errorf("accounting service: %w", err)
 	}
-	search := authn.Require(accounting.NewHandler(accounting.HandlerConfig{Index: index,
-		Authorize: accounting.AuthenticatedCaller, Record: accounting.LedgerRecorder(ledger)}))
+	search, err := accountingAPI(cfg, index, registry, follower, accounting.LedgerRecorder(ledger), reg)
+	if err != nil {
+		return err
+	}
+	search = authn.Require(search)
+	background := []func(context.Context) error{follower.Run}
+	if cfg.RegistriesStrict {
+		background = append(background, strictRegistries(follower, index, registry, logger))
+	}
 	var inflight lifecycle.Inflight
 	lc := lifecycle.New(ctx)
 	defer lc.Stop()
@@ -125,7 +150,7 @@ func auditServe(ctx context.Context, cfg settings.Config, logger *slog.Logger) (
 		API:   lifecycle.NewHTTPServer(inflight.Count(search), logger),
 		Admin: lifecycle.NewHTTPServer(admin.Handler(ready, reg, nil, cfg.PProf), logger),
 		APILn: apiLn, AdminLn: adminLn,
-		Background: []func(context.Context) error{follower.Run},
+		Background: background,
 		Ready:      ready, OnReady: onReady,
 		Delay: cfg.ShutdownDelay, Timeout: cfg.ShutdownTimeout, Logger: logger,
 		// The records of searches in flight, while NATS is there.
@@ -135,4 +160,43 @@ func auditServe(ctx context.Context, cfg settings.Config, logger *slog.Logger) (
 		logger.Info("stopped")
 	}
 	return err // then the deferred: the index closed, the log written out
+}
+
+// strictRegistries returns the background task of --registries-strict:
+// once the index has caught up, it reads the whole index for its codes
+// and fails (stopping the service) when the registries lack one.
+func strictRegistries(f *accounting.Follower, x *accounting.Index, reg *accounting.Registry, logger *slog.Logger) func(context.Context) error {
+	return func(ctx context.Context) error {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-f.CaughtUp():
+		}
+		clients, purposes, err := x.Codes()
+		if err != nil {
+			return fmt.Errorf("registries check: %w", err)
+		}
+		if err := reg.Check(clients, purposes); err != nil {
+			return fmt.Errorf("%w (LOOKUP_REGISTRIES_STRICT): add them to LOOKUP_CLIENTS_FILE or LOOKUP_PURPOSES_FILE", err)
+		}
+		logger.Info("the registries hold every code of the ledger", "clients", len(clients), "purposes", len(purposes))
+		<-ctx.Done()
+		return nil
+	}
+}
+
+// accountingAPI returns the accounting service's routes: the FHIR search
+// and the officer's page, each recording its answers with record.
+func accountingAPI(cfg settings.Config, index *accounting.Index, registry *accounting.Registry, follower *accounting.Follower,
+	record func(context.Context, accounting.Access) error, reg prometheus.Registerer) (http.Handler, error) {
+	officer, err := accounting.NewOfficer(accounting.OfficerConfig{Index: index, Registry: registry, Status: follower.Status,
+		PageSize: cfg.OfficerPageSize, Registerer: reg, Authorize: accounting.AuthenticatedCaller, Record: record})
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/fhir/", accounting.NewHandler(accounting.HandlerConfig{Index: index,
+		Authorize: accounting.AuthenticatedCaller, Record: record}))
+	mux.Handle("/officer/", officer)
+	return mux, nil
 }

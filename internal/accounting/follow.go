@@ -20,11 +20,12 @@ func (x *Index) Follow(ctx context.Context, js jetstream.JetStream, stream strin
 }
 
 // observer is told what a follow learns: the stream's last sequence
-// (streamLast, 0 when not known) and the sequence applied, at the start
+// (streamLast, 0 when not known), the time of its first message (first)
+// and the sequence applied, at the start
 // and after each commit; pending is the number of messages the stream
 // holds beyond applied as the server last counted them (0: caught up).
 type observer interface {
-	connected(applied, streamLast uint64)
+	connected(applied, streamLast uint64, first time.Time)
 	committed(applied, pending uint64)
 }
 
@@ -54,7 +55,8 @@ func (x *Index) followFrom(ctx context.Context, js jetstream.JetStream, stream s
 		return fmt.Errorf("follow audit stream %q: %w", stream, err)
 	}
 	if obs != nil {
-		obs.connected(pos, s.CachedInfo().State.LastSeq)
+		st := s.CachedInfo().State
+		obs.connected(pos, st.LastSeq, st.FirstTime)
 	}
 	it, err := cons.Messages()
 	if err != nil {

@@ -35,6 +35,7 @@ type Follower struct {
 	target     atomic.Uint64 // the stream's last sequence when first reached
 	reached    atomic.Bool   // target is set
 	up         atomic.Bool   // following now
+	first      atomic.Int64  // the stream's first message's time (Unix nanoseconds; 0: not known)
 	caughtUp   chan struct{}
 	once       sync.Once
 }
@@ -84,8 +85,11 @@ func (f *Follower) Run(ctx context.Context) error {
 }
 
 // connected is told the stream's last sequence as a follow starts.
-func (f *Follower) connected(applied, streamLast uint64) {
+func (f *Follower) connected(applied, streamLast uint64, first time.Time) {
 	f.up.Store(true)
+	if !first.IsZero() {
+		f.first.Store(first.UnixNano())
+	}
 	f.raiseLast(streamLast)
 	if !f.reached.Load() {
 		f.target.Store(streamLast)
@@ -151,4 +155,24 @@ func (f *Follower) Progress() projector.Progress {
 	default:
 	}
 	return p
+}
+
+// IndexStatus is how current the index is and how far back the ledger
+// goes, as the officer's page shows it.
+type IndexStatus struct {
+	Applied, Lag uint64 // the stream sequence applied, and the messages after it
+	CaughtUp     bool
+	// LedgerSince is the time of the audit stream's first message (zero
+	// when not known): older records have aged out of the stream (the
+	// index may still hold those it applied before).
+	LedgerSince time.Time
+}
+
+// Status returns the index's status as the follower knows it.
+func (f *Follower) Status() IndexStatus {
+	s := IndexStatus{Applied: f.applied.Load(), Lag: f.Lag(), CaughtUp: f.Progress().CaughtUp}
+	if n := f.first.Load(); n != 0 {
+		s.LedgerSince = time.Unix(0, n).UTC()
+	}
+	return s
 }

@@ -103,11 +103,11 @@ func TestFollowerLagCountsPendingMessages(t *testing.T) {
 		wantAppliedSeq   uint64
 		wantStreamLastSq uint64
 	}{
-		{"connected behind", func() { f.connected(0, 10) }, 10, false, 10, 0, 10},
+		{"connected behind", func() { f.connected(0, 10, time.Time{}) }, 10, false, 10, 0, 10},
 		{"part applied", func() { f.committed(4, 6) }, 6, false, 10, 4, 10},
 		{"more arrived", func() { f.committed(8, 7) }, 7, false, 10, 8, 15},
 		{"target passed", func() { f.committed(15, 0) }, 0, true, 10, 15, 15},
-		{"reconnected", func() { f.connected(15, 20) }, 5, true, 10, 15, 20},
+		{"reconnected", func() { f.connected(15, 20, time.Time{}) }, 5, true, 10, 15, 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.event()

@@ -45,6 +45,8 @@ type Access struct {
 	Caller    auth.Caller
 	Purpose   string // the caller's Lookup-Purpose header ("" when none)
 	Person    string // whose accounting was read
+	// Operation is the ledger record's operation ("": OperationSearch).
+	Operation string
 }
 
 // maxCount bounds _count.

@@ -6,6 +6,11 @@
 // transaction as the records (a crash loses nothing and applies nothing
 // twice), and it can always be rebuilt by deleting it: the stream is the
 // source.
+//
+// Over the index: the FHIR search (http.go), and the privacy officer's
+// page of one person's disclosures in words, with its CSV export
+// (officer*.go, templates and stylesheet embedded from web/, no script),
+// which names recipients and purposes from the registries (registry.go).
 package accounting
 
 import (

@@ -14,19 +14,35 @@ import (
 // the accounting (the FHIR interaction: a search of AuditEvent).
 const OperationSearch = "searchAuditEvent"
 
+// The operations of the ledger records of the officer's page: a view of
+// a page of a person's accounting, and its CSV export.
+const (
+	OperationView   = "viewAccounting"
+	OperationExport = "exportAccounting"
+)
+
+// isAccountingRead reports whether op is a read of the accounting itself.
+func isAccountingRead(op string) bool {
+	return op == OperationSearch || op == OperationView || op == OperationExport
+}
+
 // LedgerRecorder returns a HandlerConfig.Record that records each search
 // in the audit ledger a (an audit.Ledger), as the API records a
 // disclosure: one record of the person whose accounting was read, with
-// the operation OperationSearch, the caller, the purpose and the request
+// the operation OperationSearch (or the Access's Operation), the caller, the purpose and the request
 // id, and no field disclosed (no ssn_mode, no date of birth). The search
 // then shows in the person's own accounting.
 func LedgerRecorder(a query.Auditor) func(ctx context.Context, acc Access) error {
 	return func(ctx context.Context, acc Access) error {
+		op := acc.Operation
+		if op == "" {
+			op = OperationSearch
+		}
 		return a.Disclose(ctx, query.Disclosure{
 			RequestID: acc.RequestID,
 			Subject:   acc.Caller.Subject,
 			Client:    acc.Caller.Client,
-			Operation: OperationSearch,
+			Operation: op,
 			Purpose:   acc.Purpose,
 			Persons:   []query.DisclosedPerson{{ID: acc.Person}},
 		})

@@ -28,6 +28,12 @@ type Query struct {
 // newest first, and the cursor of the next page ("" when this is the
 // last).
 func (x *Index) Search(q Query) ([]audit.Record, string, error) {
+	return x.SearchFunc(q, nil)
+}
+
+// SearchFunc is Search keeping only the records keep keeps (nil: all): a
+// page holds up to q.Limit of those, and its cursor follows the last.
+func (x *Index) SearchFunc(q Query, keep func(*audit.Record) bool) ([]audit.Record, string, error) {
 	if q.Limit <= 0 {
 		q.Limit = 100
 	}
@@ -69,6 +75,9 @@ func (x *Index) Search(q Query) ([]audit.Record, string, error) {
 			r, err := x.record(it.Item())
 			if err != nil {
 				return err
+			}
+			if keep != nil && !keep(&r) {
+				continue
 			}
 			out = append(out, r)
 			last = it.Item().KeyCopy(last[:0])

@@ -109,6 +109,10 @@ type Accounting struct {
 	AccountingDir       string // the accounting index's Badger directory
 	AccountingURL       string // lookupd audit serve's URL; "": scan the stream
 	AccountingTokenFile string // bearer token (scope read:audit) for AccountingURL
+	ClientsFile         string // the clients registry (YAML); "": none
+	PurposesFile        string // the purposes registry (YAML); "": none
+	RegistriesStrict    bool   // refuse to start when the ledger holds codes the registries lack
+	OfficerPageSize     int    // rows of a page of the officer's page
 }
 
 // Operations holds the settings of snapshots and rebuilds.

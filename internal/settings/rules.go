@@ -107,6 +107,15 @@ func (c Accounting) CheckAccountingURL() error {
 	return nil
 }
 
+// CheckRegistries refuses, as a usage error, LOOKUP_REGISTRIES_STRICT
+// without both registries to hold the ledger's codes to.
+func (c Accounting) CheckRegistries() error {
+	if c.RegistriesStrict && (c.ClientsFile == "" || c.PurposesFile == "") {
+		return &UsageError{errors.New("LOOKUP_REGISTRIES_STRICT needs LOOKUP_CLIENTS_FILE and LOOKUP_PURPOSES_FILE (--clients-file, --purposes-file)")}
+	}
+	return nil
+}
+
 // NATSAuthHint names the NATS authentication settings to check after the
 // server refused the credentials: those that are set, or the choice when
 // none is. It names settings and files, never their content.

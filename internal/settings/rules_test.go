@@ -76,6 +76,8 @@ func TestSettingRules(t *testing.T) {
 		{"admin TLS without certificate", Security{AdminTLS: true}.CheckTLS, nil, true, "LOOKUP_ADMIN_TLS needs a certificate"},
 		{"accounting URL with token", Accounting{AccountingURL: "https://acc", AccountingTokenFile: "t"}.CheckAccountingURL, nil, false, ""},
 		{"accounting URL without token", Accounting{AccountingURL: "https://acc"}.CheckAccountingURL, nil, true, "LOOKUP_ACCOUNTING_URL needs LOOKUP_ACCOUNTING_TOKEN_FILE"},
+		{"strict registries", Accounting{RegistriesStrict: true, ClientsFile: "c", PurposesFile: "p"}.CheckRegistries, nil, false, ""},
+		{"strict without registries", Accounting{RegistriesStrict: true, ClientsFile: "c"}.CheckRegistries, nil, true, "LOOKUP_REGISTRIES_STRICT needs LOOKUP_CLIENTS_FILE and LOOKUP_PURPOSES_FILE"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -98,7 +98,7 @@ const DefaultTenantClaim = "business_ids"
 // flags, its --help and docs/configuration.md are made from it.
 var table = []setting{
 	{name: "http-addr", def: ":8080", usage: "API listener address", in: Serve | Dev | AuditServe,
-		per:    map[Commands]variant{AuditServe: {def: ":8081", usage: "accounting search listener address (GET /fhir/AuditEvent)"}},
+		per:    map[Commands]variant{AuditServe: {def: ":8081", usage: "accounting service listener address (GET /fhir/AuditEvent, the officer's page /officer/person)"}},
 		parser: str(func(c *Config) *string { return &c.HTTPAddr })},
 	{name: "admin-addr", def: ":9090", usage: "admin listener address (/livez, /readyz, /metrics)", in: Serve | Dev | AuditServe,
 		per:    map[Commands]variant{AuditServe: {def: ":9091"}},
@@ -169,6 +169,14 @@ var table = []setting{
 	// The accounting service.
 	{name: "accounting-dir", def: "./accounting", usage: "Badger directory of the accounting index (a projection of the audit stream; deleting it rebuilds it)", in: AuditServe,
 		parser: str(func(c *Config) *string { return &c.AccountingDir })},
+	{name: "clients-file", usage: "clients registry (YAML): each client id's organisation and address over a span of days, shown on the officer's page (none: client ids only)", in: AuditServe,
+		parser: str(func(c *Config) *string { return &c.ClientsFile })},
+	{name: "purposes-file", usage: "purposes registry (YAML): each Lookup-Purpose code's statement, accountable or exempt under 45 CFR 164.528(a)(1) (none: codes only, none exempt)", in: AuditServe,
+		parser: str(func(c *Config) *string { return &c.PurposesFile })},
+	{name: "registries-strict", def: "false", usage: "true: refuse to run when the ledger holds a client or purpose code the registries lack (checked once the index has caught up, by reading it whole)", in: AuditServe,
+		parser: boolean("registries strict", func(c *Config) *bool { return &c.RegistriesStrict })},
+	{name: "officer-page-size", def: "50", usage: "disclosures a page of the officer's page shows (GET /officer/person)", in: AuditServe,
+		parser: atLeast("officer page size", 1, func(c *Config) *int { return &c.OfficerPageSize })},
 	{name: "accounting-url", usage: "URL of lookupd audit serve: --person asks it instead of scanning the audit stream (none: scan)", in: Audit,
 		parser: str(func(c *Config) *string { return &c.AccountingURL })},
 	{name: "accounting-token-file", usage: "file holding the bearer token (scope read:audit) sent to --accounting-url", in: Audit,

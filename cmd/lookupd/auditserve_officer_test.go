@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"maps"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/dev"
+	"github.com/lookup/persons/internal/testing/testkit"
+	"github.com/lookup/persons/query"
+)
+
+// registries returns the settings of the shipped example registries.
+func registries(t *testing.T) map[string]string {
+	t.Helper()
+	root, err := testkit.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{"LOOKUP_CLIENTS_FILE": filepath.Join(root, "deploy/registries/clients.yaml"),
+		"LOOKUP_PURPOSES_FILE": filepath.Join(root, "deploy/registries/purposes.yaml")}
+}
+
+func TestAuditServeOfficerPage(t *testing.T) {
+	ns := runNATS(t)
+	discloseThroughLedger(t, ns.ClientURL(), "replica-a", ada, 4)
+	addrs := startAuditServeWith(t, ns.ClientURL(), registries(t))
+	page := "http://" + addrs["api"] + "/officer/person?id=" + ada
+	auditor := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "auditor", Scope: "read:audit"})
+	reader := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "alice", Scope: "read:persons"})
+	for _, tc := range []struct {
+		name, token string
+		want        int
+	}{{"auditor", auditor, http.StatusOK}, {"API scope only", reader, http.StatusForbidden}, {"no token", "", http.StatusUnauthorized}} {
+		r, err := testkit.HTTPGet(nil, page, tc.token, nil)
+		if err != nil || r.Status != tc.want {
+			t.Fatalf("%s: GET %s = %d (%v), want %d", tc.name, page, r.Status, err, tc.want)
+		}
+		if tc.want == http.StatusOK && (strings.Count(string(r.Body), "<tr>") != 4+1 || r.Header.Get("Cache-Control") != "no-store" ||
+			!strings.Contains(string(r.Body), "no purpose given")) {
+			t.Errorf("the page of 4 disclosures: %s\n%s", r.Header, r.Body)
+		}
+	}
+}
+
+func TestAuditServeRefusesBadRegistries(t *testing.T) {
+	ns := runNATS(t)
+	bad := filepath.Join(t.TempDir(), "purposes.yaml")
+	if err := os.WriteFile(bad, []byte("purposes:\n  - code: TREAT\n    statement: Treatment\n    accounting: exempt\n"+
+		"  - code: TREAT\n    statement: Again\n    accounting: exempt\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	environ := map[string]string{"LOOKUP_HTTP_ADDR": "127.0.0.1:0", "LOOKUP_ADMIN_ADDR": "127.0.0.1:0", "LOOKUP_NATS_URL": ns.ClientURL(),
+		"LOOKUP_ACCOUNTING_DIR": t.TempDir(), "LOOKUP_JWKS_FILE": writeJWKS(t), "LOOKUP_ISSUER": testIssuer, "LOOKUP_AUDIENCE": testAudience,
+		"LOOKUP_PURPOSES_FILE": bad}
+	err := start(t, environ, "audit", "serve").wait(t, 10*time.Second)
+	if err == nil || !strings.Contains(err.Error(), bad+":5: code \"TREAT\" given twice") {
+		t.Errorf("audit serve with a duplicate purpose = %v, want an error naming the file and line", err)
+	}
+	// Strict, over a ledger of a client and a purpose the shipped
+	// registries lack.
+	nc, _ := testkit.ConnectNATS(t, ns.ClientURL())
+	l, err := audit.New(nc, audit.Config{Replica: "replica-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Disclose(context.Background(), query.Disclosure{RequestID: "r1", Client: "robot", Purpose: "MARKETING",
+		Operation: "getAuthorizedSigners", Persons: []query.DisclosedPerson{{ID: ada, SSNMode: "LAST4"}}}); err != nil {
+		t.Fatal(err)
+	}
+	_ = l.Close(context.Background())
+	maps.Copy(environ, registries(t))
+	environ["LOOKUP_REGISTRIES_STRICT"] = "true"
+	err = start(t, environ, "audit", "serve").wait(t, 20*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "codes the registries lack: client robot, purpose MARKETING") {
+		t.Errorf("strict audit serve over a ledger of codes the registries lack = %v, want it refused", err)
+	}
+}

@@ -1,0 +1,53 @@
+package accounting
+
+import (
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Codes returns the client ids and the purpose codes of every record in
+// the index, each once, sorted ("" among them when a record has none).
+// The index is keyed by person and time, not by code, so this reads every
+// record: lookupd audit serve calls it once, at start, after catching up,
+// when LOOKUP_REGISTRIES_STRICT is set.
+func (x *Index) Codes() (clients, purposes []string, err error) {
+	cs, ps := map[string]struct{}{}, map[string]struct{}{}
+	err = x.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = recordPrefix
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			r, err := x.record(it.Item())
+			if err != nil {
+				return err
+			}
+			cs[r.Client], ps[r.Purpose] = struct{}{}, struct{}{}
+		}
+		return nil
+	})
+	return sortedKeys(cs), sortedKeys(ps), err
+}
+
+// Oldest returns the time of person's oldest record in the index (false
+// when it has none): a seek, not a scan.
+func (x *Index) Oldest(person string) (t time.Time, ok bool, err error) {
+	prefix := append(append(append([]byte{}, recordPrefix...), person...), 0)
+	err = x.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix, opts.PrefetchValues = prefix, false
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		it.Seek(prefix)
+		if !it.ValidForPrefix(prefix) {
+			return nil
+		}
+		_, at, _, _, valid := parseRecordKey(it.Item().Key())
+		if valid {
+			t, ok = time.Unix(0, int64(at)).UTC(), true //nolint:gosec // G115: a key's time is a non-negative int64
+		}
+		return nil
+	})
+	return t, ok, err
+}

@@ -1,0 +1,168 @@
+package accounting
+
+import (
+	"context"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/lookup/persons/internal/testing/testkit"
+)
+
+// chromium returns the path of a Chromium to drive. Without one the test
+// is skipped on a developer's machine, and fails when CI is set: a
+// skipped browser test must never pass for one that ran.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("chromium is not installed, and CI is set: the browser tests must run (.ci/run installs Debian's chromium)")
+	}
+	t.Skip("chromium is not installed (apt-get install chromium); in CI this fails")
+	return ""
+}
+
+// browser returns a headless Chromium's context whose every request
+// carries the officer's token, as the OIDC proxy in front of the page
+// would send it.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)),
+		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1400, 1000))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
+	if err := chromedp.Run(ctx, network.Enable(),
+		network.SetExtraHTTPHeaders(network.Headers{"Authorization": "Bearer officer"})); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+var shownID = regexp.MustCompile(`req-\d\d`)
+
+// shownRows returns the request ids of the rows every page of the search
+// shows as text, following the "Next page" links.
+func shownRows(t *testing.T, ctx context.Context) []string {
+	t.Helper()
+	var got []string
+	for n := 0; ; n++ {
+		var text string
+		var next []*cdp.Node
+		if err := chromedp.Run(ctx, chromedp.Text("main", &text, chromedp.ByQuery),
+			chromedp.Nodes(`a[rel="next"]`, &next, chromedp.ByQueryAll, chromedp.AtLeast(0))); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, shownID.FindAllString(text, -1)...)
+		if len(next) == 0 {
+			return got
+		}
+		if n > 30 {
+			t.Fatal("no last page")
+		}
+		if err := chromedp.Run(ctx, chromedp.Click(`a[rel="next"]`, chromedp.ByQuery), chromedp.WaitReady("main", chromedp.ByQuery)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// search fills in and sends the form, as an officer does.
+func search(t *testing.T, ctx context.Context, base, person, purpose string, exempt bool) {
+	t.Helper()
+	actions := []chromedp.Action{chromedp.Navigate(base + "/officer/person"), chromedp.WaitVisible(`input[name="id"]`, chromedp.ByQuery),
+		chromedp.SendKeys(`input[name="id"]`, person, chromedp.ByQuery), chromedp.SetValue(`select[name="purpose"]`, purpose, chromedp.ByQuery)}
+	if exempt {
+		actions = append(actions, chromedp.Click(`input[name="exempt"]`, chromedp.ByQuery))
+	}
+	actions = append(actions, chromedp.Click(`button[type="submit"]`, chromedp.ByQuery), chromedp.WaitVisible(`section.status`, chromedp.ByQuery))
+	if err := chromedp.Run(ctx, actions...); err != nil {
+		t.Fatalf("search: %v", err)
+	}
+}
+
+func TestOfficerPageInABrowser(t *testing.T) {
+	ctx := browser(t)
+	f := newOfficerFixture(t, 4)
+	srv := httptest.NewServer(f.h)
+	defer srv.Close()
+
+	for _, tc := range []struct {
+		name, purpose string
+		exempt        bool
+		keep          func(disclosure) bool
+	}{
+		{"default: accountable only", "", false, nil}, // several pages of 4
+		{"exempt switch", "", true, nil},
+		{"purpose filter", "fraud-review", false, func(d disclosure) bool { return d.purpose == "fraud-review" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			search(t, ctx, srv.URL, persons[2], tc.purpose, tc.exempt)
+			var loc string
+			if err := chromedp.Run(ctx, chromedp.Location(&loc)); err != nil {
+				t.Fatal(err)
+			}
+			u, err := url.Parse(loc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k := range u.Query() {
+				if !slices.Contains(officerParams, k) {
+					t.Errorf("the form sent %q in the URL %s", k, loc)
+				}
+			}
+			got, w := shownRows(t, ctx), want(persons[2], tc.exempt, false, tc.keep)
+			if !slices.Equal(got, w) || len(w) == 0 {
+				t.Errorf("the pages show %v, want each of %v once, in order", got, w)
+			}
+		})
+	}
+
+	// The stylesheet applies under the Content-Security-Policy.
+	var bg string
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`getComputedStyle(document.querySelector("header")).backgroundColor`, &bg)); err != nil {
+		t.Fatal(err)
+	}
+	if bg != "rgb(31, 58, 95)" {
+		t.Errorf("the header's background is %q: the stylesheet did not apply", bg)
+	}
+	screenshot(t, ctx, srv.URL+"/officer/person?id="+persons[0]+"&exempt=1")
+}
+
+// screenshot takes a screenshot of the page at target; with
+// UPDATE_SCREENSHOTS=1 it is written to docs/images/officer-person.png.
+func screenshot(t *testing.T, ctx context.Context, target string) {
+	t.Helper()
+	var png []byte
+	if err := chromedp.Run(ctx, chromedp.Navigate(target), chromedp.WaitVisible("table.disclosures", chromedp.ByQuery),
+		chromedp.FullScreenshot(&png, 100)); err != nil {
+		t.Fatal(err)
+	}
+	if len(png) < 1000 || string(png[1:4]) != "PNG" {
+		t.Fatalf("screenshot of %d bytes, not a PNG", len(png))
+	}
+	if os.Getenv("UPDATE_SCREENSHOTS") == "" {
+		return
+	}
+	root, err := testkit.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "docs/images/officer-person.png"), png, 0o644); err != nil { //nolint:gosec // G306: a document of the repository
+		t.Fatal(err)
+	}
+}

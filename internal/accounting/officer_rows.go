@@ -1,0 +1,172 @@
+package accounting
+
+import (
+	"encoding/csv"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/lookup/persons/internal/audit"
+)
+
+// pageData is what the officer's page shows.
+type pageData struct {
+	Form              officerForm
+	Clients, Purposes []option // the registries' codes, for the form
+	Error             string
+	Searched          bool
+	Rows              []row
+	Next, First, CSV  string // addresses of the next and first pages, and of the export
+	Oldest, Generated string
+	LedgerSince       string
+	Status            *IndexStatus
+}
+
+// option is a choice of the form's lists.
+type option struct{ Value, Label string }
+
+// row is one disclosure, in words.
+type row struct {
+	Date                           string
+	Organisation, Address          string // "" when the registry lacks the client at that date
+	Client, Subject                string
+	Disclosed                      string
+	Purpose                        string // the statement, or what is unknown
+	PurposeUnknown, Exempt, Access bool
+	RequestID, Replica             string
+}
+
+// formData returns the page's data with the registries' choices.
+func (o *officer) formData() pageData {
+	var d pageData
+	for _, id := range o.Registry.ClientIDs() {
+		label := id
+		if c, ok := o.Registry.Client(id, o.Now()); ok {
+			label = c.Organisation + " (" + id + ")"
+		}
+		d.Clients = append(d.Clients, option{id, label})
+	}
+	for _, code := range o.Registry.PurposeCodes() {
+		p, _ := o.Registry.Purpose(code)
+		d.Purposes = append(d.Purposes, option{code, p.Statement + " (" + code + ")"})
+	}
+	return d
+}
+
+// rows returns recs in words, counting the unknown codes.
+func (o *officer) rows(recs []audit.Record) []row {
+	out := make([]row, len(recs))
+	for i := range recs {
+		r := &recs[i]
+		w := row{Date: r.Time.UTC().Format("2006-01-02 15:04:05 UTC"), Client: r.Client, Subject: r.Subject,
+			Disclosed: disclosed(r), RequestID: r.RequestID, Replica: r.Replica, Access: isAccountingRead(r.Operation)}
+		if c, ok := o.Registry.Client(r.Client, r.Time); ok {
+			w.Organisation, w.Address = c.Organisation, c.Address
+		} else if r.Client != "" {
+			o.unknown.WithLabelValues("client").Inc()
+		}
+		switch p, ok := o.Registry.Purpose(r.Purpose); {
+		case ok:
+			w.Purpose, w.Exempt = p.Statement, p.Exempt
+		case r.Purpose == "":
+			w.Purpose = "no purpose given"
+		default:
+			w.Purpose, w.PurposeUnknown = "unknown purpose code "+r.Purpose, true
+			o.unknown.WithLabelValues("purpose").Inc()
+		}
+		out[i] = w
+	}
+	return out
+}
+
+// disclosed says in words what r disclosed.
+func disclosed(r *audit.Record) string {
+	var what []string
+	switch r.SSNMode {
+	case "":
+	case "LAST4":
+		what = append(what, "social security number (last four digits)")
+	case "MASKED":
+		what = append(what, "social security number (masked but for the last four digits)")
+	case "FULL":
+		what = append(what, "social security number (whole)")
+	default:
+		what = append(what, "social security number ("+r.SSNMode+")")
+	}
+	if r.DOBDisclosed {
+		what = append(what, "date of birth")
+	}
+	switch {
+	case len(what) > 0:
+		return strings.Join(what, ", ")
+	case isAccountingRead(r.Operation):
+		return "this accounting of disclosures (who read it)"
+	}
+	return "no protected field"
+}
+
+// maxExport bounds the rows of a CSV export.
+const maxExport = 100_000
+
+// export answers the CSV of the search: every matching row, not a page.
+func (o *officer) export(w http.ResponseWriter, r *http.Request) {
+	caller, ok := o.authorize(w, r)
+	if !ok {
+		return
+	}
+	d := o.formData()
+	f, err := parseOfficer(r.URL.Query(), o.Registry)
+	d.Form = f
+	if err == nil && f.ID == "" {
+		err = badInput("A person id is required.")
+	}
+	var recs []audit.Record
+	for q := f.query(1000); err == nil; {
+		var page []audit.Record
+		page, q.After, err = o.Index.SearchFunc(q, f.keep(o.Registry))
+		recs = append(recs, page...)
+		if errors.Is(err, ErrBadCursor) {
+			err = badInput("after: not a page this service gave.")
+		}
+		if q.After == "" || err != nil {
+			break
+		}
+		if len(recs) >= maxExport {
+			err = badInputf("The search holds more than %d disclosures: narrow its dates.", maxExport)
+		}
+	}
+	if err != nil {
+		o.fail(w, d, err)
+		return
+	}
+	if !o.record(w, r, caller, f.ID, OperationExport) {
+		return
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="accounting-`+f.ID+`-`+o.Now().UTC().Format("20060102")+`.csv"`)
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"date", "organisation", "address", "client", "subject", "disclosed", "purpose", "exempt", "request_id", "replica"})
+	for _, x := range o.rows(recs) {
+		_ = cw.Write(csvCells(x.Date, x.Organisation, x.Address, x.Client, x.Subject, x.Disclosed, x.Purpose, yesNo(x.Exempt), x.RequestID, x.Replica))
+	}
+	cw.Flush()
+}
+
+// csvCells returns cells made safe for a spreadsheet (OWASP, CSV
+// injection): a cell starting with =, +, -, @, a tab or a carriage return
+// is prefixed with a single quote, so that it is never run as a formula.
+func csvCells(cells ...string) []string {
+	for i, c := range cells {
+		if c != "" && strings.ContainsRune("=+-@\t\r", rune(c[0])) {
+			cells[i] = "'" + c
+		}
+	}
+	return cells
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "exempt"
+	}
+	return "accountable"
+}

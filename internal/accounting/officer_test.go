@@ -1,0 +1,207 @@
+package accounting
+
+import (
+	"encoding/csv"
+	"errors"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// requestIDs are the request ids of a page's rows, in order.
+var requestIDs = regexp.MustCompile(`<code>(req-\d\d)</code>`)
+
+// nextPageLink is the address of a page's next page.
+var nextPageLink = regexp.MustCompile(`<a href="([^"]+)" rel="next">`)
+
+// want returns the request ids of person's disclosures the page shows,
+// newest first.
+func want(person string, exempt, self bool, keep func(disclosure) bool) []string {
+	var out []string
+	for _, d := range slices.Backward(officerDisclosures()) {
+		if d.person == person && d.shown(exempt, self) && (keep == nil || keep(d)) {
+			out = append(out, d.requestID())
+		}
+	}
+	return out
+}
+
+// pages returns the request ids of every page of the search at target.
+func pages(t *testing.T, f *officerFixture, target string) []string {
+	t.Helper()
+	var got []string
+	for n := 0; target != ""; n++ {
+		rec := get(f.h, target, "officer")
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET %s = %d %s", target, rec.Code, rec.Body)
+		}
+		for _, m := range requestIDs.FindAllStringSubmatch(rec.Body.String(), -1) {
+			got = append(got, m[1])
+		}
+		target = ""
+		if m := nextPageLink.FindStringSubmatch(rec.Body.String()); m != nil {
+			target = strings.ReplaceAll(m[1], "&amp;", "&")
+		}
+		if n > 50 {
+			t.Fatal("no last page")
+		}
+	}
+	return got
+}
+
+func TestOfficerPagesShowEachDisclosureOnce(t *testing.T) {
+	f := newOfficerFixture(t, 3)
+	for _, tc := range []struct {
+		name, query  string
+		exempt, self bool
+		keep         func(disclosure) bool
+	}{
+		{"default", "", false, false, nil},
+		{"exempt", "&exempt=1", true, false, nil},
+		{"self", "&self=1", false, true, nil},
+		{"all", "&exempt=1&self=1", true, true, nil},
+		{"purpose", "&purpose=LEGAL", false, false, func(d disclosure) bool { return d.purpose == "LEGAL" }},
+		{"recipient", "&recipient=onboarding&exempt=1", true, false, func(d disclosure) bool { return d.client == "onboarding" }},
+		{"dates", "&from=2026-11-02&to=2026-11-02&exempt=1", true, false, func(d disclosure) bool { return d.i >= 24 && d.i < 48 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := pages(t, f, "/officer/person?id="+persons[1]+tc.query)
+			w := want(persons[1], tc.exempt, tc.self, tc.keep)
+			if !slices.Equal(got, w) || len(w) == 0 {
+				t.Errorf("pages show %v, want %v", got, w)
+			}
+		})
+	}
+	for _, a := range f.accesses() {
+		if a.Operation != OperationView || a.Person != persons[1] || a.Caller.Subject != "officer" || len(a.RequestID) != 32 {
+			t.Fatalf("recorded %+v, want each view by officer of %s", a, persons[1])
+		}
+	}
+}
+
+func TestOfficerPageInWords(t *testing.T) {
+	f := newOfficerFixture(t, 100)
+	body := get(f.h, "/officer/person?id="+persons[0]+"&exempt=1&self=1", "officer").Body.String()
+	for _, s := range []string{
+		"Northwind Billing Services LLC", "100 Main Street, Springfield, IL 62701", // billing-app in 2026
+		"social security number (last four digits), date of birth",
+		"Review of a suspected fraud on the person&#39;s account",
+		"unknown purpose code MARKETING", "client not in the registry", // robot
+		"this accounting of disclosures (who read it)",
+		"The index holds this person's records from 2026-11-01", "The audit ledger goes back to 2026-11-01",
+		"stream sequence 60, up to date with the ledger", `href="/officer/person.csv?`,
+	} {
+		if !strings.Contains(body, s) {
+			t.Errorf("the page lacks %q", s)
+		}
+	}
+	if n := f.unknown(t, "purpose"); n == 0 {
+		t.Errorf("%s{kind=purpose} = %v after showing an unknown purpose", MetricUnknownCodes, n)
+	}
+	if n := f.unknown(t, "client"); n == 0 {
+		t.Errorf("%s{kind=client} = %v after showing an unknown client", MetricUnknownCodes, n)
+	}
+}
+
+func TestOfficerBadInputRecordsNothing(t *testing.T) {
+	f := newOfficerFixture(t, 10)
+	for _, tc := range []struct{ name, query, says string }{
+		{"malformed id", "id=12345", "is not a person id"},
+		{"upper-case id", "id=AAAAAAAA-1111-4111-8111-111111111111", "is not a person id"},
+		{"reversed range", "id=" + persons[0] + "&from=2026-12-01&to=2026-11-01", "The date range is reversed"},
+		{"bad date", "id=" + persons[0] + "&from=01/11/2026", "is not a date"},
+		{"unknown recipient", "id=" + persons[0] + "&recipient=robot", "is not a client of the clients registry"},
+		{"unknown purpose", "id=" + persons[0] + "&purpose=MARKETING", "is not a code of the purposes registry"},
+		{"bad switch", "id=" + persons[0] + "&exempt=yes", "must be 1 or 0"},
+		{"unknown field", "id=" + persons[0] + "&ssn=123", "is not a field of this search"},
+		{"twice", "id=" + persons[0] + "&id=" + persons[1], "is given more than once"},
+		{"bad cursor", "id=" + persons[0] + "&after=zz", "not a page this service gave"},
+		{"no id", "from=2026-11-01", "A person id is required"},
+	} {
+		for _, path := range []string{"/officer/person?", "/officer/person.csv?"} {
+			rec := get(f.h, path+tc.query, "officer")
+			if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), tc.says) || requestIDs.MatchString(rec.Body.String()) {
+				t.Errorf("%s: GET %s = %d, want 400 saying %q and no disclosure:\n%s", tc.name, path+tc.query, rec.Code, tc.says, rec.Body)
+			}
+		}
+	}
+	if a := f.accesses(); len(a) != 0 {
+		t.Errorf("refused searches recorded: %+v", a)
+	}
+}
+
+func TestOfficerAuthAndRecordFailure(t *testing.T) {
+	f := newOfficerFixture(t, 10)
+	for token, status := range map[string]int{"": http.StatusUnauthorized, "reader": http.StatusForbidden} {
+		for _, path := range []string{"/officer/person?id=" + persons[0], "/officer/person.csv?id=" + persons[0]} {
+			if rec := get(f.h, path, token); rec.Code != status || requestIDs.MatchString(rec.Body.String()) {
+				t.Errorf("GET %s with token %q = %d, want %d and no disclosure", path, token, rec.Code, status)
+			}
+		}
+	}
+	f.fail = errors.New("ledger down")
+	for _, path := range []string{"/officer/person?id=" + persons[0], "/officer/person.csv?id=" + persons[0]} {
+		if rec := get(f.h, path, "officer"); rec.Code != http.StatusServiceUnavailable || requestIDs.MatchString(rec.Body.String()) {
+			t.Errorf("GET %s unrecorded = %d, want 503 and no disclosure:\n%s", path, rec.Code, rec.Body)
+		}
+	}
+}
+
+func TestOfficerHeaders(t *testing.T) {
+	f := newOfficerFixture(t, 10)
+	for _, target := range []string{"/officer/person", "/officer/person?id=" + persons[0], "/officer/person?id=x",
+		"/officer/person.csv?id=" + persons[0], "/officer/officer.css"} {
+		rec := get(f.h, target, "officer")
+		h := rec.Header()
+		if h.Get("Cache-Control") != "no-store" || h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") != "no-referrer" ||
+			!strings.Contains(h.Get("Content-Security-Policy"), "default-src 'none'") || !strings.Contains(h.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+			t.Errorf("GET %s: headers %v, want no-store, nosniff, no-referrer and the strict CSP", target, h)
+		}
+		if b := strings.ToLower(rec.Body.String()); strings.Contains(b, "<script") || strings.Contains(b, " style=") || strings.Contains(b, "<style") {
+			t.Errorf("GET %s holds a script or an inline style", target)
+		}
+	}
+	if ct := get(f.h, "/officer/officer.css", "officer").Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/css") {
+		t.Errorf("the stylesheet's Content-Type = %q", ct)
+	}
+}
+
+func TestOfficerCSVExport(t *testing.T) {
+	f := newOfficerFixture(t, 2) // the export is every row, not a page
+	rec := get(f.h, "/officer/person.csv?id="+persons[0]+"&exempt=1", "officer")
+	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Disposition"), "attachment;") {
+		t.Fatalf("GET csv = %d, Content-Disposition %q", rec.Code, rec.Header().Get("Content-Disposition"))
+	}
+	rows, err := csv.NewReader(strings.NewReader(rec.Body.String())).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows[1:] {
+		got = append(got, r[8])
+		for _, cell := range r {
+			if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
+				t.Errorf("cell %q could run as a formula", cell)
+			}
+		}
+	}
+	if w := want(persons[0], true, false, nil); !slices.Equal(got, w) {
+		t.Errorf("CSV rows %v, want %v", got, w)
+	}
+	if !strings.Contains(rec.Body.String(), ",'=2+3,") {
+		t.Errorf("the formula subject is not quoted:\n%s", rec.Body)
+	}
+	if a := f.accesses(); len(a) != 1 || a[0].Operation != OperationExport {
+		t.Errorf("recorded %+v, want one export", a)
+	}
+}
+
+func TestCSVCells(t *testing.T) {
+	got := csvCells("=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx", "plain", "", "a=b")
+	want := []string{"'=1+1", "'+1", "'-1", "'@SUM(A1)", "'\tx", "'\rx", "plain", "", "a=b"}
+	if !slices.Equal(got, want) {
+		t.Errorf("csvCells = %q, want %q", got, want)
+	}
+}
