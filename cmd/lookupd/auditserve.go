@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/internal/accounting"
@@ -93,9 +94,7 @@ func auditServe(ctx context.Context, cfg settings.Config, logger *slog.Logger) (
 		return err
 	}
 	defer nc.Close()
-	budget := settings.SizeBudget(cfg.MemoryBudget, settings.FromCgroup)
-	building := settings.MemoryLimitLifter(settings.ApplyBudget(budget, logger))
-	index, err := accounting.Open(cfg.AccountingDir, accounting.Options{MemoryBudget: budget.Bytes, Logger: logger})
+	index, follower, building, err := openIndex(cfg, js, logger)
 	if err != nil {
 		return err
 	}
@@ -103,10 +102,6 @@ func auditServe(ctx context.Context, cfg settings.Config, logger *slog.Logger) (
 		err = errors.Join(err, lifecycle.CloseStore(lifecycle.StoreCloser{Close: index.Close, Dir: cfg.AccountingDir,
 			Closed: "accounting index closed", Failed: "close accounting index " + cfg.AccountingDir}, logger))
 	}()
-	follower, err := accounting.NewFollower(index, js, cfg.AuditStream, logger.With("component", "accounting"))
-	if err != nil {
-		return fmt.Errorf("accounting index %s: %w", cfg.AccountingDir, err)
-	}
 	reg := admin.NewRegistry()
 	ready := &admin.Readiness{Source: follower, Refused: health.Refused}
 	reg.MustRegister(ready.Gauge(), keys.FailuresCounter())
@@ -131,7 +126,7 @@ func auditServe(ctx context.Context, cfg settings.Config, logger *slog.Logger) (
 	search = authn.Require(search)
 	background := []func(context.Context) error{follower.Run}
 	if cfg.RegistriesStrict {
-		background = append(background, strictRegistries(follower, index, registry, logger))
+		background = append(background, accounting.CheckRegistriesOnce(follower, index, registry, logger))
 	}
 	var inflight lifecycle.Inflight
 	lc := lifecycle.New(ctx)
@@ -162,27 +157,22 @@ func auditServe(ctx context.Context, cfg settings.Config, logger *slog.Logger) (
 	return err // then the deferred: the index closed, the log written out
 }
 
-// strictRegistries returns the background task of --registries-strict:
-// once the index has caught up, it reads the whole index for its codes
-// and fails (stopping the service) when the registries lack one.
-func strictRegistries(f *accounting.Follower, x *accounting.Index, reg *accounting.Registry, logger *slog.Logger) func(context.Context) error {
-	return func(ctx context.Context) error {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-f.CaughtUp():
-		}
-		clients, purposes, err := x.Codes()
-		if err != nil {
-			return fmt.Errorf("registries check: %w", err)
-		}
-		if err := reg.Check(clients, purposes); err != nil {
-			return fmt.Errorf("%w (LOOKUP_REGISTRIES_STRICT): add them to LOOKUP_CLIENTS_FILE or LOOKUP_PURPOSES_FILE", err)
-		}
-		logger.Info("the registries hold every code of the ledger", "clients", len(clients), "purposes", len(purposes))
-		<-ctx.Done()
-		return nil
+// openIndex opens the accounting index of cfg.AccountingDir, sized to the
+// memory budget (applied to Go's soft memory limit), and its follower of
+// the audit stream; building, nil without a budget, lifts the soft limit
+// while the index catches up.
+func openIndex(cfg settings.Config, js jetstream.JetStream, logger *slog.Logger) (*accounting.Index, *accounting.Follower, func(bool), error) {
+	budget := settings.SizeBudget(cfg.MemoryBudget, settings.FromCgroup)
+	building := settings.MemoryLimitLifter(settings.ApplyBudget(budget, logger))
+	index, err := accounting.Open(cfg.AccountingDir, accounting.Options{MemoryBudget: budget.Bytes, Logger: logger})
+	if err != nil {
+		return nil, nil, nil, err
 	}
+	follower, err := accounting.NewFollower(index, js, cfg.AuditStream, logger.With("component", "accounting"))
+	if err != nil {
+		return nil, nil, nil, errors.Join(fmt.Errorf("accounting index %s: %w", cfg.AccountingDir, err), index.Close())
+	}
+	return index, follower, building, nil
 }
 
 // accountingAPI returns the accounting service's routes: the FHIR search

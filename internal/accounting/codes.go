@@ -1,6 +1,9 @@
 package accounting
 
 import (
+	"context"
+	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -50,4 +53,28 @@ func (x *Index) Oldest(person string) (t time.Time, ok bool, err error) {
 		return nil
 	})
 	return t, ok, err
+}
+
+// CheckRegistriesOnce returns the background task of
+// LOOKUP_REGISTRIES_STRICT: once the index has caught up with the ledger,
+// it reads the whole index for its codes (Codes) and fails, stopping the
+// service, when reg lacks one; else it logs so and waits for ctx.
+func CheckRegistriesOnce(f *Follower, x *Index, reg *Registry, logger *slog.Logger) func(context.Context) error {
+	return func(ctx context.Context) error {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-f.CaughtUp():
+		}
+		clients, purposes, err := x.Codes()
+		if err != nil {
+			return fmt.Errorf("registries check: %w", err)
+		}
+		if err := reg.Check(clients, purposes); err != nil {
+			return fmt.Errorf("%w (LOOKUP_REGISTRIES_STRICT): add them to LOOKUP_CLIENTS_FILE or LOOKUP_PURPOSES_FILE", err)
+		}
+		logger.Info("the registries hold every code of the ledger", "clients", len(clients), "purposes", len(purposes))
+		<-ctx.Done()
+		return nil
+	}
 }
