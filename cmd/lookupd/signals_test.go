@@ -313,12 +313,15 @@ func (p *poller) check(t *testing.T, c *child) {
 		return
 	}
 	end := began.Add(matrixDelay)
-	var failed []string
+	var failed, after []string
 	for _, f := range p.failures {
 		if f.at.Before(end) {
 			failed = append(failed, fmt.Sprintf("%v at %v into the delay", f.err, f.at.Sub(began)))
+		} else {
+			after = append(after, fmt.Sprintf("%v at %v into the delay", f.err, f.at.Sub(began)))
 		}
 	}
+	t.Logf("after the delay's end (%v), as the listener closed: %s", matrixDelay, strings.Join(after, "; "))
 	during := 0
 	for _, at := range p.answered {
 		if !at.Before(began) {
