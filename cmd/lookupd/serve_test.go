@@ -261,7 +261,7 @@ func TestServe(t *testing.T) {
 	if cp := checkpoint(t, s); cp != 9 { // 7 at start, then the late and the lone consumer
 		t.Errorf("checkpoint = %d, want 9", cp)
 	}
-	if _, sg, err := s.Signers(context.Background(), consumer.ConsumerID); err != nil || len(sg) != 5 {
+	if _, sg, err := s.Signers(t.Context(), consumer.ConsumerID); err != nil || len(sg) != 5 {
 		t.Errorf("signers after reopen: %d, %v; want 5", len(sg), err)
 	}
 }
@@ -310,7 +310,7 @@ func TestServeStartupErrors(t *testing.T) {
 					environ[k] = v
 				}
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 			defer cancel()
 			var out, errOut testkit.LogBuffer
 			err := run(ctx, []string{"serve"}, env(environ), &out, &errOut)

@@ -64,7 +64,7 @@ func newMatrix(t *testing.T) *matrix {
 	}
 	createStream(t, js, "PERSONS")
 	pop := fixtures.NewPopulation(matrixPeople, matrixSigners, 20)
-	last, err := fixtures.PublishBulk(context.Background(), js, pop.Entities(), pop.Next, nil)
+	last, err := fixtures.PublishBulk(t.Context(), js, pop.Entities(), pop.Next, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -534,7 +534,7 @@ func TestSignalProjectAndDev(t *testing.T) {
 // holds (0 before the first snapshot).
 func (m *matrix) snapshotChunks(t *testing.T) uint64 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // bounds a hang only
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second) // bounds a hang only
 	defer cancel()
 	s, err := m.js.Stream(ctx, "OBJ_LOOKUP_SNAPSHOTS")
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
