@@ -34,7 +34,7 @@ func publisherOnStream(t *testing.T) (context.Context, *Publisher, jetstream.Str
 
 func streamMsgs(t *testing.T, st jetstream.Stream) uint64 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	info, err := st.Info(ctx)
 	if err != nil {
@@ -188,7 +188,7 @@ func TestPublisherLowerCasesSubject(t *testing.T) {
 
 func TestPublisherWithoutStream(t *testing.T) {
 	js, _ := runJetStream(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	if err := js.DeleteStream(ctx, "PERSONS"); err != nil {
 		t.Fatalf("delete stream: %v", err)

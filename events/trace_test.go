@@ -15,7 +15,7 @@ func TestPublisherCarriesTraceParent(t *testing.T) {
 	js, st := runJetStream(t)
 	tp := sdktrace.NewTracerProvider()
 	defer func() { _ = tp.Shutdown(context.Background()) }()
-	ctx, span := tp.Tracer("test").Start(context.Background(), "publish")
+	ctx, span := tp.Tracer("test").Start(t.Context(), "publish")
 	defer span.End()
 	p := NewPublisher(js)
 	for _, tc := range []struct {
@@ -24,7 +24,7 @@ func TestPublisherCarriesTraceParent(t *testing.T) {
 		want string
 	}{
 		{"within a span", ctx, span.SpanContext().TraceID().String()},
-		{"without a span", context.Background(), ""},
+		{"without a span", t.Context(), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ev, err := NewEvent("urn:test", 1, Consumer{ConsumerID: testConsumerID, BusinessID: testBusinessID, FirstName: "A", LastName: "B"})
@@ -35,7 +35,7 @@ func TestPublisherCarriesTraceParent(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			msg, err := st.GetMsg(context.Background(), seq)
+			msg, err := st.GetMsg(t.Context(), seq)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,7 +1,6 @@
 package lookuptest_test
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -327,7 +326,7 @@ func errString(err error) string {
 // BenchmarkNew: how long a test waits for a server (issue 36: at most 1 s).
 func BenchmarkNew(b *testing.B) {
 	for b.Loop() {
-		srv, err := lookuptest.Start(context.Background())
+		srv, err := lookuptest.Start(b.Context())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -48,7 +48,7 @@ func BenchmarkProjection(b *testing.B) {
 	}
 	publishAll(b, js, msgs)
 	last := streamLastSeq(b, js)
-	stream, err := js.Stream(context.Background(), "PERSONS")
+	stream, err := js.Stream(b.Context(), "PERSONS")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func BenchmarkProjection(b *testing.B) {
 			b.Fatal(err)
 		}
 		p := New(js, s, Config{})
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(b.Context())
 		errc := make(chan error, 1)
 		b.StartTimer()
 
@@ -117,7 +117,7 @@ func BenchmarkProjection(b *testing.B) {
 // client buffer as the projector.
 func drain(b *testing.B, stream jetstream.Stream, last uint64) {
 	b.Helper()
-	cons, err := stream.OrderedConsumer(context.Background(), jetstream.OrderedConsumerConfig{})
+	cons, err := stream.OrderedConsumer(b.Context(), jetstream.OrderedConsumerConfig{})
 	if err != nil {
 		b.Fatal(err)
 	}

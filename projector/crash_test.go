@@ -140,7 +140,7 @@ func TestCrashSafety(t *testing.T) {
 	compareState(t, dump(t, s), want)
 
 	// Every invalid event is in the DLQ exactly once, crashes notwithstanding.
-	dlq, err := js.Stream(context.Background(), "PERSONS_DLQ")
+	dlq, err := js.Stream(t.Context(), "PERSONS_DLQ")
 	if err != nil {
 		t.Fatal(err)
 	}

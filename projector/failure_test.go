@@ -58,7 +58,7 @@ func TestStoreFailureRetried(t *testing.T) {
 // checkpoint does not pass the invalid event until its copy is acknowledged.
 func TestDeadLetterBeforeCheckpoint(t *testing.T) {
 	js := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	// A DLQ stream that does not take dlq.persons.> yet: publishes fail.
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "PERSONS_DLQ", Subjects: []string{"elsewhere.>"}}); err != nil {
 		t.Fatal(err)
@@ -155,7 +155,7 @@ func TestNoPersonalDataInLogs(t *testing.T) {
 // once.
 func TestDeadLetterOncePerEvent(t *testing.T) {
 	js := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	const window = 100 * time.Millisecond
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "PERSONS_DLQ", Subjects: []string{"dlq.persons.>"}, Duplicates: window}); err != nil {
 		t.Fatal(err)
@@ -211,7 +211,7 @@ func projectAll(t *testing.T, js jetstream.JetStream, s *Store, seq uint64) {
 // runUntilError runs p until it returns or 10 s pass (then it returns nil).
 func runUntilError(t *testing.T, p *Projector) error {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	return p.Run(ctx)
 }
@@ -229,7 +229,7 @@ func consumerMsgs(t *testing.T, n int) []wireMsg {
 // stream, or another incarnation of the same one, or a stream shorter than
 // its checkpoint, with ErrStreamMismatch; nothing is skipped or projected.
 func TestStreamIdentity(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := []struct {
 		name string
 		// prepare builds the store's state and changes the server; it returns
@@ -346,7 +346,7 @@ func TestStreamIdentity(t *testing.T) {
 func TestCaughtUpAfterLastMessageDeleted(t *testing.T) {
 	js := setup(t)
 	publishAll(t, js, consumerMsgs(t, 13))
-	if err := mustStream(t, js).DeleteMsg(context.Background(), 13); err != nil {
+	if err := mustStream(t, js).DeleteMsg(t.Context(), 13); err != nil {
 		t.Fatal(err)
 	}
 	s := openStore(t, t.TempDir(), StoreOptions{})
@@ -371,7 +371,7 @@ func TestCaughtUpAfterLastMessageDeleted(t *testing.T) {
 // was deleted under it, and projection goes on.
 func TestDLQDeletedWhileRunning(t *testing.T) {
 	js := setup(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	p := New(js, openStore(t, t.TempDir(), StoreOptions{}), Config{})
 	runProjector(t, p)
 	publishAll(t, js, consumerMsgs(t, 1))
@@ -410,7 +410,7 @@ func TestDLQCreatedWithLimits(t *testing.T) {
 	<-p.CaughtUp()
 	var info *jetstream.StreamInfo
 	testkit.WaitFor(t, 10*time.Second, func() error {
-		dlq, err := js.Stream(context.Background(), "PERSONS_DLQ")
+		dlq, err := js.Stream(t.Context(), "PERSONS_DLQ")
 		if err != nil {
 			return err
 		}
@@ -496,7 +496,7 @@ func TestEncryptionKeyErrors(t *testing.T) {
 func TestNoWarningAtShutdown(t *testing.T) {
 	js := setup(t)
 	logger, logs := testkit.TextLogger()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	p := New(js, openStore(t, t.TempDir(), StoreOptions{}), Config{Logger: logger})
 	p.ensureDLQHook = cancel // shut down while the DLQ is being looked up
@@ -517,7 +517,7 @@ func TestStreamReplacedWhileRunning(t *testing.T) {
 	s := openStore(t, t.TempDir(), StoreOptions{})
 	p := New(js, s, Config{RefreshInterval: 50 * time.Millisecond})
 	errc := make(chan error, 1)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	go func() { errc <- p.Run(ctx) }()
 	waitApplied(t, p, 5, 20*time.Second)

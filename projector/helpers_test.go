@@ -366,7 +366,7 @@ func waitApplied(t testing.TB, p *Projector, seq uint64, timeout time.Duration) 
 
 func streamLastSeq(t testing.TB, js jetstream.JetStream) uint64 {
 	t.Helper()
-	s, err := js.Stream(context.Background(), "PERSONS")
+	s, err := js.Stream(t.Context(), "PERSONS")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func startRegions(t *testing.T) *twoRegions {
 // createMirror creates the stream name mirroring src.
 func createMirror(t *testing.T, js jetstream.JetStream, name string, src *jetstream.StreamSource) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Mirror: src, Storage: jetstream.FileStorage}); err != nil {
 		t.Fatalf("create mirror %s of %s: %v", name, src.Name, err)
@@ -68,7 +68,7 @@ func createMirror(t *testing.T, js jetstream.JetStream, name string, src *jetstr
 func waitMirrored(t *testing.T, js jetstream.JetStream, name string, seq uint64) {
 	t.Helper()
 	testkit.WaitFor(t, 20*time.Second, func() error {
-		s, err := js.Stream(context.Background(), name)
+		s, err := js.Stream(t.Context(), name)
 		if err != nil {
 			return err
 		}
@@ -129,7 +129,7 @@ func TestMirrorCutOff(t *testing.T) {
 	if !pr.Connected || pr.AppliedSeq != 5 {
 		t.Errorf("cut off: Connected %v, AppliedSeq %d; want the mirror still reached and its 5 events kept", pr.Connected, pr.AppliedSeq)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	if err := p.Position().Wait(ctx, 6); err == nil {
 		t.Error("Wait(6) returned nil while the mirror is cut off at 5")
 	}

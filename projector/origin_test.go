@@ -1,7 +1,6 @@
 package projector
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -30,7 +29,7 @@ func projectFrom(t *testing.T, js jetstream.JetStream, s *Store, stream string, 
 func mirrorOf(t *testing.T, js jetstream.JetStream, name, origin string) {
 	t.Helper()
 	createMirror(t, js, name, &jetstream.StreamSource{Name: origin})
-	s, err := js.Stream(context.Background(), origin)
+	s, err := js.Stream(t.Context(), origin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +40,7 @@ func mirrorOf(t *testing.T, js jetstream.JetStream, name, origin string) {
 // another incarnation, with other stream times at the same sequences.
 func recreatePersons(t *testing.T, js jetstream.JetStream, n int) {
 	t.Helper()
-	if err := js.DeleteStream(context.Background(), "PERSONS"); err != nil {
+	if err := js.DeleteStream(t.Context(), "PERSONS"); err != nil {
 		t.Fatal(err)
 	}
 	createStream(t, js)
@@ -53,7 +52,7 @@ func recreatePersons(t *testing.T, js jetstream.JetStream, n int) {
 // built from PERSONS goes on from a mirror of it, and one built from a
 // mirror goes on from PERSONS itself, learning its creation time.
 func TestMirrorOfTheSameOrigin(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	t.Run("built from the origin, read through its mirror", func(t *testing.T) {
 		js := setup(t)
 		publishAll(t, js, consumerMsgs(t, 10))
@@ -102,7 +101,7 @@ func TestMirrorOfTheSameOrigin(t *testing.T) {
 // refuses a re-created origin, with ErrStreamMismatch naming both; nothing
 // is projected.
 func TestMirrorOfAnotherOrigin(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := []struct {
 		name string
 		// prepare builds the store and changes the server; it returns the
@@ -171,7 +170,7 @@ func TestMirrorOfAnotherOrigin(t *testing.T) {
 // by Run and LookUpStream alike, with ErrUnsupportedStream (not a mismatch:
 // rebuilding would not help), whatever the store holds.
 func TestUnsupportedStream(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	tests := []struct {
 		name string
 		cfg  jetstream.StreamConfig
@@ -211,7 +210,7 @@ func TestUnsupportedStream(t *testing.T) {
 // replica catches up from the mirror to the same model); one taken of
 // another incarnation of the origin is passed over.
 func TestSnapshotAcrossMirror(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	t.Run("same origin", func(t *testing.T) {
 		js, _ := generatedStream(t, 11, 400)
 		origin := projected(t, js, nil)

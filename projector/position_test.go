@@ -32,7 +32,7 @@ func TestPositionWait(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var p Position
 			p.advance(tt.start)
-			ctx, cancel := context.WithTimeout(context.Background(), tt.timeout)
+			ctx, cancel := context.WithTimeout(t.Context(), tt.timeout)
 			defer cancel()
 			errc := make(chan error, 1)
 			go func() { errc <- p.Wait(ctx, tt.want) }()
@@ -62,7 +62,7 @@ func TestPositionConcurrentWaiters(t *testing.T) {
 	var p Position
 	const n = 200
 	errc := make(chan error, n)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	for i := range n {
 		go func() { errc <- p.Wait(ctx, uint64(i%50+1)) }()
@@ -99,7 +99,7 @@ func TestProjectorPosition(t *testing.T) {
 			ConsumerID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i), BusinessID: testBiz, FirstName: "A", LastName: "B"}}))
 	}
 	publishAll(t, js, msgs)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	if err := p.Position().Wait(ctx, 20); err != nil {
 		t.Fatalf("Wait(20): %v", err)

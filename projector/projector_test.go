@@ -81,7 +81,7 @@ func TestProjectorEndToEnd(t *testing.T) {
 		t.Errorf("LastEventTime = %v", pr.LastEventTime)
 	}
 
-	ctx := context.Background()
+	ctx := t.Context()
 	if got := firstName(t, s, c1); got != "Ann" {
 		t.Errorf("consumer c1 = %q, want Ann", got)
 	}
@@ -144,7 +144,7 @@ func TestProjectorEndToEnd(t *testing.T) {
 
 func mustStream(t *testing.T, js jetstream.JetStream) jetstream.Stream {
 	t.Helper()
-	s, err := js.Stream(context.Background(), "PERSONS")
+	s, err := js.Stream(t.Context(), "PERSONS")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestMissingStream(t *testing.T) {
 	srv := startServer(t, t.TempDir(), -1)
 	js := connect(t, srv.ClientURL())
 	p := New(js, openStore(t, t.TempDir(), StoreOptions{}), Config{Stream: "NOPE"})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	err := p.Run(ctx)
 	if !errors.Is(err, ErrStreamNotFound) {
@@ -243,7 +243,7 @@ func TestBrokerRestart(t *testing.T) {
 	runProjector(t, p)
 
 	// Readers run throughout, concurrently with the writes (MVCC snapshots).
-	readCtx, stopReads := context.WithCancel(context.Background())
+	readCtx, stopReads := context.WithCancel(t.Context())
 	readErr := make(chan error, 1)
 	go func() {
 		var ids []string
@@ -322,7 +322,7 @@ func TestStreamGaps(t *testing.T) {
 	publishAll(t, js, msgs)
 	st := mustStream(t, js)
 	for _, seq := range []uint64{3, 4, 10} {
-		if err := st.DeleteMsg(context.Background(), seq); err != nil {
+		if err := st.DeleteMsg(t.Context(), seq); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -347,7 +347,7 @@ func TestStreamDeletedWhileRunning(t *testing.T) {
 	publishAll(t, js, []wireMsg{encodeMsg(t, consumerEv(newID(), 1, "Ann"))})
 	p := New(js, openStore(t, t.TempDir(), StoreOptions{}), Config{RefreshInterval: 50 * time.Millisecond})
 	errc := make(chan error, 1)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	go func() { errc <- p.Run(ctx) }()
 	waitApplied(t, p, 1, 10*time.Second)

@@ -1,7 +1,6 @@
 package projector
 
 import (
-	"context"
 	"math/rand/v2"
 	"testing"
 
@@ -23,7 +22,7 @@ func BenchmarkSigners(b *testing.B) {
 	if _, err := s.applyBatch(batch); err != nil {
 		b.Fatal(err)
 	}
-	ctx := context.Background()
+	ctx := b.Context()
 	var consumers []string
 	for _, it := range batch {
 		if e := it.ev.Entity(); e.Kind == events.KindSigner {

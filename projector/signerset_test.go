@@ -2,7 +2,6 @@ package projector
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -108,7 +107,7 @@ func checkSignerSets(t testing.TB, s *Store) {
 // consumer of the record fields live (nil: ErrNotFound) and n signers.
 func checkSignersRead(t testing.TB, s *Store, cid string, live []byte, n int) {
 	t.Helper()
-	p, got, err := s.Signers(context.Background(), cid)
+	p, got, err := s.Signers(t.Context(), cid)
 	if live == nil {
 		if !errors.Is(err, events.ErrNotFound) {
 			t.Errorf("Signers(%s) of a consumer without a live record: err %v, want ErrNotFound", cid, err)
@@ -237,7 +236,7 @@ func TestSignersOverflowScans(t *testing.T) {
 	}
 	publishAll(t, js, msgs)
 	s := projected(t, js, nil)
-	_, got, err := s.Signers(context.Background(), c)
+	_, got, err := s.Signers(t.Context(), c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +347,7 @@ func allSigners(t testing.TB, s *Store, msgs []wireMsg) map[string][]events.Sign
 		if c == "" {
 			continue
 		}
-		_, sg, err := s.Signers(context.Background(), c)
+		_, sg, err := s.Signers(t.Context(), c)
 		if err != nil && !errors.Is(err, events.ErrNotFound) {
 			t.Fatal(err)
 		}
@@ -404,7 +403,7 @@ func TestSignerSetConsumerInOneTransaction(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			p, _, err := s.Signers(context.Background(), c)
+			p, _, err := s.Signers(t.Context(), c)
 			switch {
 			case tc.first == "" && !errors.Is(err, events.ErrNotFound):
 				t.Errorf("Signers: consumer %+v, err %v; want ErrNotFound", p, err)

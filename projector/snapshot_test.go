@@ -57,7 +57,7 @@ func emptyStore(t *testing.T, key []byte) *Store {
 
 func streamIdent(t *testing.T, js jetstream.JetStream) StreamIdentity {
 	t.Helper()
-	id, err := LookUpStream(context.Background(), js, "PERSONS")
+	id, err := LookUpStream(t.Context(), js, "PERSONS")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx := context.Background()
+			ctx := t.Context()
 			taken, name, err := sn.Take(ctx, a)
 			if err != nil {
 				t.Fatalf("Take: %v", err)
@@ -130,11 +130,11 @@ func TestSnapshotRoundTrip(t *testing.T) {
 // objectBytes returns the stored bytes of an object.
 func objectBytes(t *testing.T, js jetstream.JetStream, bucket, name string) []byte {
 	t.Helper()
-	obs, err := js.ObjectStore(context.Background(), bucket)
+	obs, err := js.ObjectStore(t.Context(), bucket)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := obs.GetBytes(context.Background(), name)
+	b, err := obs.GetBytes(t.Context(), name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestSnapshotRefused(t *testing.T) {
 	key := bytes.Repeat([]byte{1}, 32)
 	plain := projected(t, js, nil)
 	secret := projected(t, js, key)
-	ctx := context.Background()
+	ctx := t.Context()
 	ident := streamIdent(t, js)
 
 	// good returns the bytes and metadata of a valid snapshot of store.
@@ -283,14 +283,14 @@ func TestSnapshotsPruned(t *testing.T) {
 	}
 	var names []string
 	for range 4 {
-		_, name, err := sn.Take(context.Background(), a)
+		_, name, err := sn.Take(t.Context(), a)
 		if err != nil {
 			t.Fatal(err)
 		}
 		names = append(names, name)
 	}
-	obs, _ := js.ObjectStore(context.Background(), "PRUNE")
-	list, err := obs.List(context.Background())
+	obs, _ := js.ObjectStore(t.Context(), "PRUNE")
+	list, err := obs.List(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func TestSnapshotsPruned(t *testing.T) {
 func TestSnapshotsPurgeOrphanChunks(t *testing.T) {
 	js, _ := generatedStream(t, 9, 50)
 	a := projected(t, js, nil)
-	ctx := context.Background()
+	ctx := t.Context()
 	for _, tc := range []struct {
 		name      string
 		orphanAge time.Duration
@@ -365,7 +365,7 @@ func TestSnapshotTakeCancelled(t *testing.T) {
 	interrupted := 0
 	for _, after := range []time.Duration{0, time.Millisecond, 3 * time.Millisecond, 10 * time.Millisecond, 30 * time.Millisecond} {
 		t.Run(after.String(), func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
+			ctx, cancel := context.WithCancel(t.Context())
 			timer := time.AfterFunc(after, cancel)
 			defer timer.Stop()
 			_, _, err := sn.Take(ctx, a)
@@ -381,7 +381,7 @@ func TestSnapshotTakeCancelled(t *testing.T) {
 	if interrupted == 0 {
 		t.Fatal("no upload was interrupted; the test did not test cancellation")
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	taken, _, err := sn.Take(ctx, a)
 	if err != nil {
 		t.Fatalf("Take after the cancelled ones: %v", err)
@@ -406,12 +406,12 @@ func TestRestoreCancelled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := sn.Take(context.Background(), a); err != nil {
+	if _, _, err := sn.Take(t.Context(), a); err != nil {
 		t.Fatal(err)
 	}
 	b := emptyStore(t, nil)
 	for _, after := range []time.Duration{0, time.Millisecond, 3 * time.Millisecond, 10 * time.Millisecond} {
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(t.Context())
 		timer := time.AfterFunc(after, cancel)
 		_, ok, err := sn.Restore(ctx, b, streamIdent(t, js))
 		timer.Stop()
@@ -427,7 +427,7 @@ func TestRestoreCancelled(t *testing.T) {
 		}
 	}
 	if empty, _ := b.Empty(); empty {
-		if _, ok, err := sn.Restore(context.Background(), b, streamIdent(t, js)); err != nil || !ok {
+		if _, ok, err := sn.Restore(t.Context(), b, streamIdent(t, js)); err != nil || !ok {
 			t.Fatalf("Restore after the cancelled ones: ok %v err %v", ok, err)
 		}
 	}

@@ -2,7 +2,6 @@ package projector
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -80,7 +79,7 @@ func applyAll(t *testing.T, s *Store, evs ...events.Event) batchStats {
 
 func firstName(t *testing.T, s *Store, id string) string {
 	t.Helper()
-	p, err := s.Person(context.Background(), id)
+	p, err := s.Person(t.Context(), id)
 	if errors.Is(err, events.ErrNotFound) {
 		return "<not found>"
 	}
@@ -92,7 +91,7 @@ func firstName(t *testing.T, s *Store, id string) string {
 
 func signerNames(t *testing.T, s *Store, cid string) string {
 	t.Helper()
-	_, sg, err := s.Signers(context.Background(), cid)
+	_, sg, err := s.Signers(t.Context(), cid)
 	if errors.Is(err, events.ErrNotFound) {
 		return "<not found>"
 	}
@@ -250,7 +249,7 @@ func TestRecordsRoundTrip(t *testing.T) {
 		events.Event{Type: events.TypeSignerUpserted, EntityVersion: 1, Data: full},
 		events.Event{Type: events.TypeSignerUpserted, EntityVersion: 1, Data: bare},
 	)
-	p, sg, err := s.Signers(context.Background(), strings.ToUpper(cid))
+	p, sg, err := s.Signers(t.Context(), strings.ToUpper(cid))
 	if err != nil {
 		t.Fatalf("Signers: %v", err)
 	}
@@ -276,7 +275,7 @@ func TestTxnTooBig(t *testing.T) {
 	if st.applied != 4001 {
 		t.Fatalf("applied = %d, want 4001", st.applied)
 	}
-	_, sg, err := s.Signers(context.Background(), cid)
+	_, sg, err := s.Signers(t.Context(), cid)
 	if err != nil || len(sg) != 4000 {
 		t.Fatalf("Signers: %d signers, err %v; want 4000", len(sg), err)
 	}

@@ -65,7 +65,7 @@ func publishToVisible(b *testing.B, rate int, d time.Duration) (p50, p99 time.Du
 	case <-time.After(60 * time.Second):
 		b.Fatal("publish acks did not arrive")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(b.Context(), 60*time.Second)
 	defer cancel()
 	if err := p.Position().Wait(ctx, uint64(sent)); err != nil {
 		b.Fatalf("wait for %d: %v", sent, err)

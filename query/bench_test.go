@@ -65,7 +65,7 @@ func BenchmarkGetSigners(b *testing.B) {
 func BenchmarkVerifyToken(b *testing.B) {
 	s := benchServer(b)
 	token := rsaToken(b, goodClaims("read:persons"))
-	req := bearerRequest(context.Background(), token)
+	req := bearerRequest(b.Context(), token)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -92,7 +92,7 @@ func BenchmarkVerifyShare(b *testing.B) {
 			token := rsaToken(b, goodClaims("read:persons"))
 			req := httptest.NewRequest(http.MethodGet, tc.target, nil)
 			req.Header.Set("Authorization", "Bearer "+token)
-			verifyReq := bearerRequest(context.Background(), token)
+			verifyReq := bearerRequest(b.Context(), token)
 			var verify, whole time.Duration
 			b.ResetTimer()
 			for b.Loop() {
@@ -157,7 +157,7 @@ func BenchmarkHandlers(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			s := benchServer(b)
 			token := rsaToken(b, goodClaims("read:persons"))
-			p, err := s.tokens.VerifyBearer(bearerRequest(context.Background(), token))
+			p, err := s.tokens.VerifyBearer(bearerRequest(b.Context(), token))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -106,7 +106,7 @@ func halfClosedGet(t *testing.T, addr, target, token string) (*http.Response, st
 // nor its deadline; it carries the request's info.
 func TestRequestContextIgnoresTheClient(t *testing.T) {
 	type key struct{}
-	client, cancel := context.WithDeadline(context.WithValue(context.Background(), key{}, "v"), time.Now().Add(time.Hour))
+	client, cancel := context.WithDeadline(context.WithValue(t.Context(), key{}, "v"), time.Now().Add(time.Hour))
 	ctx := &requestContext{parent: client}
 	cancel()
 	if ctx.Err() != nil || ctx.Done() != nil || context.Cause(ctx) != nil {

@@ -250,7 +250,7 @@ func BenchmarkHandlersPosition(b *testing.B) {
 			s := benchServer(b)
 			s.fresh.pos = tc.pos
 			token := rsaToken(b, goodClaims("read:persons"))
-			p, err := s.tokens.VerifyBearer(bearerRequest(context.Background(), token))
+			p, err := s.tokens.VerifyBearer(bearerRequest(b.Context(), token))
 			if err != nil {
 				b.Fatal(err)
 			}

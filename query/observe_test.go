@@ -219,7 +219,7 @@ func TestClientGone(t *testing.T) {
 	for _, target := range []string{"/api/v1/persons/" + consumerA, "/api/v1/authorized-signers?consumer_id=" + consumerA} {
 		t.Run(target, func(t *testing.T) {
 			before := len(buf.String())
-			ctx, cancel := context.WithCancel(context.Background())
+			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			goAway = cancel
 			req := newRequest(http.MethodGet, target, read).WithContext(ctx)

@@ -97,7 +97,7 @@ func TestServeRefusesABadAdminTokenFile(t *testing.T) {
 				"LOOKUP_JWKS_FILE": writeJWKS(t), "LOOKUP_ADMIN_TOKEN_FILE": file,
 				"LOOKUP_ISSUER": testIssuer, "LOOKUP_AUDIENCE": testAudience,
 			}
-			err := run(context.Background(), []string{"serve"}, env(environ), io.Discard, io.Discard)
+			err := run(t.Context(), []string{"serve"}, env(environ), io.Discard, io.Discard)
 			if err == nil || !strings.Contains(err.Error(), "admin token file") {
 				t.Errorf("serve = %v, want an error naming the admin token file", err)
 			}

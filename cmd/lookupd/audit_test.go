@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,7 +41,7 @@ func TestServeAuditsDisclosures(t *testing.T) {
 	// The accounting of the signer with protected data: two disclosures,
 	// newest first; none for the signer without.
 	var out, errOut testkit.LogBuffer
-	if err := run(context.Background(), []string{"audit", "--person", withBoth.SignerID}, env(nats), &out, &errOut); err != nil {
+	if err := run(t.Context(), []string{"audit", "--person", withBoth.SignerID}, env(nats), &out, &errOut); err != nil {
 		t.Fatalf("audit --person: %v\n%s", err, errOut.String())
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -71,14 +70,14 @@ func TestServeAuditsDisclosures(t *testing.T) {
 		t.Errorf("audit --person with records: stderr %q, want nothing (integration reads stdout and stderr as one)", errOut.String())
 	}
 	out, errOut = testkit.LogBuffer{}, testkit.LogBuffer{}
-	if err := run(context.Background(), []string{"audit", "--person", withNone.SignerID}, env(nats), &out, &errOut); err != nil {
+	if err := run(t.Context(), []string{"audit", "--person", withNone.SignerID}, env(nats), &out, &errOut); err != nil {
 		t.Fatalf("audit --person: %v", err)
 	}
 	if want := "0 disclosures of " + withNone.SignerID; out.String() != "" || !strings.Contains(errOut.String(), want) {
 		t.Errorf("audit --person of a signer never disclosed: stdout %q, stderr %q; want nothing and %q", out.String(), errOut.String(), want)
 	}
 	out = testkit.LogBuffer{}
-	if err := run(context.Background(), []string{"audit", "--person", withNone.SignerID, "--format", "fhir"}, env(nats), &out, &errOut); err != nil {
+	if err := run(t.Context(), []string{"audit", "--person", withNone.SignerID, "--format", "fhir"}, env(nats), &out, &errOut); err != nil {
 		t.Fatalf("audit --format fhir: %v", err)
 	}
 	var b audit.Bundle
@@ -86,7 +85,7 @@ func TestServeAuditsDisclosures(t *testing.T) {
 		t.Errorf("fhir accounting of a signer never disclosed = %s (%v), want an empty Bundle", out.String(), err)
 	}
 	out, errOut = testkit.LogBuffer{}, testkit.LogBuffer{}
-	if err := run(context.Background(), []string{"audit", "--person", withNone.SignerID}, env(nats), &out, &errOut); err != nil {
+	if err := run(t.Context(), []string{"audit", "--person", withNone.SignerID}, env(nats), &out, &errOut); err != nil {
 		t.Fatalf("audit --person: %v", err)
 	}
 	if out.String() != "" || !strings.Contains(errOut.String(), "0 disclosures") {
@@ -94,7 +93,7 @@ func TestServeAuditsDisclosures(t *testing.T) {
 	}
 
 	out = testkit.LogBuffer{}
-	if err := run(context.Background(), []string{"audit", "verify"}, env(nats), &out, &errOut); err != nil {
+	if err := run(t.Context(), []string{"audit", "verify"}, env(nats), &out, &errOut); err != nil {
 		t.Fatalf("audit verify: %v\n%s", err, out.String())
 	}
 	if !strings.HasPrefix(out.String(), "2 records in 2 messages in 1 chains") {
@@ -103,7 +102,7 @@ func TestServeAuditsDisclosures(t *testing.T) {
 
 	// Without the audit stream, protected answers are 503 and plain ones
 	// still 200.
-	if err := js.DeleteStream(context.Background(), audit.DefaultStream); err != nil {
+	if err := js.DeleteStream(t.Context(), audit.DefaultStream); err != nil {
 		t.Fatal(err)
 	}
 	code, body, _ := getWithHeaders(base+"&expand=PROTECTED_PERSONAL_DATA", tok, nil)
@@ -128,7 +127,7 @@ func TestAuditCommandLineErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut testkit.LogBuffer
-			err := run(context.Background(), tc.args, env(nil), &out, &errOut)
+			err := run(t.Context(), tc.args, env(nil), &out, &errOut)
 			if !errors.Is(err, settings.ErrUsage) {
 				t.Errorf("run(%q) = %v, want a usage error", tc.args, err)
 			}

@@ -69,7 +69,7 @@ func TestAuditLedgerSurvivesSIGKILL(t *testing.T) {
 	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "kill", Scope: "read:persons read:persons:ssn"})
 	path := "/api/v1/authorized-signers?consumer_id=" + consumer + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL"
 	load := func(prefix string) (*child, *audittest.Reads) { return loadChild(t, e, path, tok, prefix, 200) }
-	ctx := context.Background()
+	ctx := t.Context()
 
 	var all []audittest.Answer
 	for round := range killRounds {
@@ -158,7 +158,7 @@ func readLedger(ctx context.Context, t *testing.T, js jetstream.JetStream) audit
 func checkAuditVerify(t *testing.T, url string) {
 	t.Helper()
 	var out, errOut testkit.LogBuffer
-	err := run(context.Background(), []string{"audit", "verify"}, env(map[string]string{"LOOKUP_NATS_URL": url}), &out, &errOut)
+	err := run(t.Context(), []string{"audit", "verify"}, env(map[string]string{"LOOKUP_NATS_URL": url}), &out, &errOut)
 	if err != nil || !strings.HasSuffix(out.String(), "OK\n") {
 		t.Errorf("audit verify: %v\n%s%s", err, out.String(), errOut.String())
 	}

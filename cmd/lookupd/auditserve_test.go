@@ -43,7 +43,7 @@ func discloseThroughLedger(t *testing.T, url, replica, person string, n int) {
 	for i := range n {
 		d := query.Disclosure{RequestID: fmt.Sprintf("%s-%d", person[:3], i), Subject: "alice", Operation: "getAuthorizedSigners",
 			Persons: []query.DisclosedPerson{{ID: person, SSNMode: "LAST4"}}}
-		if err := l.Disclose(context.Background(), d); err != nil {
+		if err := l.Disclose(t.Context(), d); err != nil {
 			t.Fatalf("Disclose: %v", err)
 		}
 	}
@@ -186,7 +186,7 @@ func TestAuditServeAnswersAPersonsDisclosures(t *testing.T) {
 	t.Run("searches recorded", func(t *testing.T) {
 		_, js := testkit.ConnectNATS(t, ns.ClientURL())
 		testkit.WaitFor(t, 10*time.Second, func() error {
-			recs, err := audit.Accounting(context.Background(), js, audit.DefaultStream, cyd, time.Time{}, time.Time{})
+			recs, err := audit.Accounting(t.Context(), js, audit.DefaultStream, cyd, time.Time{}, time.Time{})
 			if err != nil {
 				return err
 			}
@@ -228,7 +228,7 @@ func TestAuditPersonAsksTheAccountingService(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut testkit.LogBuffer
-			if err := run(context.Background(), []string{"audit", "--person", tc.person}, env(environ), &out, &errOut); err != nil {
+			if err := run(t.Context(), []string{"audit", "--person", tc.person}, env(environ), &out, &errOut); err != nil {
 				t.Fatalf("audit --person: %v\n%s", err, errOut.String())
 			}
 			lines := 0
@@ -245,7 +245,7 @@ func TestAuditPersonAsksTheAccountingService(t *testing.T) {
 	}
 	t.Run("no token file", func(t *testing.T) {
 		var out, errOut testkit.LogBuffer
-		err := run(context.Background(), []string{"audit", "--person", ada, "--accounting-url", "http://" + addrs["api"]}, env(nil), &out, &errOut)
+		err := run(t.Context(), []string{"audit", "--person", ada, "--accounting-url", "http://" + addrs["api"]}, env(nil), &out, &errOut)
 		if !errors.Is(err, settings.ErrUsage) {
 			t.Errorf("audit --accounting-url without a token file = %v, want a usage error", err)
 		}

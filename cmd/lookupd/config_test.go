@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -52,7 +51,7 @@ func TestHelpListsFlagsAndEnvironment(t *testing.T) {
 		for _, form := range []string{"--help", "-h"} {
 			t.Run(tt.cmd+" "+form, func(t *testing.T) {
 				var out, errOut testkit.LogBuffer
-				if err := run(context.Background(), []string{tt.cmd, form}, env(nil), &out, &errOut); err != nil {
+				if err := run(t.Context(), []string{tt.cmd, form}, env(nil), &out, &errOut); err != nil {
 					t.Fatalf("run: %v", err)
 				}
 				help := out.String()
@@ -76,7 +75,7 @@ func TestTopLevelHelp(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var out, errOut testkit.LogBuffer
-			if err := run(context.Background(), args, env(nil), &out, &errOut); err != nil {
+			if err := run(t.Context(), args, env(nil), &out, &errOut); err != nil {
 				t.Fatalf("run: %v", err)
 			}
 			for _, c := range []string{"serve", "project", "dev", "token", "version"} {
@@ -116,7 +115,7 @@ func TestUsageErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errOut testkit.LogBuffer
-			err := run(context.Background(), tt.args, env(tt.env), &out, &errOut)
+			err := run(t.Context(), tt.args, env(tt.env), &out, &errOut)
 			if !errors.Is(err, settings.ErrUsage) {
 				t.Fatalf("err = %v, want a usage error", err)
 			}
@@ -132,7 +131,7 @@ func TestUsageErrors(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	var out, errOut testkit.LogBuffer
-	if err := run(context.Background(), []string{"version"}, env(nil), &out, &errOut); err != nil {
+	if err := run(t.Context(), []string{"version"}, env(nil), &out, &errOut); err != nil {
 		t.Fatal(err)
 	}
 	if got := out.String(); !strings.HasPrefix(got, "lookupd "+version+" (go") {
@@ -157,7 +156,7 @@ func TestHelpDefaults(t *testing.T) {
 		t.Run(tt.cmd+" "+tt.env, func(t *testing.T) {
 			var out, errOut testkit.LogBuffer
 			args := append(strings.Fields(tt.cmd), "--help")
-			if err := run(context.Background(), args, env(nil), &out, &errOut); err != nil {
+			if err := run(t.Context(), args, env(nil), &out, &errOut); err != nil {
 				t.Fatalf("run: %v", err)
 			}
 			help := out.String()
@@ -174,7 +173,7 @@ func TestHelpDefaults(t *testing.T) {
 // serve: settings.Config.CheckTokenRules).
 func TestMissingSettings(t *testing.T) {
 	var out, errOut testkit.LogBuffer
-	err := run(context.Background(), []string{"serve"}, env(map[string]string{"LOOKUP_DATA_DIR": t.TempDir()}), &out, &errOut)
+	err := run(t.Context(), []string{"serve"}, env(map[string]string{"LOOKUP_DATA_DIR": t.TempDir()}), &out, &errOut)
 	for _, want := range []error{settings.ErrNoJWKS, settings.ErrNoIssuer, settings.ErrNoAudience} {
 		if !errors.Is(err, want) {
 			t.Errorf("err = %v, want it to match %v", err, want)
@@ -229,7 +228,7 @@ func TestServeTokenCacheSetting(t *testing.T) {
 // not loopback is a start-up error naming the opt-out.
 func TestPlainHTTPJWKSURLRefused(t *testing.T) {
 	cfg := settings.Config{JWKSURL: "http://idp.example/.well-known/jwks.json"}
-	_, err := loadKeys(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	_, err := loadKeys(t.Context(), cfg, slog.New(slog.DiscardHandler))
 	if !errors.Is(err, auth.ErrJWKSInsecureURL) || !strings.Contains(err.Error(), "LOOKUP_JWKS_ALLOW_HTTP=true") {
 		t.Errorf("loadKeys = %v, want ErrJWKSInsecureURL naming LOOKUP_JWKS_ALLOW_HTTP=true", err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -21,14 +20,14 @@ func TestDemoCommandPublishes(t *testing.T) {
 	for i, wantNew := range []int{len(data.Events), 0} {
 		t.Run(fmt.Sprintf("run %d", i+1), func(t *testing.T) {
 			var out, errOut testkit.LogBuffer
-			if err := run(context.Background(), []string{"demo"}, env(environ), &out, &errOut); err != nil {
+			if err := run(t.Context(), []string{"demo"}, env(environ), &out, &errOut); err != nil {
 				t.Fatalf("demo: %v (stderr %q)", err, errOut.String())
 			}
 			want := fmt.Sprintf("%d events, %d new", len(data.Events), wantNew)
 			if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), data.Consumer) {
 				t.Errorf("output = %q, want %q and consumer %s", out.String(), want, data.Consumer)
 			}
-			s, err := js.Stream(context.Background(), "DEMO")
+			s, err := js.Stream(t.Context(), "DEMO")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -54,7 +53,7 @@ func TestDemoCommandErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errOut testkit.LogBuffer
-			err := run(context.Background(), []string{"demo"}, env(tt.environ), &out, &errOut)
+			err := run(t.Context(), []string{"demo"}, env(tt.environ), &out, &errOut)
 			if err == nil {
 				t.Fatalf("demo succeeded, want an error; stdout %q", out.String())
 			}
@@ -74,7 +73,7 @@ func TestDemoCommandErrors(t *testing.T) {
 // line that is valid under the contract on its own subject.
 func TestDemoPrint(t *testing.T) {
 	var out, errOut testkit.LogBuffer
-	if err := run(context.Background(), []string{"demo", "--print"}, env(nil), &out, &errOut); err != nil {
+	if err := run(t.Context(), []string{"demo", "--print"}, env(nil), &out, &errOut); err != nil {
 		t.Fatalf("demo --print: %v (stderr %q)", err, errOut.String())
 	}
 	data := testDemoData(t)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,7 +48,7 @@ func moreTokensIn(t *testing.T, banner string, environ map[string]string) string
 		t.Fatalf("More tokens command %q does not start with %q", m[1], prefix)
 	}
 	var out, errOut testkit.LogBuffer
-	if err := run(context.Background(), words[3:], env(environ), &out, &errOut); err != nil {
+	if err := run(t.Context(), words[3:], env(environ), &out, &errOut); err != nil {
 		t.Fatalf("%s: %v\n%s", m[1], err, errOut.String())
 	}
 	return strings.TrimSpace(out.String())
@@ -71,7 +70,7 @@ func checkBannerTools(t *testing.T, banner string) {
 			t.Fatal(err)
 		}
 		var out, errOut testkit.LogBuffer
-		if err := run(context.Background(), words, env(nil), &out, &errOut); err != nil {
+		if err := run(t.Context(), words, env(nil), &out, &errOut); err != nil {
 			t.Fatalf("%s: %v\n%s", l[1], err, errOut.String())
 		}
 		switch words[0] {
@@ -258,7 +257,7 @@ func TestTokenDefaultsToDevKey(t *testing.T) {
 				return nil
 			})
 			var out, errOut testkit.LogBuffer
-			if err := run(context.Background(), tt.tokenArgs, env(tt.tokenEnv), &out, &errOut); err != nil {
+			if err := run(t.Context(), tt.tokenArgs, env(tt.tokenEnv), &out, &errOut); err != nil {
 				t.Fatalf("token: %v (stderr %q)", err, errOut.String())
 			}
 			curls := curlLine.FindAllStringSubmatch(p.stdout.String(), -1)

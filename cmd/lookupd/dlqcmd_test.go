@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"path/filepath"
 	"regexp"
@@ -25,7 +24,7 @@ func TestDLQCommands(t *testing.T) {
 	m := nats.NewMsg(subject)
 	m.Data = []byte(`{"specversion":"1.0","data":{"ssn":"` + secret + `"}}`)
 	m.Header.Set("Nats-Msg-Id", "broken-1")
-	if _, err := js.PublishMsg(context.Background(), m); err != nil {
+	if _, err := js.PublishMsg(t.Context(), m); err != nil {
 		t.Fatal(err)
 	}
 	environ := map[string]string{"LOOKUP_NATS_URL": ns.ClientURL(), "LOOKUP_DATA_DIR": filepath.Join(t.TempDir(), "data")}
@@ -35,7 +34,7 @@ func TestDLQCommands(t *testing.T) {
 	runCmd := func(args ...string) (string, error) {
 		t.Helper()
 		var out, errOut testkit.LogBuffer
-		err := run(context.Background(), args, env(environ), &out, &errOut)
+		err := run(t.Context(), args, env(environ), &out, &errOut)
 		if strings.Contains(out.String()+errOut.String(), secret) {
 			t.Errorf("lookupd %v printed the body's personal data", args)
 		}
@@ -85,14 +84,14 @@ func TestDLQCommands(t *testing.T) {
 		})
 	}
 
-	last, err := js.Stream(context.Background(), "PERSONS")
+	last, err := js.Stream(t.Context(), "PERSONS")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := last.CachedInfo().State.LastSeq; got != 2 {
 		t.Errorf("PERSONS last sequence = %d after the replay, want 2", got)
 	}
-	if got, err := last.GetMsg(context.Background(), 2); err != nil || !bytes.Equal(got.Data, m.Data) || got.Subject != subject {
+	if got, err := last.GetMsg(t.Context(), 2); err != nil || !bytes.Equal(got.Data, m.Data) || got.Subject != subject {
 		t.Errorf("PERSONS seq 2 = %v, %v; want the original event on %s", got, err, subject)
 	}
 	if out, err := runCmd("dlq", "ls"); err != nil || !strings.Contains(out, "0 dead letter(s)") {
@@ -104,7 +103,7 @@ func TestDLQUnreachableNATS(t *testing.T) {
 	environ := map[string]string{"LOOKUP_NATS_URL": "nats://127.0.0.1:1"}
 	d := dlqCommand{connectWait: 500 * time.Millisecond}
 	start := time.Now()
-	err := d.run(context.Background(), []string{"ls"}, env(environ), &bytes.Buffer{}, &bytes.Buffer{})
+	err := d.run(t.Context(), []string{"ls"}, env(environ), &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "not reachable") {
 		t.Errorf("dlq ls = %v, want NATS not reachable", err)
 	}

@@ -52,7 +52,7 @@ func TestServeReadYourWrites(t *testing.T) {
 
 	// A steady background load of other events while the caller writes
 	// and reads its own.
-	loadCtx, stopLoad := context.WithCancel(context.Background())
+	loadCtx, stopLoad := context.WithCancel(t.Context())
 	loadDone := make(chan struct{})
 	go func() {
 		defer close(loadDone)
@@ -73,7 +73,7 @@ func TestServeReadYourWrites(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		seq, err := pub.Publish(context.Background(), ev)
+		seq, err := pub.Publish(t.Context(), ev)
 		if err != nil {
 			t.Fatal(err)
 		}

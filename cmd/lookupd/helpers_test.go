@@ -40,7 +40,7 @@ func publish(t *testing.T, js jetstream.JetStream, data ...any) {
 		if err != nil {
 			t.Fatalf("new event: %v", err)
 		}
-		if _, err := p.Publish(context.Background(), ev); err != nil {
+		if _, err := p.Publish(t.Context(), ev); err != nil {
 			t.Fatalf("publish %T: %v", d, err)
 		}
 	}
@@ -132,7 +132,7 @@ func adaConsumer(t *testing.T, prefix string) events.Consumer {
 // createStream creates the stream name as deployed (subjects persons.>).
 func createStream(t *testing.T, js jetstream.JetStream, name string) {
 	t.Helper()
-	if _, err := js.CreateStream(context.Background(), dev.PersonsStream(name)); err != nil {
+	if _, err := js.CreateStream(t.Context(), dev.PersonsStream(name)); err != nil {
 		t.Fatalf("create stream: %v", err)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -28,7 +27,7 @@ func TestStartUpWarnsOfLooseKeyFiles(t *testing.T) {
 	}
 	var buf testkit.LogBuffer
 	logger := slog.New(slog.NewTextHandler(&buf, nil))
-	if _, err := loadKeys(context.Background(), settings.Config{JWKSFile: jwks}, logger); err == nil {
+	if _, err := loadKeys(t.Context(), settings.Config{JWKSFile: jwks}, logger); err == nil {
 		t.Error("loadKeys accepted a file that holds no JWKS")
 	}
 	if _, err := encryptionKey(settings.Config{EncryptionKeyFile: key}, logger); err == nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -67,7 +66,7 @@ func TestExitCode(t *testing.T) {
 	for _, tt := range exitCases {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errOut testkit.LogBuffer
-			err := run(context.Background(), tt.args, env(map[string]string{"LOOKUP_DATA_DIR": t.TempDir()}), &out, &errOut)
+			err := run(t.Context(), tt.args, env(map[string]string{"LOOKUP_DATA_DIR": t.TempDir()}), &out, &errOut)
 			if got := exitCode(err); got != tt.want {
 				t.Errorf("exit code = %d (err %v), want %d", got, err, tt.want)
 			}

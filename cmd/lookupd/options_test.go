@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -119,7 +118,7 @@ func TestEncryptionAtRest(t *testing.T) {
 		t.Fatalf("open with the key: %v", err)
 	}
 	defer s.Close()
-	if got, err := s.Person(context.Background(), c.ConsumerID); err != nil || got.LastName != "Encrypted" {
+	if got, err := s.Person(t.Context(), c.ConsumerID); err != nil || got.LastName != "Encrypted" {
 		t.Errorf("person = %+v, %v", got, err)
 	}
 
@@ -132,7 +131,7 @@ func TestEncryptionAtRest(t *testing.T) {
 	environ := serveEnv(t, ns, dir)
 	environ["LOOKUP_ENCRYPTION_KEY_FILE"] = other
 	var out, errOut testkit.LogBuffer
-	err = run(context.Background(), []string{"serve"}, env(environ), &out, &errOut)
+	err = run(t.Context(), []string{"serve"}, env(environ), &out, &errOut)
 	if !errors.Is(err, projector.ErrEncryptionKey) {
 		t.Errorf("serve with the wrong key: %v, want ErrEncryptionKey", err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -21,7 +20,7 @@ func TestProjectUntilCaughtUp(t *testing.T) {
 	var last uint64
 	for _, ev := range data.Events {
 		var err error
-		if last, err = pub.Publish(context.Background(), ev); err != nil {
+		if last, err = pub.Publish(t.Context(), ev); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -47,10 +46,10 @@ func TestProjectUntilCaughtUp(t *testing.T) {
 	if cp := checkpoint(t, s); cp != last {
 		t.Errorf("checkpoint = %d, want %d", cp, last)
 	}
-	if _, sg, err := s.Signers(context.Background(), data.Consumer); err != nil || len(sg) != 8 {
+	if _, sg, err := s.Signers(t.Context(), data.Consumer); err != nil || len(sg) != 8 {
 		t.Errorf("signers of %s: %d, %v; want 8", data.Consumer, len(sg), err)
 	}
-	if _, err := s.Person(context.Background(), data.DeletedConsumer); !errors.Is(err, events.ErrNotFound) {
+	if _, err := s.Person(t.Context(), data.DeletedConsumer); !errors.Is(err, events.ErrNotFound) {
 		t.Errorf("deleted consumer: %v, want ErrNotFound", err)
 	}
 }
@@ -86,7 +85,7 @@ func TestStreamMismatchIsFatal(t *testing.T) {
 	}
 	// The stream is deleted and created again: the read model belongs to
 	// the old one.
-	if err := js.DeleteStream(context.Background(), "PERSONS"); err != nil {
+	if err := js.DeleteStream(t.Context(), "PERSONS"); err != nil {
 		t.Fatal(err)
 	}
 	createStream(t, js, "PERSONS")

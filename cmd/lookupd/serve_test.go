@@ -261,7 +261,7 @@ func TestServe(t *testing.T) {
 	if cp := checkpoint(t, s); cp != 9 { // 7 at start, then the late and the lone consumer
 		t.Errorf("checkpoint = %d, want 9", cp)
 	}
-	if _, sg, err := s.Signers(context.Background(), consumer.ConsumerID); err != nil || len(sg) != 5 {
+	if _, sg, err := s.Signers(t.Context(), consumer.ConsumerID); err != nil || len(sg) != 5 {
 		t.Errorf("signers after reopen: %d, %v; want 5", len(sg), err)
 	}
 }
@@ -310,7 +310,7 @@ func TestServeStartupErrors(t *testing.T) {
 					environ[k] = v
 				}
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 			defer cancel()
 			var out, errOut testkit.LogBuffer
 			err := run(ctx, []string{"serve"}, env(environ), &out, &errOut)
@@ -398,6 +398,15 @@ func TestServeWithoutNATS(t *testing.T) {
 	createStream(t, js, "PERSONS")
 	publish(t, js, events.Consumer{ConsumerID: consumerID, BusinessID: dev.DemoID("business", 0), FirstName: "A", LastName: "B"})
 	waitReady(t, addrs["admin"])
+	// Ready is no promise that the event is applied: serve may have
+	// reconnected between the stream's creation and the publish, and been
+	// caught up with the empty stream. Wait for the event's position.
+	testkit.WaitFor(t, 60*time.Second, func() error {
+		if got := metric(t, addrs["admin"], "lookup_projector_applied_sequence"); got != "1" {
+			return fmt.Errorf("applied sequence %q, want 1", got)
+		}
+		return nil
+	})
 	if code, body, err := get(personURL, tok); err != nil || code != http.StatusOK {
 		t.Errorf("GET person once caught up: %d %s %v, want 200", code, body, err)
 	}

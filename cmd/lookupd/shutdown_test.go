@@ -25,7 +25,7 @@ func TestServeLogsTheSignal(t *testing.T) {
 	createStream(t, jetStream(t, ns), "PERSONS")
 	environ := serveEnv(t, ns, t.TempDir())
 	environ["LOOKUP_LOG_FORMAT"] = "json"
-	ctx, cancel := context.WithCancelCause(context.Background())
+	ctx, cancel := context.WithCancelCause(t.Context())
 	defer cancel(nil)
 	p := &program{stdout: &testkit.LogBuffer{}, stderr: &testkit.LogBuffer{}, done: make(chan error, 1)}
 	go func() { p.done <- run(ctx, []string{"serve"}, env(environ), p.stdout, p.stderr) }()
@@ -56,7 +56,7 @@ func TestServeShutdownDelay(t *testing.T) {
 
 	environ := serveEnv(t, ns, filepath.Join(t.TempDir(), "data"))
 	environ["LOOKUP_SHUTDOWN_DELAY"] = delay.String()
-	ctx, cancel := context.WithCancelCause(context.Background())
+	ctx, cancel := context.WithCancelCause(t.Context())
 	defer cancel(nil)
 	p := &program{stdout: &testkit.LogBuffer{}, stderr: &testkit.LogBuffer{}, done: make(chan error, 1)}
 	go func() { p.done <- run(ctx, []string{"serve"}, env(environ), p.stdout, p.stderr) }()

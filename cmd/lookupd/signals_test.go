@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -65,7 +64,7 @@ func newMatrix(t *testing.T) *matrix {
 	}
 	createStream(t, js, "PERSONS")
 	pop := fixtures.NewPopulation(matrixPeople, matrixSigners, 20)
-	last, err := fixtures.PublishBulk(context.Background(), js, pop.Entities(), pop.Next, nil)
+	last, err := fixtures.PublishBulk(t.Context(), js, pop.Entities(), pop.Next, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,6 +147,23 @@ func (c *child) logged(msg string) bool {
 	return false
 }
 
+// loggedAt returns the time of the first line the child logged whose msg
+// is msg (the child's clock is the machine's, as the test's is).
+func (c *child) loggedAt(msg string) (time.Time, bool) {
+	sc := bufio.NewScanner(strings.NewReader(c.stderr.String()))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var line struct {
+			Time time.Time `json:"time"`
+			Msg  string    `json:"msg"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == msg {
+			return line.Time, true
+		}
+	}
+	return time.Time{}, false
+}
+
 // waitLogged polls the child's log for msg, failing if the child ends
 // first.
 func (c *child) waitLogged(t *testing.T, timeout time.Duration, msg string) {
@@ -207,30 +223,45 @@ func interruptPhase(t *testing.T, what string, try func() bool) {
 	t.Fatalf("%s ended before the signal in each of %d tries: make the model larger", what, phaseTries)
 }
 
-// poller sends protected GETs (signers, SSN in full) at the API, counting
-// the answers that are not 200 among the requests sent before its
-// deadline; it stops at the deadline.
+// poller sends protected GETs (signers, SSN in full) at the API from the
+// time it starts until the child it polls has ended, recording when each
+// answer or failure came. Whether a failure counts is decided by the
+// child's own log, not by a guessed margin: the listener cannot close
+// before the shutdown delay, which the child logs as it begins, has
+// passed, so a request that failed before the delay's end failed while
+// the API had to answer; one that failed after it may have met the closed
+// listener (each worker stops at its first failure).
 type poller struct {
-	ok, failed atomic.Int64
-	firstFail  atomic.Value
-	deadline   atomic.Pointer[time.Time]
-	wg         sync.WaitGroup
+	mu       sync.Mutex
+	answered []time.Time // when each 200 came
+	failures []failure
+	stop     chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+}
+
+// failure is a request that was not answered 200, and when that was
+// known.
+type failure struct {
+	at  time.Time
+	err error
 }
 
 func startPoller(t *testing.T, api, consumer string, workers int) *poller {
 	t.Helper()
 	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "poller", Scope: "read:persons read:persons:ssn"})
-	p := &poller{}
-	client := &http.Client{Timeout: 10 * time.Second}
+	p := &poller{stop: make(chan struct{})}
+	client := &http.Client{Timeout: 60 * time.Second} // bounds a hang only
 	url := "http://" + api + "/api/v1/authorized-signers?consumer_id=" + consumer + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL"
 	for range workers {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
 			for {
-				sent := time.Now()
-				if d := p.deadline.Load(); d != nil && !sent.Before(*d) {
+				select {
+				case <-p.stop:
 					return
+				default:
 				}
 				req, _ := http.NewRequest(http.MethodGet, url, nil)
 				req.Header.Set("Authorization", "Bearer "+tok)
@@ -238,37 +269,70 @@ func startPoller(t *testing.T, api, consumer string, workers int) *poller {
 				if err == nil {
 					resp.Body.Close()
 					if resp.StatusCode == http.StatusOK {
-						p.ok.Add(1)
+						p.mu.Lock()
+						p.answered = append(p.answered, time.Now())
+						p.mu.Unlock()
 						continue
 					}
 					err = errors.New(resp.Status)
 				}
-				p.failed.Add(1)
-				p.firstFail.CompareAndSwap(nil, err.Error())
+				p.mu.Lock()
+				p.failures = append(p.failures, failure{at: time.Now(), err: err})
+				p.mu.Unlock()
+				return
 			}
 		}()
 	}
-	t.Cleanup(func() { now := time.Now(); p.deadline.Store(&now); p.wg.Wait() })
+	t.Cleanup(p.halt)
 	return p
 }
 
-// until sets the poller's deadline: the end of the shutdown delay after a
-// signal sent at signalled, less a margin for the process's own timer.
-func (p *poller) until(signalled time.Time) {
-	d := signalled.Add(matrixDelay - 300*time.Millisecond)
-	p.deadline.Store(&d)
+// halt stops the workers and waits for them.
+func (p *poller) halt() {
+	p.stopOnce.Do(func() { close(p.stop) })
+	p.wg.Wait()
 }
 
-// check waits for the poller to stop and fails the test if any request
-// it sent failed.
-func (p *poller) check(t *testing.T) {
+// ok returns how many requests were answered 200 so far.
+func (p *poller) ok() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.answered)
+}
+
+// check stops the poller once c has ended and fails the test if a request
+// failed before the end of c's shutdown delay, or if none was answered
+// during the delay.
+func (p *poller) check(t *testing.T, c *child) {
 	t.Helper()
-	p.wg.Wait()
-	if n := p.failed.Load(); n > 0 {
-		t.Errorf("%d requests sent during the shutdown delay failed (first: %v), %d succeeded", n, p.firstFail.Load(), p.ok.Load())
+	<-c.done
+	p.halt()
+	began, ok := c.loggedAt("not ready; still serving during the shutdown delay")
+	if !ok {
+		t.Errorf("no shutdown delay logged; stderr:\n%s", c.stderr)
+		return
 	}
-	if p.ok.Load() == 0 {
-		t.Error("no request succeeded during the shutdown delay: the poller did not poll")
+	end := began.Add(matrixDelay)
+	var failed, after []string
+	for _, f := range p.failures {
+		if f.at.Before(end) {
+			failed = append(failed, fmt.Sprintf("%v at %v into the delay", f.err, f.at.Sub(began)))
+		} else {
+			after = append(after, fmt.Sprintf("%v at %v into the delay", f.err, f.at.Sub(began)))
+		}
+	}
+	t.Logf("after the delay's end (%v), as the listener closed: %s", matrixDelay, strings.Join(after, "; "))
+	during := 0
+	for _, at := range p.answered {
+		if !at.Before(began) {
+			during++
+		}
+	}
+	if len(failed) > 0 {
+		t.Errorf("%d requests failed before the end of the shutdown delay (%s); %d were answered during it", len(failed), strings.Join(failed, "; "), during)
+	}
+	if during == 0 {
+		t.Error("no request answered during the shutdown delay: the poller did not poll")
 	}
 }
 
@@ -325,9 +389,8 @@ func TestSignalMatrix(t *testing.T) {
 		go func() { _, _, _ = post("http://"+addrs["admin"]+"/snapshot", matrixAdmin) }()
 		c.waitLogged(t, 30*time.Second, "writing snapshot")
 		p := startPoller(t, addrs["api"], consumer, 2)
-		p.until(time.Now())
 		err := c.signalAndWait(t, syscall.SIGTERM, bound)
-		p.check(t)
+		p.check(t, c)
 		c.checkStopped(t, err)
 		// Without one: the upload is cut short as its first chunks arrive.
 		interruptPhase(t, "the snapshot upload", func() bool {
@@ -385,9 +448,8 @@ func TestSignalMatrix(t *testing.T) {
 		}
 		c.waitLogged(t, 30*time.Second, "rebuild started: a fresh read model is being built beside the live one")
 		p := startPoller(t, addrs["api"], consumer, 2)
-		p.until(time.Now())
 		err := c.signalAndWait(t, syscall.SIGTERM, bound)
-		p.check(t)
+		p.check(t, c)
 		c.checkStopped(t, err)
 		m.converge(t, m.env(t, live))
 		// Without one: the rebuild is cut short in its middle, as soon as
@@ -420,14 +482,13 @@ func TestSignalMatrix(t *testing.T) {
 		waitReady(t, addrs["admin"])
 		p := startPoller(t, addrs["api"], consumer, 8)
 		testkit.WaitFor(t, 30*time.Second, func() error {
-			if p.ok.Load() < 50 {
+			if p.ok() < 50 {
 				return errors.New("the burst has not started")
 			}
 			return nil
 		})
-		p.until(time.Now())
 		err := c.signalAndWait(t, syscall.SIGTERM, bound)
-		p.check(t)
+		p.check(t, c)
 		c.checkStopped(t, err)
 		m.converge(t, e)
 	})
@@ -473,7 +534,7 @@ func TestSignalProjectAndDev(t *testing.T) {
 // holds (0 before the first snapshot).
 func (m *matrix) snapshotChunks(t *testing.T) uint64 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second) // bounds a hang only
 	defer cancel()
 	s, err := m.js.Stream(ctx, "OBJ_LOOKUP_SNAPSHOTS")
 	if errors.Is(err, jetstream.ErrStreamNotFound) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -23,7 +22,7 @@ func TestTokenCommand(t *testing.T) {
 	runOK := func(t *testing.T, environ map[string]string, args ...string) string {
 		t.Helper()
 		var out, errOut testkit.LogBuffer
-		if err := run(context.Background(), args, env(environ), &out, &errOut); err != nil {
+		if err := run(t.Context(), args, env(environ), &out, &errOut); err != nil {
 			t.Fatalf("run %v: %v (stderr %q)", args, err, errOut.String())
 		}
 		return strings.TrimSpace(out.String())
@@ -156,7 +155,7 @@ func TestTokenCommand(t *testing.T) {
 			t.Errorf("a single token has jti %v, want none", claims["jti"])
 		}
 		var out, errOut testkit.LogBuffer
-		err := run(context.Background(), []string{"token", "--key", keyPath, "--count", "0"}, env(nil), &out, &errOut)
+		err := run(t.Context(), []string{"token", "--key", keyPath, "--count", "0"}, env(nil), &out, &errOut)
 		if !errors.Is(err, settings.ErrUsage) {
 			t.Errorf("--count 0: err = %v, want a usage error", err)
 		}
@@ -165,7 +164,7 @@ func TestTokenCommand(t *testing.T) {
 	t.Run("missing key", func(t *testing.T) {
 		var out, errOut testkit.LogBuffer
 		missing := filepath.Join(dir, "nope.pem")
-		err := run(context.Background(), []string{"token", "--key", missing}, env(nil), &out, &errOut)
+		err := run(t.Context(), []string{"token", "--key", missing}, env(nil), &out, &errOut)
 		if err == nil || !strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "lookupd dev") {
 			t.Errorf("err = %v, want it to name %s and point to lookupd dev", err, missing)
 		}

@@ -21,7 +21,7 @@ func TestServeTraces(t *testing.T) {
 	ns, js := personsNATS(t)
 	tp := sdktrace.NewTracerProvider()
 	defer func() { _ = tp.Shutdown(context.Background()) }()
-	pctx, pubSpan := tp.Tracer("publisher").Start(context.Background(), "onboard")
+	pctx, pubSpan := tp.Tracer("publisher").Start(t.Context(), "onboard")
 	id := dev.DemoID("t-consumer", 0)
 	ev, err := events.NewEvent("urn:test", 1, events.Consumer{ConsumerID: id, BusinessID: dev.DemoID("business", 0), FirstName: "A", LastName: "B"})
 	if err != nil {

@@ -1,7 +1,6 @@
 package accounting
 
 import (
-	"context"
 	"fmt"
 	"net/http/httptest"
 	"strings"
@@ -27,7 +26,7 @@ func TestClientFetchesEveryPage(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Client{BaseURL: srv.URL + "/", Token: "auditor", PageSize: 3}
-			got, err := c.Fetch(context.Background(), tc.person, tc.since, tc.until)
+			got, err := c.Fetch(t.Context(), tc.person, tc.since, tc.until)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,7 +52,7 @@ func TestClientErrors(t *testing.T) {
 		{"bad token", "x", "401 Unauthorized"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Client{BaseURL: srv.URL, Token: tc.token}.Fetch(context.Background(), persons[0], time.Time{}, time.Time{})
+			_, err := Client{BaseURL: srv.URL, Token: tc.token}.Fetch(t.Context(), persons[0], time.Time{}, time.Time{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), persons[0]) {
 				t.Errorf("Fetch = %v, want an error with %q, without the query", err, tc.want)
 			}

@@ -1,7 +1,6 @@
 package accounting
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -87,7 +86,7 @@ func TestCompareWithStream(t *testing.T) {
 			x := openIndex(t)
 			follow(t, x, js)
 			tc.plant(t, x)
-			diff, err := x.CompareWithStream(context.Background(), js, audit.DefaultStream)
+			diff, err := x.CompareWithStream(t.Context(), js, audit.DefaultStream)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,7 +113,7 @@ func TestDigestsCountEveryRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeLedger(t, nc, "b", 10) // beyond pos (the index follows them too)
-	scan, err := ScanDigest(context.Background(), js, audit.DefaultStream, pos)
+	scan, err := ScanDigest(t.Context(), js, audit.DefaultStream, pos)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +126,7 @@ func TestDigestsCountEveryRecord(t *testing.T) {
 		t.Errorf("records (persons): stream up to %d %d (%d), index %d (%d); want 60 (3)",
 			pos, scan.Records, scan.Persons(), idx.Records, idx.Persons())
 	}
-	all, err := ScanDigest(context.Background(), js, audit.DefaultStream, 0)
+	all, err := ScanDigest(t.Context(), js, audit.DefaultStream, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +143,7 @@ func TestDiffPersons(t *testing.T) {
 	writeLedger(t, nc, "a", 30)
 	x := openIndex(t)
 	follow(t, x, js)
-	scan, err := ScanDigest(context.Background(), js, audit.DefaultStream, 0)
+	scan, err := ScanDigest(t.Context(), js, audit.DefaultStream, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func runFollower(t *testing.T, x *Index, js jetstream.JetStream) *Follower {
 // waitApplied waits until f has applied the audit stream's last message.
 func waitApplied(t *testing.T, f *Follower, js jetstream.JetStream) uint64 {
 	t.Helper()
-	s, err := js.Stream(context.Background(), audit.DefaultStream)
+	s, err := js.Stream(t.Context(), audit.DefaultStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,10 +129,10 @@ func TestLedgerRecorderRecordsTheSearch(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = l.Close(context.Background()) })
 	acc := Access{RequestID: "r-1", Caller: auth.Caller{Subject: "auditor", Client: "compliance"}, Purpose: "HACCOUNT", Person: persons[0]}
-	if err := LedgerRecorder(l)(context.Background(), acc); err != nil {
+	if err := LedgerRecorder(l)(t.Context(), acc); err != nil {
 		t.Fatal(err)
 	}
-	recs, err := audit.Accounting(context.Background(), js, audit.DefaultStream, persons[0], time.Time{}, time.Time{})
+	recs, err := audit.Accounting(t.Context(), js, audit.DefaultStream, persons[0], time.Time{}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func writeLedger(t *testing.T, nc *nats.Conn, replica string, n int) {
 				for j := 0; j <= i%3; j++ {
 					d.Persons = append(d.Persons, query.DisclosedPerson{ID: persons[(i+j)%3], SSNMode: "LAST4"})
 				}
-				errs <- l.Disclose(context.Background(), d)
+				errs <- l.Disclose(t.Context(), d)
 			}
 		}()
 	}
@@ -141,7 +141,7 @@ func TestIndexEqualsAFullScan(t *testing.T) {
 	follow(t, x, js)
 	for _, p := range persons {
 		t.Run(p, func(t *testing.T) {
-			scan, err := audit.Accounting(context.Background(), js, audit.DefaultStream, p, time.Time{}, time.Time{})
+			scan, err := audit.Accounting(t.Context(), js, audit.DefaultStream, p, time.Time{}, time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,7 +157,7 @@ func TestIndexEqualsAFullScan(t *testing.T) {
 		})
 	}
 	t.Run("every person", func(t *testing.T) {
-		diff, err := x.CompareWithStream(context.Background(), js, audit.DefaultStream)
+		diff, err := x.CompareWithStream(t.Context(), js, audit.DefaultStream)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,7 +175,7 @@ func TestIndexResumesAfterReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- x.Follow(ctx, js, audit.DefaultStream) }()
 	testkit.WaitFor(t, 10*time.Second, func() error {
@@ -197,7 +197,7 @@ func TestIndexResumesAfterReopen(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = x.Close() })
 	follow(t, x, js)
-	scan, err := audit.Accounting(context.Background(), js, audit.DefaultStream, persons[0], time.Time{}, time.Time{})
+	scan, err := audit.Accounting(t.Context(), js, audit.DefaultStream, persons[0], time.Time{}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestFollowStoppedBeforeItReads(t *testing.T) {
 	nc, js := testkit.StartNATS(t)
 	writeLedger(t, nc, "a", 3)
 	x := openIndex(t)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if err := x.Follow(ctx, js, audit.DefaultStream); err != nil {
 		t.Errorf("Follow with its context done: %v, want nil", err)

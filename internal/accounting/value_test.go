@@ -1,7 +1,6 @@
 package accounting
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -139,7 +138,7 @@ func TestOpenEmptiesAnOlderFormat(t *testing.T) {
 			if !tc.wantPos {
 				follow(t, x, js)
 			}
-			if diff, err := x.CompareWithStream(context.Background(), js, audit.DefaultStream); err != nil || len(diff) > 0 {
+			if diff, err := x.CompareWithStream(t.Context(), js, audit.DefaultStream); err != nil || len(diff) > 0 {
 				t.Errorf("the index differs from the stream (err %v): %v", err, diff)
 			}
 		})

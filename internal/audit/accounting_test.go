@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -14,11 +13,11 @@ func TestAccountingNewestFirstWithinBounds(t *testing.T) {
 	l := newLedger(t, nc, Config{Now: func() time.Time { return now }})
 	for i, id := range []string{"r0", "r1", "r2", "r3"} {
 		now = base.Add(time.Duration(i) * time.Hour)
-		if err := l.Disclose(context.Background(), disclosure(id, personA)); err != nil {
+		if err := l.Disclose(t.Context(), disclosure(id, personA)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := l.Disclose(context.Background(), disclosure("other", personB)); err != nil {
+	if err := l.Disclose(t.Context(), disclosure("other", personB)); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -32,7 +31,7 @@ func TestAccountingNewestFirstWithinBounds(t *testing.T) {
 		{"both", base.Add(time.Hour), base.Add(2 * time.Hour), []string{"r2", "r1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			recs, err := Accounting(context.Background(), js, DefaultStream, personA, tc.since, tc.until)
+			recs, err := Accounting(t.Context(), js, DefaultStream, personA, tc.since, tc.until)
 			if err != nil {
 				t.Fatalf("Accounting: %v", err)
 			}
@@ -123,12 +122,12 @@ func TestFHIRBundleIsBALPPatientRead(t *testing.T) {
 func TestFHIRIDsAreDistinctWithinAMessage(t *testing.T) {
 	nc, js := runNATS(t)
 	l := newLedger(t, nc, Config{})
-	if err := l.Disclose(context.Background(), disclosure("req-1", personA, personB)); err != nil {
+	if err := l.Disclose(t.Context(), disclosure("req-1", personA, personB)); err != nil {
 		t.Fatal(err)
 	}
 	var recs []Record
 	for _, p := range []string{personA, personB} {
-		r, err := Accounting(context.Background(), js, DefaultStream, p, time.Time{}, time.Time{})
+		r, err := Accounting(t.Context(), js, DefaultStream, p, time.Time{}, time.Time{})
 		if err != nil || len(r) != 1 {
 			t.Fatalf("Accounting(%s) = %v, %v", p, r, err)
 		}

@@ -221,11 +221,11 @@ func benchStreamMsgs(b *testing.B, nc *nats.Conn) uint64 {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := js.Stream(context.Background(), DefaultStream)
+	s, err := js.Stream(b.Context(), DefaultStream)
 	if err != nil {
 		return 0
 	}
-	info, err := s.Info(context.Background())
+	info, err := s.Info(b.Context())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func BenchmarkLedger64(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			nc, js := testkit.StartNATS(b)
-			if err := EnsureStream(context.Background(), js, DefaultStream); err != nil {
+			if err := EnsureStream(b.Context(), js, DefaultStream); err != nil {
 				b.Fatal(err)
 			}
 			a := tc.new(b, nc)
@@ -258,7 +258,7 @@ func BenchmarkLedger64(b *testing.B) {
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					if err := a.Disclose(context.Background(), d); err != nil {
+					if err := a.Disclose(b.Context(), d); err != nil {
 						b.Error(err)
 						return
 					}
@@ -290,12 +290,12 @@ func benchLedger(b *testing.B, nc *nats.Conn, inFlight int) *Ledger {
 // round trip.
 func BenchmarkLoneDisclose(b *testing.B) {
 	nc, js := testkit.StartNATS(b)
-	if err := EnsureStream(context.Background(), js, DefaultStream); err != nil {
+	if err := EnsureStream(b.Context(), js, DefaultStream); err != nil {
 		b.Fatal(err)
 	}
 	l := benchLedger(b, nc, 0)
 	d := disclosure("req", personA, personB, personA, personB, personA)
-	if err := l.Disclose(context.Background(), d); err != nil {
+	if err := l.Disclose(b.Context(), d); err != nil {
 		b.Fatal(err)
 	}
 	body := make([]byte, 5*300)
@@ -303,11 +303,11 @@ func BenchmarkLoneDisclose(b *testing.B) {
 	n := 0
 	for b.Loop() { // alternated, so that both see the same machine load
 		start := time.Now()
-		if _, err := js.Publish(context.Background(), ReplicaSubject("rtt"), body); err != nil {
+		if _, err := js.Publish(b.Context(), ReplicaSubject("rtt"), body); err != nil {
 			b.Fatal(err)
 		}
 		mid := time.Now()
-		if err := l.Disclose(context.Background(), d); err != nil {
+		if err := l.Disclose(b.Context(), d); err != nil {
 			b.Fatal(err)
 		}
 		rtt, disclose, n = rtt+mid.Sub(start), disclose+time.Since(mid), n+1

@@ -36,7 +36,7 @@ func withAndWithoutBatchPublish(t *testing.T, mutate func(*jetstream.StreamConfi
 			if mutate != nil {
 				mutate(&cfg)
 			}
-			if _, err := js.CreateStream(context.Background(), cfg); err != nil {
+			if _, err := js.CreateStream(t.Context(), cfg); err != nil {
 				t.Fatal(err)
 			}
 			test(t, nc, js, batched)
@@ -77,11 +77,11 @@ func disclosure(id string, persons ...string) query.Disclosure {
 // streamMsgs returns the messages count of the audit stream.
 func streamMsgs(t *testing.T, js jetstream.JetStream) uint64 {
 	t.Helper()
-	s, err := js.Stream(context.Background(), DefaultStream)
+	s, err := js.Stream(t.Context(), DefaultStream)
 	if err != nil {
 		t.Fatalf("audit stream: %v", err)
 	}
-	info, err := s.Info(context.Background())
+	info, err := s.Info(t.Context())
 	if err != nil {
 		t.Fatalf("audit stream info: %v", err)
 	}

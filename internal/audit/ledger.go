@@ -142,8 +142,13 @@ type Ledger struct {
 	// deleted later is not re-created (the records then fail). batched
 	// says whether it allows fast batch publishing (see fastBatches).
 	ensured atomic.Bool
-	batched atomic.Bool
-	batches *fastBatches
+	// ensureMu makes the start-up goroutine's ensure and the publisher's
+	// one at a time: without it, the goroutine's look-up, still in flight
+	// once the publisher had ensured the stream and stored records, could
+	// find a stream deleted meanwhile missing and create it again.
+	ensureMu sync.Mutex
+	batched  atomic.Bool
+	batches  *fastBatches
 	// peakInFlight is the most messages in flight at once so far.
 	peakInFlight atomic.Int64
 }

@@ -24,7 +24,7 @@ const (
 func TestLedgerRequiredStoresOneRecordPerPersonBeforeReturning(t *testing.T) {
 	nc, js := runNATS(t)
 	l := newLedger(t, nc, Config{Position: func() uint64 { return 42 }})
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := l.Disclose(ctx, disclosure("req-1", personA, personB)); err != nil {
 		t.Fatalf("Disclose: %v", err)
 	}
@@ -59,7 +59,7 @@ func TestLedgerConcurrentDisclosuresFormOneIntactChain(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- l.Disclose(context.Background(), disclosure(fmt.Sprintf("req-%d", i), personA))
+			errs <- l.Disclose(t.Context(), disclosure(fmt.Sprintf("req-%d", i), personA))
 		}()
 	}
 	wg.Wait()
@@ -69,7 +69,7 @@ func TestLedgerConcurrentDisclosuresFormOneIntactChain(t *testing.T) {
 			t.Fatalf("Disclose: %v", err)
 		}
 	}
-	rep, err := Verify(context.Background(), js, DefaultStream)
+	rep, err := Verify(t.Context(), js, DefaultStream)
 	if err != nil {
 		t.Fatalf("Verify: %v", err)
 	}
@@ -81,7 +81,7 @@ func TestLedgerConcurrentDisclosuresFormOneIntactChain(t *testing.T) {
 func TestLedgerRequiredFailsWithoutTheStream(t *testing.T) {
 	nc, js := runNATS(t)
 	l := newLedger(t, nc, Config{AckTimeout: 500 * time.Millisecond})
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := l.Disclose(ctx, disclosure("req-1", personA)); err != nil {
 		t.Fatalf("Disclose with the stream: %v", err)
 	}
@@ -111,7 +111,7 @@ func TestLedgerBestEffortCountsFailures(t *testing.T) {
 	nc, js := runNATS(t)
 	reg := prometheus.NewRegistry()
 	l := newLedger(t, nc, Config{Mode: BestEffort, Registerer: reg, AckTimeout: 500 * time.Millisecond})
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := l.Disclose(ctx, disclosure("req-1", personA)); err != nil {
 		t.Fatalf("Disclose: %v", err)
 	}
@@ -134,10 +134,10 @@ func TestLedgerOffRecordsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	if err := l.Disclose(context.Background(), disclosure("req-1", personA)); err != nil {
+	if err := l.Disclose(t.Context(), disclosure("req-1", personA)); err != nil {
 		t.Errorf("Disclose = %v, want nil", err)
 	}
-	if err := l.Close(context.Background()); err != nil {
+	if err := l.Close(t.Context()); err != nil {
 		t.Errorf("Close = %v", err)
 	}
 }
@@ -145,10 +145,10 @@ func TestLedgerOffRecordsNothing(t *testing.T) {
 func TestLedgerClosedRefuses(t *testing.T) {
 	nc, _ := runNATS(t)
 	l := newLedger(t, nc, Config{})
-	if err := l.Close(context.Background()); err != nil {
+	if err := l.Close(t.Context()); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if err := l.Disclose(context.Background(), disclosure("req-1", personA)); !errors.Is(err, ErrClosed) {
+	if err := l.Disclose(t.Context(), disclosure("req-1", personA)); !errors.Is(err, ErrClosed) {
 		t.Errorf("Disclose after Close = %v, want ErrClosed", err)
 	}
 }
@@ -178,7 +178,7 @@ func TestLedgerStoresWithAndWithoutBatchPublishing(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				errs <- l.Disclose(context.Background(), disclosure(fmt.Sprint("req-", i), personA, personB))
+				errs <- l.Disclose(t.Context(), disclosure(fmt.Sprint("req-", i), personA, personB))
 			}()
 		}
 		wg.Wait()
@@ -191,7 +191,7 @@ func TestLedgerStoresWithAndWithoutBatchPublishing(t *testing.T) {
 		if l.batched.Load() != batched {
 			t.Errorf("ledger batched = %v, want %v", l.batched.Load(), batched)
 		}
-		rep, err := Verify(context.Background(), js, DefaultStream)
+		rep, err := Verify(t.Context(), js, DefaultStream)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,10 +207,10 @@ func TestLedgerRequiredFailsWhenTheStreamRefusesARecord(t *testing.T) {
 	}
 	withAndWithoutBatchPublish(t, limit, func(t *testing.T, nc *nats.Conn, _ jetstream.JetStream, _ bool) {
 		l := newLedger(t, nc, Config{AckTimeout: time.Second})
-		if err := l.Disclose(context.Background(), disclosure("req-1", personA, personB)); err != nil {
+		if err := l.Disclose(t.Context(), disclosure("req-1", personA, personB)); err != nil {
 			t.Fatalf("Disclose within the limit: %v", err)
 		}
-		if err := l.Disclose(context.Background(), disclosure("req-2", personA, personB)); err == nil {
+		if err := l.Disclose(t.Context(), disclosure("req-2", personA, personB)); err == nil {
 			t.Fatal("Disclose beyond the limit = nil, want an error")
 		}
 	})
@@ -220,14 +220,14 @@ func TestLedgerRequiredFailsAtOnceWithoutNATS(t *testing.T) {
 	ns := testkit.RunNATS(t, nil)
 	nc, _ := testkit.ConnectNATS(t, ns.ClientURL(), nats.MaxReconnects(-1))
 	l := newLedger(t, nc, Config{AckTimeout: 10 * time.Second})
-	if err := l.Disclose(context.Background(), disclosure("req-1", personA)); err != nil {
+	if err := l.Disclose(t.Context(), disclosure("req-1", personA)); err != nil {
 		t.Fatalf("Disclose: %v", err)
 	}
 	ns.Shutdown()
 	ns.WaitForShutdown()
 	waitFor(t, "the connection to drop", func() bool { return !nc.IsConnected() })
 	start := time.Now()
-	if err := l.Disclose(context.Background(), disclosure("req-2", personA)); err == nil {
+	if err := l.Disclose(t.Context(), disclosure("req-2", personA)); err == nil {
 		t.Fatal("Disclose without NATS = nil, want an error")
 	}
 	if d := time.Since(start); d > 2*time.Second {
@@ -245,17 +245,17 @@ func TestLedgerSplitsADisclosureLargerThanAMessage(t *testing.T) {
 		for i := range 10 {
 			persons = append(persons, fmt.Sprintf("%08d-0000-4000-8000-000000000000", i))
 		}
-		if err := l.Disclose(context.Background(), disclosure("big", persons...)); err != nil {
+		if err := l.Disclose(t.Context(), disclosure("big", persons...)); err != nil {
 			t.Fatalf("Disclose: %v", err)
 		}
 		if got := streamMsgs(t, js); got != 4 {
 			t.Errorf("stream holds %d messages, want 4 (3+3+3+1 records)", got)
 		}
-		rep, err := Verify(context.Background(), js, DefaultStream)
+		rep, err := Verify(t.Context(), js, DefaultStream)
 		if err != nil || !rep.OK() || rep.Records != 10 {
 			t.Errorf("Verify = %+v, %v; want 10 records, no problem", rep, err)
 		}
-		recs, err := Accounting(context.Background(), js, DefaultStream, persons[9], time.Time{}, time.Time{})
+		recs, err := Accounting(t.Context(), js, DefaultStream, persons[9], time.Time{}, time.Time{})
 		if err != nil || len(recs) != 1 || recs[0].Seq != 4 || recs[0].Index != 1 || recs[0].Persons != 10 {
 			t.Errorf("Accounting of the last person = %+v, %v; want its record, message 4, index 1", recs, err)
 		}
@@ -282,7 +282,7 @@ func TestLedgerLoneDisclosuresShareAnOpenBatch(t *testing.T) {
 			nc, js := runNATS(t)
 			l := newLedger(t, nc, Config{BatchMaxAge: tt.maxAge})
 			fill(t, l, 5)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 			defer cancel()
 			if err := l.Close(ctx); err != nil {
 				t.Fatalf("Close: %v", err)

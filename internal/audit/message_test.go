@@ -2,7 +2,6 @@ package audit
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -57,7 +56,7 @@ func TestFormatDocExampleIsAMessage(t *testing.T) {
 // subjects of format 2 added.
 func TestEnsureStreamMigratesFormat1(t *testing.T) {
 	_, js := runNATS(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	cfg := StreamConfig(DefaultStream)
 	cfg.Subjects = []string{LegacySubjectPrefix + "*"}
 	if _, err := js.CreateStream(ctx, cfg); err != nil {

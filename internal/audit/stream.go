@@ -73,8 +73,13 @@ func migrate(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamCo
 }
 
 // ensure creates the audit stream if it is missing, and notes whether it
-// allows fast batch publishing.
+// allows fast batch publishing; once it has, it does nothing.
 func (l *Ledger) ensure() error {
+	l.ensureMu.Lock()
+	defer l.ensureMu.Unlock()
+	if l.ensured.Load() { // by the other caller meanwhile
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.AckTimeout)
 	defer cancel()
 	if err := EnsureStream(ctx, l.js, l.cfg.Stream); err != nil {

@@ -2,7 +2,6 @@ package audit
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"testing"
 
@@ -41,7 +40,7 @@ func TestStreamConfigMatchesDeployFiles(t *testing.T) {
 
 func TestEnsureStreamCreatesOnceAndKeepsAnExistingOne(t *testing.T) {
 	_, js := runNATS(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := EnsureStream(ctx, js, "A"); err != nil {
 		t.Fatalf("EnsureStream: %v", err)
 	}

@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -21,7 +20,7 @@ func fill(t *testing.T, l *Ledger, n int) {
 func fillAs(t *testing.T, l *Ledger, prefix string, n int) {
 	t.Helper()
 	for i := 0; i < n; i++ {
-		if err := l.Disclose(context.Background(), disclosure(fmt.Sprintf("%s-%d", prefix, i), personA)); err != nil {
+		if err := l.Disclose(t.Context(), disclosure(fmt.Sprintf("%s-%d", prefix, i), personA)); err != nil {
 			t.Fatalf("Disclose: %v", err)
 		}
 	}
@@ -31,7 +30,7 @@ func fillAs(t *testing.T, l *Ledger, prefix string, n int) {
 // them again in that order, after change (when not nil) has changed each.
 func rewrite(t *testing.T, js jetstream.JetStream, s jetstream.Stream, change func(string) string, seqs ...uint64) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := t.Context()
 	var msgs []*jetstream.RawStreamMsg
 	for _, seq := range seqs {
 		m, err := s.GetMsg(ctx, seq)
@@ -55,7 +54,7 @@ func rewrite(t *testing.T, js jetstream.JetStream, s jetstream.Stream, change fu
 }
 
 func TestVerify(t *testing.T) {
-	ctx := context.Background()
+	ctx := t.Context()
 	otherPurpose := func(s string) string { return strings.Replace(s, `"purpose":"TREAT"`, `"purpose":"OTHER"`, 1) }
 	for _, tc := range []struct {
 		name   string
@@ -143,7 +142,7 @@ func TestVerifyChainsPerReplica(t *testing.T) {
 	nc, js := runNATS(t)
 	fill(t, newLedger(t, nc, Config{Replica: "a"}), 3)
 	fill(t, newLedger(t, nc, Config{Replica: "b"}), 2)
-	rep, err := Verify(context.Background(), js, DefaultStream)
+	rep, err := Verify(t.Context(), js, DefaultStream)
 	if err != nil {
 		t.Fatalf("Verify: %v", err)
 	}
@@ -159,11 +158,11 @@ func TestLedgerResumesItsChain(t *testing.T) {
 	for range 3 {
 		l := newLedger(t, nc, Config{Replica: "a"})
 		fill(t, l, 2)
-		if err := l.Close(context.Background()); err != nil {
+		if err := l.Close(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rep, err := Verify(context.Background(), js, DefaultStream)
+	rep, err := Verify(t.Context(), js, DefaultStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +176,7 @@ func TestLedgerResumesItsChain(t *testing.T) {
 // count.
 func TestVerifyAndAccountingReadFormat1(t *testing.T) {
 	nc, js := runNATS(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := EnsureStream(ctx, js, DefaultStream); err != nil {
 		t.Fatal(err)
 	}

@@ -137,7 +137,7 @@ func TestLoadJWKSFileKeeps(t *testing.T) {
 			if err != nil {
 				t.Fatalf("LoadJWKSFile: %v", err)
 			}
-			if got := len(keys.candidates(context.Background(), tc.kid, tc.alg)); got != tc.want {
+			if got := len(keys.candidates(t.Context(), tc.kid, tc.alg)); got != tc.want {
 				t.Errorf("candidates(%q, %s) = %d keys, want %d", tc.kid, tc.alg, got, tc.want)
 			}
 		})
@@ -316,7 +316,7 @@ func TestJWKSFromURLConcurrentUnknownKidFetchesOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			keys.candidates(context.Background(), "nope", jwa.RS256())
+			keys.candidates(t.Context(), "nope", jwa.RS256())
 		}()
 	}
 	wg.Wait()
@@ -395,7 +395,7 @@ func TestJWKSRefreshFailuresLogged(t *testing.T) {
 	}
 	js.set([]byte("down"), http.StatusBadGateway)
 	clock.Advance(time.Hour)
-	keys.candidates(context.Background(), "k9", jwa.RS256())
+	keys.candidates(t.Context(), "k9", jwa.RS256())
 	if !strings.Contains(buf.String(), `"trigger":"unknown kid"`) {
 		t.Errorf("no unknown-kid refetch failure logged:\n%s", buf.String())
 	}
@@ -419,7 +419,7 @@ func TestJWKSRefreshFailuresLogged(t *testing.T) {
 		}
 	}
 	// The keys held still verify.
-	if got := keys.candidates(context.Background(), "k1", jwa.RS256()); len(got) != 1 {
+	if got := keys.candidates(t.Context(), "k1", jwa.RS256()); len(got) != 1 {
 		t.Errorf("k1 candidates = %d after failed refreshes, want 1", len(got))
 	}
 }

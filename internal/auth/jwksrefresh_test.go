@@ -108,7 +108,7 @@ func TestJWKSNewKeyAfterBackgroundRefresh(t *testing.T) {
 		return nil
 	})
 	js.set(jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256"), publicJWK(t, rsaKey2, "k2", "RS256")), http.StatusOK)
-	if n := len(keys.candidates(context.Background(), "k2", jwa.RS256())); n != 1 {
+	if n := len(keys.candidates(t.Context(), "k2", jwa.RS256())); n != 1 {
 		t.Errorf("k2 candidates = %d right after a background refresh, want 1", n)
 	}
 }
@@ -123,14 +123,14 @@ func TestJWKSUnknownKidFetchSingleFlight(t *testing.T) {
 	js.set(jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256"), publicJWK(t, rsaKey2, "k2", "RS256")), http.StatusOK)
 	release := js.hold(t)
 
-	ctx, goAway := context.WithCancel(context.Background())
+	ctx, goAway := context.WithCancel(t.Context())
 	first := candidatesAsync(keys, ctx, "k2")
 	within(t, js.entered, "the unknown-kid fetch")
 	var others []<-chan int
 	for i := 0; i < 10; i++ {
-		others = append(others, candidatesAsync(keys, context.Background(), "k2"))
+		others = append(others, candidatesAsync(keys, t.Context(), "k2"))
 	}
-	if n := within(t, candidatesAsync(keys, context.Background(), "k1"), "a known kid during the fetch"); n != 1 {
+	if n := within(t, candidatesAsync(keys, t.Context(), "k1"), "a known kid during the fetch"); n != 1 {
 		t.Errorf("k1 candidates during the fetch = %d, want 1", n)
 	}
 	goAway()
@@ -155,7 +155,7 @@ func TestJWKSCoolDownFromFetchEnd(t *testing.T) {
 	clock := &fakeClock{now: testNow}
 	keys := js.keys(t, jwksTuning{refresh: time.Hour, minRefetch: time.Minute, now: clock.Now})
 	release := js.hold(t)
-	done := candidatesAsync(keys, context.Background(), "x1")
+	done := candidatesAsync(keys, t.Context(), "x1")
 	within(t, js.entered, "the unknown-kid fetch")
 	clock.Advance(2 * time.Minute) // a slow fetch
 	release()
@@ -164,12 +164,12 @@ func TestJWKSCoolDownFromFetchEnd(t *testing.T) {
 		t.Fatalf("fetches = %d, want 2", n)
 	}
 	clock.Advance(30 * time.Second)
-	keys.candidates(context.Background(), "x2", jwa.RS256())
+	keys.candidates(t.Context(), "x2", jwa.RS256())
 	if n := js.fetches.Load(); n != 2 {
 		t.Errorf("fetches = %d 30s after the last fetch ended, want 2 (cooling down)", n)
 	}
 	clock.Advance(31 * time.Second)
-	keys.candidates(context.Background(), "x3", jwa.RS256())
+	keys.candidates(t.Context(), "x3", jwa.RS256())
 	if n := js.fetches.Load(); n != 3 {
 		t.Errorf("fetches = %d past the cool-down, want 3", n)
 	}
@@ -301,7 +301,7 @@ func TestCancelledVerificationIsNotRefused(t *testing.T) {
 	js.doc = jwksJSON(t, publicJWK(t, rsaKey, "k1", "RS256"), publicJWK(t, rsaKey, "new", "RS256"))
 	js.mu.Unlock()
 	tok := signToken(t, map[string]any{"alg": "RS256", "kid": "new"}, goodClaims("read:persons"), "RS256", rsaKey)
-	ctx, goAway := context.WithCancel(context.Background())
+	ctx, goAway := context.WithCancel(t.Context())
 	req := newRequest(http.MethodGet, "/api/v1/persons/"+consumerA, tok).WithContext(ctx)
 	rec := httptest.NewRecorder()
 	done := make(chan struct{})

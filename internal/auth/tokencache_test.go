@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"context"
 	"crypto/rsa"
 	"errors"
 	"net/http"
@@ -228,7 +227,7 @@ func TestTokenCacheConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := 0; j < 50; j++ {
-				if _, err := s.verifier.verify(context.Background(), t2); err != nil {
+				if _, err := s.verifier.verify(t.Context(), t2); err != nil {
 					t.Errorf("k2 token: %v", err)
 					return
 				}
@@ -242,14 +241,14 @@ func TestTokenCacheConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	t1 := tok("k1", rsaKey)
-	if _, err := s.verifier.verify(context.Background(), t1); err != nil {
+	if _, err := s.verifier.verify(t.Context(), t1); err != nil {
 		t.Fatalf("k1 token: %v", err)
 	}
 	js.set(jwksJSON(t, k2), http.StatusOK)
 	if err := keys.refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.verifier.verify(context.Background(), t1); !errors.Is(err, errTokenKey) {
+	if _, err := s.verifier.verify(t.Context(), t1); !errors.Is(err, errTokenKey) {
 		t.Errorf("k1 token after k1 left: %v, want %v", err, errTokenKey)
 	}
 }
@@ -262,7 +261,7 @@ func TestTokenCacheHitAllocatesNothing(t *testing.T) {
 	}
 	s := cachedServer(t, testJWKS(t), &fakeClock{now: testNow}, 10)
 	tok := rsaToken(t, goodClaims("read:persons"))
-	ctx := context.Background()
+	ctx := t.Context()
 	if _, err := s.verifier.verify(ctx, tok); err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,6 @@ type Reloader struct {
 	certFile, keyFile string
 	interval          time.Duration
 	log               *slog.Logger
-	now               func() time.Time
 
 	mu      sync.Mutex
 	cert    *tls.Certificate
@@ -44,7 +43,7 @@ func New(certFile, keyFile string, interval time.Duration, logger *slog.Logger) 
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	r := &Reloader{certFile: certFile, keyFile: keyFile, interval: interval, log: logger, now: time.Now}
+	r := &Reloader{certFile: certFile, keyFile: keyFile, interval: interval, log: logger}
 	stamp, err := r.stamps()
 	if err != nil {
 		return nil, err
@@ -60,7 +59,7 @@ func New(certFile, keyFile string, interval time.Duration, logger *slog.Logger) 
 func (r *Reloader) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if now := r.now(); now.Sub(r.checked) >= r.interval {
+	if now := time.Now(); now.Sub(r.checked) >= r.interval {
 		r.checked = now
 		if stamp, err := r.stamps(); err != nil {
 			r.log.Warn("TLS certificate files unreadable; keeping the loaded certificate", "err", err)

@@ -5,9 +5,12 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/lookup/persons/internal/testing/testkit"
@@ -107,25 +110,51 @@ func TestReloadOnChange(t *testing.T) {
 	})
 }
 
+// TestBadRotationKeepsCertificate: the files are looked at once the
+// interval has passed since the last look, not before; a certificate file
+// that does not parse then keeps the previous certificate. On the bubble's
+// clock, so that the interval is exact.
 func TestBadRotationKeepsCertificate(t *testing.T) {
-	_, first, r := newReloader(t, time.Millisecond)
-	// A half-done rotation: the certificate file is garbage.
-	if err := os.WriteFile(first.CertFile, []byte("not a certificate"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	later := time.Now().Add(2 * time.Second)
-	if err := os.Chtimes(first.CertFile, later, later); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(2 * time.Millisecond) // past the interval of 1ms
-	c, err := r.GetCertificate(nil)
-	if err != nil || c == nil {
-		t.Fatalf("GetCertificate = %v, %v; want the previous certificate", c, err)
-	}
-	leaf, err := x509.ParseCertificate(c.Certificate[0])
-	if err != nil || leaf.SerialNumber.Cmp(first.Serial) != 0 {
-		t.Errorf("served serial %v (err %v), want the previous %s", leaf.SerialNumber, err, first.Serial)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		const interval = time.Minute
+		ca := testkit.NewCA(t)
+		first := ca.Server(t, "api")
+		var logs testkit.LogBuffer
+		r, err := New(first.CertFile, first.KeyFile, interval, slog.New(slog.NewJSONHandler(&logs, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.GetCertificate(nil); err != nil { // the first look
+			t.Fatal(err)
+		}
+		// A half-done rotation: the certificate file is garbage.
+		if err := os.WriteFile(first.CertFile, []byte("not a certificate"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		later := time.Now().Add(2 * time.Second)
+		if err := os.Chtimes(first.CertFile, later, later); err != nil {
+			t.Fatal(err)
+		}
+		const refused = "new TLS certificate not loaded; keeping the previous one"
+		check := func(when string, looked bool) {
+			t.Helper()
+			c, err := r.GetCertificate(nil)
+			if err != nil || c == nil {
+				t.Fatalf("%s: GetCertificate = %v, %v; want the previous certificate", when, c, err)
+			}
+			leaf, err := x509.ParseCertificate(c.Certificate[0])
+			if err != nil || leaf.SerialNumber.Cmp(first.Serial) != 0 {
+				t.Errorf("%s: served serial %v (err %v), want the previous %s", when, leaf.SerialNumber, err, first.Serial)
+			}
+			if got := strings.Contains(logs.String(), refused); got != looked {
+				t.Errorf("%s: files looked at = %v, want %v; log:\n%s", when, got, looked, logs.String())
+			}
+		}
+		time.Sleep(interval - time.Nanosecond)
+		check("just before the interval", false)
+		time.Sleep(time.Nanosecond)
+		check("at the interval", true)
+	})
 }
 
 func TestClientCertificateRequired(t *testing.T) {

@@ -1,7 +1,6 @@
 package dev
 
 import (
-	"context"
 	"testing"
 
 	"github.com/lookup/persons/events"
@@ -88,7 +87,7 @@ func TestDemoData(t *testing.T) {
 func TestPublish(t *testing.T) {
 	_, js := testkit.StartNATS(t)
 	testkit.PersonsStream(t, js)
-	ctx := context.Background()
+	ctx := t.Context()
 	d := mustNew(t)
 	p := events.NewPublisher(js)
 	for i, want := range []int{len(d.Events), 0} {

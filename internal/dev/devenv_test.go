@@ -1,7 +1,6 @@
 package dev
 
 import (
-	"context"
 	"errors"
 	"io/fs"
 	"log/slog"
@@ -36,7 +35,7 @@ func TestStart(t *testing.T) {
 				cfg.DataDir = t.TempDir()
 				wantKey = filepath.Join(cfg.DataDir, KeyFile)
 			}
-			e, err := StartEnv(context.Background(), cfg)
+			e, err := StartEnv(t.Context(), cfg)
 			if err != nil {
 				t.Fatalf("Start: %v", err)
 			}

@@ -31,7 +31,7 @@ func TestPersonsStreamIsDeployed(t *testing.T) {
 // and refuses connections once closed.
 func TestStartEnsureRestart(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "nats")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 
 	run := func(t *testing.T, publish bool) (msgs uint64) {

@@ -2,7 +2,6 @@ package dlq
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"strconv"
 	"strings"
@@ -46,7 +45,7 @@ func TestListWhatTheProjectorDeadLetters(t *testing.T) {
 	}
 
 	t.Run("still invalid stays", func(t *testing.T) {
-		out, err := New(e.js, Config{}).Replay(context.Background(), l.Seq, ReplayOptions{})
+		out, err := New(e.js, Config{}).Replay(t.Context(), l.Seq, ReplayOptions{})
 		if err != nil || out.Result != StillInvalid || out.Problem == "" {
 			t.Fatalf("Replay = %+v, %v; want StillInvalid with the problem", out, err)
 		}
@@ -55,7 +54,7 @@ func TestListWhatTheProjectorDeadLetters(t *testing.T) {
 		}
 	})
 	t.Run("forced", func(t *testing.T) {
-		out, err := New(e.js, Config{}).Replay(context.Background(), l.Seq, ReplayOptions{Force: true})
+		out, err := New(e.js, Config{}).Replay(t.Context(), l.Seq, ReplayOptions{Force: true})
 		if err != nil || out.Result != Replayed {
 			t.Fatalf("Replay = %+v, %v; want Replayed", out, err)
 		}
@@ -87,7 +86,7 @@ func TestReplayInsideTheDuplicateWindow(t *testing.T) {
 	tool := New(e.js, Config{})
 
 	first := e.deadLetterByHand(t, subject, body, seq, ev.ID)
-	out, err := tool.Replay(context.Background(), first, ReplayOptions{})
+	out, err := tool.Replay(t.Context(), first, ReplayOptions{})
 	if err != nil || out.Result != Replayed || out.NewSeq <= seq {
 		t.Fatalf("Replay = %+v, %v; want Replayed at a sequence after %d", out, err, seq)
 	}
@@ -98,7 +97,7 @@ func TestReplayInsideTheDuplicateWindow(t *testing.T) {
 	// The same dead letter again, as after a crash between the republish
 	// and the deletion: acknowledged as a duplicate, removed, not republished.
 	again := e.deadLetterByHand(t, subject, body, seq, ev.ID)
-	out2, err := tool.Replay(context.Background(), again, ReplayOptions{})
+	out2, err := tool.Replay(t.Context(), again, ReplayOptions{})
 	if err != nil || out2.Result != AlreadyReplayed || out2.NewSeq != out.NewSeq {
 		t.Fatalf("second Replay = %+v, %v; want AlreadyReplayed at %d", out2, err, out.NewSeq)
 	}
@@ -116,7 +115,7 @@ func TestReplayErrors(t *testing.T) {
 	_, subject, body := validEvent(t)
 
 	t.Run("no such sequence", func(t *testing.T) {
-		if _, err := tool.Replay(context.Background(), 999, ReplayOptions{}); !errors.Is(err, ErrNotFound) {
+		if _, err := tool.Replay(t.Context(), 999, ReplayOptions{}); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Replay(999) = %v, want ErrNotFound", err)
 		}
 	})
@@ -126,33 +125,33 @@ func TestReplayErrors(t *testing.T) {
 		m.Header.Set(projector.HeaderOriginalSubject, subject)
 		m.Header.Set(projector.HeaderOriginalStream, "GONE") // not the stream that holds the subject
 		m.Header.Set(projector.HeaderOriginalSequence, "7")
-		ack, err := e.js.PublishMsg(context.Background(), m)
+		ack, err := e.js.PublishMsg(t.Context(), m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tool.Replay(context.Background(), ack.Sequence, ReplayOptions{}); err == nil {
+		if _, err := tool.Replay(t.Context(), ack.Sequence, ReplayOptions{}); err == nil {
 			t.Fatalf("Replay into the wrong stream succeeded")
 		}
-		if _, err := e.dlq.GetMsg(context.Background(), ack.Sequence); err != nil {
+		if _, err := e.dlq.GetMsg(t.Context(), ack.Sequence); err != nil {
 			t.Errorf("the letter is gone after a failed republish: %v", err)
 		}
-		_ = e.dlq.DeleteMsg(context.Background(), ack.Sequence)
+		_ = e.dlq.DeleteMsg(t.Context(), ack.Sequence)
 	})
 	t.Run("subject outside the contract", func(t *testing.T) {
 		m := nats.NewMsg(projector.DLQSubjectPrefix + subject)
 		m.Data = body
 		m.Header.Set(projector.HeaderOriginalSubject, "admin.things")
-		ack, err := e.js.PublishMsg(context.Background(), m)
+		ack, err := e.js.PublishMsg(t.Context(), m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tool.Replay(context.Background(), ack.Sequence, ReplayOptions{Force: true}); err == nil || !strings.Contains(err.Error(), "admin.things") {
+		if _, err := tool.Replay(t.Context(), ack.Sequence, ReplayOptions{Force: true}); err == nil || !strings.Contains(err.Error(), "admin.things") {
 			t.Errorf("Replay = %v, want an error naming the subject", err)
 		}
-		_ = e.dlq.DeleteMsg(context.Background(), ack.Sequence)
+		_ = e.dlq.DeleteMsg(t.Context(), ack.Sequence)
 	})
 	t.Run("missing DLQ stream", func(t *testing.T) {
-		err := New(e.js, Config{Stream: "NOPE"}).List(context.Background(), func(Letter) error { return nil })
+		err := New(e.js, Config{Stream: "NOPE"}).List(t.Context(), func(Letter) error { return nil })
 		if !errors.Is(err, jetstream.ErrStreamNotFound) || !strings.Contains(err.Error(), "NOPE") {
 			t.Errorf("List = %v, want stream not found naming NOPE", err)
 		}
@@ -173,7 +172,7 @@ func TestReplayAll(t *testing.T) {
 	invalid := e.deadLetterByHand(t, bad, []byte(`{}`), badSeq, "")
 
 	var got []Outcome
-	if err := tool.ReplayAll(context.Background(), ReplayOptions{}, func(o Outcome) { got = append(got, o) }); err != nil {
+	if err := tool.ReplayAll(t.Context(), ReplayOptions{}, func(o Outcome) { got = append(got, o) }); err != nil {
 		t.Fatalf("ReplayAll: %v", err)
 	}
 	if len(got) != 4 {
@@ -201,7 +200,7 @@ func TestListPages(t *testing.T) {
 	for i := range 600 {
 		seq := e.deadLetterByHand(t, subject, body, uint64(i+1), "")
 		if i == 300 {
-			if err := e.dlq.DeleteMsg(context.Background(), seq); err != nil {
+			if err := e.dlq.DeleteMsg(t.Context(), seq); err != nil {
 				t.Fatal(err)
 			}
 			continue

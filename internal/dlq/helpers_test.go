@@ -28,7 +28,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	_, js := testkit.StartNATS(t)
-	ctx := context.Background()
+	ctx := t.Context()
 	source, err := js.CreateStream(ctx, jetstream.StreamConfig{
 		Name: "PERSONS", Subjects: []string{events.SubjectRoot + ".>"}, Duplicates: 10 * time.Minute,
 	})
@@ -67,7 +67,7 @@ func (e *env) publishRaw(t *testing.T, subject string, body []byte, h nats.Heade
 	for k, vs := range h {
 		m.Header[k] = vs
 	}
-	ack, err := e.js.PublishMsg(context.Background(), m)
+	ack, err := e.js.PublishMsg(t.Context(), m)
 	if err != nil {
 		t.Fatalf("publish %s: %v", subject, err)
 	}
@@ -113,7 +113,7 @@ func (e *env) deadLetterByHand(t *testing.T, subject string, body []byte, seq ui
 	m.Header.Set(projector.HeaderOriginalStream, "PERSONS")
 	m.Header.Set(projector.HeaderOriginalSequence, strconv.FormatUint(seq, 10))
 	m.Header.Set(projector.HeaderOriginalMsgID, msgID)
-	ack, err := e.js.PublishMsg(context.Background(), m)
+	ack, err := e.js.PublishMsg(t.Context(), m)
 	if err != nil {
 		t.Fatalf("dead-letter by hand: %v", err)
 	}
@@ -124,7 +124,7 @@ func (e *env) deadLetterByHand(t *testing.T, subject string, body []byte, seq ui
 func list(t *testing.T, tool *Tool) []Letter {
 	t.Helper()
 	var got []Letter
-	if err := tool.List(context.Background(), func(l Letter) error { got = append(got, l); return nil }); err != nil {
+	if err := tool.List(t.Context(), func(l Letter) error { got = append(got, l); return nil }); err != nil {
 		t.Fatalf("List: %v", err)
 	}
 	return got
@@ -133,11 +133,11 @@ func list(t *testing.T, tool *Tool) []Letter {
 // lastMsg returns the last message of PERSONS.
 func (e *env) lastMsg(t *testing.T) *jetstream.RawStreamMsg {
 	t.Helper()
-	info, err := e.source.Info(context.Background())
+	info, err := e.source.Info(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := e.source.GetMsg(context.Background(), info.State.LastSeq)
+	m, err := e.source.GetMsg(t.Context(), info.State.LastSeq)
 	if err != nil {
 		t.Fatal(err)
 	}

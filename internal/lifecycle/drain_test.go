@@ -9,7 +9,7 @@ import (
 )
 
 func TestDelayShutdown(t *testing.T) {
-	cancelled, cancel := context.WithCancel(context.Background())
+	cancelled, cancel := context.WithCancel(t.Context())
 	cancel()
 	tests := []struct {
 		name     string
@@ -19,7 +19,7 @@ func TestDelayShutdown(t *testing.T) {
 	}{
 		{"signal with a delay waits", cancelled, 200 * time.Millisecond, true},
 		{"no delay", cancelled, 0, false},
-		{"a failed component does not wait", context.Background(), time.Hour, false},
+		{"a failed component does not wait", t.Context(), time.Hour, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -37,7 +37,7 @@ func listen(t *testing.T) net.Listener {
 // drained.
 func TestRunShutdownOrder(t *testing.T) {
 	logger := slog.New(slog.DiscardHandler)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	lc := New(ctx)
 	defer lc.Stop()
@@ -108,7 +108,7 @@ func TestRunShutdownOrder(t *testing.T) {
 func TestRunStopsWhenATaskFails(t *testing.T) {
 	logger := slog.New(slog.DiscardHandler)
 	boom := errors.New("boom")
-	ctx := context.Background()
+	ctx := t.Context()
 	lc := New(ctx)
 	defer lc.Stop()
 	start := time.Now()
@@ -132,7 +132,7 @@ func TestRunStopsWhenATaskFails(t *testing.T) {
 // limit, whatever the previous ones answered, and logs their errors.
 func TestRunClosesAfter(t *testing.T) {
 	logger, logs := testkit.JSONLogger()
-	ctx := context.Background()
+	ctx := t.Context()
 	lc := New(ctx)
 	defer lc.Stop()
 	var order []string

@@ -1,13 +1,13 @@
 package lifecycle
 
 import (
-	"errors"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/lookup/persons/internal/testing/testkit"
@@ -20,26 +20,27 @@ import (
 func TestBufferedLogger(t *testing.T) {
 	newLogger := func(w io.Writer) *slog.Logger { return slog.New(slog.NewJSONHandler(w, nil)) }
 	t.Run("a file is buffered, another writer is not", func(t *testing.T) {
-		f, err := os.Create(filepath.Join(t.TempDir(), "log"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		logger, stop := NewLog(f, newLogger)
-		start := time.Now()
-		logger.Info("held")
-		b, err := os.ReadFile(f.Name())
-		// Within half the flush interval of the first line, no tick can
-		// have written it out (a slower machine proves nothing here).
-		if early := time.Since(start) < LogFlushInterval/2; early && (err != nil || len(b) != 0) {
-			t.Errorf("the file holds %q (%v) right after an INFO line, want nothing yet", b, err)
-		}
-		stop()
-		if b, err := os.ReadFile(f.Name()); err != nil || !strings.Contains(string(b), `"msg":"held"`) {
-			t.Errorf("after stop the file holds %q (%v), want the INFO line", b, err)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			f, err := os.Create(filepath.Join(t.TempDir(), "log"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			logger, stop := NewLog(f, newLogger)
+			logger.Info("held")
+			// The bubble's clock stands still until every goroutine in it is
+			// blocked: no tick can have written the line out yet.
+			synctest.Wait()
+			if b, err := os.ReadFile(f.Name()); err != nil || len(b) != 0 {
+				t.Errorf("the file holds %q (%v) right after an INFO line, want nothing yet", b, err)
+			}
+			stop()
+			if b, err := os.ReadFile(f.Name()); err != nil || !strings.Contains(string(b), `"msg":"held"`) {
+				t.Errorf("after stop the file holds %q (%v), want the INFO line", b, err)
+			}
+		})
 		out := new(testkit.LogBuffer)
-		logger, stop = NewLog(out, newLogger)
+		logger, stop := NewLog(out, newLogger)
 		defer stop()
 		logger.Info("direct")
 		if !strings.Contains(out.String(), `"msg":"direct"`) {
@@ -59,15 +60,21 @@ func TestBufferedLogger(t *testing.T) {
 		}
 	})
 	t.Run("info within the flush interval", func(t *testing.T) {
-		out := new(testkit.LogBuffer)
-		logger, stop := BufferedLog(out, newLogger)
-		defer stop()
-		logger.Info("held")
-		testkit.WaitFor(t, 10*LogFlushInterval, func() error {
-			if !strings.Contains(out.String(), `"msg":"held"`) {
-				return errors.New("INFO line not written yet")
+		synctest.Test(t, func(t *testing.T) {
+			out := new(testkit.LogBuffer)
+			logger, stop := BufferedLog(out, newLogger)
+			defer stop()
+			logger.Info("held")
+			time.Sleep(LogFlushInterval - time.Nanosecond)
+			synctest.Wait()
+			if strings.Contains(out.String(), `"msg":"held"`) {
+				t.Fatalf("the INFO line written %v after it was logged, before the flush interval", LogFlushInterval-time.Nanosecond)
 			}
-			return nil
+			time.Sleep(time.Nanosecond)
+			synctest.Wait()
+			if !strings.Contains(out.String(), `"msg":"held"`) {
+				t.Fatalf("the INFO line not written a flush interval (%v) after it was logged", LogFlushInterval)
+			}
 		})
 	})
 	t.Run("WriteOut writes what is held", func(t *testing.T) {

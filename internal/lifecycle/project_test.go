@@ -35,7 +35,7 @@ func TestProject(t *testing.T) {
 	t.Run("until caught up: a snapshot, then a clean stop", func(t *testing.T) {
 		p := &fakeProjection{caughtUp: make(chan struct{})}
 		close(p.caughtUp)
-		if err := Project(context.Background(), p, ProjectConfig{UntilCaughtUp: true, Snapshot: true, Logger: logger}); err != nil {
+		if err := Project(t.Context(), p, ProjectConfig{UntilCaughtUp: true, Snapshot: true, Logger: logger}); err != nil {
 			t.Fatalf("Project = %v, want nil", err)
 		}
 		if n := p.snapshots.Load(); n != 1 {
@@ -44,7 +44,7 @@ func TestProject(t *testing.T) {
 	})
 	t.Run("stopped before catching up", func(t *testing.T) {
 		p := &fakeProjection{caughtUp: make(chan struct{})}
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(t.Context())
 		var shown atomic.Bool
 		go func() {
 			for !shown.Load() {

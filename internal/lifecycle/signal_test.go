@@ -26,7 +26,7 @@ func TestShutdownCause(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			parent, cancel := context.WithCancelCause(context.Background())
+			parent, cancel := context.WithCancelCause(t.Context())
 			child, stop := context.WithCancel(parent)
 			defer stop()
 			tt.cancel(cancel)
@@ -63,9 +63,9 @@ func TestNotifyContextCause(t *testing.T) {
 }
 
 func TestStoppedBySignal(t *testing.T) {
-	signalled, cancelSig := context.WithCancelCause(context.Background())
+	signalled, cancelSig := context.WithCancelCause(t.Context())
 	cancelSig(&SignalCause{Signal: syscall.SIGTERM})
-	cancelled, cancel := context.WithCancel(context.Background())
+	cancelled, cancel := context.WithCancel(t.Context())
 	cancel()
 	for _, tc := range []struct {
 		name string

@@ -22,7 +22,7 @@ func TestReachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	if err := Reachable(context.Background(), nc, ns.ClientURL(), 5*time.Second); err != nil {
+	if err := Reachable(t.Context(), nc, ns.ClientURL(), 5*time.Second); err != nil {
 		t.Errorf("a connection to a running server: %v", err)
 	}
 
@@ -42,7 +42,7 @@ func TestReachable(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer down.Close()
-			ctx, cancel := context.WithCancel(context.Background())
+			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			if tt.cancel {
 				cancel()

@@ -1,7 +1,6 @@
 package replica
 
 import (
-	"context"
 	"testing"
 
 	"github.com/lookup/persons/internal/testing/testkit"
@@ -17,7 +16,7 @@ func BenchmarkPerson(b *testing.B) {
 	r := open(b, js, b.TempDir(), nil)
 	run(b, r)
 	waitCaughtUp(b, r, 1000)
-	ctx := context.Background()
+	ctx := b.Context()
 	for _, bc := range []struct {
 		name string
 		read func(id string) error

@@ -112,7 +112,7 @@ func waitCaughtUp(t testing.TB, r *Replica, seq uint64) {
 func checkNames(t *testing.T, r *Replica, n int, want string) {
 	t.Helper()
 	for i := range n {
-		p, err := r.Person(context.Background(), consumerID(i))
+		p, err := r.Person(t.Context(), consumerID(i))
 		if err != nil || p.FirstName != want {
 			t.Fatalf("consumer %d: %+v, %v; want first name %q", i, p, err, want)
 		}
@@ -148,7 +148,7 @@ func TestRebuildSwapsWhileServing(t *testing.T) {
 				default:
 				}
 				pos := r.Applied()
-				p, err := r.Person(context.Background(), consumerID(i%n))
+				p, err := r.Person(t.Context(), consumerID(i%n))
 				if err != nil || p.FirstName != "v1" || pos < last {
 					bad.Add(1)
 				}
@@ -212,12 +212,12 @@ func TestBootstrapFromSnapshot(t *testing.T) {
 	}
 	withSnapshots := func(c *Config) { c.Snapshots = sn }
 	a := open(t, js, t.TempDir(), withSnapshots)
-	if _, _, err := a.Snapshot(context.Background()); !errors.Is(err, ErrNotCaughtUp) {
+	if _, _, err := a.Snapshot(t.Context()); !errors.Is(err, ErrNotCaughtUp) {
 		t.Errorf("snapshot before catching up: %v, want ErrNotCaughtUp", err)
 	}
 	stopA := run(t, a)
 	waitCaughtUp(t, a, n)
-	info, _, err := a.Snapshot(context.Background())
+	info, _, err := a.Snapshot(t.Context())
 	if err != nil || info.Position != n {
 		t.Fatalf("Snapshot: %+v, %v; want position %d", info, err, n)
 	}
@@ -256,7 +256,7 @@ func TestRebuildOnMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The stream is deleted and created again with other events.
-	if err := js.DeleteStream(context.Background(), "PERSONS"); err != nil {
+	if err := js.DeleteStream(t.Context(), "PERSONS"); err != nil {
 		t.Fatal(err)
 	}
 	testkit.PersonsStream(t, js)
@@ -264,7 +264,7 @@ func TestRebuildOnMismatch(t *testing.T) {
 
 	t.Run("refused by default", func(t *testing.T) {
 		r := open(t, js, root, nil)
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 		defer cancel()
 		err := r.Run(ctx)
 		_ = r.Close()
@@ -277,7 +277,7 @@ func TestRebuildOnMismatch(t *testing.T) {
 		run(t, r)
 		waitCaughtUp(t, r, 20)
 		checkNames(t, r, 20, "v3")
-		if _, err := r.Person(context.Background(), consumerID(30)); !errors.Is(err, events.ErrNotFound) {
+		if _, err := r.Person(t.Context(), consumerID(30)); !errors.Is(err, events.ErrNotFound) {
 			t.Errorf("consumer of the old stream: %v, want not found", err)
 		}
 	})
@@ -303,7 +303,7 @@ func TestStopDuringRebuild(t *testing.T) {
 			root := t.TempDir()
 			r := open(t, js, root, nil)
 			oldDir := r.Dir()
-			ctx, cancel := context.WithCancel(context.Background())
+			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			swapping := make(chan struct{})
 			if tc.inSwap {

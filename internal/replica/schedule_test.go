@@ -21,7 +21,7 @@ func TestSnapshotEvery(t *testing.T) {
 	plain := open(t, js, t.TempDir(), nil)
 	done := make(chan struct{})
 	go func() {
-		plain.SnapshotEvery(context.Background(), time.Millisecond, slog.New(slog.DiscardHandler))
+		plain.SnapshotEvery(t.Context(), time.Millisecond, slog.New(slog.DiscardHandler))
 		close(done)
 	}()
 	select {
@@ -40,15 +40,15 @@ func TestSnapshotEvery(t *testing.T) {
 	r := open(t, js, t.TempDir(), func(c *Config) { c.Snapshots = sn })
 	run(t, r)
 	waitCaughtUp(t, r, 10)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	done = make(chan struct{})
 	go func() { r.SnapshotEvery(ctx, 20*time.Millisecond, slog.New(slog.DiscardHandler)); close(done) }()
 	testkit.WaitFor(t, 30*time.Second, func() error {
-		obs, err := js.ObjectStore(context.Background(), "SNAPS")
+		obs, err := js.ObjectStore(t.Context(), "SNAPS")
 		if err != nil {
 			return err
 		}
-		list, err := obs.List(context.Background())
+		list, err := obs.List(t.Context())
 		if err != nil {
 			return err
 		}

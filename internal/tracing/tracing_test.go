@@ -1,7 +1,6 @@
 package tracing
 
 import (
-	"context"
 	"io"
 	"testing"
 )
@@ -32,14 +31,14 @@ func TestExporterName(t *testing.T) {
 }
 
 func TestOffCostsNothing(t *testing.T) {
-	tr, err := New(context.Background(), func(string) string { return "" }, io.Discard)
+	tr, err := New(t.Context(), func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tr.Enabled() || tr.Tracer("x") != nil {
 		t.Error("tracing on with no OTEL_* variables")
 	}
-	if err := tr.Shutdown(context.Background()); err != nil {
+	if err := tr.Shutdown(t.Context()); err != nil {
 		t.Errorf("Shutdown: %v", err)
 	}
 	var nilTr *Tracing

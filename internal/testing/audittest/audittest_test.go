@@ -29,14 +29,14 @@ func TestLedgerProblems(t *testing.T) {
 	for _, id := range []string{"r1", "r2"} {
 		d := query.Disclosure{RequestID: id, Operation: "getAuthorizedSigners",
 			Persons: []query.DisclosedPerson{{ID: personA, SSNMode: "FULL"}, {ID: personB, SSNMode: "FULL"}}}
-		if err := l.Disclose(context.Background(), d); err != nil {
+		if err := l.Disclose(t.Context(), d); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := l.Close(context.Background()); err != nil {
+	if err := l.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	ledger, err := ReadLedger(context.Background(), js, audit.DefaultStream)
+	ledger, err := ReadLedger(t.Context(), js, audit.DefaultStream)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func TestBalancerSendsOnlyToReadyReplicas(t *testing.T) {
 	if got := get(t, front.URL); got != http.StatusServiceUnavailable {
 		t.Errorf("no replica: status %d, want 503", got)
 	}
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, stop := context.WithCancel(t.Context())
 	defer stop()
 	go lb.Poll(ctx)
 	lb.Add(replica(t, "ready", true))

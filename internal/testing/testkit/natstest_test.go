@@ -1,7 +1,6 @@
 package testkit
 
 import (
-	"context"
 	"testing"
 )
 
@@ -9,7 +8,7 @@ func TestRunConnectStream(t *testing.T) {
 	s := RunNATS(t, nil)
 	_, js := ConnectNATS(t, s.ClientURL())
 	PersonsStream(t, js)
-	ack, err := js.Publish(context.Background(), "persons.test", []byte("x"))
+	ack, err := js.Publish(t.Context(), "persons.test", []byte("x"))
 	if err != nil {
 		t.Fatalf("publish: %v", err)
 	}
