@@ -2,20 +2,12 @@ package auth
 
 import (
 	"context"
-	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
-	"crypto/elliptic"
-	"crypto/hmac"
-	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
-	"crypto/sha512"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -26,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 	vErrors "github.com/pb33f/libopenapi-validator/errors"
@@ -34,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/query"
 )
 
@@ -81,35 +73,28 @@ var (
 	edKey    ed25519.PrivateKey
 )
 
+// testKeys sets the keys of the tests, testkit's (made once a binary).
 func testKeys(t testing.TB) {
 	t.Helper()
 	keysOnce.Do(func() {
-		var err error
-		if rsaKey, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
-			panic(err)
-		}
-		if rsaKey2, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
-			panic(err)
-		}
-		if ecKey, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); err != nil {
-			panic(err)
-		}
-		if _, edKey, err = ed25519.GenerateKey(rand.Reader); err != nil {
-			panic(err)
-		}
+		k := testkit.TestJWSKeys()
+		rsaKey, rsaKey2, ecKey, edKey = k.RSA, k.RSA2, k.EC, k.Ed
 	})
 }
 
-// publicJWK returns the public JWK of key with kid and, when alg is not "",
-// alg.
 func publicJWK(t testing.TB, key any, kid, alg string) map[string]any {
 	t.Helper()
-	m := jwkObject(t, key, true)
-	m["kid"] = kid
-	if alg != "" {
-		m["alg"] = alg
-	}
-	return m
+	return testkit.PublicJWK(t, key, kid, alg)
+}
+
+func jwkObject(t testing.TB, key any, public bool) map[string]any {
+	t.Helper()
+	return testkit.JWKObject(t, key, public)
+}
+
+func jwksJSON(t testing.TB, keys ...map[string]any) []byte {
+	t.Helper()
+	return testkit.JWKSJSON(t, keys...)
 }
 
 // privateJWK returns the JWK of key, private half included, with kid.
@@ -118,40 +103,6 @@ func privateJWK(t testing.TB, key any, kid string) map[string]any {
 	m := jwkObject(t, key, false)
 	m["kid"] = kid
 	return m
-}
-
-// jwkObject returns key as a JWK JSON object: only its public half when
-// public is true.
-func jwkObject(t testing.TB, key any, public bool) map[string]any {
-	t.Helper()
-	k, err := jwk.Import(key)
-	if err != nil {
-		t.Fatalf("jwk.Import: %v", err)
-	}
-	if public {
-		if k, err = k.PublicKey(); err != nil {
-			t.Fatalf("PublicKey: %v", err)
-		}
-	}
-	b, err := json.Marshal(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-// jwksJSON returns a JWKS document holding keys.
-func jwksJSON(t testing.TB, keys ...map[string]any) []byte {
-	t.Helper()
-	b, err := json.Marshal(map[string]any{"keys": keys})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // testJWKS returns the standard key set: the RSA key (alg RS256), the EC
@@ -175,55 +126,13 @@ func testJWKS(t testing.TB) *JWKS {
 	return keys
 }
 
-func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+func b64(b []byte) string { return testkit.B64(b) }
 
 // signToken builds a compact JWS with header and claims, signed by alg
-// with key (alg "none" gives an empty signature).
+// with key (alg "none" gives an empty signature): testkit.SignToken.
 func signToken(t testing.TB, header, claims map[string]any, alg string, key any) string {
 	t.Helper()
-	hb, err := json.Marshal(header)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cb, err := json.Marshal(claims)
-	if err != nil {
-		t.Fatal(err)
-	}
-	input := b64(hb) + "." + b64(cb)
-	var sig []byte
-	switch alg {
-	case "none":
-	case "RS256":
-		h := sha256.Sum256([]byte(input))
-		sig, err = rsa.SignPKCS1v15(rand.Reader, key.(*rsa.PrivateKey), crypto.SHA256, h[:])
-	case "RS512":
-		h := sha512.Sum512([]byte(input))
-		sig, err = rsa.SignPKCS1v15(rand.Reader, key.(*rsa.PrivateKey), crypto.SHA512, h[:])
-	case "PS256":
-		h := sha256.Sum256([]byte(input))
-		sig, err = rsa.SignPSS(rand.Reader, key.(*rsa.PrivateKey), crypto.SHA256, h[:], &rsa.PSSOptions{SaltLength: rsa.PSSSaltLengthEqualsHash})
-	case "ES256":
-		h := sha256.Sum256([]byte(input))
-		var r, s *big.Int
-		r, s, err = ecdsa.Sign(rand.Reader, key.(*ecdsa.PrivateKey), h[:])
-		if err == nil {
-			sig = make([]byte, 64)
-			r.FillBytes(sig[:32])
-			s.FillBytes(sig[32:])
-		}
-	case "EdDSA":
-		sig = ed25519.Sign(key.(ed25519.PrivateKey), []byte(input))
-	case "HS256":
-		m := hmac.New(sha256.New, key.([]byte))
-		m.Write([]byte(input))
-		sig = m.Sum(nil)
-	default:
-		t.Fatalf("signToken: unsupported alg %s", alg)
-	}
-	if err != nil {
-		t.Fatalf("sign %s: %v", alg, err)
-	}
-	return input + "." + b64(sig)
+	return testkit.SignToken(t, header, claims, alg, key)
 }
 
 // goodClaims returns valid claims for the standard issuer and audience,
