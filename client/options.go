@@ -11,8 +11,13 @@ import (
 )
 
 // An Option configures a Client. New fails at once on an option that makes
-// no sense (an empty token, two token sources, a negative retry count), so
-// a mistake shows at start-up rather than as a 401 later.
+// no sense, so a mistake shows at start-up rather than as a 401 later: an
+// empty token, one that starts with "Bearer " or holds a character a
+// bearer token cannot, more than one token option, a nil source, function
+// or *http.Client, a retry count outside 0 to 100, a User-Agent that is
+// empty or not printable ASCII. (New also refuses a base URL that is not
+// http(s)://host[:port][/prefix], or that has a query, a fragment or a
+// user.)
 type Option func(*Client) error
 
 // A Token is what a TokenSource gives: it sets the Authorization header of

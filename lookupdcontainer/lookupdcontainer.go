@@ -10,7 +10,7 @@
 //
 //	ctr, err := lookupdcontainer.Run(ctx, lookupdcontainer.DefaultImage(),
 //		lookupdcontainer.WithTenancy("business_ids"))
-//	defer testcontainers.TerminateContainer(ctr)
+//	testcontainers.CleanupContainer(t, ctr) // or defer ctr.Terminate(ctx)
 //	seq, err := ctr.Seed(ctx, fixtures...)
 //	tok, err := ctr.Token(lookuptest.Tenants(businessID))
 //	c, err := client.New(ctr.APIURL(), client.WithToken(tok))

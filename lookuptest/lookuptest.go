@@ -175,7 +175,7 @@ func start(ctx context.Context, dir string, opts []Option) (_ *Server, err error
 }
 
 // startNATS starts the in-process NATS server with the source stream (and
-// the audit stream, with WithAudit).
+// the audit stream, unless WithAudit("off")).
 func (s *Server) startNATS(ctx context.Context) (err error) {
 	if s.nats, err = dev.StartNATS("lookuptest", filepath.Join(s.dir, "nats")); err != nil {
 		return err
@@ -260,8 +260,8 @@ func (s *Server) newAPI() (http.Handler, error) {
 		MaxPositionWait: s.cfg.maxPositionWait,
 		Stale:           admin.NewStaleness(s.rep, s.cfg.maxStaleness, time.Now),
 	}
-	if s.cfg.audit {
-		if s.ledger, err = audit.New(s.nc, audit.Config{Mode: audit.Required, Replica: "lookuptest",
+	if s.cfg.audit != audit.Off {
+		if s.ledger, err = audit.New(s.nc, audit.Config{Mode: s.cfg.audit, Replica: "lookuptest",
 			Position: s.rep.Applied, Logger: s.cfg.logger}); err != nil {
 			return nil, fmt.Errorf("audit ledger: %w", err)
 		}
@@ -277,8 +277,9 @@ func (s *Server) APIURL() string { return s.http.URL }
 func (s *Server) NATSURL() string { return s.nats.URL }
 
 // Client returns a client of the API with a token of Token() (scope
-// read:persons), and opts after it (a later WithToken is refused: use
-// client.New with APIURL for another token).
+// read:persons, and on a server WithTenancy no tenant: reads are then 403
+// forbidden), and opts after it. It panics on a token option of opts:
+// for another token, use client.New with APIURL and Token.
 func (s *Server) Client(opts ...client.Option) *client.Client {
 	tok, err := s.Token()
 	if err != nil {
@@ -343,7 +344,8 @@ func (s *Server) PauseEvents() {
 }
 
 // ResumeEvents lets the projector apply what was published since
-// PauseEvents, and what comes after.
+// PauseEvents, and what comes after. It does not wait for them: call
+// WaitForPosition with the last sequence published.
 func (s *Server) ResumeEvents() {
 	s.mu.Lock()
 	defer s.mu.Unlock()

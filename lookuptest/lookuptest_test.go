@@ -247,6 +247,8 @@ func TestOptionsThatMakeNoSense(t *testing.T) {
 		{"tenants without tenancy", []lookuptest.TokenOption{lookuptest.Tenants(business)}, "without tenancy"},
 		{"negative lifetime", []lookuptest.TokenOption{lookuptest.ExpiresIn(-time.Minute)}, "positive"},
 		{"expired and a lifetime", []lookuptest.TokenOption{lookuptest.Expired(), lookuptest.ExpiresIn(time.Minute)}, "both"},
+		{"a lifetime of the default's length, then expired", []lookuptest.TokenOption{lookuptest.ExpiresIn(lookuptest.DefaultTokenTTL), lookuptest.Expired()}, "both"},
+		{"scopes twice", []lookuptest.TokenOption{lookuptest.Scopes(), lookuptest.Scopes(lookuptest.ScopeRead)}, "twice"},
 		{"a scope with a space", []lookuptest.TokenOption{lookuptest.Scopes("read:persons read:persons:ssn")}, "without spaces"},
 		{"empty subject", []lookuptest.TokenOption{lookuptest.Subject("")}, "empty"},
 	} {
@@ -260,6 +262,7 @@ func TestOptionsThatMakeNoSense(t *testing.T) {
 		"negative staleness": lookuptest.WithMaxStaleness(-time.Second),
 		"empty claim":        lookuptest.WithTenancy(""),
 		"zero wait":          lookuptest.WithMaxPositionWait(0),
+		"unknown audit mode": lookuptest.WithAudit("sometimes"),
 	} {
 		t.Run(name, func(t *testing.T) {
 			if s, err := lookuptest.Start(t.Context(), opt); err == nil {
@@ -271,7 +274,7 @@ func TestOptionsThatMakeNoSense(t *testing.T) {
 }
 
 func TestAuditedDisclosure(t *testing.T) {
-	srv := lookuptest.New(t, lookuptest.WithAudit())
+	srv := lookuptest.New(t, lookuptest.WithAudit("required"))
 	if _, err := srv.Seed(t.Context(), consumer(t, 1, "Ada"), signer(t)); err != nil {
 		t.Fatal(err)
 	}

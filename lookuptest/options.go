@@ -3,6 +3,7 @@ package lookuptest
 import (
 	"errors"
 	"fmt"
+	"github.com/lookup/persons/internal/audit"
 	"log/slog"
 	"time"
 )
@@ -18,7 +19,7 @@ type config struct {
 	maxStaleness     time.Duration
 	maxPositionWait  time.Duration
 	refresh          time.Duration
-	audit            bool
+	audit            audit.Mode
 	demo             bool
 	logger           *slog.Logger
 }
@@ -30,6 +31,7 @@ func defaults() config {
 		// after the bound (lookupd reads it every 2 s).
 		refresh:         100 * time.Millisecond,
 		maxPositionWait: 2 * time.Second,
+		audit:           audit.Required,
 		logger:          slog.New(slog.DiscardHandler),
 	}
 }
@@ -74,11 +76,20 @@ func WithMaxPositionWait(d time.Duration) Option {
 	}
 }
 
-// WithAudit records every answer that discloses protected data in the
-// audit ledger (a stream on the server's NATS), as lookupd serve does by
-// default: such an answer is sent only once its record is stored.
-func WithAudit() Option {
-	return func(c *config) error { c.audit = true; return nil }
+// WithAudit sets the audit ledger's mode, as LOOKUP_AUDIT does and as
+// lookupdcontainer.WithAudit does: "required" (the default, as lookupd
+// serve's: an answer with protected data is sent only once its record is
+// stored, in an audit stream on the server's NATS), "best-effort" or
+// "off".
+func WithAudit(mode string) Option {
+	return func(c *config) error {
+		m, err := audit.ParseMode(mode)
+		if err != nil {
+			return fmt.Errorf("WithAudit(%q): want required, best-effort or off", mode)
+		}
+		c.audit = m
+		return nil
+	}
 }
 
 // WithDemoData publishes the demo data set of lookupd dev (three

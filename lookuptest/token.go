@@ -44,7 +44,7 @@ type tokenSpec struct {
 	ttl                                 time.Duration
 	expired, foreignKey                 bool
 	tenants                             []string
-	tenantsSet                          bool
+	tenantsSet, ttlSet, scopesSet       bool
 	now                                 func() time.Time
 }
 
@@ -57,7 +57,10 @@ func Scopes(scopes ...string) TokenOption {
 				return fmt.Errorf("scope %q: want one scope without spaces or quotes", sc)
 			}
 		}
-		s.scopes = append([]string(nil), scopes...)
+		if s.scopesSet {
+			return errors.New("Scopes given twice")
+		}
+		s.scopes, s.scopesSet = append([]string(nil), scopes...), true
 		return nil
 	}
 }
@@ -102,7 +105,7 @@ func ExpiresIn(d time.Duration) TokenOption {
 		if d <= 0 {
 			return fmt.Errorf("lifetime %v: want a positive duration (use Expired for an expired token)", d)
 		}
-		s.ttl = d
+		s.ttl, s.ttlSet = d, true
 		return nil
 	}
 }
@@ -210,7 +213,7 @@ func (k *Key) Token(p TokenPolicy, opts ...TokenOption) (string, error) {
 	if s.tenantsSet && p.TenantClaim == "" {
 		return "", errors.New("lookuptest: token: Tenants on a server without tenancy (WithTenancy)")
 	}
-	if s.expired && s.ttl != DefaultTokenTTL {
+	if s.expired && s.ttlSet {
 		return "", errors.New("lookuptest: token: both Expired and ExpiresIn")
 	}
 	now := s.now().Truncate(time.Second)

@@ -20,7 +20,7 @@ func (s inProcess) stale(t *testing.T) {
 }
 
 func TestInProcess(t *testing.T) {
-	srv := lookuptest.New(t, lookuptest.WithAudit(), lookuptest.WithMaxStaleness(500*time.Millisecond),
+	srv := lookuptest.New(t, lookuptest.WithMaxStaleness(500*time.Millisecond),
 		lookuptest.WithMaxPositionWait(100*time.Millisecond))
 	runSuite(t, inProcess{srv})
 }
