@@ -4,7 +4,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,6 +12,8 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jwt"
+
+	"github.com/lookup/persons/internal/dev"
 )
 
 // The scopes of the API (docs/api.md).
@@ -160,28 +161,11 @@ func NewKey() (*Key, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lookuptest: signing key: %w", err)
 	}
-	key, err := jwk.Import(raw)
+	key, err := dev.SigningJWK(raw, jwa.ES256())
 	if err != nil {
 		return nil, fmt.Errorf("lookuptest: signing key: %w", err)
 	}
-	if err := jwk.AssignKeyID(key); err != nil {
-		return nil, fmt.Errorf("lookuptest: signing key: %w", err)
-	}
-	if err := key.Set(jwk.AlgorithmKey, jwa.ES256()); err != nil {
-		return nil, fmt.Errorf("lookuptest: signing key: %w", err)
-	}
-	pub, err := key.PublicKey()
-	if err != nil {
-		return nil, fmt.Errorf("lookuptest: signing key: %w", err)
-	}
-	if err := pub.Set(jwk.KeyUsageKey, "sig"); err != nil {
-		return nil, fmt.Errorf("lookuptest: signing key: %w", err)
-	}
-	set := jwk.NewSet()
-	if err := set.AddKey(pub); err != nil {
-		return nil, fmt.Errorf("lookuptest: signing key: %w", err)
-	}
-	b, err := json.Marshal(set)
+	b, err := dev.JWKSOf(key)
 	if err != nil {
 		return nil, fmt.Errorf("lookuptest: signing key: %w", err)
 	}

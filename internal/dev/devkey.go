@@ -115,18 +115,28 @@ func LoadKey(path string) (*rsa.PrivateKey, error) {
 	return k, nil
 }
 
-// signingKey returns k as a JWK with alg RS256 and a kid derived from its
-// thumbprint (RFC 7638), so tokens and the JWKS agree on the kid.
+// signingKey returns k as a JWK with alg RS256 (SigningJWK).
 func signingKey(k *rsa.PrivateKey) (jwk.Key, error) {
-	key, err := jwk.Import(k)
+	key, err := SigningJWK(k, jwa.RS256())
 	if err != nil {
 		return nil, fmt.Errorf("dev key: %w", err)
 	}
-	if err := jwk.AssignKeyID(key); err != nil {
-		return nil, fmt.Errorf("dev key: %w", err)
+	return key, nil
+}
+
+// SigningJWK returns the private key raw as a JWK with alg and a kid
+// derived from its thumbprint (RFC 7638), so tokens and the JWKS agree on
+// the kid: the dev key's, and each lookuptest server's.
+func SigningJWK(raw any, alg jwa.SignatureAlgorithm) (jwk.Key, error) {
+	key, err := jwk.Import(raw)
+	if err != nil {
+		return nil, err
 	}
-	if err := key.Set(jwk.AlgorithmKey, jwa.RS256()); err != nil {
-		return nil, fmt.Errorf("dev key: %w", err)
+	if err := jwk.AssignKeyID(key); err != nil {
+		return nil, err
+	}
+	if err := key.Set(jwk.AlgorithmKey, alg); err != nil {
+		return nil, err
 	}
 	return key, nil
 }
@@ -137,16 +147,26 @@ func PublicJWKS(k *rsa.PrivateKey) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	pub, err := key.PublicKey()
+	b, err := JWKSOf(key)
 	if err != nil {
 		return nil, fmt.Errorf("dev key: %w", err)
 	}
+	return b, nil
+}
+
+// JWKSOf returns the JWKS (JSON) holding the public half of key, for
+// signatures (use "sig").
+func JWKSOf(key jwk.Key) ([]byte, error) {
+	pub, err := key.PublicKey()
+	if err != nil {
+		return nil, err
+	}
 	if err := pub.Set(jwk.KeyUsageKey, "sig"); err != nil {
-		return nil, fmt.Errorf("dev key: %w", err)
+		return nil, err
 	}
 	set := jwk.NewSet()
 	if err := set.AddKey(pub); err != nil {
-		return nil, fmt.Errorf("dev key: %w", err)
+		return nil, err
 	}
 	return json.MarshalIndent(set, "", "  ")
 }
