@@ -54,7 +54,12 @@ func Example() {
 	p := projector.New(js, store, projector.Config{Stream: "PERSONS"})
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			panic(err)
+		}
+	}()
 
 	e, err := events.NewEvent("crm", 1, events.Consumer{ConsumerID: "c0000000-0000-4000-8000-00000000000a",
 		BusinessID: "b0000000-0000-4000-8000-00000000000b", FirstName: "Ada", LastName: "Lovelace"})

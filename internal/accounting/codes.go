@@ -2,6 +2,7 @@ package accounting
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -13,8 +14,9 @@ import (
 // the index, each once, sorted ("" among them when a record has none).
 // The index is keyed by person and time, not by code, so this reads every
 // record: lookupd audit serve calls it once, at start, after catching up,
-// when LOOKUP_REGISTRIES_STRICT is set.
-func (x *Index) Codes() (clients, purposes []string, err error) {
+// when LOOKUP_REGISTRIES_STRICT is set. It stops with ctx's error when
+// ctx is done (a shutdown in the middle of the scan).
+func (x *Index) Codes(ctx context.Context) (clients, purposes []string, err error) {
 	cs, ps := map[string]struct{}{}, map[string]struct{}{}
 	err = x.db.View(func(txn *badger.Txn) error {
 		opts := badger.DefaultIteratorOptions
@@ -22,6 +24,9 @@ func (x *Index) Codes() (clients, purposes []string, err error) {
 		it := txn.NewIterator(opts)
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			r, err := x.record(it.Item())
 			if err != nil {
 				return err
@@ -66,7 +71,10 @@ func CheckRegistriesOnce(f *Follower, x *Index, reg *Registry, logger *slog.Logg
 			return nil
 		case <-f.CaughtUp():
 		}
-		clients, purposes, err := x.Codes()
+		clients, purposes, err := x.Codes(ctx)
+		if errors.Is(err, ctx.Err()) && ctx.Err() != nil {
+			return nil //nolint:nilerr // a shutdown during the scan: nothing to judge
+		}
 		if err != nil {
 			return fmt.Errorf("registries check: %w", err)
 		}

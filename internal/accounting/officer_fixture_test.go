@@ -64,6 +64,7 @@ func (d disclosure) shown(exempt, self bool) bool {
 // officerFixture is an officer's handler over an index of the fixture.
 type officerFixture struct {
 	h        http.Handler
+	index    *Index
 	reg      *prometheus.Registry
 	mu       sync.Mutex
 	recorded []Access
@@ -110,7 +111,7 @@ func newOfficerFixture(t *testing.T, pageSize int) *officerFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &officerFixture{reg: prometheus.NewRegistry()}
+	f := &officerFixture{index: x, reg: prometheus.NewRegistry()}
 	f.h, err = NewOfficer(OfficerConfig{Index: x, Registry: registry, PageSize: pageSize, Registerer: f.reg,
 		Now: func() time.Time { return time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC) },
 		Status: func() IndexStatus {
