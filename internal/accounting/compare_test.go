@@ -148,7 +148,7 @@ func TestDiffPersons(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeLedger(t, nc, "b", 10) // after the scan
-	follow(t, x, js)
+	caughtUp(t, x, js)
 	recs := searchAll(t, x, Query{Person: persons[0]})
 	for _, tc := range []struct {
 		name string

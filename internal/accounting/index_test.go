@@ -67,7 +67,8 @@ func writeLedger(t *testing.T, nc *nats.Conn, replica string, n int) {
 }
 
 // follow runs x.Follow until the test ends, and waits until x has applied
-// the stream's last message.
+// the stream's last message (caughtUp). One follower an index: to wait for
+// what was written later, call caughtUp.
 func follow(t *testing.T, x *Index, js jetstream.JetStream) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -79,6 +80,12 @@ func follow(t *testing.T, x *Index, js jetstream.JetStream) {
 			t.Errorf("Follow: %v", err)
 		}
 	})
+	caughtUp(t, x, js)
+}
+
+// caughtUp waits until x has applied the stream's last message.
+func caughtUp(t *testing.T, x *Index, js jetstream.JetStream) {
+	t.Helper()
 	s, err := js.Stream(context.Background(), audit.DefaultStream)
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +145,7 @@ func TestIndexEqualsAFullScan(t *testing.T) {
 	x := openIndex(t)
 	follow(t, x, js)
 	writeLedger(t, nc, "b", 40) // while following
-	follow(t, x, js)
+	caughtUp(t, x, js)
 	for _, p := range persons {
 		t.Run(p, func(t *testing.T) {
 			scan, err := audit.Accounting(t.Context(), js, audit.DefaultStream, p, time.Time{}, time.Time{})
