@@ -19,7 +19,7 @@ import (
 func (r *Replica) Rebuild() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.runCtx == nil {
+	if r.runCtx == nil || r.runCtx.Err() != nil {
 		return errors.New("rebuild: the replica is not running")
 	}
 	if r.rebuilding {

@@ -134,7 +134,7 @@ func (r *Replica) Run(ctx context.Context) error {
 	r.mu.Lock()
 	r.runCtx = ctx
 	r.mu.Unlock()
-	defer r.bg.Wait()
+	defer r.stopRebuilds()
 	if r.cfg.Snapshots != nil {
 		r.bootstrap(ctx)
 	}
@@ -158,6 +158,17 @@ func (r *Replica) Run(ctx context.Context) error {
 			return f.err
 		}
 	}
+}
+
+// stopRebuilds refuses rebuilds from now on and waits for those running.
+// Rebuild adds to bg under mu only while runCtx is set, so every Add
+// happens before this Wait (a WaitGroup's Add from zero must not race its
+// Wait: an admin's POST /rebuild during a shutdown did).
+func (r *Replica) stopRebuilds() {
+	r.mu.Lock()
+	r.runCtx = nil
+	r.mu.Unlock()
+	r.bg.Wait()
 }
 
 // startCurrent starts g's projector, reporting its failure to Run, and

@@ -369,6 +369,49 @@ func TestStopDuringRebuild(t *testing.T) {
 	}
 }
 
+// TestRebuildDuringStop asks for rebuilds while Run stops (an admin's POST
+// /rebuild during a shutdown): each is refused or runs, Run returns nil,
+// and the race detector sees no Add on the rebuilds' WaitGroup racing
+// Run's Wait for them. After Run has returned a rebuild is refused.
+func TestRebuildDuringStop(t *testing.T) {
+	_, js := testkit.StartNATS(t)
+	testkit.PersonsStream(t, js)
+	publishConsumers(t, js, 0, 100, 1)
+	r := open(t, js, t.TempDir(), nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- r.Run(ctx) }()
+	waitCaughtUp(t, r, 100)
+	stopped := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case err := <-errc:
+				stopped <- err
+				return
+			default:
+			}
+			_ = r.Rebuild() // refused (running, or stopping) or started
+		}
+	}()
+	cancel()
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Fatalf("Run: %v, want nil on a stop", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after its context was cancelled")
+	}
+	if err := r.Rebuild(); err == nil || errors.Is(err, ErrRebuildRunning) {
+		t.Errorf("Rebuild after Run returned: %v, want it refused as not running", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
+
 // Rebuilding reports whether a rebuild is under way (until its model is
 // swapped in and the old one deleted, or it failed).
 func (r *Replica) Rebuilding() bool {
