@@ -27,6 +27,10 @@ type Disclosure struct {
 	Tenants   []string // the tenancy claim's business ids; nil when tenancy is off
 	Operation string   // OpenAPI operationId
 	Purpose   string   // Lookup-Purpose header; "" when not given
+	// Requested is the date (YYYY-MM-DD) of the person's request that an
+	// accounting of disclosures given to them answers ("" for the API's
+	// disclosures, which never set it).
+	Requested string
 	Persons   []DisclosedPerson
 }
 

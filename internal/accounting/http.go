@@ -47,6 +47,9 @@ type Access struct {
 	Person    string // whose accounting was read
 	// Operation is the ledger record's operation ("": OperationSearch).
 	Operation string
+	// Requested is the date of the person's request (YYYY-MM-DD) that an
+	// accounting given to them answers (OperationProvide); "" otherwise.
+	Requested string
 }
 
 // maxCount bounds _count.

@@ -24,7 +24,8 @@ import (
 //
 //	GET /officer/person?id=<uuid>&from=YYYY-MM-DD&to=YYYY-MM-DD&recipient=<client id>&purpose=<code>&exempt=1&self=1&after=<cursor>
 //	GET /officer/person.csv?<the same>
-//	GET /officer/officer.css
+//	GET /officer/letter?id=<uuid>, POST /officer/letter (officer_letter.go)
+//	GET /officer/officer.css, /officer/letter.css
 
 //go:embed web
 var webFiles embed.FS
@@ -81,8 +82,15 @@ func NewOfficer(cfg OfficerConfig) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /officer/person", o.page)
 	mux.HandleFunc("GET /officer/person.csv", o.export)
-	mux.Handle("GET /officer/officer.css", http.StripPrefix("/officer/", http.FileServerFS(css)))
-	return secureHeaders(mux), nil
+	mux.HandleFunc("GET /officer/letter", o.letterForm)
+	mux.HandleFunc("POST /officer/letter", o.letter)
+	files := http.StripPrefix("/officer/", http.FileServerFS(css))
+	mux.Handle("GET /officer/officer.css", files)
+	mux.Handle("GET /officer/letter.css", files)
+	// A form posted from another site (the OIDC proxy's session cookie
+	// would carry it) is refused: Sec-Fetch-Site, else Origin, must be
+	// this site's.
+	return secureHeaders(http.NewCrossOriginProtection().Handler(mux)), nil
 }
 
 // secureHeaders sets the headers of every answer of the officer's pages:
@@ -152,6 +160,7 @@ func (o *officer) page(w http.ResponseWriter, r *http.Request) {
 		d.First = f.url("/officer/person", "")
 	}
 	d.CSV = f.url("/officer/person.csv", "")
+	d.Letter = letterURL(f.ID)
 	o.status(&d, f.ID)
 	o.render(w, http.StatusOK, d)
 }

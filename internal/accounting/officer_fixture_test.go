@@ -23,6 +23,15 @@ import (
 type disclosure struct {
 	i                                    int
 	person, client, subject, purpose, op string
+	at                                   time.Time // zero: i hours after 2026-11-01
+}
+
+// time returns when d was disclosed.
+func (d disclosure) time() time.Time {
+	if !d.at.IsZero() {
+		return d.at
+	}
+	return time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(d.i) * time.Hour)
 }
 
 // The clients and purposes of the fixture: one of each is not in the
@@ -81,14 +90,20 @@ func (f *officerFixture) accesses() []Access {
 // the officer's handler over it, pages of pageSize rows.
 func newOfficerFixture(t *testing.T, pageSize int) *officerFixture {
 	t.Helper()
+	return newOfficerFixtureOf(t, pageSize, officerDisclosures())
+}
+
+// newOfficerFixtureOf is newOfficerFixture over the disclosures ds.
+func newOfficerFixtureOf(t *testing.T, pageSize int, ds []disclosure) *officerFixture {
+	t.Helper()
 	nc, js := testkit.StartNATS(t)
 	var at time.Time
 	l, err := audit.New(nc, audit.Config{Replica: "lookupd-0", Now: func() time.Time { return at }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range officerDisclosures() {
-		at = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(d.i) * time.Hour)
+	for _, d := range ds {
+		at = d.time()
 		p := query.DisclosedPerson{ID: d.person}
 		if d.op != OperationSearch {
 			p.SSNMode, p.DOB = "LAST4", d.i%2 == 0

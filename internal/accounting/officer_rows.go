@@ -17,6 +17,7 @@ type pageData struct {
 	Searched          bool
 	Rows              []row
 	Next, First, CSV  string // addresses of the next and first pages, and of the export
+	Letter            string // address of the letter's form
 	Oldest, Generated string
 	LedgerSince       string
 	Status            *IndexStatus
@@ -99,6 +100,8 @@ func disclosed(r *audit.Record) string {
 	switch {
 	case len(what) > 0:
 		return strings.Join(what, ", ")
+	case r.Operation == OperationProvide:
+		return "this accounting of disclosures, given to the person (their request of " + r.Requested + ")"
 	case isAccountingRead(r.Operation):
 		return "this accounting of disclosures (who read it)"
 	}

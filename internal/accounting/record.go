@@ -21,9 +21,14 @@ const (
 	OperationExport = "exportAccounting"
 )
 
+// OperationProvide is the operation of the ledger record of an accounting
+// of disclosures given to the person (the letter), with the date of their
+// request: the record 45 CFR 164.528(d) asks the entity to keep.
+const OperationProvide = "provideAccounting"
+
 // isAccountingRead reports whether op is a read of the accounting itself.
 func isAccountingRead(op string) bool {
-	return op == OperationSearch || op == OperationView || op == OperationExport
+	return op == OperationSearch || op == OperationView || op == OperationExport || op == OperationProvide
 }
 
 // LedgerRecorder returns a HandlerConfig.Record that records each search
@@ -44,6 +49,7 @@ func LedgerRecorder(a query.Auditor) func(ctx context.Context, acc Access) error
 			Client:    acc.Caller.Client,
 			Operation: op,
 			Purpose:   acc.Purpose,
+			Requested: acc.Requested,
 			Persons:   []query.DisclosedPerson{{ID: acc.Person}},
 		})
 	}

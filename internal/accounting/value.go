@@ -16,8 +16,9 @@ import (
 //	byte     valueFormat
 //	uvarint  flags: flagDOB (dob_disclosed), flagTime (the time follows,
 //	         as time.MarshalBinary writes it: a time the key's Unix
-//	         nanoseconds in UTC do not give back exactly)
-//	strings  [time,] request_id, sub, client, operation, ssn_mode,
+//	         nanoseconds in UTC do not give back exactly), flagRequested
+//	         (the request date follows)
+//	strings  [time,] [requested,] request_id, sub, client, operation, ssn_mode,
 //	         purpose, replica, chain, prev: each a uvarint length and
 //	         the bytes
 //	uvarint  the number of tenants, then each tenant as a string
@@ -26,8 +27,9 @@ const valueFormat = 1
 
 // The flags of a value.
 const (
-	flagDOB  = 1
-	flagTime = 2
+	flagDOB       = 1
+	flagTime      = 2
+	flagRequested = 4
 )
 
 // errValue is returned for a value that is not of valueFormat.
@@ -43,10 +45,16 @@ func appendValue(dst []byte, r *audit.Record) []byte {
 	if !exact {
 		flags |= flagTime
 	}
+	if r.Requested != "" {
+		flags |= flagRequested
+	}
 	dst = binary.AppendUvarint(append(dst, valueFormat), flags)
 	if !exact {
 		b, _ := r.Time.MarshalBinary() // fails only for a time zone offset not in whole minutes, which JSON cannot hold
 		dst = appendString(dst, string(b))
+	}
+	if r.Requested != "" {
+		dst = appendString(dst, r.Requested)
 	}
 	for _, s := range [...]string{r.RequestID, r.Subject, r.Client, r.Operation, r.SSNMode, r.Purpose, r.Replica, r.Chain, r.Prev} {
 		dst = appendString(dst, s)
@@ -81,6 +89,9 @@ func decodeValue(v []byte, person string, at uint64) (audit.Record, error) {
 		if err := r.Time.UnmarshalBinary([]byte(d.string())); err != nil {
 			return r, errValue
 		}
+	}
+	if flags&flagRequested != 0 {
+		r.Requested = d.string()
 	}
 	r.DOBDisclosed = flags&flagDOB != 0
 	for _, s := range [...]*string{&r.RequestID, &r.Subject, &r.Client, &r.Operation, &r.SSNMode, &r.Purpose, &r.Replica, &r.Chain, &r.Prev} {

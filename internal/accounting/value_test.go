@@ -41,6 +41,11 @@ func TestValueRoundTrip(t *testing.T) {
 			r.Time = time.Date(1969, 12, 31, 23, 0, 0, 0, time.UTC)
 			return r
 		}},
+		{"an accounting given to the person, with its request date", func(r audit.Record) audit.Record {
+			r.Operation, r.Requested, r.SSNMode, r.DOBDisclosed = OperationProvide, "2026-11-20", "", false
+			r.Time = r.Time.In(time.FixedZone("", 3600)) // with the time after it
+			return r
+		}},
 		{"strings that need escaping", func(r audit.Record) audit.Record {
 			r.Subject, r.Purpose = "a\"<b>\u2028", "é"
 			return r

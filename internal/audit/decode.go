@@ -161,6 +161,9 @@ func (d *fastDecoder) record(r *Record, prev *Record) bool {
 	if d.opt(`,"purpose":`) && !d.strLike(&r.Purpose, like.Purpose) {
 		return false
 	}
+	if d.opt(`,"requested":`) && !d.str(&r.Requested) {
+		return false
+	}
 	var persons uint64
 	if !d.lit(`,"persons":`) || !d.uint(&persons) || persons > 1<<31 || !d.lit(`,"replica":`) ||
 		!d.strLike(&r.Replica, like.Replica) || !d.lit(`,"read_model_sequence":`) || !d.uint(&r.ReadModelSeq) {

@@ -41,7 +41,7 @@ func TestUnmarshalMessageIsJSONs(t *testing.T) {
 			RequestID: fmt.Sprintf("%032x", rng.Uint64()), Subject: pick("", "alice", "bob"), Client: pick("", "app"),
 			Tenants: [][]string{nil, {"b1"}, {"b1", "b2"}}[rng.IntN(3)], Operation: pick("getAuthorizedSigners", "searchAuditEvent"),
 			PersonID: fmt.Sprintf("%08x-0000-4000-8000-%012x", i, rng.IntN(1000)), SSNMode: pick("", "FULL", "LAST4"),
-			DOBDisclosed: rng.IntN(2) == 0, Purpose: pick("", "TREAT"), Persons: 1 + rng.IntN(5), Replica: "lookupd-0",
+			DOBDisclosed: rng.IntN(2) == 0, Purpose: pick("", "TREAT"), Requested: pick("", "", "2026-11-20"), Persons: 1 + rng.IntN(5), Replica: "lookupd-0",
 			ReadModelSeq: rng.Uint64() >> rng.IntN(64)}) {
 		}
 		if !sameAsJSON(t, o.finish()) {

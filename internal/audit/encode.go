@@ -36,6 +36,7 @@ func appendRecord(dst []byte, r *Record) []byte {
 		dst = append(dst, `,"dob_disclosed":true`...)
 	}
 	dst = appendOpt(dst, `,"purpose":`, r.Purpose)
+	dst = appendOpt(dst, `,"requested":`, r.Requested)
 	dst = append(dst, `,"persons":`...)
 	dst = strconv.AppendInt(dst, int64(r.Persons), 10)
 	dst = append(dst, `,"replica":`...)

@@ -9,7 +9,7 @@ import (
 func TestAppendRecordIsJSONMarshal(t *testing.T) {
 	full := Record{Time: time.Date(2026, 11, 22, 12, 0, 3, 120000000, time.UTC), RequestID: "req-1", Subject: "alice",
 		Client: "app", Tenants: []string{"t1", "t2"}, Operation: "getAuthorizedSigners", PersonID: personA,
-		SSNMode: "FULL", DOBDisclosed: true, Purpose: "TREAT", Persons: 3, Replica: "lookupd-0", ReadModelSeq: 1843,
+		SSNMode: "FULL", DOBDisclosed: true, Purpose: "TREAT", Requested: "2026-11-20", Persons: 3, Replica: "lookupd-0", ReadModelSeq: 1843,
 		Chain: "c", Seq: 17, Index: 2, Prev: "9e4b"}
 	for _, tc := range []struct {
 		name string

@@ -186,7 +186,7 @@ func (p *pending) record(i int, replica string, r *Record) {
 	d, dp := &p.d, &p.d.Persons[i]
 	*r = Record{Time: p.time, RequestID: d.RequestID, Subject: d.Subject, Client: d.Client,
 		Tenants: d.Tenants, Operation: d.Operation, PersonID: dp.ID, SSNMode: dp.SSNMode,
-		DOBDisclosed: dp.DOB, Purpose: d.Purpose, Persons: len(d.Persons), Replica: replica,
+		DOBDisclosed: dp.DOB, Purpose: d.Purpose, Requested: d.Requested, Persons: len(d.Persons), Replica: replica,
 		ReadModelSeq: p.pos}
 }
 

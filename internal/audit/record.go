@@ -47,6 +47,10 @@ type Record struct {
 	SSNMode      string `json:"ssn_mode,omitempty"`
 	DOBDisclosed bool   `json:"dob_disclosed,omitempty"`
 	Purpose      string `json:"purpose,omitempty"` // the caller's Lookup-Purpose
+	// Requested is the date (YYYY-MM-DD) of the person's request that
+	// an accounting given to them answers (operation provideAccounting,
+	// 45 CFR 164.528(d)); "" otherwise.
+	Requested string `json:"requested,omitempty"`
 	// Persons is the number of persons the answer disclosed (one record
 	// each, all with this RequestID).
 	Persons int    `json:"persons"`
