@@ -74,6 +74,7 @@ func (d disclosure) shown(exempt, self bool) bool {
 type officerFixture struct {
 	h        http.Handler
 	index    *Index
+	registry *Registry
 	reg      *prometheus.Registry
 	mu       sync.Mutex
 	recorded []Access
@@ -126,7 +127,7 @@ func newOfficerFixtureOf(t *testing.T, pageSize int, ds []disclosure) *officerFi
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &officerFixture{index: x, reg: prometheus.NewRegistry()}
+	f := &officerFixture{index: x, registry: registry, reg: prometheus.NewRegistry()}
 	f.h, err = NewOfficer(OfficerConfig{Index: x, Registry: registry, PageSize: pageSize, Registerer: f.reg,
 		Now: func() time.Time { return time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC) },
 		Status: func() IndexStatus {

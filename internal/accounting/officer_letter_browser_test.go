@@ -1,0 +1,211 @@
+package accounting
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/lookup/persons/internal/testing/testkit"
+)
+
+// writeLetter fills in the letter's form for person as an officer does
+// (the name and address typed, the form posted) and waits for the
+// letter.
+func writeLetter(t *testing.T, ctx context.Context, base, person, requested, paper string, summary bool) {
+	t.Helper()
+	actions := []chromedp.Action{chromedp.Navigate(base + "/officer/letter?id=" + person), chromedp.WaitVisible(`input[name="name"]`, chromedp.ByQuery),
+		chromedp.SetValue(`input[name="requested"]`, requested, chromedp.ByQuery),
+		chromedp.SendKeys(`input[name="name"]`, "Ann Example", chromedp.ByQuery),
+		chromedp.SendKeys(`textarea[name="address"]`, "12 Elm Street\nSpringfield, IL 62701", chromedp.ByQuery),
+		chromedp.SetValue(`select[name="paper"]`, paper, chromedp.ByQuery)}
+	if summary {
+		actions = append(actions, chromedp.Click(`input[name="summary"]`, chromedp.ByQuery))
+	}
+	actions = append(actions, chromedp.Click(`button[type="submit"]`, chromedp.ByQuery), chromedp.WaitVisible(`article.letter`, chromedp.ByQuery))
+	if err := chromedp.Run(ctx, actions...); err != nil {
+		t.Fatalf("write the letter: %v", err)
+	}
+	var loc string
+	if err := chromedp.Run(ctx, chromedp.Location(&loc)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(loc, "Ann") || strings.Contains(loc, "Elm") || strings.Contains(loc, "?") {
+		t.Errorf("the letter's address %s holds what was posted", loc)
+	}
+}
+
+// printPDF prints the page as Chromium does for "Save as PDF" (the
+// page's own paper size), and returns its text (pdftotext) and its
+// information (pdfinfo).
+func printPDF(t *testing.T, ctx context.Context) (text, info string) {
+	t.Helper()
+	var pdf []byte
+	if err := chromedp.Run(ctx, chromedp.ActionFunc(func(ctx context.Context) error {
+		var err error
+		pdf, _, err = page.PrintToPDF().WithPreferCSSPageSize(true).Do(ctx)
+		return err
+	})); err != nil {
+		t.Fatalf("print to PDF: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), "letter.pdf")
+	if err := os.WriteFile(file, pdf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(name string, args ...string) string {
+		if _, err := exec.LookPath(name); err != nil && os.Getenv("CI") == "" {
+			t.Skipf("%s is not installed (apt-get install poppler-utils); in CI this fails", name)
+		}
+		out, err := exec.CommandContext(t.Context(), name, args...).Output() //nolint:gosec // G204: poppler's tools on a file of the test
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return string(out)
+	}
+	return run("pdftotext", file, "-"), run("pdfinfo", file)
+}
+
+// words is s with every run of white space one space.
+func words(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+var pdfPages = regexp.MustCompile(`(?m)^Pages:\s+(\d+)$`)
+
+func TestLetterInABrowser(t *testing.T) {
+	ctx := browser(t)
+	f := newOfficerFixture(t, 4)
+	srv := httptest.NewServer(f.h)
+	defer srv.Close()
+
+	for _, tc := range []struct {
+		paper, size string
+	}{
+		{"letter", "(letter)"}, // 612 x 792 pts
+		{"a4", "(A4)"},         // 595 x 842 pts
+	} {
+		t.Run(tc.paper, func(t *testing.T) {
+			writeLetter(t, ctx, srv.URL, persons[1], "2026-11-20", tc.paper, false)
+			text, info := printPDF(t, ctx)
+			if !regexp.MustCompile(`(?m)^Page size:\s+[\d.]+ x [\d.]+ pts ` + regexp.QuoteMeta(tc.size) + `$`).MatchString(info) {
+				t.Errorf("pdfinfo:\n%s\nwant the page size %s", info, tc.size)
+			}
+			m := pdfPages.FindStringSubmatch(info)
+			if m == nil || m[1] == "1" {
+				t.Fatalf("pdfinfo:\n%s\nwant several pages (the fixture's letter does not fit on one)", info)
+			}
+			all := words(text)
+			for _, s := range []string{"Page 1 of " + m[1], "Page " + m[1] + " of " + m[1], // numbered pages
+				"Ann Example 12 Elm Street Springfield, IL 62701", "On 20 November 2026 you asked"} {
+				if !strings.Contains(all, s) {
+					t.Errorf("the PDF's text lacks %q", s)
+				}
+			}
+			if strings.Contains(all, "This bar is not printed") || strings.Contains(all, "Write another") {
+				t.Error("the toolbar is printed")
+			}
+			checkEntries(t, all, f, persons[1])
+		})
+	}
+
+	writeLetter(t, ctx, srv.URL, persons[0], "2026-11-20", "letter", true)
+	keepScreenshot(t, ctx, "article.letter", "officer-letter.png")
+
+	// On screen the toolbar shows; in print media it does not, and the
+	// officer's search form is hidden from a printed page too.
+	for _, tc := range []struct{ target, selector string }{
+		{"", "nav.toolbar"},
+		{"/officer/person?id=" + persons[1], "form.search"},
+		{"/officer/letter?id=" + persons[1], "form.letter-form"},
+	} {
+		if tc.target != "" {
+			if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+tc.target), chromedp.WaitVisible(tc.selector, chromedp.ByQuery)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var screen, print string
+		style := `getComputedStyle(document.querySelector("` + tc.selector + `")).display`
+		if err := chromedp.Run(ctx, chromedp.Evaluate(style, &screen), emulation.SetEmulatedMedia().WithMedia("print"),
+			chromedp.Evaluate(style, &print), emulation.SetEmulatedMedia().WithMedia("")); err != nil {
+			t.Fatal(err)
+		}
+		if screen == "none" || print != "none" {
+			t.Errorf("%s%s: display %q on screen and %q in print; want it shown, then hidden", tc.target, tc.selector, screen, print)
+		}
+	}
+}
+
+// checkEntries checks that the text of a letter to person holds each of
+// their accountable disclosures once, with its date, recipient and
+// address, what was disclosed and the purpose (in the words of the
+// shipped registries); and no other.
+func checkEntries(t *testing.T, text string, f *officerFixture, person string) {
+	t.Helper()
+	shown := 0
+	for _, d := range officerDisclosures() {
+		ref := "ref. " + d.requestID()
+		n := strings.Count(text+" ", ref+" ")
+		if d.person != person || !d.shown(false, false) {
+			if n != 0 {
+				t.Errorf("the letter lists %s (%s, %s), which is not accountable or not %s's", d.requestID(), d.op, d.purpose, person)
+			}
+			continue
+		}
+		shown++
+		if n != 1 {
+			t.Errorf("the letter lists %s %d times, want once", d.requestID(), n)
+		}
+		what := "social security number (last four digits)"
+		if d.i%2 == 0 {
+			what += ", date of birth"
+		}
+		want := []string{longDate(d.time()), d.time().Format("15:04 UTC"), what}
+		if c, ok := f.registry.Client(d.client, d.time()); ok {
+			want = append(want, c.Organisation, c.Address)
+		} else {
+			want = append(want, "A recipient not in our register", "(client "+d.client+")")
+		}
+		if p, ok := f.registry.Purpose(d.purpose); ok {
+			want = append(want, p.Statement)
+		} else {
+			want = append(want, "unknown purpose code "+d.purpose)
+		}
+		for _, s := range want {
+			if !strings.Contains(text, words(s)) {
+				t.Errorf("the letter lacks %q (of %s)", s, d.requestID())
+			}
+		}
+	}
+	if shown < 5 {
+		t.Fatalf("the fixture gives the person %d accountable disclosures, want several", shown)
+	}
+}
+
+// keepScreenshot takes a screenshot of the page shown, once selector is
+// visible; with UPDATE_SCREENSHOTS=1 it is written to docs/images/file.
+func keepScreenshot(t *testing.T, ctx context.Context, selector, file string) {
+	t.Helper()
+	var png []byte
+	if err := chromedp.Run(ctx, chromedp.WaitVisible(selector, chromedp.ByQuery), chromedp.FullScreenshot(&png, 100)); err != nil {
+		t.Fatal(err)
+	}
+	if len(png) < 1000 || string(png[1:4]) != "PNG" {
+		t.Fatalf("screenshot of %d bytes, not a PNG", len(png))
+	}
+	if os.Getenv("UPDATE_SCREENSHOTS") == "" {
+		return
+	}
+	root, err := testkit.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "docs/images", file), png, 0o644); err != nil { //nolint:gosec // G306: a document of the repository
+		t.Fatal(err)
+	}
+}
