@@ -188,7 +188,8 @@ func checkEntries(t *testing.T, text string, f *officerFixture, person string) {
 }
 
 // keepScreenshot takes a screenshot of the page shown, once selector is
-// visible; with UPDATE_SCREENSHOTS=1 it is written to docs/images/file.
+// visible; with UPDATE_SCREENSHOTS=1 it is written to the folder
+// docs/images, named file.
 func keepScreenshot(t *testing.T, ctx context.Context, selector, file string) {
 	t.Helper()
 	var png []byte
