@@ -4,51 +4,25 @@ import (
 	"context"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
-)
 
-// chromium returns the path of a Chromium to drive. Without one the test
-// is skipped on a developer's machine, and fails when CI is set: a
-// skipped browser test must never pass for one that ran.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed, and CI is set: the browser tests must run (.ci/run installs Debian's chromium)")
-	}
-	t.Skip("chromium is not installed (apt-get install chromium); in CI this fails")
-	return ""
-}
+	"github.com/lookup/persons/internal/testing/browsertest"
+	"github.com/lookup/persons/internal/testing/testkit"
+)
 
 // browser returns a headless Chromium's context whose every request
 // carries the officer's token, as the OIDC proxy in front of the page
 // would send it.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium(t)),
-		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1400, 1000))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
-	if err := chromedp.Run(ctx, network.Enable(),
-		network.SetExtraHTTPHeaders(network.Headers{"Authorization": "Bearer officer"})); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	return ctx
+	return browsertest.New(t, map[string]string{"Authorization": "Bearer officer"}, 90*time.Second)
 }
 
 var shownID = regexp.MustCompile(`req-\d\d`)
@@ -148,4 +122,16 @@ func screenshot(t *testing.T, ctx context.Context, target string) {
 		t.Fatal(err)
 	}
 	keepScreenshot(t, ctx, "table.disclosures", "officer-person.png")
+}
+
+// keepScreenshot takes a screenshot of the page shown, once selector is
+// visible; with UPDATE_SCREENSHOTS=1 it is written to the folder
+// docs/images, named file.
+func keepScreenshot(t *testing.T, ctx context.Context, selector, file string) {
+	t.Helper()
+	root, err := testkit.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	browsertest.Screenshot(t, ctx, selector, filepath.Join(root, "docs/images", file))
 }

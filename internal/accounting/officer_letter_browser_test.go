@@ -3,18 +3,14 @@ package accounting
 import (
 	"context"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/cdproto/emulation"
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"github.com/lookup/persons/internal/testing/testkit"
+	"github.com/lookup/persons/internal/testing/browsertest"
 )
 
 // writeLetter fills in the letter's form for person as an officer does
@@ -43,39 +39,6 @@ func writeLetter(t *testing.T, ctx context.Context, base, person, requested, pap
 	}
 }
 
-// printPDF prints the page as Chromium does for "Save as PDF" (the
-// page's own paper size), and returns its text (pdftotext) and its
-// information (pdfinfo).
-func printPDF(t *testing.T, ctx context.Context) (text, info string) {
-	t.Helper()
-	var pdf []byte
-	if err := chromedp.Run(ctx, chromedp.ActionFunc(func(ctx context.Context) error {
-		var err error
-		pdf, _, err = page.PrintToPDF().WithPreferCSSPageSize(true).Do(ctx)
-		return err
-	})); err != nil {
-		t.Fatalf("print to PDF: %v", err)
-	}
-	file := filepath.Join(t.TempDir(), "letter.pdf")
-	if err := os.WriteFile(file, pdf, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	run := func(name string, args ...string) string {
-		if _, err := exec.LookPath(name); err != nil && os.Getenv("CI") == "" {
-			t.Skipf("%s is not installed (apt-get install poppler-utils); in CI this fails", name)
-		}
-		out, err := exec.CommandContext(t.Context(), name, args...).Output() //nolint:gosec // G204: poppler's tools on a file of the test
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		return string(out)
-	}
-	return run("pdftotext", file, "-"), run("pdfinfo", file)
-}
-
-// words is s with every run of white space one space.
-func words(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 var pdfPages = regexp.MustCompile(`(?m)^Pages:\s+(\d+)$`)
 
 func TestLetterInABrowser(t *testing.T) {
@@ -92,7 +55,7 @@ func TestLetterInABrowser(t *testing.T) {
 	} {
 		t.Run(tc.paper, func(t *testing.T) {
 			writeLetter(t, ctx, srv.URL, persons[1], "2026-11-20", tc.paper, false)
-			text, info := printPDF(t, ctx)
+			text, info := browsertest.PrintPDF(t, ctx)
 			if !regexp.MustCompile(`(?m)^Page size:\s+[\d.]+ x [\d.]+ pts ` + regexp.QuoteMeta(tc.size) + `$`).MatchString(info) {
 				t.Errorf("pdfinfo:\n%s\nwant the page size %s", info, tc.size)
 			}
@@ -100,7 +63,7 @@ func TestLetterInABrowser(t *testing.T) {
 			if m == nil || m[1] == "1" {
 				t.Fatalf("pdfinfo:\n%s\nwant several pages (the fixture's letter does not fit on one)", info)
 			}
-			all := words(text)
+			all := browsertest.Words(text)
 			for _, s := range []string{"Page 1 of " + m[1], "Page " + m[1] + " of " + m[1], // numbered pages
 				"Ann Example 12 Elm Street Springfield, IL 62701", "On 20 November 2026 you asked"} {
 				if !strings.Contains(all, s) {
@@ -177,36 +140,12 @@ func checkEntries(t *testing.T, text string, f *officerFixture, person string) {
 			want = append(want, "unknown purpose code "+d.purpose)
 		}
 		for _, s := range want {
-			if !strings.Contains(text, words(s)) {
+			if !strings.Contains(text, browsertest.Words(s)) {
 				t.Errorf("the letter lacks %q (of %s)", s, d.requestID())
 			}
 		}
 	}
 	if shown < 5 {
 		t.Fatalf("the fixture gives the person %d accountable disclosures, want several", shown)
-	}
-}
-
-// keepScreenshot takes a screenshot of the page shown, once selector is
-// visible; with UPDATE_SCREENSHOTS=1 it is written to the folder
-// docs/images, named file.
-func keepScreenshot(t *testing.T, ctx context.Context, selector, file string) {
-	t.Helper()
-	var png []byte
-	if err := chromedp.Run(ctx, chromedp.WaitVisible(selector, chromedp.ByQuery), chromedp.FullScreenshot(&png, 100)); err != nil {
-		t.Fatal(err)
-	}
-	if len(png) < 1000 || string(png[1:4]) != "PNG" {
-		t.Fatalf("screenshot of %d bytes, not a PNG", len(png))
-	}
-	if os.Getenv("UPDATE_SCREENSHOTS") == "" {
-		return
-	}
-	root, err := testkit.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "docs/images", file), png, 0o644); err != nil { //nolint:gosec // G306: a document of the repository
-		t.Fatal(err)
 	}
 }
