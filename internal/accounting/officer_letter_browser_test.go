@@ -112,7 +112,7 @@ func checkEntries(t *testing.T, text string, f *officerFixture, person string) {
 	t.Helper()
 	shown := 0
 	for _, d := range officerDisclosures() {
-		ref := "ref. " + d.requestID()
+		ref := "Reference " + d.requestID()
 		n := strings.Count(text+" ", ref+" ")
 		if d.person != person || !d.shown(false, false) {
 			if n != 0 {

@@ -15,7 +15,7 @@ import (
 
 // letterRefs are the references (request ids) of a letter's entries, in
 // order.
-var letterRefs = regexp.MustCompile(`ref\. (req-\d\d)`)
+var letterRefs = regexp.MustCompile(`Reference (req-\d\d)`)
 
 // summaryLine is the summary of an entry: how many, and the last date.
 var summaryLine = regexp.MustCompile(`(\d+) disclosures in all to this recipient for this purpose in the period; the last on ([^.]+)\.`)
@@ -125,7 +125,7 @@ func TestLetterSummary(t *testing.T) {
 	}
 	for i, k := range order {
 		g := groups[k]
-		if !strings.Contains(rows[i], "ref. "+g.first) {
+		if !strings.Contains(rows[i], "Reference "+g.first) {
 			t.Errorf("entry %d does not give %s (%s) in full", i, g.first, k)
 		}
 		m := summaryLine.FindStringSubmatch(rows[i])
@@ -256,14 +256,14 @@ func TestLetterRefusals(t *testing.T) {
 			}
 			rec := httptest.NewRecorder()
 			f.h.ServeHTTP(rec, req)
-			if rec.Code != tc.want || strings.Contains(rec.Body.String(), "ref. req-") {
+			if rec.Code != tc.want || strings.Contains(rec.Body.String(), "Reference req-") {
 				t.Errorf("POST = %d, want %d and no entry", rec.Code, tc.want)
 			}
 		})
 	}
 	f.fail = errors.New("the ledger is down")
 	rec := postLetter(f.h, letterOf(persons[0], "2026-11-02"), "officer")
-	if rec.Code != http.StatusServiceUnavailable || strings.Contains(rec.Body.String(), "ref. req-") {
+	if rec.Code != http.StatusServiceUnavailable || strings.Contains(rec.Body.String(), "Reference req-") {
 		t.Errorf("with the ledger down: %d, want 503 and no entry", rec.Code)
 	}
 	if acc := f.accesses(); len(acc) != 0 {
