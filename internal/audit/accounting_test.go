@@ -2,6 +2,7 @@ package audit
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 )
@@ -114,6 +115,19 @@ func TestFHIRBundleIsBALPPatientRead(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("%s = %v, want %v", c.what, c.got, c.want)
 		}
+	}
+}
+
+// TestFHIRAccountingGiven: the record of an accounting given to the
+// person carries the date of their request, before the operation (which
+// stays the patient entity's last detail).
+func TestFHIRAccountingGiven(t *testing.T) {
+	rec := Record{Time: time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC), RequestID: "req-1", Operation: "provideAccounting",
+		PersonID: personA, Requested: "2026-11-02", Persons: 1, Replica: "accounting", Chain: "accounting", Seq: 1, Index: 1}
+	d := FHIRBundle([]Record{rec}, rec.Time).Entry[0].Resource.Entity[0].Detail
+	want := []EntityDetail{{Type: "accounting_requested", ValueString: "2026-11-02"}, {Type: "operation", ValueString: "provideAccounting"}}
+	if !slices.Equal(d, want) {
+		t.Errorf("the patient entity's details = %+v, want %+v", d, want)
 	}
 }
 

@@ -185,6 +185,9 @@ func patientEntity(r Record) Entity {
 	if r.DOBDisclosed {
 		e.Detail = append(e.Detail, EntityDetail{Type: "date_of_birth", ValueString: "disclosed"})
 	}
+	if r.Requested != "" { // an accounting given to the person: the date of their request
+		e.Detail = append(e.Detail, EntityDetail{Type: "accounting_requested", ValueString: r.Requested})
+	}
 	e.Detail = append(e.Detail, EntityDetail{Type: "operation", ValueString: r.Operation})
 	return e
 }
