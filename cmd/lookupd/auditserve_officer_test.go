@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io"
 	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,5 +83,74 @@ func TestAuditServeRefusesBadRegistries(t *testing.T) {
 	err = start(t, environ, "audit", "serve").wait(t, 20*time.Second)
 	if err == nil || !strings.Contains(err.Error(), "codes the registries lack: client robot, purpose MARKETING") {
 		t.Errorf("strict audit serve over a ledger of codes the registries lack = %v, want it refused", err)
+	}
+}
+
+// TestAuditServeLetter: the letter for the person through lookupd audit
+// serve is recorded in the ledger as provideAccounting with the request
+// date, and the person's name and address, posted to write it, are in
+// the letter only: not in the audit stream, nor in the service's log.
+func TestAuditServeLetter(t *testing.T) {
+	ns := runNATS(t)
+	discloseThroughLedger(t, ns.ClientURL(), "replica-a", ada, 3)
+	environ := map[string]string{"LOOKUP_HTTP_ADDR": "127.0.0.1:0", "LOOKUP_ADMIN_ADDR": "127.0.0.1:0", "LOOKUP_NATS_URL": ns.ClientURL(),
+		"LOOKUP_ACCOUNTING_DIR": t.TempDir(), "LOOKUP_JWKS_FILE": writeJWKS(t), "LOOKUP_ISSUER": testIssuer, "LOOKUP_AUDIENCE": testAudience,
+		"LOOKUP_REPLICA_ID": "accounting-test", "LOOKUP_LOG_LEVEL": "debug"}
+	maps.Copy(environ, registries(t))
+	p := start(t, environ, "audit", "serve")
+	addrs := p.addrs(t)
+	waitReady(t, addrs["admin"])
+	auditor := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "auditor", Scope: "read:audit"})
+	const name, street = "Zelda Quuxley-Fennimore", "77 Unlikely Lane"
+	requested := time.Now().UTC().Format(time.DateOnly)
+	form := url.Values{"id": {ada}, "requested": {requested}, "name": {name}, "address": {street + "\nNowhere, KS 66002"}}
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+addrs["api"]+"/officer/letter", strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Authorization", "Bearer "+auditor)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), name) || strings.Count(string(body), `<tr class="ref">`) != 3 {
+		t.Fatalf("POST /officer/letter = %d\n%s", resp.StatusCode, body)
+	}
+	_, js := testkit.ConnectNATS(t, ns.ClientURL())
+	var given []audit.Record
+	testkit.WaitFor(t, 10*time.Second, func() error {
+		recs, err := audit.Accounting(t.Context(), js, audit.DefaultStream, ada, time.Time{}, time.Time{})
+		given = nil
+		for _, r := range recs {
+			if r.Operation == "provideAccounting" {
+				given = append(given, r)
+			}
+		}
+		if err == nil && len(given) == 0 {
+			err = errors.New("no provideAccounting record yet")
+		}
+		return err
+	})
+	if len(given) != 1 || given[0].Requested != requested || given[0].Subject != "auditor" || given[0].RequestID != resp.Header.Get("X-Request-Id") {
+		t.Errorf("recorded %+v, want one provideAccounting by auditor for the request of %s", given, requested)
+	}
+	s, err := js.Stream(t.Context(), audit.DefaultStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := uint64(1); seq <= s.CachedInfo().State.LastSeq; seq++ {
+		m, err := s.GetMsg(t.Context(), seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(m.Data), "Zelda") || strings.Contains(string(m.Data), "Unlikely") {
+			t.Errorf("the audit stream's message %d holds the person's name or address: %s", seq, m.Data)
+		}
+	}
+	if logs := p.stdout.String() + p.stderr.String(); strings.Contains(logs, "Zelda") || strings.Contains(logs, "Unlikely") {
+		t.Errorf("the log holds the person's name or address:\n%s", logs)
 	}
 }
