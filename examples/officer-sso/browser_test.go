@@ -77,8 +77,9 @@ func (b *browser) navigate(url string) chromedp.Action {
 	return chromedp.Navigate(url)
 }
 
-func (b *browser) text(sel string, text *string) chromedp.Action {
-	return chromedp.Text(sel, text, chromedp.ByQuery)
+// bodyText reads the text the page shows.
+func (b *browser) bodyText(text *string) chromedp.Action {
+	return chromedp.Text("body", text, chromedp.ByQuery)
 }
 
 func (b *browser) html(t *testing.T) string {

@@ -49,12 +49,11 @@ type config struct {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "officer-sso:", err)
-		}
-		os.Exit(2)
+	err := run(ctx, os.Args[1:], os.Stderr)
+	stop()
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "officer-sso:", err)
+		os.Exit(1)
 	}
 }
 
@@ -160,5 +159,5 @@ func (l publicListener) Addr() net.Addr { return publicAddr(l.addr) }
 
 type publicAddr string
 
-func (publicAddr) Network() string  { return "tcp" }
-func (a publicAddr) String() string { return string(a) }
+func (a publicAddr) Network() string { return "tcp" }
+func (a publicAddr) String() string  { return string(a) }

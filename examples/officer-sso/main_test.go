@@ -55,9 +55,16 @@ var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request
 
 const verifier = "a-code-verifier-of-at-least-43-characters-0123456789"
 
+// answer is what an authorization request got.
+type answer struct {
+	status   int
+	location string
+	body     string
+}
+
 // authorize sends an authorization request as the proxy's redirect does,
 // with login set (none: "") and the client id given.
-func authorize(t *testing.T, p provider, clientID, login string) *http.Response {
+func authorize(t *testing.T, p provider, clientID, login string) answer {
 	t.Helper()
 	sum := sha256.Sum256([]byte(verifier))
 	q := url.Values{"client_id": {clientID}, "redirect_uri": {"http://localhost:4180/oauth2/callback"},
@@ -70,18 +77,22 @@ func authorize(t *testing.T, p provider, clientID, login string) *http.Response 
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { resp.Body.Close() })
-	return resp
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return answer{resp.StatusCode, resp.Header.Get("Location"), string(body)}
 }
 
 // signIn signs login in and returns the claims of the ID token the
 // token endpoint gives for the code.
 func signIn(t *testing.T, p provider, login string) jwt.MapClaims {
 	t.Helper()
-	resp := authorize(t, p, "lookup-officer", login)
-	loc, err := url.Parse(resp.Header.Get("Location"))
-	if resp.StatusCode != http.StatusFound || err != nil || loc.Query().Get("state") != "st" {
-		t.Fatalf("authorize as %s: %s, Location %q", login, resp.Status, resp.Header.Get("Location"))
+	a := authorize(t, p, "lookup-officer", login)
+	loc, err := url.Parse(a.location)
+	if a.status != http.StatusFound || err != nil || loc.Query().Get("state") != "st" {
+		t.Fatalf("authorize as %s: %d, Location %q", login, a.status, a.location)
 	}
 	tr, err := http.PostForm(p.base+mockoidc.TokenEndpoint, url.Values{"grant_type": {"authorization_code"},
 		"code": {loc.Query().Get("code")}, "client_id": {"lookup-officer"}, "client_secret": {testSecret},
@@ -128,20 +139,18 @@ func TestTheOfficerHasReadAuditAndTheClerkNot(t *testing.T) {
 
 func TestTheLoginPageOffersTheUsers(t *testing.T) {
 	p := startProvider(t)
-	resp := authorize(t, p, "lookup-officer", "")
-	b, _ := io.ReadAll(resp.Body)
-	page := string(b)
+	a := authorize(t, p, "lookup-officer", "")
 	for _, want := range []string{`value="officer"`, `value="clerk"`, `name="state" value="st"`, "never production"} {
-		if resp.StatusCode != http.StatusOK || !strings.Contains(page, want) {
-			t.Errorf("login page (%s) lacks %s:\n%s", resp.Status, want, page)
+		if a.status != http.StatusOK || !strings.Contains(a.body, want) {
+			t.Errorf("login page (%d) lacks %s:\n%s", a.status, want, a.body)
 		}
 	}
-	if r := authorize(t, p, "lookup-officer", "nobody"); r.StatusCode != http.StatusBadRequest {
-		t.Errorf("an unknown user: %s, want 400", r.Status)
+	if r := authorize(t, p, "lookup-officer", "nobody"); r.status != http.StatusBadRequest {
+		t.Errorf("an unknown user: %d, want 400", r.status)
 	}
 	// A request mockoidc refuses leaves nobody queued for the next login.
-	if r := authorize(t, p, "another-client", "clerk"); r.StatusCode != http.StatusUnauthorized {
-		t.Errorf("another client: %s, want 401", r.Status)
+	if r := authorize(t, p, "another-client", "clerk"); r.status != http.StatusUnauthorized {
+		t.Errorf("another client: %d, want 401", r.status)
 	}
 	if c := signIn(t, p, "officer"); c["sub"] != "officer" {
 		t.Errorf("after a refused clerk, the officer's login signed in %v", c["sub"])

@@ -57,7 +57,7 @@ func TestOfficerSignsInThroughTheProxy(t *testing.T) {
 		b.signIn(t, page, idpURL, "officer")
 		var text string
 		waitFor(t, "the officer's view on the page", 60*time.Second, func() bool {
-			b.run(t, b.navigate(page), b.text("body", &text))
+			b.run(t, b.navigate(page), b.bodyText(&text))
 			if st := b.status(page); st != http.StatusOK {
 				t.Fatalf("the page answered %d to the officer:\n%s", st, text)
 			}
@@ -73,7 +73,7 @@ func TestOfficerSignsInThroughTheProxy(t *testing.T) {
 		b.run(t, b.navigate(proxyURL+"/oauth2/sign_out"))
 		b.signIn(t, page, idpURL, "clerk")
 		var text string
-		b.run(t, b.text("body", &text))
+		b.run(t, b.bodyText(&text))
 		if st := b.status(page); st != http.StatusForbidden || !strings.Contains(text, "read:audit") {
 			t.Errorf("the clerk got %d, want 403 naming read:audit:\n%s", st, text)
 		}

@@ -106,7 +106,13 @@ func loginPage(m *mockoidc.MockOIDC) func(http.Handler) http.Handler {
 			w.Header().Set("Referrer-Policy", "no-referrer")
 			name := r.Form.Get("login")
 			if name == "" {
-				showLogin(w, r.Form)
+				params := url.Values{}
+				for k, v := range r.Form {
+					if k != "login" {
+						params[k] = v
+					}
+				}
+				showLogin(w, params)
 				return
 			}
 			u := findUser(name)
