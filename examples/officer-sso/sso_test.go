@@ -43,7 +43,7 @@ func TestOfficerSignsInThroughTheProxy(t *testing.T) {
 	o := readOverlay(t, map[string]string{"OFFICER_IDP_PORT": idpPort, "OFFICER_PROXY_PORT": proxyPort})
 	secrets := writeSecrets(t)
 	tokens := &tokenLog{}
-	startIdP(t, o, idpLn, secrets, tokens)
+	startIDP(t, o, idpLn, secrets, tokens)
 	lookupd, api := startAuditServe(t, bins.lookupd,
 		append(localize(t, o.auditEnv, idpPort, "", secrets), "LOOKUP_NATS_URL="+natsURL), tokens.redact)
 	proxy := startProxy(t, bins.oauth2Proxy, localize(t, o.proxyEnv, idpPort, api, secrets), proxyLn, tokens.redact)
@@ -149,9 +149,9 @@ func localize(t *testing.T, env map[string]string, idpPort, lookupdAPI, dir stri
 	return out
 }
 
-// startIdP runs the stand-in in process on ln with the overlay's
+// startIDP runs the stand-in in process on ln with the overlay's
 // command line (its secret file in dir), tokens recording what it issues.
-func startIdP(t *testing.T, o overlay, ln net.Listener, dir string, tokens *tokenLog) {
+func startIDP(t *testing.T, o overlay, ln net.Listener, dir string, tokens *tokenLog) {
 	t.Helper()
 	args := strings.Split(strings.ReplaceAll(strings.Join(o.idpArgs, "\x00"), "/etc/officer/", dir+"/"), "\x00")
 	cfg, err := parseFlags(args, io.Discard)
