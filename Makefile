@@ -4,10 +4,10 @@
 #                     pass flags with RUN_ARGS, e.g. make run RUN_ARGS='--data-dir ./data/dev'
 #   make test         unit tests with the race detector (the README's test command), of the
 #                     service and of its nested modules (MODULES: the load tool, the
-#                     testcontainers module, the example caller)
+#                     testcontainers module, the example caller, the officer's sign-in)
 #   make integration  container images (lookupd tagged dev and its git describe version), then
 #                     the black-box suite, the container module's and the example's tests on
-#                     them (needs Docker)
+#                     them (needs Docker), and the officer's sign-in in a browser (Chromium)
 #   make bench        benchmarks of every module (BENCHTIME=1s, BENCH=. by default)
 #   make build        bin/lookupd, static
 #   make loadtest     bin/lookupd serve holding 1M people and 1M signers (a model built once under
@@ -23,6 +23,8 @@
 #   make lint         golangci-lint (pinned, built into bin/) with .golangci.yml, on every module
 #   make ci           what CI runs: .ci/run (lint, test, integration)
 #   make compose-up   the secure compose set-up (secrets by deploy/gen-secrets.sh); make images first
+#   make compose-officer-up  compose.yaml with the officer's sign-in (officer.yaml: oauth2-proxy and
+#                     a stand-in identity provider, dev only); make images officer-images first
 
 GO      ?= go
 BIN     ?= bin
@@ -44,11 +46,13 @@ run:
 
 # Nested Go modules, each with a go.mod of its own so that nobody inherits
 # dependencies they do not use: the load tool (pgx, vegeta), the
-# testcontainers module and the example caller. ./... of the root stops at
-# each, hence a go command run in each (go -C). Their tests that need Docker
-# and the images carry the build tag integration (make integration).
+# testcontainers module, the example caller and the officer's sign-in
+# (mockoidc, and oauth2-proxy as a tool). ./... of the root stops at each,
+# hence a go command run in each (go -C). Their tests that need Docker, the
+# images or a browser carry the build tag integration (make integration).
 LOADTEST_MOD := cmd/loadtest
-MODULES      := $(LOADTEST_MOD) lookupdcontainer examples/signercheck
+OFFICER_MOD  := examples/officer-sso
+MODULES      := $(LOADTEST_MOD) lookupdcontainer examples/signercheck $(OFFICER_MOD)
 
 test:
 	$(GO) test -race -count=1 ./...
@@ -144,15 +148,58 @@ compose-up: build
 compose-down:
 	$(COMPOSE) $(COMPOSE_FILES) down
 
+# The officer's sign-in (docs/audit.md, "Sign-in"): oauth2-proxy built from
+# its module at the version examples/officer-sso/go.mod pins (a tool
+# directive), and that module's stand-in identity provider (development
+# only). Not part of `images`: nothing else needs them.
+OAUTH2_PROXY_VERSION = $(shell cd $(OFFICER_MOD) && $(GO) list -m -f '{{.Version}}' github.com/oauth2-proxy/oauth2-proxy/v7)
+OFFICER_PROXY_IMAGE ?= lookup/oauth2-proxy:$(OAUTH2_PROXY_VERSION)
+OFFICER_IDP_IMAGE   ?= lookup/officer-idp:dev
+export OFFICER_PROXY_IMAGE OFFICER_IDP_IMAGE
+.PHONY: officer-images image-oauth2-proxy image-officer-idp compose-officer-up compose-officer-down
+officer-images: image-oauth2-proxy image-officer-idp
+
+image-oauth2-proxy:
+	@test -r $(CA_CERTS) || { echo "$(CA_CERTS) missing: apt-get install ca-certificates"; exit 1; }
+	rm -rf $(CTX)/oauth2-proxy && mkdir -p $(CTX)/oauth2-proxy
+	cd $(OFFICER_MOD) && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(CURDIR)/$(BIN)/oauth2-proxy github.com/oauth2-proxy/oauth2-proxy/v7
+	cp $(BIN)/oauth2-proxy deploy/image/passwd deploy/image/group $(CTX)/oauth2-proxy/
+	cp $(CA_CERTS) $(CTX)/oauth2-proxy/ca-certificates.crt
+	docker build -q -f deploy/oauth2-proxy.Dockerfile -t $(OFFICER_PROXY_IMAGE) $(CTX)/oauth2-proxy
+
+image-officer-idp:
+	rm -rf $(CTX)/officer-idp && mkdir -p $(CTX)/officer-idp
+	cd $(OFFICER_MOD) && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(CURDIR)/$(BIN)/officer-sso .
+	cp $(BIN)/officer-sso deploy/image/passwd deploy/image/group $(CTX)/officer-idp/
+	docker build -q -f deploy/officer-idp.Dockerfile -t $(OFFICER_IDP_IMAGE) $(CTX)/officer-idp
+
+# compose.yaml with officer.yaml (open set-up, on localhost): the dev
+# signing key's JWKS that compose.yaml mounts, and the proxy's client and
+# cookie secrets, random, made once into deploy/compose/dev/officer/
+# (git-ignored; readable by the containers' user 65532: dev only).
+OFFICER_FILES := -f deploy/compose/compose.yaml -f deploy/compose/officer.yaml
+compose-officer-up: build
+	@mkdir -p deploy/compose/dev/officer
+	@test -f deploy/compose/dev/jwks.json || $(BIN)/lookupd token --key deploy/compose/dev/dev-key.pem --create --print-jwks > deploy/compose/dev/jwks.json
+	@set -e; for f in client-secret cookie-secret; do p=deploy/compose/dev/officer/$$f; \
+		test -s $$p || { head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' > $$p; chmod 0644 $$p; }; done
+	$(COMPOSE) $(OFFICER_FILES) up -d
+
+compose-officer-down:
+	$(COMPOSE) $(OFFICER_FILES) down
+
 # The container module's and the example caller's tests run the same
 # images. When the Docker daemon runs in this very container (a docker0
 # bridge here), published ports are on the loopback, not on the default
-# gateway testcontainers guesses (docs/calling.md).
+# gateway testcontainers guesses (docs/calling.md). The officer's sign-in
+# test runs processes on this machine (it builds lookupd, nats-server and
+# oauth2-proxy itself) and headless Chromium, no Docker.
 TC_HOST := $(or $(TESTCONTAINERS_HOST_OVERRIDE),$(if $(DOCKER_HOST),,$(if $(wildcard /sys/class/net/docker0),127.0.0.1)))
 integration: images
 	TESTCONTAINERS_RYUK_DISABLED=true $(GO) test -tags integration -count=1 -timeout 25m -v ./integration/...
 	@set -e; for m in lookupdcontainer examples/signercheck; do echo "$(GO) -C $$m test -tags integration ./..."; \
 		TESTCONTAINERS_RYUK_DISABLED=true TESTCONTAINERS_HOST_OVERRIDE=$(TC_HOST) $(GO) -C $$m test -tags integration -count=1 -timeout 10m -v ./...; done
+	$(GO) -C $(OFFICER_MOD) test -tags integration -count=1 -timeout 15m -v ./...
 
 clean:
 	rm -rf $(BIN)

@@ -147,7 +147,11 @@ func (c *collector) report(k refKind, name string) {
 // checkPaths checks the paths (files, folders, import paths) and the bare
 // Go file names of a text.
 func (fx *facts) checkPaths(c *collector, dir, text string) {
-	for _, p := range pathRun.FindAllString(text, -1) {
+	for _, loc := range pathRun.FindAllStringIndex(text, -1) {
+		p := text[loc[0]:loc[1]]
+		if loc[0] > 0 && text[loc[0]-1] == ':' && p[0] >= '0' && p[0] <= '9' {
+			continue // a URL's port and path: localhost:9000/oidc/.well-known/jwks.json
+		}
 		if k, name, ok := fx.checkPath(dir, p); !ok {
 			c.report(k, name)
 		}
@@ -358,7 +362,7 @@ func TestCheckerFindsStaleReferences(t *testing.T) {
 			[]ref{{refMetric, "lookup_no_such_total"}}},
 		{"section", "deploy/README.md", "restores the newest (docs/operations.md, \"Snapshots, bootstrap\nand rebuilds\"); figures in README, \"Memory soak\"",
 			[]ref{{refSection, `README.md, "Memory soak"`}}},
-		{"not paths", "README.md", "read/write, and/or, `application/problem+json`, log/slog, https://example.com/query/x.go, /api/v1/persons, ~/.cache/lookupd/dev-key.pem",
+		{"not paths", "README.md", "read/write, and/or, `application/problem+json`, log/slog, https://example.com/query/x.go, http://localhost:9000/oidc/.well-known/jwks.json, /api/v1/persons, ~/.cache/lookupd/dev-key.pem",
 			nil},
 	}
 	for _, tc := range tests {
