@@ -119,11 +119,10 @@ func auditServe(ctx context.Context, cfg settings.Config, logger *slog.Logger) (
 	if err != nil {
 		return fmt.Errorf("accounting service: %w", err)
 	}
-	search, err := accountingAPI(cfg, index, registry, follower, accounting.LedgerRecorder(ledger), reg)
+	search, err := accountingAPI(cfg, index, registry, follower, accounting.LedgerRecorder(ledger), authn, reg)
 	if err != nil {
 		return err
 	}
-	search = authn.Require(search)
 	background := []func(context.Context) error{follower.Run}
 	if cfg.RegistriesStrict {
 		background = append(background, accounting.CheckRegistriesOnce(follower, index, registry, logger))
@@ -176,17 +175,20 @@ func openIndex(cfg settings.Config, js jetstream.JetStream, logger *slog.Logger)
 }
 
 // accountingAPI returns the accounting service's routes: the FHIR search
-// and the officer's page, each recording its answers with record.
+// behind authn (its refusals are the API's problem documents) and the
+// officer's pages, which authorize with authn themselves and answer a
+// refusal as a page; each records its answers with record.
 func accountingAPI(cfg settings.Config, index *accounting.Index, registry *accounting.Registry, follower *accounting.Follower,
-	record func(context.Context, accounting.Access) error, reg prometheus.Registerer) (http.Handler, error) {
+	record func(context.Context, accounting.Access) error, authn *auth.Authenticator, reg prometheus.Registerer) (http.Handler, error) {
 	officer, err := accounting.NewOfficer(accounting.OfficerConfig{Index: index, Registry: registry, Status: follower.Status,
-		PageSize: cfg.OfficerPageSize, Registerer: reg, Authorize: accounting.AuthenticatedCaller, Record: record})
+		PageSize: cfg.OfficerPageSize, Registerer: reg, Authorize: authn.Authorize, Record: record})
 	if err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/fhir/", accounting.NewHandler(accounting.HandlerConfig{Index: index,
-		Authorize: accounting.AuthenticatedCaller, Record: record}))
+	mux.Handle("/fhir/", authn.Require(accounting.NewHandler(accounting.HandlerConfig{Index: index,
+		Authorize: accounting.AuthenticatedCaller, Record: record})))
 	mux.Handle("/officer/", officer)
+	mux.Handle("/", authn.Require(http.NotFoundHandler()))
 	return mux, nil
 }

@@ -49,6 +49,11 @@ func TestAuditServeOfficerPage(t *testing.T) {
 			!strings.Contains(string(r.Body), "no purpose given")) {
 			t.Errorf("the page of 4 disclosures: %s\n%s", r.Header, r.Body)
 		}
+		// A refusal is a page the officer reads, saying why.
+		if tc.want != http.StatusOK && (!strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") ||
+			!strings.Contains(string(r.Body), map[int]string{http.StatusForbidden: "scope read:audit", http.StatusUnauthorized: "bearer token is required"}[tc.want])) {
+			t.Errorf("%s: the refusal is %s\n%s", tc.name, r.Header.Get("Content-Type"), r.Body)
+		}
 	}
 }
 

@@ -20,8 +20,9 @@ import (
 const Scope = "read:audit"
 
 // ErrForbidden is what HandlerConfig.Authorize returns for a caller it
-// knows who is not allowed (403; any other error is a 401).
-var ErrForbidden = errors.New("accounting: forbidden")
+// knows who is not allowed (403; any other error is a 401): the error of
+// auth.Authenticator.Authorize for a token without read:audit.
+var ErrForbidden = auth.ErrInsufficientScope
 
 // HandlerConfig configures NewHandler.
 type HandlerConfig struct {

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -58,6 +59,46 @@ func TestAuthenticatorRequiresItsScope(t *testing.T) {
 		})
 	}
 }
+
+// TestAuthorizeDecidesAsRequire: Authorize admits and refuses what
+// Require does, answering nothing.
+func TestAuthorizeDecidesAsRequire(t *testing.T) {
+	a, err := NewAuthenticator(AuthenticatorConfig{Keys: testJWKS(t), Issuer: testIssuer, Audience: testAudience,
+		Scope: "read:audit", TokenCacheSize: 10, Now: func() time.Time { return testNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit := withClaims("read:audit", func(c map[string]any) { c["azp"] = "auditor-app" })
+	officer := Caller{Subject: "client-42", Client: "auditor-app"}
+	for _, tc := range []struct {
+		name, token string
+		want        Caller
+		wantErr     error // nil: admitted; errNoToken or ErrInsufficientScope exactly, or any other
+	}{
+		{"scope", rsaToken(t, audit), officer, nil},
+		{"no token", "", Caller{}, errNoToken},
+		{"bad token", tamper(rsaToken(t, audit), 40), Caller{}, errAny},
+		{"other audience", rsaToken(t, withClaims("read:audit", func(c map[string]any) { c["aud"] = "other" })), Caller{}, errAny},
+		{"API scope only", rsaToken(t, goodClaims("read:persons read:persons:ssn")), Caller{Subject: "client-42"}, ErrInsufficientScope},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := a.Authorize(newRequest(http.MethodGet, "/officer/person", tc.token))
+			switch {
+			case tc.wantErr == nil && err != nil, tc.wantErr != nil && err == nil:
+				t.Fatalf("Authorize = %v, want %v", err, tc.wantErr)
+			case tc.wantErr != nil && tc.wantErr != errAny && !errors.Is(err, tc.wantErr),
+				tc.wantErr == errAny && (errors.Is(err, errNoToken) || errors.Is(err, ErrInsufficientScope)):
+				t.Fatalf("Authorize = %v, want %v", err, tc.wantErr)
+			}
+			if got != tc.want {
+				t.Errorf("caller = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// errAny stands for any error but the two Authorize names.
+var errAny = errors.New("any other error")
 
 func TestNewAuthenticatorRefuses(t *testing.T) {
 	keys := testJWKS(t)
