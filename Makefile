@@ -155,7 +155,9 @@ compose-down:
 OAUTH2_PROXY_VERSION = $(shell cd $(OFFICER_MOD) && $(GO) list -m -f '{{.Version}}' github.com/oauth2-proxy/oauth2-proxy/v7)
 OFFICER_PROXY_IMAGE ?= lookup/oauth2-proxy:$(OAUTH2_PROXY_VERSION)
 OFFICER_IDP_IMAGE   ?= lookup/officer-idp:dev
-export OFFICER_PROXY_IMAGE OFFICER_IDP_IMAGE
+# Given to compose by its recipes only (exported, the go list above would
+# run for every recipe of every target).
+OFFICER_COMPOSE = OFFICER_PROXY_IMAGE=$(OFFICER_PROXY_IMAGE) OFFICER_IDP_IMAGE=$(OFFICER_IDP_IMAGE) $(COMPOSE) $(OFFICER_FILES)
 .PHONY: officer-images image-oauth2-proxy image-officer-idp compose-officer-up compose-officer-down
 officer-images: image-oauth2-proxy image-officer-idp
 
@@ -183,10 +185,10 @@ compose-officer-up: build
 	@test -f deploy/compose/dev/jwks.json || $(BIN)/lookupd token --key deploy/compose/dev/dev-key.pem --create --print-jwks > deploy/compose/dev/jwks.json
 	@set -e; for f in client-secret cookie-secret; do p=deploy/compose/dev/officer/$$f; \
 		test -s $$p || { head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' > $$p; chmod 0644 $$p; }; done
-	$(COMPOSE) $(OFFICER_FILES) up -d
+	$(OFFICER_COMPOSE) up -d
 
 compose-officer-down:
-	$(COMPOSE) $(OFFICER_FILES) down
+	$(OFFICER_COMPOSE) down
 
 # The container module's and the example caller's tests run the same
 # images. When the Docker daemon runs in this very container (a docker0
