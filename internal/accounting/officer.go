@@ -81,6 +81,8 @@ func NewOfficer(cfg OfficerConfig) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /officer/person", o.page)
 	mux.HandleFunc("GET /officer/person.csv", o.export)
+	mux.HandleFunc("GET /officer/recipient", o.recipient)
+	mux.HandleFunc("GET /officer/recipient.csv", o.recipientExport)
 	mux.Handle("GET /officer/officer.css", http.StripPrefix("/officer/", http.FileServerFS(css)))
 	return secureHeaders(mux), nil
 }
