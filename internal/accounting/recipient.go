@@ -1,6 +1,7 @@
 package accounting
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -66,4 +67,40 @@ func (x *Index) SearchRecipient(q RecipientQuery, keep func(*audit.Record) bool)
 		return x.record(rec)
 	}
 	return x.page(keyRange{prefix: prefix, since: q.Since, until: q.Until, after: q.After, limit: q.Limit}, read, keep)
+}
+
+// recipientKeys returns the number of keys by recipient r calls for: one
+// by its client and one by its subject, when indexable.
+func recipientKeys(r *audit.Record) int {
+	n := 0
+	for _, s := range [...]string{r.Client, r.Subject} {
+		if indexable(s) {
+			n++
+		}
+	}
+	return n
+}
+
+// countByRecipient returns the number of keys by client and by subject
+// of the messages up to stream sequence upTo (0: all), their keys alone
+// read.
+func countByRecipient(txn *badger.Txn, upTo uint64) (int, error) {
+	n := 0
+	for _, prefix := range [][]byte{clientPrefix, subjectPrefix} {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix, opts.PrefetchValues = prefix, false
+		it := txn.NewIterator(opts)
+		for it.Rewind(); it.Valid(); it.Next() {
+			k := it.Item().Key()
+			if len(k) < len(prefix)+21 {
+				it.Close()
+				return n, fmt.Errorf("accounting index: key %x is not a recipient's", k)
+			}
+			if upTo == 0 || binary.BigEndian.Uint64(k[len(k)-12:]) <= upTo {
+				n++
+			}
+		}
+		it.Close()
+	}
+	return n, nil
 }

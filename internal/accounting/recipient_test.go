@@ -367,3 +367,66 @@ func TestOpenEmptiesAFormat2Index(t *testing.T) {
 		t.Errorf("the rebuilt index differs from the stream (err %v): %v", err, diff)
 	}
 }
+
+// TestDigestCountsRecipientKeys: an index's digest equals its stream's
+// while each record has its keys by recipient, and differs, saying so,
+// when one is missing or one too many.
+func TestDigestCountsRecipientKeys(t *testing.T) {
+	msgs, all := recipientMessages(t, 500)
+	scan := NewDigest()
+	for i := range all {
+		if err := scan.Add(all[i].r.PersonID, &all[i].r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	someKey := func(t *testing.T, x *Index, prefix []byte) []byte {
+		t.Helper()
+		var k []byte
+		err := x.db.View(func(txn *badger.Txn) error {
+			opts := badger.DefaultIteratorOptions
+			opts.Prefix = prefix
+			it := txn.NewIterator(opts)
+			defer it.Close()
+			it.Rewind()
+			k = it.Item().KeyCopy(nil)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	for _, tc := range []struct {
+		name  string
+		plant func(t *testing.T, x *Index)
+		want  string // in the difference; "" for none
+	}{
+		{"as applied", func(*testing.T, *Index) {}, ""},
+		{"a key by client missing", func(t *testing.T, x *Index) {
+			k := someKey(t, x, clientPrefix)
+			if err := x.db.Update(func(txn *badger.Txn) error { return txn.Delete(k) }); err != nil {
+				t.Fatal(err)
+			}
+		}, "keys by client or subject in the index, its records call for"},
+		{"a key by subject too many", func(t *testing.T, x *Index) {
+			sk := someKey(t, x, subjectPrefix) // a record's place, under a subject it does not have
+			k := append(append([]byte("s/user-none"), 0), sk[len(sk)-20:]...)
+			if err := x.db.Update(func(txn *badger.Txn) error { return txn.Set(k, []byte(persons[0])) }); err != nil {
+				t.Fatal(err)
+			}
+		}, "keys by client or subject in the index, its records call for"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := applied(t, Options{}, msgs, 16)
+			tc.plant(t, x)
+			d, err := x.Digest(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Join(d.Diff(scan), "\n")
+			if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
+				t.Errorf("difference %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
