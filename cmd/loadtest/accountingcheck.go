@@ -21,7 +21,7 @@ type sampleCheck struct {
 }
 
 // checkSample reads the whole history of n persons (half drawn as often
-// as disclosed, half uniformly) through the service's JSON lines, and
+// as disclosed, half uniformly; each once) through the service's JSON lines, and
 // compares each with the stream's records of that person in scan. A
 // record stored after the scan (a search's own, on the service's chain)
 // is left out.
@@ -35,7 +35,11 @@ func (s *searcher) checkSample(ctx context.Context, n int, scan *accounting.Dige
 	if err != nil {
 		return c, err
 	}
+	// Each person once: a person drawn twice (a small ledger's) would be
+	// counted twice against the scan's once.
 	persons := slices.Concat(zipf, uniform)
+	slices.Sort(persons)
+	persons = slices.Compact(persons)
 	got := accounting.NewDigest()
 	for _, p := range persons {
 		if ctx.Err() != nil {

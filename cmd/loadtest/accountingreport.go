@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 // searchTarget is issue 22's bound on a search's p99.
@@ -107,8 +108,9 @@ func writeChecks(w io.Writer, r accountingResult) {
 // searches'.
 func writeSearches(w io.Writer, runs []searchRun, ao accountingOptions) {
 	fmt.Fprintf(w, "Searches, each kind for %v from %d connections at once (closed loop; each search is recorded in the ledger before it is answered). "+
-		"Persons drawn as often as the ledger discloses them, but \"any person\" (uniformly) and the baseline (persons without records). "+
-		"Latency of each request (a page); the target is p99 <= %v.\n\n", ao.duration, ao.connections, searchTarget)
+		"Persons drawn as often as the ledger discloses them, but \"any person\" (uniformly) and the baseline (persons without records); "+
+		"the officer's searches by recipient over a month (HTML, the service's page size) of a client drawn uniformly of the ledger's %d, busy or quiet. "+
+		"Latency of each request (a page); the target is p99 <= %v.\n\n", ao.duration, ao.connections, fixtures.LedgerClients, searchTarget)
 	fmt.Fprintln(w, "| search | requests | req/s | records a search | p50 | p99 | max | p99 vs baseline | p99 <= 100 ms | audit serve CPU a request | GCs per 1,000 requests |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|")
 	base := percentile(runs[0].Requests, 99)

@@ -27,9 +27,21 @@ type searchKind struct {
 	persons string // fixtures.Zipf (as often as disclosed), fixtures.Uniform or noRecords
 	count   int    // _count
 	jsonl   bool
-	quarter bool // within 90 days of the ledger's year (date=ge&date=le)
+	quarter bool // within 90 days of the ledger's span (date=ge&date=le)
 	whole   bool // every page of the history, following next
+	// recipient, when set, makes it the officer's search by recipient
+	// over a month (the service's page size; count unused): of a client
+	// (byClient), one of its subjects (bySubject) or both (byBoth), the
+	// client drawn uniformly of the ledger's, busy or quiet.
+	recipient string
 }
+
+// The recipients of a search by recipient.
+const (
+	byClient  = "client"
+	bySubject = "subject"
+	byBoth    = "client and subject"
+)
 
 // searchKinds are the searches measured, the baseline first.
 var searchKinds = []searchKind{
@@ -40,6 +52,9 @@ var searchKinds = []searchKind{
 	{name: "a quarter, FHIR", persons: fixtures.Zipf, count: 100, quarter: true},
 	{name: "whole history, FHIR, 100 a page", persons: fixtures.Zipf, count: 100, whole: true},
 	{name: "whole history, JSON lines, 500 a page", persons: fixtures.Zipf, count: 500, jsonl: true, whole: true},
+	{name: "a client's month, officer's page", recipient: byClient},
+	{name: "a client's subject's month, officer's page", recipient: byBoth},
+	{name: "a subject's month, officer's page", recipient: bySubject},
 }
 
 // searchRun is what one kind of search measured.
@@ -142,7 +157,7 @@ func (s *searcher) search(token string, q loadtest.AccountingQuery, whole bool, 
 			}
 			return
 		}
-		records += len(p.Records)
+		records += len(p.Records) + p.Rows
 		if uri = p.Next; !whole {
 			break
 		}
@@ -156,6 +171,9 @@ func (s *searcher) search(token string, q loadtest.AccountingQuery, whole bool, 
 // queries returns n queries of kind k drawn from seed.
 func (s *searcher) queries(k searchKind, n int, seed uint64) ([]loadtest.AccountingQuery, error) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x94d049bb133111eb)) //nolint:gosec // G404: which searches to run, not secrets
+	if k.recipient != "" {
+		return s.recipientQueries(k, n, rng), nil
+	}
 	var ids []string
 	if k.persons == noRecords {
 		ids = make([]string, n)
@@ -179,6 +197,27 @@ func (s *searcher) queries(k searchKind, n int, seed uint64) ([]loadtest.Account
 		out[i] = q
 	}
 	return out, nil
+}
+
+// recipientQueries returns n searches by recipient of kind k, each over
+// a month (30 days) of the ledger's span drawn from rng.
+func (s *searcher) recipientQueries(k searchKind, n int, rng *rand.Rand) []loadtest.AccountingQuery {
+	from, to := s.spec.Span()
+	const month = 29 * 24 * time.Hour // to the 30th day, inclusive
+	out := make([]loadtest.AccountingQuery, n)
+	for i := range out {
+		c, j := rng.IntN(fixtures.LedgerClients), rng.IntN(fixtures.LedgerSubjects)
+		q := loadtest.AccountingQuery{Since: from.Add(time.Duration(rng.Int64N(int64(to.Sub(from) - month))))}
+		q.Until = q.Since.Add(month)
+		if k.recipient != bySubject {
+			q.Client = fixtures.LedgerClient(c)
+		}
+		if k.recipient != byClient {
+			q.Subject = fixtures.LedgerSubject(c, j)
+		}
+		out[i] = q
+	}
+	return out
 }
 
 // rngReader reads random bytes from a math/rand generator.

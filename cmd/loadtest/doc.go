@@ -83,7 +83,10 @@
 // (internal/loadtest/ledgerfill.go, accountingledger.go), the service
 // started on it (auditserve.go), killed with SIGKILL halfway through its
 // index and restarted (accountingservice.go), searched from several
-// connections (accountingclient.go, accountingsearch.go), its index
+// connections (accountingclient.go, accountingsearch.go: persons'
+// accountings through the FHIR search, and the officer's search by
+// recipient, a client's or a subject's month of the six years' ledger,
+// its 40 clients skewed), its index
 // compared with a full scan of the stream (accountingcheck.go) and the
 // figures written as Markdown (accountingreport.go).
 package main

@@ -12,8 +12,8 @@ import (
 
 // Codes returns the client ids and the purpose codes of every record in
 // the index, each once, sorted ("" among them when a record has none).
-// The index is keyed by person and time, not by code, so this reads every
-// record: lookupd audit serve calls it once, at start, after catching up,
+// The index is keyed by person, client and subject, not by purpose, so
+// this reads every record: lookupd audit serve calls it once, at start, after catching up,
 // when LOOKUP_REGISTRIES_STRICT is set. It stops with ctx's error when
 // ctx is done (a shutdown in the middle of the scan).
 func (x *Index) Codes(ctx context.Context) (clients, purposes []string, err error) {

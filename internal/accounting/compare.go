@@ -21,7 +21,8 @@ import (
 // the same digest hold the same records, but for a hash collision: an
 // index is compared with a full scan of the stream (CompareWithStream)
 // without holding either in memory. Records under a person, for an index,
-// are those filed under the person's key.
+// are those filed under the person's key; an index's digest also counts
+// its keys by client and subject against those its records call for.
 type Digest struct {
 	Records int
 	persons map[string]tally
@@ -30,6 +31,9 @@ type Digest struct {
 	// misfiled counts records of the index whose key does not say their
 	// person, time or place (stream sequence and index in the message).
 	misfiled int
+	// byRecipient counts an index's keys by client and by subject, and
+	// wantByRecipient those its records call for (recipient.go).
+	byRecipient, wantByRecipient int
 }
 
 // tally is one person's records in a Digest.
@@ -124,8 +128,11 @@ func (x *Index) Digest(upTo uint64) (*Digest, error) {
 			if err := d.Add(person, &r); err != nil {
 				return err
 			}
+			d.wantByRecipient += recipientKeys(&r)
 		}
-		return nil
+		var err error
+		d.byRecipient, err = countByRecipient(txn, upTo)
+		return err
 	})
 	return d, err
 }
@@ -181,6 +188,9 @@ func (d *Digest) diff(scan *Digest, persons []string) []string {
 	var out []string
 	if d.misfiled > 0 {
 		out = append(out, fmt.Sprintf("%d records of the index under a key that does not match them", d.misfiled))
+	}
+	if d.byRecipient != d.wantByRecipient {
+		out = append(out, fmt.Sprintf("%d keys by client or subject in the index, its records call for %d", d.byRecipient, d.wantByRecipient))
 	}
 	sort.Strings(persons)
 	for i, p := range persons {

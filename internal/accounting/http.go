@@ -46,6 +46,10 @@ type Access struct {
 	Caller    auth.Caller
 	Purpose   string // the caller's Lookup-Purpose header ("" when none)
 	Person    string // whose accounting was read
+	// Persons are whose accounting a search by recipient read: each
+	// person of the rows shown, once, in the order of the rows (none when
+	// it showed no row). Person is then "".
+	Persons []string
 	// Operation is the ledger record's operation ("": OperationSearch).
 	Operation string
 	// Requested is the date of the person's request (YYYY-MM-DD) that an

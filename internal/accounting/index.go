@@ -1,16 +1,19 @@
 // Package accounting is the accounting of disclosures as a read model of
 // the audit ledger: a projection of the audit stream into a Badger store of
 // its own, indexed by person and time, so that one person's disclosures are
-// a range read rather than a scan of the whole stream. Like the read model
-// of persons, it keeps the stream position it has applied in the same
-// transaction as the records (a crash loses nothing and applies nothing
-// twice), and it can always be rebuilt by deleting it: the stream is the
-// source.
+// a range read rather than a scan of the whole stream, and by client and
+// by subject, so that what one recipient was disclosed is a range read too
+// (recipient.go). Like the read model of persons, it keeps the stream
+// position it has applied in the same transaction as the records (a crash
+// loses nothing and applies nothing twice), and it can always be rebuilt
+// by deleting it: the stream is the source.
 //
 // Over the index: the FHIR search (http.go), and the privacy officer's
-// page of one person's disclosures in words, with its CSV export
-// (officer*.go, templates and stylesheet embedded from web/, no script),
-// which names recipients and purposes from the registries (registry.go).
+// pages in words, with their CSV exports (officer*.go, templates and
+// stylesheet embedded from web/, no script): one person's disclosures, and
+// a recipient's over every person (officer_recipient*.go), each view
+// recorded in the ledger as a read of each person it shows (record.go);
+// they name recipients and purposes from the registries (registry.go).
 package accounting
 
 import (
@@ -18,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -37,17 +41,25 @@ type Index struct {
 // record is under recordPrefix + person id + 0 + time (Unix nanoseconds)
 // + stream sequence + index in the message (8, 8 and 4 bytes, big
 // endian), so that a person's records are one range in time order, and
-// its value is what the key does not hold (value.go).
+// its value is what the key does not hold (value.go). A record with a
+// client is also under clientPrefix + client id + 0 + the same 20 bytes,
+// and one with a subject (the token's sub) under subjectPrefix + subject
+// + 0 + the same: their value is the person id, which with the 20 bytes
+// gives the record's key (the search by recipient, recipient.go). A
+// client or subject holding a 0 byte is not indexed so.
 var (
-	positionKey  = []byte("pos")
-	formatKey    = []byte("format")
-	recordPrefix = []byte("r/")
+	positionKey   = []byte("pos")
+	formatKey     = []byte("format")
+	recordPrefix  = []byte("r/")
+	clientPrefix  = []byte("c/")
+	subjectPrefix = []byte("s/")
 )
 
 // indexFormat is the format of the index's keys and values. An index
-// without it (its records' values were their JSON) or of another format
-// is emptied when opened, and rebuilt from the stream.
-const indexFormat = 2
+// without it (its records' values were their JSON), or of another format
+// (2: no keys by client and subject), is emptied when opened, and
+// rebuilt from the stream.
+const indexFormat = 3
 
 // Options configure Open.
 type Options struct {
@@ -191,46 +203,94 @@ func (x *Index) Apply(msgs []Message) error {
 	}
 	var v [8]byte
 	binary.BigEndian.PutUint64(v[:], last)
-	if err := setRetry(&x.db, &txn, positionKey, v[:]); err != nil {
+	if err := setRetry(x.db, &txn, kv{positionKey, v[:]}); err != nil {
 		return err
 	}
 	return txn.Commit()
 }
 
-// put writes r, the i-th record of the message at stream sequence seq.
-// (Badger keeps the value's bytes until the transaction is committed: a
-// value is a slice of x.buf, which a record that outgrows it replaces.)
+// put writes r, the i-th record of the message at stream sequence seq:
+// its key and value, and its keys by client and by subject, all in one
+// transaction. (Badger keeps the keys' and values' bytes until the
+// transaction is committed: they are slices of x.buf, which a record that
+// outgrows it replaces; a key by client or subject shares its value, the
+// person id, with the record's key.)
 func (x *Index) put(txn **badger.Txn, seq uint64, i int, r *audit.Record) error {
-	if cap(x.buf)-len(x.buf) < 512 {
+	if cap(x.buf)-len(x.buf) < 1024 {
 		x.buf = make([]byte, 0, 256<<10)
 	}
 	start := len(x.buf)
+	x.buf = appendKey(x.buf, recordPrefix, r.PersonID, r.Time, seq, i)
+	k := x.cut(start)
+	start = len(x.buf)
 	x.buf = appendValue(x.buf, r)
-	v := x.buf[start:len(x.buf):len(x.buf)]
-	return setRetry(&x.db, txn, recordKey(r.PersonID, r.Time, seq, i), v)
+	kvs := [3]kv{{k, x.cut(start)}}
+	n := 1
+	person := k[len(recordPrefix) : len(recordPrefix)+len(r.PersonID)]
+	for _, by := range [...]struct {
+		prefix []byte
+		s      string
+	}{{clientPrefix, r.Client}, {subjectPrefix, r.Subject}} {
+		if !indexable(by.s) {
+			continue
+		}
+		start = len(x.buf)
+		x.buf = appendKey(x.buf, by.prefix, by.s, r.Time, seq, i)
+		kvs[n] = kv{x.cut(start), person}
+		n++
+	}
+	return setRetry(x.db, txn, kvs[:n]...)
 }
 
-// setRetry sets k to v in *txn; when the transaction is full it commits
-// it and goes on in a new one. (The position is set last, so a crash
-// between the two leaves records indexed but the position before them:
-// applying them again writes the same keys.)
-func setRetry(db **badger.DB, txn **badger.Txn, k, v []byte) error {
-	err := (*txn).Set(k, v)
-	if !errors.Is(err, badger.ErrTxnTooBig) {
-		return err
+// cut returns x.buf from start, capped so that nothing appends to it.
+func (x *Index) cut(start int) []byte { return x.buf[start:len(x.buf):len(x.buf)] }
+
+// indexable reports whether a client or subject s is indexed: one that
+// is given and holds no 0 byte (which ends it in a key).
+func indexable(s string) bool { return s != "" && strings.IndexByte(s, 0) < 0 }
+
+// kv is a key and its value.
+type kv struct{ k, v []byte }
+
+// setRetry sets each of kvs in *txn; when the transaction is full it
+// commits it and sets them all again in a new one, so that kvs (a record
+// and its keys by recipient) are in one transaction: a reader sees all
+// of them or none. (The position is set last, so a crash between two
+// commits leaves records indexed but the position before them: applying
+// them again writes the same keys.)
+func setRetry(db *badger.DB, txn **badger.Txn, kvs ...kv) error {
+	for _, e := range kvs {
+		err := (*txn).Set(e.k, e.v)
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, badger.ErrTxnTooBig) {
+			return err
+		}
+		if err := (*txn).Commit(); err != nil {
+			return err
+		}
+		*txn = db.NewTransaction(true)
+		for _, e := range kvs {
+			if err := (*txn).Set(e.k, e.v); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	if err := (*txn).Commit(); err != nil {
-		return err
-	}
-	*txn = (*db).NewTransaction(true)
-	return (*txn).Set(k, v)
+	return nil
 }
 
 // recordKey returns the key of a record of person at t, stored as the
 // i-th record of the message at stream sequence seq.
 func recordKey(person string, t time.Time, seq uint64, i int) []byte {
-	k := make([]byte, 0, len(recordPrefix)+len(person)+1+20)
-	k = append(append(append(k, recordPrefix...), person...), 0)
+	return appendKey(make([]byte, 0, len(recordPrefix)+len(person)+1+20), recordPrefix, person, t, seq, i)
+}
+
+// appendKey appends the key prefix + s + 0 + the time t, the stream
+// sequence seq and the index i in the message.
+func appendKey(k, prefix []byte, s string, t time.Time, seq uint64, i int) []byte {
+	k = append(append(append(k, prefix...), s...), 0)
 	k = binaryAppendTime(k, t)
 	k = binary.BigEndian.AppendUint64(k, seq)
 	return binary.BigEndian.AppendUint32(k, uint32(i)) //nolint:gosec // G115: an index in a message is under 2^32

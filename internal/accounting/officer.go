@@ -82,6 +82,8 @@ func NewOfficer(cfg OfficerConfig) (http.Handler, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /officer/person", o.page)
 	mux.HandleFunc("GET /officer/person.csv", o.export)
+	mux.HandleFunc("GET /officer/recipient", o.recipient)
+	mux.HandleFunc("GET /officer/recipient.csv", o.recipientExport)
 	mux.HandleFunc("GET /officer/letter", o.letterForm)
 	mux.HandleFunc("POST /officer/letter", o.letter)
 	files := http.StripPrefix("/officer/", http.FileServerFS(css))

@@ -15,10 +15,14 @@ import (
 const OperationSearch = "searchAuditEvent"
 
 // The operations of the ledger records of the officer's page: a view of
-// a page of a person's accounting, and its CSV export.
+// a page of a person's accounting, and its CSV export; a view of a page
+// of the search by recipient, and its CSV export (one record of each
+// person the page or the export shows).
 const (
-	OperationView   = "viewAccounting"
-	OperationExport = "exportAccounting"
+	OperationView            = "viewAccounting"
+	OperationExport          = "exportAccounting"
+	OperationViewRecipient   = "viewRecipientAccounting"
+	OperationExportRecipient = "exportRecipientAccounting"
 )
 
 // OperationProvide is the operation of the ledger record of an accounting
@@ -28,20 +32,37 @@ const OperationProvide = "provideAccounting"
 
 // isAccountingRead reports whether op is a read of the accounting itself.
 func isAccountingRead(op string) bool {
-	return op == OperationSearch || op == OperationView || op == OperationExport || op == OperationProvide
+	switch op {
+	case OperationSearch, OperationView, OperationExport, OperationViewRecipient, OperationExportRecipient, OperationProvide:
+		return true
+	}
+	return false
 }
 
 // LedgerRecorder returns a HandlerConfig.Record that records each search
 // in the audit ledger a (an audit.Ledger), as the API records a
-// disclosure: one record of the person whose accounting was read, with
-// the operation OperationSearch (or the Access's Operation), the caller, the purpose and the request
-// id, and no field disclosed (no ssn_mode, no date of birth). The search
-// then shows in the person's own accounting.
+// disclosure: one record of each person whose accounting was read (the
+// Access's Person, or each of its Persons), with the operation
+// OperationSearch (or the Access's Operation), the caller, the purpose
+// and the request id, and no field disclosed (no ssn_mode, no date of
+// birth). The search then shows in each person's own accounting. An
+// Access of no person (a search by recipient that showed no row) records
+// nothing: the ledger's records are each a person's.
 func LedgerRecorder(a query.Auditor) func(ctx context.Context, acc Access) error {
 	return func(ctx context.Context, acc Access) error {
 		op := acc.Operation
 		if op == "" {
 			op = OperationSearch
+		}
+		ps := make([]query.DisclosedPerson, 0, 1+len(acc.Persons))
+		if acc.Person != "" {
+			ps = append(ps, query.DisclosedPerson{ID: acc.Person})
+		}
+		for _, p := range acc.Persons {
+			ps = append(ps, query.DisclosedPerson{ID: p})
+		}
+		if len(ps) == 0 {
+			return nil
 		}
 		return a.Disclose(ctx, query.Disclosure{
 			RequestID: acc.RequestID,
@@ -50,7 +71,7 @@ func LedgerRecorder(a query.Auditor) func(ctx context.Context, acc Access) error
 			Operation: op,
 			Purpose:   acc.Purpose,
 			Requested: acc.Requested,
-			Persons:   []query.DisclosedPerson{{ID: acc.Person}},
+			Persons:   ps,
 		})
 	}
 }

@@ -34,23 +34,44 @@ func (x *Index) Search(q Query) ([]audit.Record, string, error) {
 // SearchFunc is Search keeping only the records keep keeps (nil: all): a
 // page holds up to q.Limit of those, and its cursor follows the last.
 func (x *Index) SearchFunc(q Query, keep func(*audit.Record) bool) ([]audit.Record, string, error) {
-	if q.Limit <= 0 {
-		q.Limit = 100
-	}
 	prefix := append(append(append([]byte{}, recordPrefix...), q.Person...), 0)
-	lower := binaryTime(prefix, q.Since)
+	return x.page(keyRange{prefix: prefix, since: q.Since, until: q.Until, after: q.After, limit: q.Limit},
+		func(_ *badger.Txn, item *badger.Item) (audit.Record, error) { return x.record(item) }, keep)
+}
+
+// keyRange is a page of the keys under prefix (each prefix + time +
+// stream sequence + index in the message) within [since, until] (a zero
+// time bounds nothing), after the cursor after, of up to limit records
+// (0: 100).
+type keyRange struct {
+	prefix       []byte
+	since, until time.Time
+	after        string
+	limit        int
+}
+
+// page returns the records of the keys of kr that keep keeps (nil: all),
+// newest first, each read by read, and the cursor of the next page (""
+// when this is the last): the hex of the last key's 20 bytes after the
+// prefix.
+func (x *Index) page(kr keyRange, read func(*badger.Txn, *badger.Item) (audit.Record, error), keep func(*audit.Record) bool) ([]audit.Record, string, error) {
+	if kr.limit <= 0 {
+		kr.limit = 100
+	}
+	prefix := kr.prefix
+	lower := binaryTime(prefix, kr.since)
 	var start []byte // where the page starts, going back in time
 	switch {
-	case q.After != "":
-		suffix, err := hex.DecodeString(q.After)
+	case kr.after != "":
+		suffix, err := hex.DecodeString(kr.after)
 		if err != nil || len(suffix) != 20 {
 			return nil, "", ErrBadCursor
 		}
 		start = append(append([]byte{}, prefix...), suffix...)
-	case q.Until.IsZero():
+	case kr.until.IsZero():
 		start = append(append([]byte{}, prefix...), bytes.Repeat([]byte{0xff}, 20)...)
 	default:
-		start = append(binaryTime(prefix, q.Until), bytes.Repeat([]byte{0xff}, 12)...)
+		start = append(binaryTime(prefix, kr.until), bytes.Repeat([]byte{0xff}, 12)...)
 	}
 	var out []audit.Record
 	var last []byte // the key of out's last record
@@ -62,17 +83,17 @@ func (x *Index) SearchFunc(q Query, keep func(*audit.Record) bool) ([]audit.Reco
 		defer it.Close()
 		for it.Seek(start); it.ValidForPrefix(prefix); it.Next() {
 			k := it.Item().Key()
-			if q.After != "" && bytes.Equal(k, start) {
+			if kr.after != "" && bytes.Equal(k, start) {
 				continue // the previous page's last
 			}
 			if bytes.Compare(k, lower) < 0 {
 				break
 			}
-			if len(out) == q.Limit {
+			if len(out) == kr.limit {
 				next = hex.EncodeToString(last[len(prefix):])
 				return nil
 			}
-			r, err := x.record(it.Item())
+			r, err := read(txn, it.Item())
 			if err != nil {
 				return err
 			}

@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -15,16 +17,34 @@ import (
 
 // AccountingQuery is a search of lookupd audit serve: a person's
 // disclosures, Count a page, in a FHIR Bundle or (JSONL) JSON lines,
-// within [Since, Until] when set.
+// within [Since, Until] when set; or, with a Client or a Subject, the
+// officer's search by recipient, an HTML page of the service's page size,
+// from Since's day to Until's.
 type AccountingQuery struct {
-	Person       string
-	Count        int
-	JSONL        bool
-	Since, Until time.Time
+	Person          string
+	Count           int
+	JSONL           bool
+	Since, Until    time.Time
+	Client, Subject string
 }
 
 // URI returns the request URI (path and query) of q's first page.
 func (q AccountingQuery) URI() string {
+	if q.Client != "" || q.Subject != "" {
+		v := url.Values{}
+		for k, s := range map[string]string{"client": q.Client, "subject": q.Subject} {
+			if s != "" {
+				v.Set(k, s)
+			}
+		}
+		if !q.Since.IsZero() {
+			v.Set("from", q.Since.UTC().Format(time.DateOnly))
+		}
+		if !q.Until.IsZero() {
+			v.Set("to", q.Until.UTC().Format(time.DateOnly))
+		}
+		return "/officer/recipient?" + v.Encode()
+	}
 	v := url.Values{"entity": {q.Person}}
 	if q.Count > 0 {
 		v.Set("_count", strconv.Itoa(q.Count))
@@ -48,6 +68,9 @@ type AccountingPage struct {
 	Records []json.RawMessage
 	Next    string // the request URI of the next page; "" on the last
 	Bytes   int    // of the body
+	// Rows are the rows of an HTML page (the officer's), which has no
+	// Records.
+	Rows int
 }
 
 // GetAccountingPage GETs uri (a request URI) of the accounting service at
@@ -72,10 +95,30 @@ func GetAccountingPage(c *http.Client, base, uri, token string) (AccountingPage,
 	if resp.StatusCode != http.StatusOK {
 		return p, fmt.Errorf("GET %s: %s: %.200s", uri, resp.Status, body)
 	}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/jsonl") {
+	switch ct := resp.Header.Get("Content-Type"); {
+	case strings.HasPrefix(ct, "application/jsonl"):
 		return p, jsonlPage(&p, body, resp.Header.Get("Link"))
+	case strings.HasPrefix(ct, "text/html"):
+		htmlPage(&p, body)
+		return p, nil
 	}
 	return p, bundlePage(&p, body)
+}
+
+// htmlRow starts a row of the officer's pages; nextLink is the address
+// of their next page.
+var (
+	htmlRow  = []byte(`<td class="date">`)
+	nextLink = regexp.MustCompile(`<a href="([^"]+)" rel="next">`)
+)
+
+// htmlPage reads a page of the officer's into p: its rows and its next
+// page.
+func htmlPage(p *AccountingPage, body []byte) {
+	p.Rows = bytes.Count(body, htmlRow)
+	if m := nextLink.FindSubmatch(body); m != nil {
+		p.Next = html.UnescapeString(string(m[1]))
+	}
 }
 
 // jsonlPage reads a JSON lines answer and its Link header into p.

@@ -21,6 +21,9 @@ func TestAccountingQueryURI(t *testing.T) {
 		{"JSON lines", AccountingQuery{Person: "p", JSONL: true}, "/fhir/AuditEvent?_format=jsonl&entity=p"},
 		{"a quarter", AccountingQuery{Person: "p", Since: since, Until: since.Add(90 * 24 * time.Hour)},
 			"/fhir/AuditEvent?date=ge2025-04-01T00%3A00%3A00Z&date=le2025-06-30T00%3A00%3A00Z&entity=p"},
+		{"a client's month", AccountingQuery{Client: "app-3", Since: since, Until: since.Add(29 * 24 * time.Hour)},
+			"/officer/recipient?client=app-3&from=2025-04-01&to=2025-04-30"},
+		{"a subject", AccountingQuery{Subject: "user-3-1"}, "/officer/recipient?subject=user-3-1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.q.URI(); got != tc.want {
@@ -39,6 +42,10 @@ func TestGetAccountingPage(t *testing.T) {
 			return
 		}
 		switch r.URL.Query().Get("_format") {
+		case "html":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = w.Write([]byte(`<table><tr><td class="date">1</td></tr><tr><td class="date">2</td></tr></table>` +
+				`<a href="/officer/recipient?after=ab&amp;client=app-1" rel="next">Next page</a>`))
 		case "jsonl":
 			w.Header().Set("Content-Type", "application/jsonl")
 			w.Header().Set("Link", `</fhir/AuditEvent?_cursor=ab&_format=jsonl&entity=p>; rel="next"`)
@@ -57,6 +64,7 @@ func TestGetAccountingPage(t *testing.T) {
 	}{
 		{"JSON lines", "/fhir/AuditEvent?_format=jsonl&entity=p", "tok", 2, "/fhir/AuditEvent?_cursor=ab&_format=jsonl&entity=p", ""},
 		{"FHIR", "/fhir/AuditEvent?entity=p", "tok", 1, "/fhir/AuditEvent?_cursor=cd&entity=p", ""},
+		{"the officer's HTML", "/officer/recipient?_format=html", "tok", 2, "/officer/recipient?after=ab&client=app-1", ""},
 		{"refused", "/fhir/AuditEvent?entity=p", "nope", 0, "", "401"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -70,8 +78,8 @@ func TestGetAccountingPage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(p.Records) != tc.records || p.Next != tc.next {
-				t.Errorf("%d records, next %q; want %d, %q", len(p.Records), p.Next, tc.records, tc.next)
+			if len(p.Records)+p.Rows != tc.records || p.Next != tc.next {
+				t.Errorf("%d records and %d rows, next %q; want %d, %q", len(p.Records), p.Rows, p.Next, tc.records, tc.next)
 			}
 		})
 	}

@@ -1,0 +1,141 @@
+package accounting
+
+import (
+	"encoding/csv"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/lookup/persons/internal/audit"
+)
+
+// recipientData is what the page of the search by recipient shows.
+type recipientData struct {
+	Form              recipientForm
+	Clients, Purposes []option // the registries' codes, for the form
+	Error             string
+	Searched          bool
+	Rows              []recipientRow
+	Recipients        []recipientLine // who the rows' clients were, each once
+	Next, First, CSV  string          // addresses of the next and first pages, and of the export
+	Generated         string
+	LedgerSince       string
+	Status            *IndexStatus
+}
+
+// recipientRow is one disclosure of the search by recipient, in words.
+type recipientRow struct {
+	row
+	Person string
+}
+
+// recipientLine is a client of the rows shown, as the clients registry
+// names it at the rows' dates (Organisation "" when it lacks the
+// client), with the dates of its first and last rows.
+type recipientLine struct {
+	Client, Organisation, Address string
+	First, Last                   string // dates, YYYY-MM-DD
+}
+
+// recipientFormData returns the page's data with the registries'
+// choices.
+func (o *officer) recipientFormData() recipientData {
+	pd := o.formData()
+	return recipientData{Clients: pd.Clients, Purposes: pd.Purposes}
+}
+
+// recipientStatus fills in how current the index is and when the page
+// was made.
+func (o *officer) recipientStatus(d *recipientData) {
+	if o.Status != nil {
+		s := o.Status()
+		d.Status = &s
+		if !s.LedgerSince.IsZero() {
+			d.LedgerSince = s.LedgerSince.Format(time.DateOnly)
+		}
+	}
+	d.Generated = o.Now().UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// recipientRows returns recs in words (counting the unknown codes), and
+// the recipients they were disclosed to: each client with the
+// organisation and address the registry gives at the rows' dates, once
+// for each (client, organisation, address), in the order of the rows.
+func (o *officer) recipientRows(recs []audit.Record) ([]recipientRow, []recipientLine) {
+	words := o.rows(recs)
+	rows := make([]recipientRow, len(recs))
+	var lines []recipientLine
+	at := map[recipientLine]int{} // its index in lines, by client, organisation and address
+	for i := range recs {
+		rows[i] = recipientRow{row: words[i], Person: recs[i].PersonID}
+		day := recs[i].Time.UTC().Format(time.DateOnly)
+		k := recipientLine{Client: words[i].Client, Organisation: words[i].Organisation, Address: words[i].Address}
+		j, ok := at[k]
+		if !ok {
+			j, at[k] = len(lines), len(lines)
+			k.Last = day // rows are newest first
+			lines = append(lines, k)
+		}
+		lines[j].First = day
+	}
+	return rows, lines
+}
+
+// recipientExport answers the CSV of the search by recipient: every
+// matching row, not a page.
+func (o *officer) recipientExport(w http.ResponseWriter, r *http.Request) {
+	d := o.recipientFormData()
+	caller, ok := o.authorizeRecipient(w, r, d)
+	if !ok {
+		return
+	}
+	f, err := parseRecipient(r.URL.Query(), o.Registry)
+	d.Form = f
+	if err == nil && !f.searched() {
+		err = badInput("A client or a subject is required.")
+	}
+	var recs []audit.Record
+	for q := f.recipientQuery(1000); err == nil; {
+		var page []audit.Record
+		page, q.After, err = o.Index.SearchRecipient(q, f.keep(o.Registry))
+		recs = append(recs, page...)
+		if errors.Is(err, ErrBadCursor) {
+			err = badInput("after: not a page this service gave.")
+		}
+		if q.After == "" || err != nil {
+			break
+		}
+		if len(recs) >= maxExport {
+			err = badInputf("The search holds more than %d disclosures: narrow its dates.", maxExport)
+		}
+	}
+	if err != nil {
+		o.failRecipient(w, d, err)
+		return
+	}
+	if !o.recordPersons(w, r, d, caller, recs, OperationExportRecipient) {
+		return
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="accounting-recipient-`+fileSafe(f.Client+"-"+f.Subject)+`-`+o.Now().UTC().Format("20060102")+`.csv"`)
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"date", "person", "client", "organisation", "address", "subject", "disclosed", "purpose", "exempt", "request_id", "replica"})
+	rows, _ := o.recipientRows(recs)
+	for _, x := range rows {
+		_ = cw.Write(csvCells(x.Date, x.Person, x.Client, x.Organisation, x.Address, x.Subject, x.Disclosed, x.Purpose, yesNo(x.Exempt), x.RequestID, x.Replica))
+	}
+	cw.Flush()
+}
+
+// fileSafe returns s with every character but ASCII letters, digits,
+// '.', '_' and '-' replaced by '_', and no '-' at either end: a part of a
+// file name.
+func fileSafe(s string) string {
+	return strings.Trim(strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' {
+			return r
+		}
+		return '_'
+	}, s), "-")
+}
