@@ -110,15 +110,17 @@ func writeSearches(w io.Writer, runs []searchRun, ao accountingOptions) {
 	fmt.Fprintf(w, "Searches, each kind for %v from %d connections at once (closed loop; each search is recorded in the ledger before it is answered). "+
 		"Persons drawn as often as the ledger discloses them, but \"any person\" (uniformly) and the baseline (persons without records); "+
 		"the officer's searches by recipient over a month (HTML, the service's page size) of a client drawn uniformly of the ledger's %d, busy or quiet. "+
-		"Latency of each request (a page); the target is p99 <= %v.\n\n", ao.duration, ao.connections, fixtures.LedgerClients, searchTarget)
-	fmt.Fprintln(w, "| search | requests | req/s | records a search | p50 | p99 | max | p99 vs baseline | p99 <= 100 ms | audit serve CPU a request | GCs per 1,000 requests |")
+		"The officer's page and letter of persons of about 1,000 records (HTML; the letter a POST of its form, every accountable disclosure of six years). "+
+		"Latency of each request (a page); the target is p99 <= %v, but for the officer's pages (issue 37's, as the table says).\n\n",
+		ao.duration, ao.connections, fixtures.LedgerClients, searchTarget)
+	fmt.Fprintln(w, "| search | requests | req/s | records a search | p50 | p99 | max | p99 vs baseline | p99 within its target | audit serve CPU a request | GCs per 1,000 requests |")
 	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|---|--:|--:|")
 	base := percentile(runs[0].Requests, 99)
 	for _, r := range runs {
 		p99 := percentile(r.Requests, 99)
-		ok := "yes"
-		if p99 > searchTarget {
-			ok = "**no**"
+		ok := "yes (<= " + ms(r.Kind.p99Target()) + ")"
+		if p99 > r.Kind.p99Target() {
+			ok = "**no** (<= " + ms(r.Kind.p99Target()) + ")"
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %.1f | %s | %s | %s | %.2fx | %s | %s | %.1f |\n", r.Kind.name,
 			loadtest.Thousands(float64(len(r.Requests))), loadtest.Thousands(float64(len(r.Requests))/r.Took.Seconds()),

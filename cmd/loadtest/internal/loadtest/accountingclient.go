@@ -26,10 +26,37 @@ type AccountingQuery struct {
 	JSONL           bool
 	Since, Until    time.Time
 	Client, Subject string
+	// Officer, when set, makes it the officer's page of Person
+	// (OfficerPerson: its first page, the default filters) or the letter
+	// for Person's request of Requested (OfficerLetter: a POST of its
+	// form).
+	Officer   string
+	Requested time.Time
+}
+
+// The officer's pages of a person.
+const (
+	OfficerPerson = "person"
+	OfficerLetter = "letter"
+)
+
+// Form returns the form q's first request posts (nil: it is a GET).
+func (q AccountingQuery) Form() url.Values {
+	if q.Officer != OfficerLetter {
+		return nil
+	}
+	return url.Values{"id": {q.Person}, "requested": {q.Requested.UTC().Format(time.DateOnly)},
+		"name": {"A. Person"}, "address": {"1 Test Street\nTesttown, TS 00000"}}
 }
 
 // URI returns the request URI (path and query) of q's first page.
 func (q AccountingQuery) URI() string {
+	switch q.Officer {
+	case OfficerPerson:
+		return "/officer/person?" + url.Values{"id": {q.Person}}.Encode()
+	case OfficerLetter:
+		return "/officer/letter"
+	}
 	if q.Client != "" || q.Subject != "" {
 		v := url.Values{}
 		for k, s := range map[string]string{"client": q.Client, "subject": q.Subject} {
@@ -76,10 +103,23 @@ type AccountingPage struct {
 // GetAccountingPage GETs uri (a request URI) of the accounting service at
 // base with the bearer token, and returns the page it answers.
 func GetAccountingPage(c *http.Client, base, uri, token string) (AccountingPage, error) {
+	return FetchAccountingPage(c, base, uri, nil, token)
+}
+
+// FetchAccountingPage is GetAccountingPage, but with a form it POSTs the
+// form to uri (the officer's letter).
+func FetchAccountingPage(c *http.Client, base, uri string, form url.Values, token string) (AccountingPage, error) {
 	var p AccountingPage
-	req, err := http.NewRequest(http.MethodGet, base+uri, nil)
+	method, sent := http.MethodGet, io.Reader(nil)
+	if form != nil {
+		method, sent = http.MethodPost, strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, base+uri, sent)
 	if err != nil {
 		return p, err
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := c.Do(req) //nolint:gosec // G704: the accounting service this tool started
@@ -93,7 +133,7 @@ func GetAccountingPage(c *http.Client, base, uri, token string) (AccountingPage,
 	}
 	p.Bytes = len(body)
 	if resp.StatusCode != http.StatusOK {
-		return p, fmt.Errorf("GET %s: %s: %.200s", uri, resp.Status, body)
+		return p, fmt.Errorf("%s %s: %s: %.200s", method, uri, resp.Status, body)
 	}
 	switch ct := resp.Header.Get("Content-Type"); {
 	case strings.HasPrefix(ct, "application/jsonl"):
