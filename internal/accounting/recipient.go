@@ -30,8 +30,8 @@ var ErrNoRecipient = errors.New("accounting: a search by recipient needs a clien
 // SearchRecipient returns a page of the records disclosed to q's
 // recipient within [Since, Until] that keep keeps (nil: all), newest
 // first, and the cursor of the next page ("" when this is the last). With
-// a client it reads the index by client (filtered by subject when one is
-// given too); with only a subject, the index by subject. Each record is
+// a subject it reads the index by subject (filtered by client when one is
+// given too); with only a client, the index by client. Each record is
 // read from its key by person (the keys by recipient hold no more than
 // the person id).
 func (x *Index) SearchRecipient(q RecipientQuery, keep func(*audit.Record) bool) ([]audit.Record, string, error) {
@@ -42,8 +42,14 @@ func (x *Index) SearchRecipient(q RecipientQuery, keep func(*audit.Record) bool)
 	case q.Client == "":
 		by, s = subjectPrefix, q.Subject
 	case q.Subject != "":
+		// The subject's keys, filtered by client: a subject (a user or a
+		// service) is mostly one client's, so its range is the narrower.
+		// (At 10M records the client's range filtered by subject read
+		// 50 times the records it showed: p99 987 ms, against 538 ms for
+		// the subject's alone.)
+		by, s = subjectPrefix, q.Subject
 		inner := keep
-		keep = func(r *audit.Record) bool { return r.Subject == q.Subject && (inner == nil || inner(r)) }
+		keep = func(r *audit.Record) bool { return r.Client == q.Client && (inner == nil || inner(r)) }
 	}
 	prefix := append(append(append([]byte{}, by...), s...), 0)
 	var person, key []byte // reused from one record to the next
