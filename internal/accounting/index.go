@@ -44,9 +44,11 @@ type Index struct {
 // its value is what the key does not hold (value.go). A record with a
 // client is also under clientPrefix + client id + 0 + the same 20 bytes,
 // and one with a subject (the token's sub) under subjectPrefix + subject
-// + 0 + the same: their value is the person id, which with the 20 bytes
-// gives the record's key (the search by recipient, recipient.go). A
-// client or subject holding a 0 byte is not indexed so.
+// + 0 + the same: their value is the person id (a uvarint length and its
+// bytes) then the record's value, so that the search by recipient
+// (recipient.go) reads its rows in one range, as a person's are read,
+// not by a point read of each record. A client or subject holding a 0
+// byte is not indexed so.
 var (
 	positionKey   = []byte("pos")
 	formatKey     = []byte("format")
@@ -57,9 +59,9 @@ var (
 
 // indexFormat is the format of the index's keys and values. An index
 // without it (its records' values were their JSON), or of another format
-// (2: no keys by client and subject), is emptied when opened, and
-// rebuilt from the stream.
-const indexFormat = 3
+// (2: no keys by client and subject; 3: their values the person id
+// alone), is emptied when opened, and rebuilt from the stream.
+const indexFormat = 4
 
 // Options configure Open.
 type Options struct {
@@ -213,10 +215,10 @@ func (x *Index) Apply(msgs []Message) error {
 // its key and value, and its keys by client and by subject, all in one
 // transaction. (Badger keeps the keys' and values' bytes until the
 // transaction is committed: they are slices of x.buf, which a record that
-// outgrows it replaces; a key by client or subject shares its value, the
-// person id, with the record's key.)
+// outgrows it replaces; the keys by client and by subject share their
+// value.)
 func (x *Index) put(txn **badger.Txn, seq uint64, i int, r *audit.Record) error {
-	if cap(x.buf)-len(x.buf) < 1024 {
+	if cap(x.buf)-len(x.buf) < 2048 {
 		x.buf = make([]byte, 0, 256<<10)
 	}
 	start := len(x.buf)
@@ -224,9 +226,10 @@ func (x *Index) put(txn **badger.Txn, seq uint64, i int, r *audit.Record) error 
 	k := x.cut(start)
 	start = len(x.buf)
 	x.buf = appendValue(x.buf, r)
-	kvs := [3]kv{{k, x.cut(start)}}
+	v := x.cut(start)
+	kvs := [3]kv{{k, v}}
 	n := 1
-	person := k[len(recordPrefix) : len(recordPrefix)+len(r.PersonID)]
+	var byRecipient []byte // the person id, then the record's value
 	for _, by := range [...]struct {
 		prefix []byte
 		s      string
@@ -234,9 +237,14 @@ func (x *Index) put(txn **badger.Txn, seq uint64, i int, r *audit.Record) error 
 		if !indexable(by.s) {
 			continue
 		}
+		if byRecipient == nil {
+			start = len(x.buf)
+			x.buf = append(appendString(x.buf, r.PersonID), v...)
+			byRecipient = x.cut(start)
+		}
 		start = len(x.buf)
 		x.buf = appendKey(x.buf, by.prefix, by.s, r.Time, seq, i)
-		kvs[n] = kv{x.cut(start), person}
+		kvs[n] = kv{x.cut(start), byRecipient}
 		n++
 	}
 	return setRetry(x.db, txn, kvs[:n]...)
