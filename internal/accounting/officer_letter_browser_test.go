@@ -92,14 +92,14 @@ func TestLetterInABrowser(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		var screen, print string
+		var screen, printed string
 		style := `getComputedStyle(document.querySelector("` + tc.selector + `")).display`
 		if err := chromedp.Run(ctx, chromedp.Evaluate(style, &screen), emulation.SetEmulatedMedia().WithMedia("print"),
-			chromedp.Evaluate(style, &print), emulation.SetEmulatedMedia().WithMedia("")); err != nil {
+			chromedp.Evaluate(style, &printed), emulation.SetEmulatedMedia().WithMedia("")); err != nil {
 			t.Fatal(err)
 		}
-		if screen == "none" || print != "none" {
-			t.Errorf("%s%s: display %q on screen and %q in print; want it shown, then hidden", tc.target, tc.selector, screen, print)
+		if screen == "none" || printed != "none" {
+			t.Errorf("%s%s: display %q on screen and %q in print; want it shown, then hidden", tc.target, tc.selector, screen, printed)
 		}
 	}
 }

@@ -20,13 +20,11 @@ var letterRefs = regexp.MustCompile(`Reference (req-\d\d)`)
 // summaryLine is the summary of an entry: how many, and the last date.
 var summaryLine = regexp.MustCompile(`(\d+) disclosures in all to this recipient for this purpose in the period; the last on ([^.]+)\.`)
 
-// postLetter posts the letter's form with token.
-func postLetter(h http.Handler, form url.Values, token string) *httptest.ResponseRecorder {
+// postLetter posts the letter's form as the officer.
+func postLetter(h http.Handler, form url.Values) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(http.MethodPost, "/officer/letter", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
+	req.Header.Set("Authorization", "Bearer officer")
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return rec
@@ -56,7 +54,7 @@ func wantLetter(person string, until time.Time) []string {
 
 func TestLetterListsEachAccountableDisclosureOnce(t *testing.T) {
 	f := newOfficerFixture(t, 4)
-	rec := postLetter(f.h, letterOf(persons[1], "2026-11-02"), "officer")
+	rec := postLetter(f.h, letterOf(persons[1], "2026-11-02"))
 	if rec.Code != http.StatusOK {
 		t.Fatalf("POST = %d %s", rec.Code, rec.Body)
 	}
@@ -95,7 +93,7 @@ func TestLetterListsEachAccountableDisclosureOnce(t *testing.T) {
 
 func TestLetterSummary(t *testing.T) {
 	f := newOfficerFixture(t, 4)
-	rec := postLetter(f.h, letterOf(persons[0], "2026-11-20", "summary", "1"), "officer")
+	rec := postLetter(f.h, letterOf(persons[0], "2026-11-20", "summary", "1"))
 	if rec.Code != http.StatusOK {
 		t.Fatalf("POST = %d %s", rec.Code, rec.Body)
 	}
@@ -161,7 +159,7 @@ func TestLetterPeriod(t *testing.T) {
 		{"an earlier request", letterOf(persons[0], "2026-03-01"), []string{"req-00", "req-01", "req-02"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := postLetter(f.h, tc.form, "officer")
+			rec := postLetter(f.h, tc.form)
 			var got []string
 			for _, m := range letterRefs.FindAllStringSubmatch(rec.Body.String(), -1) {
 				got = append(got, m[1])
@@ -171,7 +169,7 @@ func TestLetterPeriod(t *testing.T) {
 			}
 		})
 	}
-	rec := postLetter(f.h, letterOf(persons[2], "2026-11-02"), "officer")
+	rec := postLetter(f.h, letterOf(persons[2], "2026-11-02"))
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "We made no disclosure") {
 		t.Errorf("a person without disclosures: %d, want a letter that says there were none", rec.Code)
 	}
@@ -202,7 +200,7 @@ func TestLetterBadInput(t *testing.T) {
 		{"a field twice", func() url.Values { v := form(); v.Add("requested", "2026-11-01"); return v }(), `"requested" is given more than once.`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := postLetter(f.h, tc.form, "officer")
+			rec := postLetter(f.h, tc.form)
 			if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), htmlText(tc.want)) {
 				t.Errorf("POST = %d, want 400 saying %q; body:\n%s", rec.Code, tc.want, rec.Body)
 			}
@@ -262,7 +260,7 @@ func TestLetterRefusals(t *testing.T) {
 		})
 	}
 	f.fail = errors.New("the ledger is down")
-	rec := postLetter(f.h, letterOf(persons[0], "2026-11-02"), "officer")
+	rec := postLetter(f.h, letterOf(persons[0], "2026-11-02"))
 	if rec.Code != http.StatusServiceUnavailable || strings.Contains(rec.Body.String(), "Reference req-") {
 		t.Errorf("with the ledger down: %d, want 503 and no entry", rec.Code)
 	}

@@ -86,8 +86,8 @@ func TestAuthorizeDecidesAsRequire(t *testing.T) {
 			switch {
 			case tc.wantErr == nil && err != nil, tc.wantErr != nil && err == nil:
 				t.Fatalf("Authorize = %v, want %v", err, tc.wantErr)
-			case tc.wantErr != nil && tc.wantErr != errAny && !errors.Is(err, tc.wantErr),
-				tc.wantErr == errAny && (errors.Is(err, errNoToken) || errors.Is(err, ErrInsufficientScope)):
+			case tc.wantErr != nil && !errors.Is(tc.wantErr, errAny) && !errors.Is(err, tc.wantErr),
+				errors.Is(tc.wantErr, errAny) && (errors.Is(err, errNoToken) || errors.Is(err, ErrInsufficientScope)):
 				t.Fatalf("Authorize = %v, want %v", err, tc.wantErr)
 			}
 			if got != tc.want {
