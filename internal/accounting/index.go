@@ -44,11 +44,9 @@ type Index struct {
 // its value is what the key does not hold (value.go). A record with a
 // client is also under clientPrefix + client id + 0 + the same 20 bytes,
 // and one with a subject (the token's sub) under subjectPrefix + subject
-// + 0 + the same: their value is the person id (a uvarint length and its
-// bytes) then the record's value, so that the search by recipient
-// (recipient.go) reads its rows in one range, as a person's are read,
-// not by a point read of each record. A client or subject holding a 0
-// byte is not indexed so.
+// + 0 + the same: their value is the person id, which with the 20 bytes
+// gives the record's key (the search by recipient, recipient.go). A
+// client or subject holding a 0 byte is not indexed so.
 var (
 	positionKey   = []byte("pos")
 	formatKey     = []byte("format")
@@ -59,9 +57,9 @@ var (
 
 // indexFormat is the format of the index's keys and values. An index
 // without it (its records' values were their JSON), or of another format
-// (2: no keys by client and subject; 3: their values the person id
-// alone), is emptied when opened, and rebuilt from the stream.
-const indexFormat = 4
+// (2: no keys by client and subject), is emptied when opened, and
+// rebuilt from the stream.
+const indexFormat = 3
 
 // Options configure Open.
 type Options struct {
@@ -215,10 +213,10 @@ func (x *Index) Apply(msgs []Message) error {
 // its key and value, and its keys by client and by subject, all in one
 // transaction. (Badger keeps the keys' and values' bytes until the
 // transaction is committed: they are slices of x.buf, which a record that
-// outgrows it replaces; the keys by client and by subject share their
-// value.)
+// outgrows it replaces; a key by client or subject shares its value, the
+// person id, with the record's key.)
 func (x *Index) put(txn **badger.Txn, seq uint64, i int, r *audit.Record) error {
-	if cap(x.buf)-len(x.buf) < 2048 {
+	if cap(x.buf)-len(x.buf) < 1024 {
 		x.buf = make([]byte, 0, 256<<10)
 	}
 	start := len(x.buf)
@@ -226,10 +224,9 @@ func (x *Index) put(txn **badger.Txn, seq uint64, i int, r *audit.Record) error 
 	k := x.cut(start)
 	start = len(x.buf)
 	x.buf = appendValue(x.buf, r)
-	v := x.cut(start)
-	kvs := [3]kv{{k, v}}
+	kvs := [3]kv{{k, x.cut(start)}}
 	n := 1
-	var byRecipient []byte // the person id, then the record's value
+	person := k[len(recordPrefix) : len(recordPrefix)+len(r.PersonID)]
 	for _, by := range [...]struct {
 		prefix []byte
 		s      string
@@ -237,14 +234,9 @@ func (x *Index) put(txn **badger.Txn, seq uint64, i int, r *audit.Record) error 
 		if !indexable(by.s) {
 			continue
 		}
-		if byRecipient == nil {
-			start = len(x.buf)
-			x.buf = append(appendString(x.buf, r.PersonID), v...)
-			byRecipient = x.cut(start)
-		}
 		start = len(x.buf)
 		x.buf = appendKey(x.buf, by.prefix, by.s, r.Time, seq, i)
-		kvs[n] = kv{x.cut(start), byRecipient}
+		kvs[n] = kv{x.cut(start), person}
 		n++
 	}
 	return setRetry(x.db, txn, kvs[:n]...)

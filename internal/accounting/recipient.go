@@ -31,9 +31,9 @@ var ErrNoRecipient = errors.New("accounting: a search by recipient needs a clien
 // recipient within [Since, Until] that keep keeps (nil: all), newest
 // first, and the cursor of the next page ("" when this is the last). With
 // a subject it reads the index by subject (filtered by client when one is
-// given too); with only a client, the index by client. The keys by
-// recipient hold the person id and the record's value: a page is one
-// range read.
+// given too); with only a client, the index by client. Each record is
+// read from its key by person (the keys by recipient hold no more than
+// the person id).
 func (x *Index) SearchRecipient(q RecipientQuery, keep func(*audit.Record) bool) ([]audit.Record, string, error) {
 	by, s := clientPrefix, q.Client
 	switch {
@@ -52,27 +52,25 @@ func (x *Index) SearchRecipient(q RecipientQuery, keep func(*audit.Record) bool)
 		keep = func(r *audit.Record) bool { return r.Client == q.Client && (inner == nil || inner(r)) }
 	}
 	prefix := append(append(append([]byte{}, by...), s...), 0)
-	read := func(_ *badger.Txn, item *badger.Item) (audit.Record, error) {
+	var person, key []byte // reused from one record to the next
+	read := func(txn *badger.Txn, item *badger.Item) (audit.Record, error) {
 		k := item.Key()
 		if len(k) != len(prefix)+20 {
 			return audit.Record{}, fmt.Errorf("accounting index: key %x is not a recipient's", k)
 		}
-		at := binary.BigEndian.Uint64(k[len(prefix):])
-		var r audit.Record
-		err := item.Value(func(v []byte) error {
-			d := valueReader{b: v}
-			person := d.string()
-			if d.bad {
-				return errValue
-			}
-			var err error
-			r, err = decodeValue(d.b, person, at)
-			return err
-		})
-		if err != nil {
-			return r, fmt.Errorf("accounting index: key %x: %w", k, err)
+		var err error
+		if person, err = item.ValueCopy(person[:0]); err != nil {
+			return audit.Record{}, err
 		}
-		return r, nil
+		key = append(append(append(append(key[:0], recordPrefix...), person...), 0), k[len(prefix):]...)
+		rec, err := txn.Get(key)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return audit.Record{}, fmt.Errorf("accounting index: key %x names a record the index lacks", k)
+		}
+		if err != nil {
+			return audit.Record{}, err
+		}
+		return x.record(rec)
 	}
 	return x.page(keyRange{prefix: prefix, since: q.Since, until: q.Until, after: q.After, limit: q.Limit}, read, keep)
 }
