@@ -175,7 +175,7 @@ var table = []setting{
 		parser: str(func(c *Config) *string { return &c.PurposesFile })},
 	{name: "registries-strict", def: "false", usage: "true: refuse to run when the ledger holds a client or purpose code the registries lack (checked once the index has caught up, by reading it whole)", in: AuditServe,
 		parser: boolean("registries strict", func(c *Config) *bool { return &c.RegistriesStrict })},
-	{name: "officer-page-size", def: "50", usage: "disclosures a page of the officer's page shows (GET /officer/person)", in: AuditServe,
+	{name: "officer-page-size", def: "50", usage: "disclosures a page of the officer's pages shows (GET /officer/person, GET /officer/recipient)", in: AuditServe,
 		parser: atLeast("officer page size", 1, func(c *Config) *int { return &c.OfficerPageSize })},
 	{name: "accounting-url", usage: "URL of lookupd audit serve: --person asks it instead of scanning the audit stream (none: scan)", in: Audit,
 		parser: str(func(c *Config) *string { return &c.AccountingURL })},
