@@ -249,24 +249,12 @@ func (f *letterForm) recipient() error {
 // first.
 func (o *officer) accountable(f letterForm) ([]audit.Record, error) {
 	keep := officerForm{}.keep(o.Registry) // no exempt disclosure, no read of the accounting
-	q := Query{Person: f.ID, Since: f.since, Until: f.requested.Add(24*time.Hour - time.Nanosecond), Limit: 1000}
-	var recs []audit.Record
-	for {
-		page, next, err := o.Index.SearchFunc(q, keep)
-		if err != nil {
-			return nil, err
-		}
-		recs = append(recs, page...)
-		if next == "" {
-			break
-		}
-		if len(recs) >= maxExport {
-			return nil, badInputf("The period holds more than %d disclosures: the letter cannot list them; shorten the period (from) and give several letters.", maxExport)
-		}
-		q.After = next
-	}
+	recs, err := everyPage("", func(after string) ([]audit.Record, string, error) {
+		q := Query{Person: f.ID, Since: f.since, Until: f.requested.Add(24*time.Hour - time.Nanosecond), After: after, Limit: 1000}
+		return o.Index.SearchFunc(q, keep)
+	}, "a letter cannot list them; shorten the period (from) and give several letters.")
 	slices.Reverse(recs)
-	return recs, nil
+	return recs, err
 }
 
 // entries returns recs as the letter's entries; with summary, one entry

@@ -2,7 +2,6 @@ package accounting
 
 import (
 	"encoding/csv"
-	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -96,19 +95,12 @@ func (o *officer) recipientExport(w http.ResponseWriter, r *http.Request) {
 		err = badInput("A client or a subject is required.")
 	}
 	var recs []audit.Record
-	for q := f.recipientQuery(1000); err == nil; {
-		var page []audit.Record
-		page, q.After, err = o.Index.SearchRecipient(q, f.keep(o.Registry))
-		recs = append(recs, page...)
-		if errors.Is(err, ErrBadCursor) {
-			err = badInput("after: not a page this service gave.")
-		}
-		if q.After == "" || err != nil {
-			break
-		}
-		if len(recs) >= maxExport {
-			err = badInputf("The search holds more than %d disclosures: narrow its dates.", maxExport)
-		}
+	if err == nil {
+		recs, err = everyPage(f.After, func(after string) ([]audit.Record, string, error) {
+			q := f.recipientQuery(1000)
+			q.After = after
+			return o.Index.SearchRecipient(q, f.keep(o.Registry))
+		}, "narrow its dates.")
 	}
 	if err != nil {
 		o.failRecipient(w, d, err)

@@ -108,8 +108,33 @@ func disclosed(r *audit.Record) string {
 	return "no protected field"
 }
 
-// maxExport bounds the rows of a CSV export.
+// maxExport bounds the rows of a CSV export, or of a letter.
 const maxExport = 100_000
+
+// everyPage returns every record of a search, following its pages from
+// the one after the cursor first ("": the first page): page returns the
+// page after a cursor and the next cursor. A cursor the index did not give is bad input, and so
+// is a search of more than maxExport records (tooMany says what to do).
+func everyPage(first string, page func(after string) ([]audit.Record, string, error), tooMany string) ([]audit.Record, error) {
+	var recs []audit.Record
+	for after := first; ; {
+		p, next, err := page(after)
+		switch {
+		case errors.Is(err, ErrBadCursor):
+			return nil, badInput("after: not a page this service gave.")
+		case err != nil:
+			return nil, err
+		}
+		recs = append(recs, p...)
+		if next == "" {
+			return recs, nil
+		}
+		if len(recs) >= maxExport {
+			return nil, badInputf("The search holds more than %d disclosures: %s", maxExport, tooMany)
+		}
+		after = next
+	}
+}
 
 // export answers the CSV of the search: every matching row, not a page.
 func (o *officer) export(w http.ResponseWriter, r *http.Request) {
@@ -124,19 +149,12 @@ func (o *officer) export(w http.ResponseWriter, r *http.Request) {
 		err = badInput("A person id is required.")
 	}
 	var recs []audit.Record
-	for q := f.query(1000); err == nil; {
-		var page []audit.Record
-		page, q.After, err = o.Index.SearchFunc(q, f.keep(o.Registry))
-		recs = append(recs, page...)
-		if errors.Is(err, ErrBadCursor) {
-			err = badInput("after: not a page this service gave.")
-		}
-		if q.After == "" || err != nil {
-			break
-		}
-		if len(recs) >= maxExport {
-			err = badInputf("The search holds more than %d disclosures: narrow its dates.", maxExport)
-		}
+	if err == nil {
+		recs, err = everyPage(f.After, func(after string) ([]audit.Record, string, error) {
+			q := f.query(1000)
+			q.After = after
+			return o.Index.SearchFunc(q, f.keep(o.Registry))
+		}, "narrow its dates.")
 	}
 	if err != nil {
 		o.fail(w, d, err)
