@@ -60,7 +60,7 @@ func runAccounting(ctx context.Context, o options, bin, dir string, stdout, stde
 		}
 	}()
 	fmt.Fprintf(stderr, "building the index of %d messages ...\n", res.stream)
-	if res.build, err = svc.buildIndex(ctx, res.stream, ao.killAt, stderr); err != nil {
+	if res.build, err = svc.buildIndex(ctx, res.stream, ao.killAt, ao.index != "", stderr); err != nil {
 		return err
 	}
 	svc.mem.enter("search")
@@ -71,7 +71,7 @@ func runAccounting(ctx context.Context, o options, bin, dir string, stdout, stde
 		return err
 	}
 	res.scanTook = time.Since(start)
-	s := newSearcher(svc, toks, o.accounting.spec(o.model.seed), o.model.seed)
+	s := newSearcher(svc, toks, o.accounting.spec(o.model.seed), o.model.seed, ao.searches)
 	fmt.Fprintf(stderr, "reading %d persons' whole histories to compare ...\n", ao.sample)
 	if res.sample, err = s.checkSample(ctx, ao.sample, res.scan); err != nil {
 		return err

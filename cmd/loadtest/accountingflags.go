@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
@@ -25,6 +26,11 @@ type accountingOptions struct {
 	sample      int     // persons whose whole history is compared through the API
 	pprofDir    string
 	serveFlags  []string
+	// index is where audit serve's index is kept between runs ("": in
+	// the run's directory, built from empty each run); searches, which
+	// kinds of search are measured (nil: all).
+	index    string
+	searches *regexp.Regexp
 }
 
 // accountingFlags defines the accounting measurement's flags on fs, into
@@ -41,6 +47,12 @@ func accountingFlags(fs *flag.FlagSet, ao *accountingOptions) *string {
 	fs.Float64Var(&ao.killAt, "accounting-kill-at", 0.5, "accounting: SIGKILL audit serve once it has indexed this fraction of the ledger, and restart it (0: no kill)")
 	fs.IntVar(&ao.sample, "accounting-sample", 200, "accounting: persons whose whole history is read through the API and compared with a full scan of the stream")
 	fs.StringVar(&ao.pprofDir, "accounting-pprof", "", "accounting: directory to write CPU profiles of audit serve into (the index build, the searches) and its heap (none: no profiles)")
+	fs.StringVar(&ao.index, "accounting-index", "", "accounting: where audit serve's index is kept between runs: built from empty (and kept) when the directory is empty or absent, else searched as it is once caught up with the stream, neither rebuilt nor killed (none: in the run's directory, built from empty each run)")
+	fs.Func("accounting-searches", "accounting: measure only the kinds of search whose names match this regular expression, and the baseline (none: every kind)", func(s string) error {
+		re, err := regexp.Compile(s)
+		ao.searches = re
+		return err
+	})
 	return fs.String("accounting-serve-flags", "", "accounting: more flags for lookupd audit serve, shell-quoted (e.g. --memory-budget 256MiB)")
 }
 

@@ -55,7 +55,12 @@ func at(sorted []int, p int) int {
 // rate, size and memory.
 func writeBuild(w io.Writer, r accountingResult, settings string) {
 	b := r.build
-	fmt.Fprintf(w, "The index: `lookupd audit serve` with %s, from an empty index to caught up with the stream", settings)
+	if b.Kept {
+		fmt.Fprintf(w, "The index: `lookupd audit serve` with %s, on an index kept from an earlier run (at applied sequence %s), to caught up with the stream; "+
+			"**not a build from empty**: its time and rate below are the catching up's alone", settings, loadtest.Thousands(float64(b.ResumedAt)))
+	} else {
+		fmt.Fprintf(w, "The index: `lookupd audit serve` with %s, from an empty index to caught up with the stream", settings)
+	}
 	if b.KilledAt > 0 {
 		fmt.Fprintf(w, ", killed with SIGKILL at applied sequence %s and restarted on its index: it resumed from its checkpoint at %s, not from 0",
 			loadtest.Thousands(float64(b.KilledAt)), loadtest.Thousands(float64(b.ResumedAt)))

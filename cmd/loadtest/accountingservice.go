@@ -31,7 +31,11 @@ type auditService struct {
 
 // newAuditService returns the service of a measurement, not started.
 func newAuditService(o options, bin, dir, natsURL, jwks string) *auditService {
-	cfg := loadtest.AuditServeConfig{Bin: bin, IndexDir: filepath.Join(dir, "accounting"), NATS: natsURL,
+	index := o.accounting.index
+	if index == "" {
+		index = filepath.Join(dir, "accounting")
+	}
+	cfg := loadtest.AuditServeConfig{Bin: bin, IndexDir: index, NATS: natsURL,
 		Stream: auditStream, JWKSFile: jwks, Issuer: soakIssuer, Audience: soakAudience, ReplicaID: accountingChain,
 		Extra: o.accounting.serveFlags}
 	if o.accounting.pprofDir != "" {
@@ -61,9 +65,10 @@ func (s *auditService) stop() error {
 	}
 	s.mem.watch(0)
 	err := s.srv.Stop()
+	logs := s.srv.Logs()
 	s.srv = nil
 	if err != nil {
-		return fmt.Errorf("lookupd audit serve: %w", err)
+		return fmt.Errorf("lookupd audit serve: %w; its log ends:\n%s", err, logs)
 	}
 	return nil
 }
@@ -92,6 +97,7 @@ type build struct {
 	Records, Messages uint64         // in the stream as built
 	Segments          []buildSegment // one, or two around the kill
 	KilledAt          uint64         // applied sequence last seen before the SIGKILL (0: no kill)
+	Kept              bool           // the index was kept from an earlier run (ResumedAt: where it started)
 	ResumedAt         uint64         // applied sequence the restarted service started from
 	IndexBytes        int64          // the index's size on disk once built
 	// Settled is how long the service took to become idle once caught up
@@ -137,14 +143,25 @@ func (b build) CPU() time.Duration {
 // buildIndex starts the service on an empty index and waits until it has
 // applied the stream up to last; with killAt, it kills it with SIGKILL
 // once it has applied that fraction, restarts it on the same index and
-// checks that it resumes from its checkpoint rather than from zero.
-func (s *auditService) buildIndex(ctx context.Context, last uint64, killAt float64, progress io.Writer) (build, error) {
+// checks that it resumes from its checkpoint rather than from zero. With
+// keep, an index already in the directory is not emptied: the service
+// starts on it and catches up, not killed (b.Kept).
+func (s *auditService) buildIndex(ctx context.Context, last uint64, killAt float64, keep bool, progress io.Writer) (build, error) {
 	b := build{Messages: last}
-	if err := os.RemoveAll(s.cfg.IndexDir); err != nil {
+	if entries, err := os.ReadDir(s.cfg.IndexDir); keep && err == nil && len(entries) > 0 {
+		b.Kept, killAt = true, 0
+	} else if err := os.RemoveAll(s.cfg.IndexDir); err != nil {
 		return b, err
 	}
 	if err := s.start(ctx); err != nil {
 		return b, err
+	}
+	if b.Kept {
+		_, applied, err := readyz(s.client, s.srv.Admin)
+		if err != nil {
+			return b, fmt.Errorf("audit serve on its kept index: %w", err)
+		}
+		b.ResumedAt = applied
 	}
 	s.profile(ctx, "build-cpu.pprof", 25*time.Second)
 	if killAt > 0 {

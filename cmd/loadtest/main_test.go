@@ -68,7 +68,7 @@ func TestParseFlags(t *testing.T) {
 				ao := o.accounting
 				return ao.records == 10000000 && ao.persons == 1000000 && ao.replicas == 8 && ao.maxRecords == 128 &&
 					ao.connections == 8 && ao.duration == 20*time.Second && ao.killAt == 0.5 && ao.sample == 200 &&
-					ao.pprofDir == "" && len(ao.serveFlags) == 0 && strings.HasSuffix(ao.dir, "ledger-10000000-1000000-1")
+					ao.pprofDir == "" && len(ao.serveFlags) == 0 && ao.index == "" && ao.searches == nil && strings.HasSuffix(ao.dir, "ledger-10000000-1000000-1")
 			}},
 		{name: "accounting flags", args: []string{"--accounting-records", "1000", "--accounting-persons", "10", "--accounting-kill-at", "0",
 			"--accounting-dir", "/l", "--seed", "4", "--accounting-serve-flags", "--memory-budget 1GiB"}, check: func(o options) bool {
@@ -76,6 +76,13 @@ func TestParseFlags(t *testing.T) {
 			return ao.persons == 10 && ao.killAt == 0 && ao.dir == "/l" && ao.spec(o.model.seed).Seed == 4 &&
 				strings.Join(ao.serveFlags, "|") == "--memory-budget|1GiB"
 		}},
+		{name: "accounting on a kept index, some searches", args: []string{"--accounting-records", "1000", "--accounting-index", "/i",
+			"--accounting-searches", "month|letter"}, check: func(o options) bool {
+			ao := o.accounting
+			return ao.index == "/i" && ao.searches.MatchString("a client's month") && !ao.searches.MatchString("first page, FHIR")
+		}},
+		{name: "accounting searches not a regular expression", args: []string{"--accounting-records", "1000", "--accounting-searches", "("},
+			wantErr: "accounting-searches"},
 		{name: "accounting killed at the end", args: []string{"--accounting-records", "1000", "--accounting-kill-at", "1"}, wantErr: "want 0 (no kill) or a fraction below 1"},
 		{name: "accounting messages too large", args: []string{"--accounting-records", "1000", "--accounting-max-records", "500"}, wantErr: "1 to 128"},
 		{name: "accounting without connections", args: []string{"--accounting-records", "1000", "--accounting-connections", "0"}, wantErr: "--accounting-connections must be at least 1"},
