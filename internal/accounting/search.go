@@ -77,8 +77,12 @@ func (x *Index) page(kr keyRange, read func(*badger.Txn, *badger.Item) (audit.Re
 	var last []byte // the key of out's last record
 	next := ""
 	err := x.db.View(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.Reverse, opts.Prefix = true, prefix
+		// Without PrefetchValues: Badger's prefetching reads each value
+		// in a goroutine of its own, which a page then waits for; this
+		// index's values are in its keys' tables, a copy away (at 10M
+		// records, a page of the search by recipient spent 3.8 ms in
+		// those waits on average, its CPU 5 ms).
+		opts := badger.IteratorOptions{Reverse: true, Prefix: prefix}
 		it := txn.NewIterator(opts)
 		defer it.Close()
 		for it.Seek(start); it.ValidForPrefix(prefix); it.Next() {
