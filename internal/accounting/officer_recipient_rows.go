@@ -15,18 +15,12 @@ type recipientData struct {
 	Clients, Purposes []option // the registries' codes, for the form
 	Error             string
 	Searched          bool
-	Rows              []recipientRow
+	Rows              []row           // with their Person
 	Recipients        []recipientLine // who the rows' clients were, each once
 	Next, First, CSV  string          // addresses of the next and first pages, and of the export
 	Generated         string
 	LedgerSince       string
 	Status            *IndexStatus
-}
-
-// recipientRow is one disclosure of the search by recipient, in words.
-type recipientRow struct {
-	row
-	Person string
 }
 
 // recipientLine is a client of the rows shown, as the clients registry
@@ -61,15 +55,13 @@ func (o *officer) recipientStatus(d *recipientData) {
 // the recipients they were disclosed to: each client with the
 // organisation and address the registry gives at the rows' dates, once
 // for each (client, organisation, address), in the order of the rows.
-func (o *officer) recipientRows(recs []audit.Record) ([]recipientRow, []recipientLine) {
-	words := o.rows(recs)
-	rows := make([]recipientRow, len(recs))
+func (o *officer) recipientRows(recs []audit.Record) ([]row, []recipientLine) {
+	rows := o.rows(recs)
 	var lines []recipientLine
 	at := map[recipientLine]int{} // its index in lines, by client, organisation and address
 	for i := range recs {
-		rows[i] = recipientRow{row: words[i], Person: recs[i].PersonID}
 		day := recs[i].Time.UTC().Format(time.DateOnly)
-		k := recipientLine{Client: words[i].Client, Organisation: words[i].Organisation, Address: words[i].Address}
+		k := recipientLine{Client: rows[i].Client, Organisation: rows[i].Organisation, Address: rows[i].Address}
 		j, ok := at[k]
 		if !ok {
 			j, at[k] = len(lines), len(lines)

@@ -35,6 +35,7 @@ type row struct {
 	Purpose                        string // the statement, or what is unknown
 	PurposeUnknown, Exempt, Access bool
 	RequestID, Replica             string
+	Person                         string // the person disclosed (a column of the search by recipient only)
 }
 
 // formData returns the page's data with the registries' choices.
@@ -59,7 +60,7 @@ func (o *officer) rows(recs []audit.Record) []row {
 	out := make([]row, len(recs))
 	for i := range recs {
 		r := &recs[i]
-		w := row{Date: r.Time.UTC().Format("2006-01-02 15:04:05 UTC"), Client: r.Client, Subject: r.Subject,
+		w := row{Date: r.Time.UTC().Format("2006-01-02 15:04:05 UTC"), Client: r.Client, Subject: r.Subject, Person: r.PersonID,
 			Disclosed: disclosed(r), RequestID: r.RequestID, Replica: r.Replica, Access: isAccountingRead(r.Operation)}
 		if c, ok := o.Registry.Client(r.Client, r.Time); ok {
 			w.Organisation, w.Address = c.Organisation, c.Address
