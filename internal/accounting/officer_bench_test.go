@@ -3,27 +3,18 @@ package accounting
 import (
 	"io"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/internal/audit"
-	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // BenchmarkRecipientPage renders a full page (50 rows) of the search by
 // recipient: the template's share of a page's CPU.
 func BenchmarkRecipientPage(b *testing.B) {
-	root, err := testkit.RepoRoot()
-	if err != nil {
-		b.Fatal(err)
-	}
-	registry, err := LoadRegistry(filepath.Join(root, "deploy/registries/clients.yaml"), filepath.Join(root, "deploy/registries/purposes.yaml"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	registry := shippedRegistry(b)
 	o := &officer{OfficerConfig: OfficerConfig{Registry: registry, Now: time.Now},
 		unknown: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricUnknownCodes}, []string{"kind"})}
 	recs := make([]audit.Record, 50)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -119,14 +118,7 @@ func newOfficerFixtureOf(t *testing.T, pageSize int, ds []disclosure) *officerFi
 	}
 	x := openIndex(t)
 	follow(t, x, js)
-	root, err := testkit.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	registry, err := LoadRegistry(filepath.Join(root, "deploy/registries/clients.yaml"), filepath.Join(root, "deploy/registries/purposes.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	registry := shippedRegistry(t)
 	f := &officerFixture{index: x, registry: registry, reg: prometheus.NewRegistry()}
 	f.h, err = NewOfficer(OfficerConfig{Index: x, Registry: registry, PageSize: pageSize, Registerer: f.reg,
 		Now: func() time.Time { return time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC) },

@@ -65,15 +65,23 @@ func TestLoadRegistryRefusesBadFiles(t *testing.T) {
 	}
 }
 
-func TestRegistryOfTheShippedExamples(t *testing.T) {
+// shippedRegistry returns the registries of deploy/registries, the
+// examples shipped with the service.
+func shippedRegistry(tb testing.TB) *Registry {
+	tb.Helper()
 	root, err := testkit.RepoRoot()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	r, err := LoadRegistry(filepath.Join(root, "deploy/registries/clients.yaml"), filepath.Join(root, "deploy/registries/purposes.yaml"))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
+	return r
+}
+
+func TestRegistryOfTheShippedExamples(t *testing.T) {
+	r := shippedRegistry(t)
 	day := func(s string) time.Time { d, _ := time.Parse(time.DateOnly, s); return d }
 	for _, tc := range []struct {
 		id, at, want string
@@ -98,7 +106,7 @@ func TestRegistryOfTheShippedExamples(t *testing.T) {
 	if err := r.Check([]string{"", "billing-app"}, []string{"", "TREAT"}); err != nil {
 		t.Errorf("Check of known codes = %v", err)
 	}
-	err = r.Check([]string{"billing-app", "robot"}, []string{"TREAT", "MARKETING"})
+	err := r.Check([]string{"billing-app", "robot"}, []string{"TREAT", "MARKETING"})
 	if !errors.Is(err, ErrUnknownCodes) || !strings.Contains(err.Error(), "client robot, purpose MARKETING") {
 		t.Errorf("Check of unknown codes = %v, want ErrUnknownCodes naming them", err)
 	}
