@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
 	"github.com/google/uuid"
 	"github.com/testcontainers/testcontainers-go"
@@ -182,31 +181,7 @@ func officerPages(t *testing.T, ctx context.Context, target string) []string {
 	if err := chromedp.Run(ctx, chromedp.Navigate(target), chromedp.WaitVisible("section.status", chromedp.ByQuery)); err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for n := 0; ; n++ {
-		var text string
-		var next []*cdp.Node
-		if err := chromedp.Run(ctx, chromedp.Text("main", &text, chromedp.ByQuery),
-			chromedp.Nodes(`a[rel="next"]`, &next, chromedp.ByQueryAll, chromedp.AtLeast(0))); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, officerIDs.FindAllString(text, -1)...)
-		if len(next) == 0 {
-			return got
-		}
-		if n > 50 {
-			t.Fatal("no last page after 50")
-		}
-		// Followed as the officer's click does, waiting for the next page
-		// itself, not the one still shown.
-		var href string
-		if err := chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector('a[rel="next"]').href`, &href)); err != nil {
-			t.Fatal(err)
-		}
-		if err := chromedp.Run(ctx, chromedp.Navigate(href), chromedp.WaitVisible("section.status", chromedp.ByQuery)); err != nil {
-			t.Fatalf("next page %q: %v", href, err)
-		}
-	}
+	return browsertest.EveryPage(t, ctx, officerIDs, "section.status")
 }
 
 // answersOf returns released answers of the request ids ids.

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
 
 	"github.com/lookup/persons/internal/testing/browsertest"
@@ -31,25 +30,7 @@ var shownID = regexp.MustCompile(`req-\d\d`)
 // shows as text, following the "Next page" links.
 func shownRows(t *testing.T, ctx context.Context) []string {
 	t.Helper()
-	var got []string
-	for n := 0; ; n++ {
-		var text string
-		var next []*cdp.Node
-		if err := chromedp.Run(ctx, chromedp.Text("main", &text, chromedp.ByQuery),
-			chromedp.Nodes(`a[rel="next"]`, &next, chromedp.ByQueryAll, chromedp.AtLeast(0))); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, shownID.FindAllString(text, -1)...)
-		if len(next) == 0 {
-			return got
-		}
-		if n > 30 {
-			t.Fatal("no last page")
-		}
-		if err := chromedp.Run(ctx, chromedp.Click(`a[rel="next"]`, chromedp.ByQuery), chromedp.WaitReady("main", chromedp.ByQuery)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	return browsertest.EveryPage(t, ctx, shownID, "section.status")
 }
 
 // search fills in and sends the form, as an officer does.

@@ -13,10 +13,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -112,5 +114,38 @@ func Screenshot(t testing.TB, ctx context.Context, selector, path string) {
 	}
 	if err := os.WriteFile(path, png, 0o644); err != nil { //nolint:gosec // G306: a document of the repository
 		t.Fatal(err)
+	}
+}
+
+// EveryPage returns what ids matches in the text of the page shown's
+// main element and of each page after it, following its a[rel="next"]
+// link to the last: each next page navigated to as a click does and
+// waited for until ready (a selector) is visible on it, not on the page
+// still shown. It fails t after maxPages pages.
+func EveryPage(t testing.TB, ctx context.Context, ids *regexp.Regexp, ready string) []string {
+	t.Helper()
+	const maxPages = 100
+	var got []string
+	for n := 0; ; n++ {
+		var text string
+		var next []*cdp.Node
+		if err := chromedp.Run(ctx, chromedp.Text("main", &text, chromedp.ByQuery),
+			chromedp.Nodes(`a[rel="next"]`, &next, chromedp.ByQueryAll, chromedp.AtLeast(0))); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ids.FindAllString(text, -1)...)
+		if len(next) == 0 {
+			return got
+		}
+		if n == maxPages {
+			t.Fatalf("no last page after %d", maxPages)
+		}
+		var href string
+		if err := chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector('a[rel="next"]').href`, &href)); err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Run(ctx, chromedp.Navigate(href), chromedp.WaitVisible(ready, chromedp.ByQuery)); err != nil {
+			t.Fatalf("next page %q: %v", href, err)
+		}
 	}
 }
