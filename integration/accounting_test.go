@@ -17,7 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/testing/audittest"
 	"github.com/lookup/persons/internal/testing/testkit"
 )
@@ -34,7 +34,7 @@ func startAccounting(ctx context.Context, t *testing.T, nw string, is *issuer) *
 	t.Helper()
 	return startLookupd(ctx, t, lookupdConfig{network: nw, natsURL: "nats://nats:4222", volume: "accounting-" + uuid.NewString(),
 		jwks: is.jwks, args: []string{"audit", "serve"},
-		env: map[string]string{"LOOKUP_AUDIT_STREAM": audit.DefaultStream, "LOOKUP_ACCOUNTING_DIR": "/data", "LOOKUP_REPLICA_ID": "accounting",
+		env: map[string]string{"LOOKUP_AUDIT_STREAM": ledger.DefaultStream, "LOOKUP_ACCOUNTING_DIR": "/data", "LOOKUP_REPLICA_ID": "accounting",
 			"LOOKUP_HTTP_ADDR": ":8080", "LOOKUP_ADMIN_ADDR": ":9090"}})
 }
 
@@ -95,14 +95,14 @@ func TestAccountingService(t *testing.T) {
 	s.base = acct.api
 
 	t.Run("every answer sent has its records, once; verify passes", func(t *testing.T) {
-		ledger, err := audittest.ReadLedger(ctx, js, audit.DefaultStream)
+		ledger, err := audittest.ReadLedger(ctx, js, ledger.DefaultStream)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ledger.Check(t, answers, persons)
 		n := ledger.Check(t, searched, []string{f.signerSSN})
 		t.Logf("%d searches answered before the kill, %d not; stream: %d records in %d messages, %d chains",
-			n, len(searched)-n, ledger.Records, ledger.Report.Messages, len(ledger.Report.Chains))
+			n, len(searched)-n, led.Records, led.Report.Messages, len(led.Report.Chains))
 	})
 
 	t.Run("the index resumed: it equals a full scan of the stream", func(t *testing.T) {
@@ -144,7 +144,7 @@ func checkIndexEqualsScan(ctx context.Context, t *testing.T, s *searcher, js jet
 		for _, id := range s.ids {
 			own[id] = true
 		}
-		recs, err := audit.Accounting(ctx, js, audit.DefaultStream, person, time.Time{}, time.Time{})
+		recs, err := ledger.Accounting(ctx, js, ledger.DefaultStream, person, time.Time{}, time.Time{})
 		if err != nil {
 			return err
 		}
@@ -268,7 +268,7 @@ func jsonlPage(t *testing.T, r testkit.HTTPResponse) ([]auditRecord, string) {
 // checkFHIRBundle checks it) and the next link ("" for the last).
 func fhirPage(t *testing.T, body []byte, person string) ([]auditRecord, string) {
 	t.Helper()
-	var b audit.Bundle
+	var b ledger.Bundle
 	if err := json.Unmarshal(body, &b); err != nil {
 		t.Fatalf("bundle: %v", err)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/testcontainers/testcontainers-go"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/testing/audittest"
 )
 
@@ -67,16 +67,16 @@ func TestAuditNATSKilled(t *testing.T) {
 	})
 
 	t.Run("every answer sent has its records, once; verify passes", func(t *testing.T) {
-		var ledger audittest.Ledger
+		var led audittest.Ledger
 		eventually(t, 60*time.Second, "the audit stream read back", func() error {
 			cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 			defer cancel()
 			var err error
-			ledger, err = audittest.ReadLedger(cctx, js, audit.DefaultStream)
+			ledger, err = audittest.ReadLedger(cctx, js, ledger.DefaultStream)
 			return err
 		})
 		sent := ledger.Check(t, answers, []string{f.signerBoth, f.signerSSN})
-		t.Logf("%d answers sent of %d requests; stream: %d records in %d messages", sent, len(answers), ledger.Records, ledger.Report.Messages)
+		t.Logf("%d answers sent of %d requests; stream: %d records in %d messages", sent, len(answers), led.Records, led.Report.Messages)
 		if code, out := lookupdCommand(ctx, t, ld, "audit", "verify"); code != 0 || !strings.HasSuffix(out, "OK\n") {
 			t.Errorf("lookupd audit verify: exit %d:\n%s", code, out)
 		}

@@ -17,7 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/testcontainers/testcontainers-go"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/testing/audittest"
 	"github.com/lookup/persons/internal/testing/browsertest"
 	"github.com/lookup/persons/internal/testing/testkit"
@@ -67,7 +67,7 @@ func TestOfficerPagesOfARealLedger(t *testing.T) {
 	st := startAuditedStage(ctx, t, "replica-officer")
 	acct := startLookupd(ctx, t, lookupdConfig{network: st.nw, natsURL: "nats://nats:4222", volume: "officer-" + uuid.NewString(),
 		jwks: st.is.jwks, args: []string{"audit", "serve"},
-		env: map[string]string{"LOOKUP_AUDIT_STREAM": audit.DefaultStream, "LOOKUP_ACCOUNTING_DIR": "/data", "LOOKUP_REPLICA_ID": "accounting",
+		env: map[string]string{"LOOKUP_AUDIT_STREAM": ledger.DefaultStream, "LOOKUP_ACCOUNTING_DIR": "/data", "LOOKUP_REPLICA_ID": "accounting",
 			"LOOKUP_HTTP_ADDR": ":8080", "LOOKUP_ADMIN_ADDR": ":9090", "LOOKUP_OFFICER_PAGE_SIZE": "40",
 			"LOOKUP_CLIENTS_FILE": "/etc/lookupd/clients.yaml", "LOOKUP_PURPOSES_FILE": "/etc/lookupd/purposes.yaml", "LOOKUP_REGISTRIES_STRICT": "true"},
 		files: []testcontainers.ContainerFile{

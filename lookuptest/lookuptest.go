@@ -45,7 +45,7 @@ import (
 	"github.com/lookup/persons/client"
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/admin"
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/auth"
 	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/replica"
@@ -90,7 +90,7 @@ type Server struct {
 	js     jetstream.JetStream
 	pub    *events.Publisher
 	rep    *replica.Replica
-	ledger *audit.Ledger
+	ledger *ledger.Ledger
 	http   *httptest.Server
 
 	mu   sync.Mutex
@@ -260,8 +260,8 @@ func (s *Server) newAPI() (http.Handler, error) {
 		MaxPositionWait: s.cfg.maxPositionWait,
 		Stale:           admin.NewStaleness(s.rep, s.cfg.maxStaleness, time.Now),
 	}
-	if s.cfg.audit != audit.Off {
-		if s.ledger, err = audit.New(s.nc, audit.Config{Mode: s.cfg.audit, Replica: "lookuptest",
+	if s.cfg.audit != ledger.Off {
+		if s.ledger, err = ledger.New(s.nc, ledger.Config{Mode: s.cfg.audit, Replica: "lookuptest",
 			Position: s.rep.Applied, Logger: s.cfg.logger}); err != nil {
 			return nil, fmt.Errorf("audit ledger: %w", err)
 		}

@@ -3,7 +3,7 @@ package lookuptest
 import (
 	"errors"
 	"fmt"
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 	"log/slog"
 	"time"
 )
@@ -19,7 +19,7 @@ type config struct {
 	maxStaleness     time.Duration
 	maxPositionWait  time.Duration
 	refresh          time.Duration
-	audit            audit.Mode
+	audit            ledger.Mode
 	demo             bool
 	logger           *slog.Logger
 }
@@ -31,7 +31,7 @@ func defaults() config {
 		// after the bound (lookupd reads it every 2 s).
 		refresh:         100 * time.Millisecond,
 		maxPositionWait: 2 * time.Second,
-		audit:           audit.Required,
+		audit:           ledger.Required,
 		logger:          slog.New(slog.DiscardHandler),
 	}
 }
@@ -83,7 +83,7 @@ func WithMaxPositionWait(d time.Duration) Option {
 // "off".
 func WithAudit(mode string) Option {
 	return func(c *config) error {
-		m, err := audit.ParseMode(mode)
+		m, err := ledger.ParseMode(mode)
 		if err != nil {
 			return fmt.Errorf("WithAudit(%q): want required, best-effort or off", mode)
 		}

@@ -8,38 +8,27 @@ import (
 )
 
 // Auditor records the disclosures of protected personal data (an SSN, full
-// or partial, or a date of birth) before they are sent. The audit package
+// or partial, or a date of birth) before they are sent. The ledger (internal/ledger)
 // implements it; the API calls it after it has built an answer that
 // discloses protected data and before it writes it.
 type Auditor interface {
 	// Disclose records d. An error means the disclosure could not be
 	// recorded as the auditor's mode demands: the API then answers 503
 	// audit-unavailable and sends nothing.
-	Disclose(ctx context.Context, d Disclosure) error
+	Disclose(ctx context.Context, d events.Disclosure) error
 }
 
-// Disclosure is one answer that discloses protected data. It never holds
-// the data itself, nor the token.
-type Disclosure struct {
-	RequestID string
-	Subject   string   // the token's sub
-	Client    string   // the token's azp, else client_id
-	Tenants   []string // the tenancy claim's business ids; nil when tenancy is off
-	Operation string   // OpenAPI operationId
-	Purpose   string   // Lookup-Purpose header; "" when not given
-	// Requested is the date (YYYY-MM-DD) of the person's request that an
-	// accounting of disclosures given to them answers ("" for the API's
-	// disclosures, which never set it).
-	Requested string
-	Persons   []DisclosedPerson
-}
+// Disclosure is the record of one answer that discloses protected data,
+// in the service's shared vocabulary.
+//
+// Deprecated: use events.Disclosure; this alias stays for the programs
+// that named it here.
+type Disclosure = events.Disclosure
 
 // DisclosedPerson is one person whose protected data an answer holds.
-type DisclosedPerson struct {
-	ID      string // for a signer, the signer's id
-	SSNMode string // the ssn_mode of the SSN disclosed; "" when none was
-	DOB     bool   // whether the date of birth was disclosed
-}
+//
+// Deprecated: use events.DisclosedPerson.
+type DisclosedPerson = events.DisclosedPerson
 
 // Operation ids recorded in disclosures.
 const opGetAuthorizedSigners = "getAuthorizedSigners"
@@ -87,11 +76,11 @@ func (a auditing) purpose(r *http.Request, asksProtected bool) (string, []invali
 // whether the answer may be sent; when not, it has answered 503. Nothing
 // is recorded for a HEAD request (no body is sent), for an answer that
 // discloses nobody, or without an auditor.
-func (a auditing) disclose(w http.ResponseWriter, r *http.Request, op, purpose string, persons []DisclosedPerson) bool {
+func (a auditing) disclose(w http.ResponseWriter, r *http.Request, op, purpose string, persons []events.DisclosedPerson) bool {
 	if a.auditor == nil || len(persons) == 0 || r.Method == http.MethodHead {
 		return true
 	}
-	d := Disclosure{Operation: op, Purpose: purpose, Persons: persons}
+	d := events.Disclosure{Operation: op, Purpose: purpose, Persons: persons}
 	if info := infoFrom(r.Context()); info != nil {
 		d.RequestID = info.requestID
 	}
@@ -116,14 +105,14 @@ func (a auditing) disclose(w http.ResponseWriter, r *http.Request, op, purpose s
 // signerDisclosures returns the signers whose protected data the answer
 // to q holds: with expand, those with an SSN shown in q's mode or a date
 // of birth.
-func signerDisclosures(signers []events.Signer, q signersQuery) []DisclosedPerson {
+func signerDisclosures(signers []events.Signer, q signersQuery) []events.DisclosedPerson {
 	if !q.expand {
 		return nil
 	}
-	out := make([]DisclosedPerson, 0, len(signers))
+	out := make([]events.DisclosedPerson, 0, len(signers))
 	for i := range signers {
 		s := &signers[i]
-		d := DisclosedPerson{ID: s.SignerID, DOB: s.DateOfBirth != ""}
+		d := events.DisclosedPerson{ID: s.SignerID, DOB: s.DateOfBirth != ""}
 		if ssnShown(s.SSN, q.ssnMode) {
 			d.SSNMode = q.ssnMode
 		}

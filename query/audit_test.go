@@ -8,25 +8,27 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lookup/persons/events"
 )
 
 // fakeAuditor is a hand-written Auditor whose behaviour is set per test.
 type fakeAuditor struct {
-	DiscloseFunc func(ctx context.Context, d Disclosure) error
+	DiscloseFunc func(ctx context.Context, d events.Disclosure) error
 }
 
-func (f *fakeAuditor) Disclose(ctx context.Context, d Disclosure) error {
+func (f *fakeAuditor) Disclose(ctx context.Context, d events.Disclosure) error {
 	return f.DiscloseFunc(ctx, d)
 }
 
 // newAuditedServer returns a test server over the fixture reader whose
 // auditor records the disclosures in *got and answers err.
-func newAuditedServer(t *testing.T, tenantClaim string, requirePurpose bool, err error, got *[]Disclosure) *Server {
+func newAuditedServer(t *testing.T, tenantClaim string, requirePurpose bool, err error, got *[]events.Disclosure) *Server {
 	t.Helper()
 	s, nerr := NewServer(Config{
 		Reader: fixtureReader(), Tokens: testVerifier(t, testJWKS(t), tenantClaim),
 		Now: func() time.Time { return testNow }, RequirePurpose: requirePurpose,
-		Auditor: &fakeAuditor{DiscloseFunc: func(_ context.Context, d Disclosure) error {
+		Auditor: &fakeAuditor{DiscloseFunc: func(_ context.Context, d events.Disclosure) error {
 			*got = append(*got, d)
 			return err
 		}},
@@ -52,24 +54,24 @@ func TestAuditRecordsWhatIsDisclosed(t *testing.T) {
 	base := "/api/v1/authorized-signers?consumer_id=" + consumerA
 	for _, tc := range []struct {
 		name, method, query, tenantClaim string
-		want                             []DisclosedPerson // in the reader's order; nil: no disclosure recorded
+		want                             []events.DisclosedPerson // in the reader's order; nil: no disclosure recorded
 		wantTenants                      []string
 	}{
 		{"no expand", http.MethodGet, "", "", nil, nil},
 		{"HEAD sends no body", http.MethodHead, "&expand=PROTECTED_PERSONAL_DATA", "", nil, nil},
-		{"LAST4 by default", http.MethodGet, "&expand=PROTECTED_PERSONAL_DATA", "", []DisclosedPerson{
+		{"LAST4 by default", http.MethodGet, "&expand=PROTECTED_PERSONAL_DATA", "", []events.DisclosedPerson{
 			{ID: signer5, DOB: true}, {ID: signer3, SSNMode: "LAST4"},
 			{ID: signer1, SSNMode: "LAST4", DOB: true}, {ID: signer0, SSNMode: "LAST4"}}, nil},
-		{"FULL", http.MethodGet, "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL", "", []DisclosedPerson{
+		{"FULL", http.MethodGet, "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL", "", []events.DisclosedPerson{
 			{ID: signer5, DOB: true}, {ID: signer3, SSNMode: "FULL"},
 			{ID: signer1, SSNMode: "FULL", DOB: true}, {ID: signer0, SSNMode: "FULL"}}, nil},
-		{"NONE discloses birth dates only", http.MethodGet, "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=NONE", "", []DisclosedPerson{
+		{"NONE discloses birth dates only", http.MethodGet, "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=NONE", "", []events.DisclosedPerson{
 			{ID: signer5, DOB: true}, {ID: signer1, DOB: true}}, nil},
-		{"tenancy recorded", http.MethodGet, "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=NONE", "biz", []DisclosedPerson{
+		{"tenancy recorded", http.MethodGet, "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=NONE", "biz", []events.DisclosedPerson{
 			{ID: signer5, DOB: true}, {ID: signer1, DOB: true}}, []string{businessA}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var got []Disclosure
+			var got []events.Disclosure
 			s := newAuditedServer(t, tc.tenantClaim, false, nil, &got)
 			req := newRequest(tc.method, base+tc.query, token)
 			req.Header.Set("X-Request-Id", "req-7")
@@ -87,7 +89,7 @@ func TestAuditRecordsWhatIsDisclosed(t *testing.T) {
 			if len(got) != 1 {
 				t.Fatalf("got %d disclosures, want 1", len(got))
 			}
-			want := Disclosure{RequestID: "req-7", Subject: "client-42", Client: "billing-app", Tenants: tc.wantTenants,
+			want := events.Disclosure{RequestID: "req-7", Subject: "client-42", Client: "billing-app", Tenants: tc.wantTenants,
 				Operation: "getAuthorizedSigners", Purpose: "TREAT", Persons: tc.want}
 			if !reflect.DeepEqual(got[0], want) {
 				t.Errorf("disclosure = %+v\nwant        %+v", got[0], want)
@@ -97,7 +99,7 @@ func TestAuditRecordsWhatIsDisclosed(t *testing.T) {
 }
 
 func TestAuditFailureDisclosesNothing(t *testing.T) {
-	var got []Disclosure
+	var got []events.Disclosure
 	s := newAuditedServer(t, "", false, errors.New("no stream"), &got)
 	token := rsaToken(t, goodClaims("read:persons read:persons:ssn"))
 	rec := serve(t, s, newRequest(http.MethodGet,
@@ -143,7 +145,7 @@ func TestLookupPurposeHeader(t *testing.T) {
 		{"required and given", signers + "&expand=PROTECTED_PERSONAL_DATA", []string{"TREAT"}, true, 200, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var got []Disclosure
+			var got []events.Disclosure
 			s := newAuditedServer(t, "", tc.requirePurpose, nil, &got)
 			req := newRequest(http.MethodGet, tc.target, token)
 			for _, p := range tc.purposes {

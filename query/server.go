@@ -4,7 +4,7 @@
 // Reader interface (it never imports the projector).
 //
 // Who imports it: cmd/lookupd, which gives it a Reader (internal/replica),
-// a Positioner and an Auditor (internal/audit); and a Go program that
+// a Positioner and an Auditor (internal/ledger); and a Go program that
 // serves the same API over a read model of its own.
 //
 // The API is described by openapi.yaml (embedded, served at

@@ -14,7 +14,7 @@ import (
 
 // accountingResult is what an accounting measurement found.
 type accountingResult struct {
-	ledger    *ledger
+	ledger    *auditLedger
 	stream    uint64        // the stream's last sequence the index was built to
 	natsBytes int64         // the broker's store on disk
 	build     build         // the index built (killed and resumed)

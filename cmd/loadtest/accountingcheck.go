@@ -9,7 +9,7 @@ import (
 
 	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 	"github.com/lookup/persons/internal/accounting"
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
@@ -51,7 +51,7 @@ func (s *searcher) checkSample(ctx context.Context, n int, scan *accounting.Dige
 				return c, err
 			}
 			for _, raw := range page.Records {
-				var r audit.Record
+				var r ledger.Record
 				if err := json.Unmarshal(raw, &r); err != nil {
 					return c, fmt.Errorf("a record of %s: %w", p, err)
 				}

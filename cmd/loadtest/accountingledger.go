@@ -18,9 +18,9 @@ import (
 	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
-// ledger is the audit ledger an accounting measurement runs on: its
+// auditLedger is the audit ledger an accounting measurement runs on: its
 // broker running on its store (in this process), and what filled it.
-type ledger struct {
+type auditLedger struct {
 	dir    string
 	man    loadtest.LedgerManifest
 	broker *dev.NATSServer
@@ -35,7 +35,7 @@ type ledger struct {
 
 // close stops the broker. The searches' own records stay in the ledger:
 // the next run's ledger holds them too, after the filled ones.
-func (l *ledger) close() {
+func (l *auditLedger) close() {
 	if l.nc != nil {
 		l.nc.Close()
 	}
@@ -43,7 +43,7 @@ func (l *ledger) close() {
 }
 
 // lastSeq returns the stream's last sequence now.
-func (l *ledger) lastSeq(ctx context.Context) (uint64, error) {
+func (l *auditLedger) lastSeq(ctx context.Context) (uint64, error) {
 	s, err := l.js.Stream(ctx, auditStream)
 	if err != nil {
 		return 0, err
@@ -59,7 +59,7 @@ func (l *ledger) lastSeq(ctx context.Context) (uint64, error) {
 // when no complete one is there (or --rebuild): the audit stream created,
 // every message published, "lookupd audit verify" run on it, the manifest
 // written last.
-func openLedger(ctx context.Context, o options, bin string, progress io.Writer) (_ *ledger, err error) {
+func openLedger(ctx context.Context, o options, bin string, progress io.Writer) (_ *auditLedger, err error) {
 	ao, spec := o.accounting, o.accounting.spec(o.model.seed)
 	man, ok, err := loadtest.ReadLedgerManifest(ao.dir)
 	why := ""
@@ -73,7 +73,7 @@ func openLedger(ctx context.Context, o options, bin string, progress io.Writer) 
 	case o.model.rebuild:
 		why = "--rebuild"
 	}
-	l := &ledger{dir: ao.dir, man: man, reused: why == ""}
+	l := &auditLedger{dir: ao.dir, man: man, reused: why == ""}
 	if !l.reused {
 		fmt.Fprintf(progress, "filling the ledger in %s (%s) ...\n", ao.dir, why)
 		if err := removeLedger(ao.dir); err != nil {
@@ -107,7 +107,7 @@ func openLedger(ctx context.Context, o options, bin string, progress io.Writer) 
 
 // check checks that a reused ledger's stream starts where a fill does and
 // holds at least what the fill published.
-func (l *ledger) check(ctx context.Context) error {
+func (l *auditLedger) check(ctx context.Context) error {
 	s, err := l.js.Stream(ctx, auditStream)
 	if err != nil {
 		return fmt.Errorf("the ledger's audit stream: %w: run with --rebuild", err)
@@ -119,7 +119,7 @@ func (l *ledger) check(ctx context.Context) error {
 }
 
 // fill fills the ledger, verifies it and writes its manifest.
-func (l *ledger) fill(ctx context.Context, spec fixtures.LedgerSpec, bin string, progress io.Writer) error {
+func (l *auditLedger) fill(ctx context.Context, spec fixtures.LedgerSpec, bin string, progress io.Writer) error {
 	next := time.Now().Add(10 * time.Second)
 	man, err := loadtest.FillLedger(ctx, l.js, auditStream, spec, func(records int) {
 		if time.Now().After(next) {

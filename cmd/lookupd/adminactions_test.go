@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"github.com/lookup/persons/internal/settings"
 	"io"
 	"net/http"
 	"os"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/lookup/persons/internal/settings"
 )
 
 // startServe runs serve with the settings of environ and opts, in the

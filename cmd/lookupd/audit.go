@@ -13,7 +13,7 @@ import (
 
 	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/admin"
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/redact"
@@ -22,10 +22,10 @@ import (
 
 // newLedger returns the audit ledger of serve, publishing through nc, with
 // the projector's position as the read model position.
-func newLedger(cfg settings.Config, nc *nats.Conn, proj admin.ProgressSource, reg prometheus.Registerer, logger *slog.Logger) (*audit.Ledger, error) {
+func newLedger(cfg settings.Config, nc *nats.Conn, proj admin.ProgressSource, reg prometheus.Registerer, logger *slog.Logger) (*ledger.Ledger, error) {
 	replica := cfg.ReplicaName("")
-	mode := audit.Mode(cfg.Audit) // the settings table's default: required
-	l, err := audit.New(nc, audit.Config{
+	mode := ledger.Mode(cfg.Audit) // the settings table's default: required
+	l, err := ledger.New(nc, ledger.Config{
 		Mode:       mode,
 		Stream:     cfg.AuditStream,
 		Replica:    replica,
@@ -43,7 +43,7 @@ func newLedger(cfg settings.Config, nc *nats.Conn, proj admin.ProgressSource, re
 
 // ledgerCloser is the step of a shutdown that waits a little for the
 // records still in flight.
-func ledgerCloser(l *audit.Ledger) lifecycle.Closer {
+func ledgerCloser(l *ledger.Ledger) lifecycle.Closer {
 	return lifecycle.Closer{Name: "audit ledger", Close: l.Close, Limit: settings.LedgerFlushLimit}
 }
 
@@ -54,7 +54,7 @@ func natsCloser(nc *nats.Conn) lifecycle.Closer {
 
 // closeLedger waits a little for the records still in flight (a command
 // that returns before its shutdown).
-func closeLedger(l *audit.Ledger, logger *slog.Logger) {
+func closeLedger(l *ledger.Ledger, logger *slog.Logger) {
 	c := ledgerCloser(l)
 	lifecycle.Flush(c.Close, c.Limit, c.Name, logger)
 }
@@ -114,7 +114,7 @@ reports gaps and altered records (exit status 1 when it finds any).
 // accountingOf returns the records of q, from the accounting service when
 // cfg names one, else by scanning the audit stream, and what it read them
 // from (for "0 disclosures of ... in <source>").
-func accountingOf(ctx context.Context, cfg settings.Config, q accountingQuery) ([]audit.Record, string, error) {
+func accountingOf(ctx context.Context, cfg settings.Config, q accountingQuery) ([]ledger.Record, string, error) {
 	if cfg.AccountingURL != "" {
 		if err := cfg.CheckAccountingURL(); err != nil {
 			return nil, "", err
@@ -132,7 +132,7 @@ func accountingOf(ctx context.Context, cfg settings.Config, q accountingQuery) (
 		return nil, "", err
 	}
 	defer closeNC()
-	recs, err := audit.Accounting(ctx, js, cfg.AuditStream, q.Person, q.Since, q.Until)
+	recs, err := ledger.Accounting(ctx, js, cfg.AuditStream, q.Person, q.Since, q.Until)
 	return recs, cfg.AuditStream, err
 }
 
@@ -154,7 +154,7 @@ chain and one per problem found; exits with status 1 when it finds any.`, getenv
 		return err
 	}
 	defer closeNC()
-	rep, err := audit.Verify(ctx, js, c.Config.AuditStream)
+	rep, err := ledger.Verify(ctx, js, c.Config.AuditStream)
 	if err != nil {
 		return err
 	}

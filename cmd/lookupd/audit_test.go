@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lookup/persons/internal/audit"
 	"github.com/lookup/persons/internal/dev"
+	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/settings"
 	"github.com/lookup/persons/internal/testing/testkit"
 )
@@ -48,9 +48,9 @@ func TestServeAuditsDisclosures(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("audit --person printed %d lines, want 2:\n%s", len(lines), out.String())
 	}
-	var recs []audit.Record
+	var recs []ledger.Record
 	for _, l := range lines {
-		var r audit.Record
+		var r ledger.Record
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			t.Fatalf("line %q: %v", l, err)
 		}
@@ -80,7 +80,7 @@ func TestServeAuditsDisclosures(t *testing.T) {
 	if err := run(t.Context(), []string{"audit", "--person", withNone.SignerID, "--format", "fhir"}, env(nats), &out, &errOut); err != nil {
 		t.Fatalf("audit --format fhir: %v", err)
 	}
-	var b audit.Bundle
+	var b ledger.Bundle
 	if err := json.Unmarshal([]byte(out.String()), &b); err != nil || b.ResourceType != "Bundle" || b.Total == nil || *b.Total != 0 {
 		t.Errorf("fhir accounting of a signer never disclosed = %s (%v), want an empty Bundle", out.String(), err)
 	}
@@ -102,7 +102,7 @@ func TestServeAuditsDisclosures(t *testing.T) {
 
 	// Without the audit stream, protected answers are 503 and plain ones
 	// still 200.
-	if err := js.DeleteStream(t.Context(), audit.DefaultStream); err != nil {
+	if err := js.DeleteStream(t.Context(), ledger.DefaultStream); err != nil {
 		t.Fatal(err)
 	}
 	code, body, _ := getWithHeaders(base+"&expand=PROTECTED_PERSONAL_DATA", tok, nil)

@@ -12,8 +12,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/audit"
 	"github.com/lookup/persons/internal/dev"
+	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/testing/audittest"
 	"github.com/lookup/persons/internal/testing/testkit"
 )
@@ -84,16 +84,16 @@ func TestAuditLedgerSurvivesSIGKILL(t *testing.T) {
 		if notSent == 0 {
 			t.Fatalf("kill %d: all %d requests were answered 200: the kill cut none short, the test proves nothing", round, len(answers))
 		}
-		ledger := readLedger(ctx, t, js)
-		sent := ledger.Check(t, all, disclosed)
+		led := readLedger(ctx, t, js)
+		sent := led.Check(t, all, disclosed)
 		stored := 0
 		for _, a := range answers {
-			if !a.Released() && len(ledger.ByRequest[a.ID]) > 0 {
+			if !a.Released() && len(led.ByRequest[a.ID]) > 0 {
 				stored++
 			}
 		}
 		t.Logf("kill %d: %d answers sent so far; %d requests of this run not answered 200 (cut short, or refused after the kill), %d of them with their records stored; stream: %d records in %d messages",
-			round, sent, notSent, stored, ledger.Records, ledger.Report.Messages)
+			round, sent, notSent, stored, led.Records, led.Report.Messages)
 		if t.Failed() {
 			t.FailNow()
 		}
@@ -110,13 +110,13 @@ func TestAuditLedgerSurvivesSIGKILL(t *testing.T) {
 	if n := reads.Failed(); n > 0 {
 		t.Errorf("%d requests of the last run not answered 200", n)
 	}
-	ledger := readLedger(ctx, t, js)
-	ledger.Check(t, append(all, last...), disclosed)
-	if len(ledger.Report.Chains) != 1 {
-		t.Fatalf("%d chains, want the one of replica-kill: %+v", len(ledger.Report.Chains), ledger.Report.Chains)
+	led := readLedger(ctx, t, js)
+	led.Check(t, append(all, last...), disclosed)
+	if len(led.Report.Chains) != 1 {
+		t.Fatalf("%d chains, want the one of replica-kill: %+v", len(led.Report.Chains), led.Report.Chains)
 	}
-	if ch := ledger.Report.Chains[0]; ch.First != 1 || ch.Last != uint64(ch.Messages) || ch.Messages != ledger.Report.Messages {
-		t.Errorf("chain %+v: want messages 1 to %d, each held", ch, ledger.Report.Messages)
+	if ch := led.Report.Chains[0]; ch.First != 1 || ch.Last != uint64(ch.Messages) || ch.Messages != led.Report.Messages {
+		t.Errorf("chain %+v: want messages 1 to %d, each held", ch, led.Report.Messages)
 	}
 	checkAuditVerify(t, ns.ClientURL())
 }
@@ -146,7 +146,7 @@ func loadChild(t *testing.T, e map[string]string, path, tok, prefix string, minA
 // readLedger reads the whole audit stream and verifies it.
 func readLedger(ctx context.Context, t *testing.T, js jetstream.JetStream) audittest.Ledger {
 	t.Helper()
-	l, err := audittest.ReadLedger(ctx, js, audit.DefaultStream)
+	l, err := audittest.ReadLedger(ctx, js, ledger.DefaultStream)
 	if err != nil {
 		t.Fatalf("read the audit stream: %v", err)
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/events"
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 )
 
 // accountingQuery is the question of "lookupd audit": the disclosures of
@@ -66,12 +66,12 @@ func parseQueryTime(flag, v string) (time.Time, error) {
 
 // writeAccounting prints recs in format: one record per line (jsonl), or
 // one FHIR Bundle made at now (fhir).
-func writeAccounting(w io.Writer, recs []audit.Record, format string, now time.Time) error {
+func writeAccounting(w io.Writer, recs []ledger.Record, format string, now time.Time) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	if format == "fhir" {
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(audit.FHIRBundle(recs, now)); err != nil {
+		if err := enc.Encode(ledger.FHIRBundle(recs, now)); err != nil {
 			return err
 		}
 		return bw.Flush()
@@ -86,7 +86,7 @@ func writeAccounting(w io.Writer, recs []audit.Record, format string, now time.T
 
 // writeVerify prints rep: one line for the total, one per chain, one per
 // problem, then OK when there is none.
-func writeVerify(w io.Writer, rep audit.Report) {
+func writeVerify(w io.Writer, rep ledger.Report) {
 	fmt.Fprintf(w, "%d records in %d messages in %d chains\n", rep.Records, rep.Messages, len(rep.Chains))
 	for _, ch := range rep.Chains {
 		fmt.Fprintf(w, "chain %s replica %s: messages %d-%d (%d held, %d records), %d problems\n",

@@ -16,8 +16,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lookup/persons/internal/accounting"
-	"github.com/lookup/persons/internal/audit"
 	"github.com/lookup/persons/internal/dev"
+	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/testing/testkit"
 )
@@ -184,11 +184,11 @@ func checkAccountingUserRefused(t *testing.T, addr, user, inbox string) {
 		{"read PERSONS", "$JS.API.STREAM.INFO.PERSONS"},
 		{"follow PERSONS", "$JS.API.CONSUMER.CREATE.PERSONS"},
 		{"get a message of PERSONS", "$JS.API.DIRECT.GET.PERSONS"},
-		{"write another replica's chain", audit.ReplicaSubject("replica-b")},
+		{"write another replica's chain", ledger.ReplicaSubject("replica-b")},
 		{"publish an event", "persons.x"},
 		{"create a stream", "$JS.API.STREAM.CREATE.OTHER"},
-		{"delete the audit stream", "$JS.API.STREAM.DELETE." + audit.DefaultStream},
-		{"purge the audit stream", "$JS.API.STREAM.PURGE." + audit.DefaultStream},
+		{"delete the audit stream", "$JS.API.STREAM.DELETE." + ledger.DefaultStream},
+		{"purge the audit stream", "$JS.API.STREAM.PURGE." + ledger.DefaultStream},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := refused("Publish", tc.subject, func() error { return nc.PublishRequest(tc.subject, nc.NewRespInbox(), []byte("{}")) }); err != nil {
@@ -208,7 +208,7 @@ func checkAccountingUserRefused(t *testing.T, addr, user, inbox string) {
 // in a search's Bundle.
 func searchesIn(t *testing.T, body []byte) int {
 	t.Helper()
-	var b audit.Bundle
+	var b ledger.Bundle
 	if err := json.Unmarshal(body, &b); err != nil {
 		t.Fatalf("not a Bundle (%v): %s", err, body)
 	}

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/dev"
+	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/testing/testkit"
-	"github.com/lookup/persons/query"
 )
 
 // registries returns the settings of the shipped example registries.
@@ -74,12 +74,12 @@ func TestAuditServeRefusesBadRegistries(t *testing.T) {
 	// Strict, over a ledger of a client and a purpose the shipped
 	// registries lack.
 	nc, _ := testkit.ConnectNATS(t, ns.ClientURL())
-	l, err := audit.New(nc, audit.Config{Replica: "replica-a"})
+	l, err := ledger.New(nc, ledger.Config{Replica: "replica-a"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Disclose(context.Background(), query.Disclosure{RequestID: "r1", Client: "robot", Purpose: "MARKETING",
-		Operation: "getAuthorizedSigners", Persons: []query.DisclosedPerson{{ID: ada, SSNMode: "LAST4"}}}); err != nil {
+	if err := l.Disclose(context.Background(), events.Disclosure{RequestID: "r1", Client: "robot", Purpose: "MARKETING",
+		Operation: "getAuthorizedSigners", Persons: []events.DisclosedPerson{{ID: ada, SSNMode: "LAST4"}}}); err != nil {
 		t.Fatal(err)
 	}
 	_ = l.Close(context.Background())
@@ -125,9 +125,9 @@ func TestAuditServeLetter(t *testing.T) {
 		t.Fatalf("POST /officer/letter = %d\n%s", resp.StatusCode, body)
 	}
 	_, js := testkit.ConnectNATS(t, ns.ClientURL())
-	var given []audit.Record
+	var given []ledger.Record
 	testkit.WaitFor(t, 10*time.Second, func() error {
-		recs, err := audit.Accounting(t.Context(), js, audit.DefaultStream, ada, time.Time{}, time.Time{})
+		recs, err := ledger.Accounting(t.Context(), js, ledger.DefaultStream, ada, time.Time{}, time.Time{})
 		given = nil
 		for _, r := range recs {
 			if r.Operation == "provideAccounting" {
@@ -142,7 +142,7 @@ func TestAuditServeLetter(t *testing.T) {
 	if len(given) != 1 || given[0].Requested != requested || given[0].Subject != "auditor" || given[0].RequestID != resp.Header.Get("X-Request-Id") {
 		t.Errorf("recorded %+v, want one provideAccounting by auditor for the request of %s", given, requested)
 	}
-	s, err := js.Stream(t.Context(), audit.DefaultStream)
+	s, err := js.Stream(t.Context(), ledger.DefaultStream)
 	if err != nil {
 		t.Fatal(err)
 	}

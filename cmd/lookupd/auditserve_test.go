@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/accounting"
-	"github.com/lookup/persons/internal/audit"
 	"github.com/lookup/persons/internal/dev"
+	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/settings"
 	"github.com/lookup/persons/internal/testing/testkit"
-	"github.com/lookup/persons/query"
 )
 
 // The persons of the accounting tests: ada disclosed 12 times, bob 3
@@ -35,14 +35,14 @@ const (
 func discloseThroughLedger(t *testing.T, url, replica, person string, n int) {
 	t.Helper()
 	nc, _ := testkit.ConnectNATS(t, url)
-	l, err := audit.New(nc, audit.Config{Replica: replica, MaxMessageRecords: 3})
+	l, err := ledger.New(nc, ledger.Config{Replica: replica, MaxMessageRecords: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = l.Close(context.Background()) }()
 	for i := range n {
-		d := query.Disclosure{RequestID: fmt.Sprintf("%s-%d", person[:3], i), Subject: "alice", Operation: "getAuthorizedSigners",
-			Persons: []query.DisclosedPerson{{ID: person, SSNMode: "LAST4"}}}
+		d := events.Disclosure{RequestID: fmt.Sprintf("%s-%d", person[:3], i), Subject: "alice", Operation: "getAuthorizedSigners",
+			Persons: []events.DisclosedPerson{{ID: person, SSNMode: "LAST4"}}}
 		if err := l.Disclose(t.Context(), d); err != nil {
 			t.Fatalf("Disclose: %v", err)
 		}
@@ -81,7 +81,7 @@ func startAuditServeWith(t *testing.T, url string, extra map[string]string) map[
 // searches of the accounting left out, and the next link.
 func disclosuresIn(t *testing.T, body []byte) (people []string, next string) {
 	t.Helper()
-	var b audit.Bundle
+	var b ledger.Bundle
 	if err := json.Unmarshal(body, &b); err != nil || b.ResourceType != "Bundle" || b.Type != "searchset" {
 		t.Fatalf("not a searchset Bundle (%v): %s", err, body)
 	}
@@ -176,7 +176,7 @@ func TestAuditServeAnswersAPersonsDisclosures(t *testing.T) {
 			t.Fatalf("GET jsonl = %d %s Link %q %s (%v)", r.Status, r.Header.Get("Content-Type"), r.Header.Get("Link"), r.Body, err)
 		}
 		for _, l := range strings.Split(strings.TrimSpace(string(r.Body)), "\n") {
-			var rec audit.Record
+			var rec ledger.Record
 			if err := json.Unmarshal([]byte(l), &rec); err != nil || rec.PersonID != bob {
 				t.Errorf("line %q (%v), want a record of bob", l, err)
 			}
@@ -186,7 +186,7 @@ func TestAuditServeAnswersAPersonsDisclosures(t *testing.T) {
 	t.Run("searches recorded", func(t *testing.T) {
 		_, js := testkit.ConnectNATS(t, ns.ClientURL())
 		testkit.WaitFor(t, 10*time.Second, func() error {
-			recs, err := audit.Accounting(t.Context(), js, audit.DefaultStream, cyd, time.Time{}, time.Time{})
+			recs, err := ledger.Accounting(t.Context(), js, ledger.DefaultStream, cyd, time.Time{}, time.Time{})
 			if err != nil {
 				return err
 			}
@@ -233,7 +233,7 @@ func TestAuditPersonAsksTheAccountingService(t *testing.T) {
 			}
 			lines := 0
 			for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-				var r audit.Record
+				var r ledger.Record
 				if l != "" && json.Unmarshal([]byte(l), &r) == nil && r.PersonID == tc.person {
 					lines++
 				}

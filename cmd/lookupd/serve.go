@@ -16,8 +16,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/lookup/persons/internal/audit"
 	"github.com/lookup/persons/internal/auth"
+	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/replica"
@@ -210,7 +210,7 @@ func logServeStart(cfg settings.Config, logger *slog.Logger) {
 }
 
 // newAPI returns the API over the read model store.
-func newAPI(cfg settings.Config, rep *replica.Replica, keys *auth.JWKS, ledger *audit.Ledger,
+func newAPI(cfg settings.Config, rep *replica.Replica, keys *auth.JWKS, ledger *ledger.Ledger,
 	reg prometheus.Registerer, stale func() bool, logger *slog.Logger) (*query.Server, error) {
 	tokens, err := auth.NewVerifier(auth.Config{Keys: keys, Issuer: cfg.Issuer, Audience: cfg.Audience,
 		TenantClaim: cfg.TenantClaim, TokenCacheSize: cfg.TokenCacheSize, Registerer: reg})

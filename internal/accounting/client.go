@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/redact"
 )
 
@@ -31,7 +31,7 @@ type Client struct {
 // Fetch returns the disclosures of person within [since, until] (a zero
 // time bounds nothing), newest first: every page of the search, as JSON
 // lines. Its errors name the service's URL without credentials or query.
-func (c Client) Fetch(ctx context.Context, person string, since, until time.Time) ([]audit.Record, error) {
+func (c Client) Fetch(ctx context.Context, person string, since, until time.Time) ([]ledger.Record, error) {
 	base, err := url.Parse(strings.TrimSuffix(c.BaseURL, "/") + "/fhir/AuditEvent")
 	if err != nil {
 		return nil, fmt.Errorf("accounting URL %s: %w", redact.URL(c.BaseURL), err)
@@ -52,7 +52,7 @@ func (c Client) Fetch(ctx context.Context, person string, since, until time.Time
 	if hc == nil {
 		hc = &http.Client{Timeout: 30 * time.Second}
 	}
-	var out []audit.Record
+	var out []ledger.Record
 	for next := base; next != nil; {
 		recs, link, err := c.page(ctx, hc, next)
 		if err != nil {
@@ -70,7 +70,7 @@ func (c Client) Fetch(ctx context.Context, person string, since, until time.Time
 }
 
 // page gets one page at u: its records and the link to the next page.
-func (c Client) page(ctx context.Context, hc *http.Client, u *url.URL) ([]audit.Record, string, error) {
+func (c Client) page(ctx context.Context, hc *http.Client, u *url.URL) ([]ledger.Record, string, error) {
 	shown := redact.URL(u.String())
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
@@ -88,11 +88,11 @@ func (c Client) page(ctx context.Context, hc *http.Client, u *url.URL) ([]audit.
 	if resp.StatusCode != http.StatusOK {
 		return nil, "", fmt.Errorf("accounting service %s: %s%s", shown, resp.Status, errorDetail(resp.Body))
 	}
-	var recs []audit.Record
+	var recs []ledger.Record
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
-		var r audit.Record
+		var r ledger.Record
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			return nil, "", fmt.Errorf("accounting service %s: record %d: %w", shown, len(recs)+1, err)
 		}

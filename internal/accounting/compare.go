@@ -12,7 +12,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 )
 
 // Digest is what a set of records comes to, person by person: how many
@@ -50,7 +50,7 @@ var digestSeed = maphash.MakeSeed()
 func NewDigest() *Digest { return &Digest{persons: map[string]tally{}, chains: map[string]uint64{}} }
 
 // Add counts r, filed under person.
-func (d *Digest) Add(person string, r *audit.Record) error {
+func (d *Digest) Add(person string, r *ledger.Record) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -88,7 +88,7 @@ func (d *Digest) Persons() int { return len(d.persons) }
 // person: what the index should hold once it has applied upTo.
 func ScanDigest(ctx context.Context, js jetstream.JetStream, stream string, upTo uint64) (*Digest, error) {
 	d := NewDigest()
-	err := audit.Scan(ctx, js, stream, upTo, func(_ uint64, recs []audit.Record) error {
+	err := ledger.Scan(ctx, js, stream, upTo, func(_ uint64, recs []ledger.Record) error {
 		for i := range recs {
 			if err := d.Add(recs[i].PersonID, &recs[i]); err != nil {
 				return err

@@ -6,7 +6,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/testing/testkit"
 )
 
@@ -18,10 +18,10 @@ func TestCompareWithStream(t *testing.T) {
 	writeLedger(t, nc, "a", 30)
 	writeLedger(t, nc, "b", 20)
 	// firstRecord returns the key and record of persons[0]'s oldest record.
-	firstRecord := func(t *testing.T, x *Index) ([]byte, audit.Record) {
+	firstRecord := func(t *testing.T, x *Index) ([]byte, ledger.Record) {
 		t.Helper()
 		var k []byte
-		var r audit.Record
+		var r ledger.Record
 		err := x.db.View(func(txn *badger.Txn) error {
 			opts := badger.DefaultIteratorOptions
 			opts.Prefix = append(append(append([]byte{}, recordPrefix...), persons[0]...), 0)
@@ -38,7 +38,7 @@ func TestCompareWithStream(t *testing.T) {
 		}
 		return k, r
 	}
-	set := func(t *testing.T, x *Index, k []byte, r audit.Record) {
+	set := func(t *testing.T, x *Index, k []byte, r ledger.Record) {
 		t.Helper()
 		if err := x.db.Update(func(txn *badger.Txn) error { return txn.Set(k, appendValue(nil, &r)) }); err != nil {
 			t.Fatal(err)
@@ -86,7 +86,7 @@ func TestCompareWithStream(t *testing.T) {
 			x := openIndex(t)
 			follow(t, x, js)
 			tc.plant(t, x)
-			diff, err := x.CompareWithStream(t.Context(), js, audit.DefaultStream)
+			diff, err := x.CompareWithStream(t.Context(), js, ledger.DefaultStream)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +113,7 @@ func TestDigestsCountEveryRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeLedger(t, nc, "b", 10) // beyond pos (the index follows them too)
-	scan, err := ScanDigest(t.Context(), js, audit.DefaultStream, pos)
+	scan, err := ScanDigest(t.Context(), js, ledger.DefaultStream, pos)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestDigestsCountEveryRecord(t *testing.T) {
 		t.Errorf("records (persons): stream up to %d %d (%d), index %d (%d); want 60 (3)",
 			pos, scan.Records, scan.Persons(), idx.Records, idx.Persons())
 	}
-	all, err := ScanDigest(t.Context(), js, audit.DefaultStream, 0)
+	all, err := ScanDigest(t.Context(), js, ledger.DefaultStream, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestDiffPersons(t *testing.T) {
 	writeLedger(t, nc, "a", 30)
 	x := openIndex(t)
 	follow(t, x, js)
-	scan, err := ScanDigest(t.Context(), js, audit.DefaultStream, 0)
+	scan, err := ScanDigest(t.Context(), js, ledger.DefaultStream, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

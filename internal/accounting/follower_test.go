@@ -12,15 +12,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/lookup/persons/internal/audit"
 	"github.com/lookup/persons/internal/auth"
+	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // runFollower runs a follower of x until the test ends.
 func runFollower(t *testing.T, x *Index, js jetstream.JetStream) *Follower {
 	t.Helper()
-	f, err := NewFollower(x, js, audit.DefaultStream, nil)
+	f, err := NewFollower(x, js, ledger.DefaultStream, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func runFollower(t *testing.T, x *Index, js jetstream.JetStream) *Follower {
 // waitApplied waits until f has applied the audit stream's last message.
 func waitApplied(t *testing.T, f *Follower, js jetstream.JetStream) uint64 {
 	t.Helper()
-	s, err := js.Stream(t.Context(), audit.DefaultStream)
+	s, err := js.Stream(t.Context(), ledger.DefaultStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestFollowerLagCountsPendingMessages(t *testing.T) {
 
 func TestLedgerRecorderRecordsTheSearch(t *testing.T) {
 	nc, js := testkit.StartNATS(t)
-	l, err := audit.New(nc, audit.Config{Replica: "accounting-1"})
+	l, err := ledger.New(nc, ledger.Config{Replica: "accounting-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestLedgerRecorderRecordsTheSearch(t *testing.T) {
 	if err := LedgerRecorder(l)(t.Context(), acc); err != nil {
 		t.Fatal(err)
 	}
-	recs, err := audit.Accounting(t.Context(), js, audit.DefaultStream, persons[0], time.Time{}, time.Time{})
+	recs, err := ledger.Accounting(t.Context(), js, ledger.DefaultStream, persons[0], time.Time{}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lookup/persons/internal/audit"
 	"github.com/lookup/persons/internal/auth"
+	"github.com/lookup/persons/internal/ledger"
 )
 
 // Scope is the scope of the tokens the accounting service admits.
@@ -125,20 +125,20 @@ func (cfg HandlerConfig) search(w http.ResponseWriter, r *http.Request) {
 		writeJSONL(w, recs, nextURL)
 		return
 	}
-	b := audit.FHIRBundle(recs, cfg.Now())
+	b := ledger.FHIRBundle(recs, cfg.Now())
 	if next != "" || q.After != "" {
 		b.Total = nil // a page: the number of all matches is not counted
 	}
-	b.Link = []audit.BundleLink{{Relation: "self", URL: r.URL.RequestURI()}}
+	b.Link = []ledger.BundleLink{{Relation: "self", URL: r.URL.RequestURI()}}
 	if nextURL != "" {
-		b.Link = append(b.Link, audit.BundleLink{Relation: "next", URL: nextURL})
+		b.Link = append(b.Link, ledger.BundleLink{Relation: "next", URL: nextURL})
 	}
 	w.Header().Set("Content-Type", "application/fhir+json")
 	_ = json.NewEncoder(w).Encode(b)
 }
 
 // writeJSONL writes recs one a line, and the next page in a Link header.
-func writeJSONL(w http.ResponseWriter, recs []audit.Record, next string) {
+func writeJSONL(w http.ResponseWriter, recs []ledger.Record, next string) {
 	w.Header().Set("Content-Type", "application/jsonl")
 	if next != "" {
 		w.Header().Set("Link", "<"+next+`>; rel="next"`)

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lookup/persons/internal/audit"
 	"github.com/lookup/persons/internal/auth"
+	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/testing/testkit"
 )
 
@@ -80,14 +80,14 @@ func TestSearchErrors(t *testing.T) {
 func TestSearchPagesThroughAPersonsDisclosures(t *testing.T) {
 	h, x, recorded := searchServer(t, nil)
 	want := ids(searchAll(t, x, Query{Person: persons[2]}))
-	var got []audit.Record
+	var got []ledger.Record
 	target := "/fhir/AuditEvent?entity=Patient/" + persons[2] + "&_count=4"
 	for pages := 0; target != ""; pages++ {
 		rec := get(h, target, "auditor")
 		if rec.Code != http.StatusOK {
 			t.Fatalf("GET %s = %d %s", target, rec.Code, rec.Body)
 		}
-		var b audit.Bundle
+		var b ledger.Bundle
 		if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil || b.Type != "searchset" || len(b.Entry) > 4 {
 			t.Fatalf("page %d: %v %s", pages, err, rec.Body)
 		}
@@ -98,7 +98,7 @@ func TestSearchPagesThroughAPersonsDisclosures(t *testing.T) {
 			}
 		}
 		for _, e := range b.Entry {
-			got = append(got, audit.Record{PersonID: strings.TrimPrefix(e.Resource.Entity[0].What.Reference, "Patient/")})
+			got = append(got, ledger.Record{PersonID: strings.TrimPrefix(e.Resource.Entity[0].What.Reference, "Patient/")})
 		}
 		if pages > 100 {
 			t.Fatal("no last page")
@@ -120,7 +120,7 @@ func TestSearchJSONLines(t *testing.T) {
 		t.Fatalf("GET jsonl = %d, %d lines, Link %q", rec.Code, len(lines), rec.Header().Get("Link"))
 	}
 	first, _, _ := x.Search(Query{Person: persons[0], Limit: 1})
-	var r audit.Record
+	var r ledger.Record
 	if err := json.Unmarshal([]byte(lines[0]), &r); err != nil || r.RequestID != first[0].RequestID {
 		t.Errorf("first line %q (%v), want the newest record %s", lines[0], err, first[0].RequestID)
 	}

@@ -26,7 +26,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 )
 
 // Index is the accounting read model. Apply is for one goroutine (the
@@ -188,7 +188,7 @@ func (x *Index) Apply(msgs []Message) error {
 			continue
 		}
 		last = m.StreamSeq
-		recs, err := audit.RecordsOf(m.Subject, m.Data)
+		recs, err := ledger.RecordsOf(m.Subject, m.Data)
 		if err != nil {
 			continue
 		}
@@ -215,7 +215,7 @@ func (x *Index) Apply(msgs []Message) error {
 // transaction is committed: they are slices of x.buf, which a record that
 // outgrows it replaces; a key by client or subject shares its value, the
 // person id, with the record's key.)
-func (x *Index) put(txn **badger.Txn, seq uint64, i int, r *audit.Record) error {
+func (x *Index) put(txn **badger.Txn, seq uint64, i int, r *ledger.Record) error {
 	if cap(x.buf)-len(x.buf) < 1024 {
 		x.buf = make([]byte, 0, 256<<10)
 	}

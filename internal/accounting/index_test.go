@@ -13,9 +13,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/testing/testkit"
-	"github.com/lookup/persons/query"
 )
 
 // persons are the persons the tests disclose.
@@ -32,7 +32,7 @@ func writeLedger(t *testing.T, nc *nats.Conn, replica string, n int) {
 	t.Helper()
 	var mu sync.Mutex
 	tick := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	l, err := audit.New(nc, audit.Config{Replica: replica, MaxMessageRecords: 5, Now: func() time.Time {
+	l, err := ledger.New(nc, ledger.Config{Replica: replica, MaxMessageRecords: 5, Now: func() time.Time {
 		mu.Lock()
 		defer mu.Unlock()
 		tick = tick.Add(time.Second)
@@ -49,9 +49,9 @@ func writeLedger(t *testing.T, nc *nats.Conn, replica string, n int) {
 		go func() {
 			defer wg.Done()
 			for i := w; i < n; i += 8 {
-				d := query.Disclosure{RequestID: fmt.Sprintf("%s-%d", replica, i), Operation: "getAuthorizedSigners", Purpose: "TREAT"}
+				d := events.Disclosure{RequestID: fmt.Sprintf("%s-%d", replica, i), Operation: "getAuthorizedSigners", Purpose: "TREAT"}
 				for j := 0; j <= i%3; j++ {
-					d.Persons = append(d.Persons, query.DisclosedPerson{ID: persons[(i+j)%3], SSNMode: "LAST4"})
+					d.Persons = append(d.Persons, events.DisclosedPerson{ID: persons[(i+j)%3], SSNMode: "LAST4"})
 				}
 				errs <- l.Disclose(t.Context(), d)
 			}
@@ -73,7 +73,7 @@ func follow(t *testing.T, x *Index, js jetstream.JetStream) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- x.Follow(ctx, js, audit.DefaultStream) }()
+	go func() { done <- x.Follow(ctx, js, ledger.DefaultStream) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -86,7 +86,7 @@ func follow(t *testing.T, x *Index, js jetstream.JetStream) {
 // caughtUp waits until x has applied the stream's last message.
 func caughtUp(t *testing.T, x *Index, js jetstream.JetStream) {
 	t.Helper()
-	s, err := js.Stream(context.Background(), audit.DefaultStream)
+	s, err := js.Stream(context.Background(), ledger.DefaultStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,9 +107,9 @@ func caughtUp(t *testing.T, x *Index, js jetstream.JetStream) {
 }
 
 // searchAll returns every record of q, page after page.
-func searchAll(t *testing.T, x *Index, q Query) []audit.Record {
+func searchAll(t *testing.T, x *Index, q Query) []ledger.Record {
 	t.Helper()
-	var all []audit.Record
+	var all []ledger.Record
 	for pages := 0; ; pages++ {
 		recs, next, err := x.Search(q)
 		if err != nil {
@@ -130,7 +130,7 @@ func searchAll(t *testing.T, x *Index, q Query) []audit.Record {
 }
 
 // ids returns where each record is stored, sorted.
-func ids(recs []audit.Record) []string {
+func ids(recs []ledger.Record) []string {
 	out := make([]string, len(recs))
 	for i, r := range recs {
 		out[i] = fmt.Sprintf("%s-%d-%d %s %s", r.Chain, r.Seq, r.Index, r.RequestID, r.PersonID)
@@ -148,7 +148,7 @@ func TestIndexEqualsAFullScan(t *testing.T) {
 	caughtUp(t, x, js)
 	for _, p := range persons {
 		t.Run(p, func(t *testing.T) {
-			scan, err := audit.Accounting(t.Context(), js, audit.DefaultStream, p, time.Time{}, time.Time{})
+			scan, err := ledger.Accounting(t.Context(), js, ledger.DefaultStream, p, time.Time{}, time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,7 +164,7 @@ func TestIndexEqualsAFullScan(t *testing.T) {
 		})
 	}
 	t.Run("every person", func(t *testing.T) {
-		diff, err := x.CompareWithStream(t.Context(), js, audit.DefaultStream)
+		diff, err := x.CompareWithStream(t.Context(), js, ledger.DefaultStream)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +184,7 @@ func TestIndexResumesAfterReopen(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- x.Follow(ctx, js, audit.DefaultStream) }()
+	go func() { done <- x.Follow(ctx, js, ledger.DefaultStream) }()
 	testkit.WaitFor(t, 10*time.Second, func() error {
 		if pos, _ := x.Position(); pos == 0 {
 			return errors.New("nothing applied yet")
@@ -204,7 +204,7 @@ func TestIndexResumesAfterReopen(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = x.Close() })
 	follow(t, x, js)
-	scan, err := audit.Accounting(t.Context(), js, audit.DefaultStream, persons[0], time.Time{}, time.Time{})
+	scan, err := ledger.Accounting(t.Context(), js, ledger.DefaultStream, persons[0], time.Time{}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestFollowStoppedBeforeItReads(t *testing.T) {
 	x := openIndex(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if err := x.Follow(ctx, js, audit.DefaultStream); err != nil {
+	if err := x.Follow(ctx, js, ledger.DefaultStream); err != nil {
 		t.Errorf("Follow with its context done: %v, want nil", err)
 	}
 }

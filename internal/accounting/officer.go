@@ -13,8 +13,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/lookup/persons/internal/audit"
 	"github.com/lookup/persons/internal/auth"
+	"github.com/lookup/persons/internal/ledger"
 )
 
 // The officer's page: one person's accounting of disclosures, for the
@@ -139,7 +139,7 @@ func (o *officer) page(w http.ResponseWriter, r *http.Request) {
 		o.render(w, http.StatusOK, d) // the empty form
 		return
 	}
-	var recs []audit.Record
+	var recs []ledger.Record
 	var next string
 	if err == nil {
 		recs, next, err = o.Index.SearchFunc(f.query(o.PageSize), f.keep(o.Registry))

@@ -8,7 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 )
 
 // BenchmarkRecipientPage renders a full page (50 rows) of the search by
@@ -17,9 +17,9 @@ func BenchmarkRecipientPage(b *testing.B) {
 	registry := shippedRegistry(b)
 	o := &officer{OfficerConfig: OfficerConfig{Registry: registry, Now: time.Now},
 		unknown: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricUnknownCodes}, []string{"kind"})}
-	recs := make([]audit.Record, 50)
+	recs := make([]ledger.Record, 50)
 	for i := range recs {
-		recs[i] = audit.Record{Time: time.Unix(1700000000+int64(i), 0), RequestID: "0123456789abcdef0123456789abcdef",
+		recs[i] = ledger.Record{Time: time.Unix(1700000000+int64(i), 0), RequestID: "0123456789abcdef0123456789abcdef",
 			Subject: "user-3-14", Client: "app-3", Operation: "getAuthorizedSigners", Purpose: "HRESCH",
 			PersonID: "2f1d3c4b-5a69-4788-9a0b-1c2d3e4f5a6b", SSNMode: "LAST4", Replica: "lookupd-1"}
 	}

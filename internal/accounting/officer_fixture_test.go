@@ -11,10 +11,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/auth"
+	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/testing/testkit"
-	"github.com/lookup/persons/query"
 )
 
 // disclosure is one disclosure of the officer's fixture, as the tests
@@ -98,18 +98,18 @@ func newOfficerFixtureOf(t *testing.T, pageSize int, ds []disclosure) *officerFi
 	t.Helper()
 	nc, js := testkit.StartNATS(t)
 	var at time.Time
-	l, err := audit.New(nc, audit.Config{Replica: "lookupd-0", Now: func() time.Time { return at }})
+	l, err := ledger.New(nc, ledger.Config{Replica: "lookupd-0", Now: func() time.Time { return at }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range ds {
 		at = d.time()
-		p := query.DisclosedPerson{ID: d.person}
+		p := events.DisclosedPerson{ID: d.person}
 		if d.op != OperationSearch {
 			p.SSNMode, p.DOB = "LAST4", d.i%2 == 0
 		}
-		if err := l.Disclose(context.Background(), query.Disclosure{RequestID: d.requestID(), Subject: d.subject, Client: d.client,
-			Operation: d.op, Purpose: d.purpose, Persons: []query.DisclosedPerson{p}}); err != nil {
+		if err := l.Disclose(context.Background(), events.Disclosure{RequestID: d.requestID(), Subject: d.subject, Client: d.client,
+			Operation: d.op, Purpose: d.purpose, Persons: []events.DisclosedPerson{p}}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 )
 
 // officerForm is the search of the officer's page, as its form sends it.
@@ -116,8 +116,8 @@ func (f officerForm) query(limit int) Query {
 // unless asked for, no exempt disclosure (a purpose the registry says is
 // exempt; an unknown one counts as accountable) and no read of the
 // accounting itself.
-func (f officerForm) keep(reg *Registry) func(*audit.Record) bool {
-	return func(r *audit.Record) bool {
+func (f officerForm) keep(reg *Registry) func(*ledger.Record) bool {
+	return func(r *ledger.Record) bool {
 		if f.Recipient != "" && r.Client != f.Recipient || f.Purpose != "" && r.Purpose != f.Purpose {
 			return false
 		}

@@ -12,7 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 )
 
 // The accounting given to the person (45 CFR 164.528(b)): a letter, for
@@ -116,7 +116,7 @@ func (o *officer) letter(w http.ResponseWriter, r *http.Request) {
 	d := letterData{Papers: letterPapers, Today: o.today().Format(time.DateOnly)}
 	f, err := o.parseLetter(w, r)
 	d.Form = f
-	var recs []audit.Record
+	var recs []ledger.Record
 	if err == nil {
 		recs, err = o.accountable(f)
 	}
@@ -247,9 +247,9 @@ func (f *letterForm) recipient() error {
 
 // accountable returns the accountable disclosures of f's period, oldest
 // first.
-func (o *officer) accountable(f letterForm) ([]audit.Record, error) {
+func (o *officer) accountable(f letterForm) ([]ledger.Record, error) {
 	keep := officerForm{}.keep(o.Registry) // no exempt disclosure, no read of the accounting
-	recs, err := everyPage("", func(after string) ([]audit.Record, string, error) {
+	recs, err := everyPage("", func(after string) ([]ledger.Record, string, error) {
 		q := Query{Person: f.ID, Since: f.since, Until: f.requested.Add(24*time.Hour - time.Nanosecond), After: after, Limit: 1000}
 		return o.Index.SearchFunc(q, keep)
 	}, "a letter cannot list them; shorten the period (from) and give several letters.")
@@ -259,7 +259,7 @@ func (o *officer) accountable(f letterForm) ([]audit.Record, error) {
 
 // entries returns recs as the letter's entries; with summary, one entry
 // for each recipient and purpose, in the order of their first disclosure.
-func (o *officer) entries(recs []audit.Record, summary bool) []letterEntry {
+func (o *officer) entries(recs []ledger.Record, summary bool) []letterEntry {
 	rows := o.rows(recs)
 	out := make([]letterEntry, 0, len(rows))
 	first := map[string]int{}

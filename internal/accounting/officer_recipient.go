@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lookup/persons/internal/audit"
 	"github.com/lookup/persons/internal/auth"
+	"github.com/lookup/persons/internal/ledger"
 )
 
 // The officer's search by recipient: what a client, or a token's
@@ -115,7 +115,7 @@ func (o *officer) recipient(w http.ResponseWriter, r *http.Request) {
 		o.renderRecipient(w, http.StatusOK, d) // the empty form
 		return
 	}
-	var recs []audit.Record
+	var recs []ledger.Record
 	var next string
 	if err == nil {
 		recs, next, err = o.Index.SearchRecipient(f.recipientQuery(o.PageSize), f.keep(o.Registry))
@@ -178,7 +178,7 @@ func (o *officer) failRecipient(w http.ResponseWriter, d recipientData, err erro
 // one Access of op naming each person of recs once (none when recs is
 // empty: LedgerRecorder then records nothing). When it cannot, it answers
 // 503 and returns false (nothing is disclosed).
-func (o *officer) recordPersons(w http.ResponseWriter, r *http.Request, d recipientData, caller auth.Caller, recs []audit.Record, op string) bool {
+func (o *officer) recordPersons(w http.ResponseWriter, r *http.Request, d recipientData, caller auth.Caller, recs []ledger.Record, op string) bool {
 	purpose, err := purposeOf(r)
 	if err != nil {
 		d.Error = err.Error()
@@ -197,7 +197,7 @@ func (o *officer) recordPersons(w http.ResponseWriter, r *http.Request, d recipi
 }
 
 // personsOf returns the person of each of recs, each once, in order.
-func personsOf(recs []audit.Record) []string {
+func personsOf(recs []ledger.Record) []string {
 	var out []string
 	seen := make(map[string]bool, len(recs))
 	for i := range recs {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 )
 
 // recipientData is what the page of the search by recipient shows.
@@ -55,7 +55,7 @@ func (o *officer) recipientStatus(d *recipientData) {
 // the recipients they were disclosed to: each client with the
 // organisation and address the registry gives at the rows' dates, once
 // for each (client, organisation, address), in the order of the rows.
-func (o *officer) recipientRows(recs []audit.Record) ([]row, []recipientLine) {
+func (o *officer) recipientRows(recs []ledger.Record) ([]row, []recipientLine) {
 	rows := o.rows(recs)
 	var lines []recipientLine
 	at := map[recipientLine]int{} // its index in lines, by client, organisation and address
@@ -86,9 +86,9 @@ func (o *officer) recipientExport(w http.ResponseWriter, r *http.Request) {
 	if err == nil && !f.searched() {
 		err = badInput("A client or a subject is required.")
 	}
-	var recs []audit.Record
+	var recs []ledger.Record
 	if err == nil {
-		recs, err = everyPage(f.After, func(after string) ([]audit.Record, string, error) {
+		recs, err = everyPage(f.After, func(after string) ([]ledger.Record, string, error) {
 			q := f.recipientQuery(1000)
 			q.After = after
 			return o.Index.SearchRecipient(q, f.keep(o.Registry))

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/audit"
 	"github.com/lookup/persons/internal/auth"
+	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/testing/testkit"
 )
 
@@ -263,7 +263,7 @@ func TestFileSafe(t *testing.T) {
 // record in each one's accounting; one of none records nothing.
 func TestLedgerRecorderRecordsEachPerson(t *testing.T) {
 	nc, js := testkit.StartNATS(t)
-	l, err := audit.New(nc, audit.Config{Replica: "accounting-1"})
+	l, err := ledger.New(nc, ledger.Config{Replica: "accounting-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +279,7 @@ func TestLedgerRecorderRecordsEachPerson(t *testing.T) {
 		}
 	}
 	for i, want := range []int{1, 1, 0} {
-		recs, err := audit.Accounting(t.Context(), js, audit.DefaultStream, persons[i], time.Time{}, time.Time{})
+		recs, err := ledger.Accounting(t.Context(), js, ledger.DefaultStream, persons[i], time.Time{}, time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}

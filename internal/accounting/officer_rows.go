@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 )
 
 // pageData is what the officer's page shows.
@@ -56,7 +56,7 @@ func (o *officer) formData() pageData {
 }
 
 // rows returns recs in words, counting the unknown codes.
-func (o *officer) rows(recs []audit.Record) []row {
+func (o *officer) rows(recs []ledger.Record) []row {
 	out := make([]row, len(recs))
 	for i := range recs {
 		r := &recs[i]
@@ -82,7 +82,7 @@ func (o *officer) rows(recs []audit.Record) []row {
 }
 
 // disclosed says in words what r disclosed.
-func disclosed(r *audit.Record) string {
+func disclosed(r *ledger.Record) string {
 	var what []string
 	switch r.SSNMode {
 	case "":
@@ -116,8 +116,8 @@ const maxExport = 100_000
 // the one after the cursor first ("": the first page): page returns the
 // page after a cursor and the next cursor. A cursor the index did not give is bad input, and so
 // is a search of more than maxExport records (tooMany says what to do).
-func everyPage(first string, page func(after string) ([]audit.Record, string, error), tooMany string) ([]audit.Record, error) {
-	var recs []audit.Record
+func everyPage(first string, page func(after string) ([]ledger.Record, string, error), tooMany string) ([]ledger.Record, error) {
+	var recs []ledger.Record
 	for after := first; ; {
 		p, next, err := page(after)
 		switch {
@@ -149,9 +149,9 @@ func (o *officer) export(w http.ResponseWriter, r *http.Request) {
 	if err == nil && f.ID == "" {
 		err = badInput("A person id is required.")
 	}
-	var recs []audit.Record
+	var recs []ledger.Record
 	if err == nil {
-		recs, err = everyPage(f.After, func(after string) ([]audit.Record, string, error) {
+		recs, err = everyPage(f.After, func(after string) ([]ledger.Record, string, error) {
 			q := f.query(1000)
 			q.After = after
 			return o.Index.SearchFunc(q, f.keep(o.Registry))

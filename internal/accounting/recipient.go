@@ -8,7 +8,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 )
 
 // RecipientQuery is a search of what a recipient was disclosed: a client
@@ -34,7 +34,7 @@ var ErrNoRecipient = errors.New("accounting: a search by recipient needs a clien
 // given too); with only a client, the index by client. Each record is
 // read from its key by person (the keys by recipient hold no more than
 // the person id).
-func (x *Index) SearchRecipient(q RecipientQuery, keep func(*audit.Record) bool) ([]audit.Record, string, error) {
+func (x *Index) SearchRecipient(q RecipientQuery, keep func(*ledger.Record) bool) ([]ledger.Record, string, error) {
 	by, s := clientPrefix, q.Client
 	switch {
 	case q.Client == "" && q.Subject == "", q.Client != "" && !indexable(q.Client), q.Subject != "" && !indexable(q.Subject):
@@ -49,26 +49,26 @@ func (x *Index) SearchRecipient(q RecipientQuery, keep func(*audit.Record) bool)
 		// the subject's alone.)
 		by, s = subjectPrefix, q.Subject
 		inner := keep
-		keep = func(r *audit.Record) bool { return r.Client == q.Client && (inner == nil || inner(r)) }
+		keep = func(r *ledger.Record) bool { return r.Client == q.Client && (inner == nil || inner(r)) }
 	}
 	prefix := append(append(append([]byte{}, by...), s...), 0)
 	var person, key []byte // reused from one record to the next
-	read := func(txn *badger.Txn, item *badger.Item) (audit.Record, error) {
+	read := func(txn *badger.Txn, item *badger.Item) (ledger.Record, error) {
 		k := item.Key()
 		if len(k) != len(prefix)+20 {
-			return audit.Record{}, fmt.Errorf("accounting index: key %x is not a recipient's", k)
+			return ledger.Record{}, fmt.Errorf("accounting index: key %x is not a recipient's", k)
 		}
 		var err error
 		if person, err = item.ValueCopy(person[:0]); err != nil {
-			return audit.Record{}, err
+			return ledger.Record{}, err
 		}
 		key = append(append(append(append(key[:0], recordPrefix...), person...), 0), k[len(prefix):]...)
 		rec, err := txn.Get(key)
 		if errors.Is(err, badger.ErrKeyNotFound) {
-			return audit.Record{}, fmt.Errorf("accounting index: key %x names a record the index lacks", k)
+			return ledger.Record{}, fmt.Errorf("accounting index: key %x names a record the index lacks", k)
 		}
 		if err != nil {
-			return audit.Record{}, err
+			return ledger.Record{}, err
 		}
 		return x.record(rec)
 	}
@@ -77,7 +77,7 @@ func (x *Index) SearchRecipient(q RecipientQuery, keep func(*audit.Record) bool)
 
 // recipientKeys returns the number of keys by recipient r calls for: one
 // by its client and one by its subject, when indexable.
-func recipientKeys(r *audit.Record) int {
+func recipientKeys(r *ledger.Record) int {
 	n := 0
 	for _, s := range [...]string{r.Client, r.Subject} {
 		if indexable(s) {

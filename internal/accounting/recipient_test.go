@@ -12,15 +12,15 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/testing/fixtures"
 	"github.com/lookup/persons/internal/testing/testkit"
-	"github.com/lookup/persons/query"
 )
 
 // stored is a record of a synthetic ledger and where the stream holds it.
 type stored struct {
-	r   audit.Record
+	r   ledger.Record
 	seq uint64 // the message's stream sequence
 	i   int    // its place in the message
 }
@@ -30,7 +30,7 @@ func (s stored) id() string { return recID(&s.r) }
 
 // recID says which record r is: where its chain holds it, its request
 // and person.
-func recID(r *audit.Record) string {
+func recID(r *ledger.Record) string {
 	return fmt.Sprintf("%s/%d/%d %s %s", r.Chain, r.Seq, r.Index, r.RequestID, r.PersonID)
 }
 
@@ -52,7 +52,7 @@ func recipientMessages(t *testing.T, n int) ([]Message, []stored) {
 		if !ok {
 			return msgs, all
 		}
-		var m audit.Message
+		var m ledger.Message
 		if err := json.Unmarshal(data, &m); err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +69,7 @@ func recipientMessages(t *testing.T, n int) ([]Message, []stored) {
 			}
 		}
 		data = mustJSON(t, m)
-		recs, err := audit.RecordsOf(subject, data)
+		recs, err := ledger.RecordsOf(subject, data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +99,7 @@ func applied(t *testing.T, opts Options, msgs []Message, perApply int) *Index {
 
 // newestFirst returns the ids of the records of all keep keeps, in the
 // order of a search: newest first, then by stream sequence and place.
-func newestFirst(all []stored, keep func(*audit.Record) bool) []string {
+func newestFirst(all []stored, keep func(*ledger.Record) bool) []string {
 	var out []stored
 	for _, s := range all {
 		if keep(&s.r) {
@@ -118,7 +118,7 @@ func newestFirst(all []stored, keep func(*audit.Record) bool) []string {
 
 // searchRecipientAll returns the ids of every record of q, page after
 // page, checking each page's size.
-func searchRecipientAll(t *testing.T, x *Index, q RecipientQuery, keep func(*audit.Record) bool) []string {
+func searchRecipientAll(t *testing.T, x *Index, q RecipientQuery, keep func(*ledger.Record) bool) []string {
 	t.Helper()
 	var ids []string
 	for pages := 0; ; pages++ {
@@ -156,22 +156,22 @@ func TestSearchRecipient(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		q    RecipientQuery
-		keep func(*audit.Record) bool // the search's own filter (nil: none)
-		want func(*audit.Record) bool
+		keep func(*ledger.Record) bool // the search's own filter (nil: none)
+		want func(*ledger.Record) bool
 	}{
-		{"client", RecipientQuery{Client: client}, nil, func(r *audit.Record) bool { return r.Client == client }},
-		{"subject", RecipientQuery{Subject: subject}, nil, func(r *audit.Record) bool { return r.Subject == subject }},
+		{"client", RecipientQuery{Client: client}, nil, func(r *ledger.Record) bool { return r.Client == client }},
+		{"subject", RecipientQuery{Subject: subject}, nil, func(r *ledger.Record) bool { return r.Subject == subject }},
 		{"client and subject", RecipientQuery{Client: client, Subject: subject}, nil,
-			func(r *audit.Record) bool { return r.Client == client && r.Subject == subject }},
-		{"dates", RecipientQuery{Client: client, Since: since, Until: until}, nil, func(r *audit.Record) bool {
+			func(r *ledger.Record) bool { return r.Client == client && r.Subject == subject }},
+		{"dates", RecipientQuery{Client: client, Since: since, Until: until}, nil, func(r *ledger.Record) bool {
 			return r.Client == client && !r.Time.Before(since) && !r.Time.After(until)
 		}},
 		{"since only", RecipientQuery{Subject: subject, Since: since}, nil,
-			func(r *audit.Record) bool { return r.Subject == subject && !r.Time.Before(since) }},
-		{"kept by the caller", RecipientQuery{Client: client}, func(r *audit.Record) bool { return r.Purpose == "TREAT" },
-			func(r *audit.Record) bool { return r.Client == client && r.Purpose == "TREAT" }},
-		{"a client without records", RecipientQuery{Client: "app-99"}, nil, func(*audit.Record) bool { return false }},
-		{"a client that is another's prefix", RecipientQuery{Client: "app-1"}, nil, func(r *audit.Record) bool { return r.Client == "app-1" }},
+			func(r *ledger.Record) bool { return r.Subject == subject && !r.Time.Before(since) }},
+		{"kept by the caller", RecipientQuery{Client: client}, func(r *ledger.Record) bool { return r.Purpose == "TREAT" },
+			func(r *ledger.Record) bool { return r.Client == client && r.Purpose == "TREAT" }},
+		{"a client without records", RecipientQuery{Client: "app-99"}, nil, func(*ledger.Record) bool { return false }},
+		{"a client that is another's prefix", RecipientQuery{Client: "app-1"}, nil, func(r *ledger.Record) bool { return r.Client == "app-1" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, limit := range []int{7, 1000} {
@@ -308,13 +308,13 @@ func versions(t *testing.T, x *Index) int {
 func TestOpenEmptiesAFormat2Index(t *testing.T) {
 	nc, js := testkit.StartNATS(t)
 	writeLedger(t, nc, "a", 20) // records without a client or subject
-	l, err := audit.New(nc, audit.Config{Replica: "b"})
+	l, err := ledger.New(nc, ledger.Config{Replica: "b"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 30 {
-		d := query.Disclosure{RequestID: fmt.Sprintf("b-%d", i), Subject: fmt.Sprintf("clerk-%d", i%4), Client: fixtureClients[i%3],
-			Operation: "getAuthorizedSigners", Persons: []query.DisclosedPerson{{ID: persons[i%3], SSNMode: "LAST4"}, {ID: persons[(i+1)%3]}}}
+		d := events.Disclosure{RequestID: fmt.Sprintf("b-%d", i), Subject: fmt.Sprintf("clerk-%d", i%4), Client: fixtureClients[i%3],
+			Operation: "getAuthorizedSigners", Persons: []events.DisclosedPerson{{ID: persons[i%3], SSNMode: "LAST4"}, {ID: persons[(i+1)%3]}}}
 		if err := l.Disclose(t.Context(), d); err != nil {
 			t.Fatal(err)
 		}
@@ -363,7 +363,7 @@ func TestOpenEmptiesAFormat2Index(t *testing.T) {
 			t.Errorf("rebuilt, %+v finds the requests %v, want %v", q, got, wantIDs)
 		}
 	}
-	if diff, err := x.CompareWithStream(t.Context(), js, audit.DefaultStream); err != nil || len(diff) > 0 {
+	if diff, err := x.CompareWithStream(t.Context(), js, ledger.DefaultStream); err != nil || len(diff) > 0 {
 		t.Errorf("the rebuilt index differs from the stream (err %v): %v", err, diff)
 	}
 }

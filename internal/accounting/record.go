@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/query"
 )
 
@@ -54,17 +55,17 @@ func LedgerRecorder(a query.Auditor) func(ctx context.Context, acc Access) error
 		if op == "" {
 			op = OperationSearch
 		}
-		ps := make([]query.DisclosedPerson, 0, 1+len(acc.Persons))
+		ps := make([]events.DisclosedPerson, 0, 1+len(acc.Persons))
 		if acc.Person != "" {
-			ps = append(ps, query.DisclosedPerson{ID: acc.Person})
+			ps = append(ps, events.DisclosedPerson{ID: acc.Person})
 		}
 		for _, p := range acc.Persons {
-			ps = append(ps, query.DisclosedPerson{ID: p})
+			ps = append(ps, events.DisclosedPerson{ID: p})
 		}
 		if len(ps) == 0 {
 			return nil
 		}
-		return a.Disclose(ctx, query.Disclosure{
+		return a.Disclose(ctx, events.Disclosure{
 			RequestID: acc.RequestID,
 			Subject:   acc.Caller.Subject,
 			Client:    acc.Caller.Client,

@@ -9,7 +9,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 )
 
 // ErrBadCursor is returned by Search for a cursor it did not give.
@@ -27,16 +27,16 @@ type Query struct {
 // Search returns a page of q.Person's records within [Since, Until],
 // newest first, and the cursor of the next page ("" when this is the
 // last).
-func (x *Index) Search(q Query) ([]audit.Record, string, error) {
+func (x *Index) Search(q Query) ([]ledger.Record, string, error) {
 	return x.SearchFunc(q, nil)
 }
 
 // SearchFunc is Search keeping only the records keep keeps (nil: all): a
 // page holds up to q.Limit of those, and its cursor follows the last.
-func (x *Index) SearchFunc(q Query, keep func(*audit.Record) bool) ([]audit.Record, string, error) {
+func (x *Index) SearchFunc(q Query, keep func(*ledger.Record) bool) ([]ledger.Record, string, error) {
 	prefix := append(append(append([]byte{}, recordPrefix...), q.Person...), 0)
 	return x.page(keyRange{prefix: prefix, since: q.Since, until: q.Until, after: q.After, limit: q.Limit},
-		func(_ *badger.Txn, item *badger.Item) (audit.Record, error) { return x.record(item) }, keep)
+		func(_ *badger.Txn, item *badger.Item) (ledger.Record, error) { return x.record(item) }, keep)
 }
 
 // keyRange is a page of the keys under prefix (each prefix + time +
@@ -54,7 +54,7 @@ type keyRange struct {
 // newest first, each read by read, and the cursor of the next page (""
 // when this is the last): the hex of the last key's 20 bytes after the
 // prefix.
-func (x *Index) page(kr keyRange, read func(*badger.Txn, *badger.Item) (audit.Record, error), keep func(*audit.Record) bool) ([]audit.Record, string, error) {
+func (x *Index) page(kr keyRange, read func(*badger.Txn, *badger.Item) (ledger.Record, error), keep func(*ledger.Record) bool) ([]ledger.Record, string, error) {
 	if kr.limit <= 0 {
 		kr.limit = 100
 	}
@@ -73,7 +73,7 @@ func (x *Index) page(kr keyRange, read func(*badger.Txn, *badger.Item) (audit.Re
 	default:
 		start = append(binaryTime(prefix, kr.until), bytes.Repeat([]byte{0xff}, 12)...)
 	}
-	var out []audit.Record
+	var out []ledger.Record
 	var last []byte // the key of out's last record
 	next := ""
 	err := x.db.View(func(txn *badger.Txn) error {
@@ -113,13 +113,13 @@ func (x *Index) page(kr keyRange, read func(*badger.Txn, *badger.Item) (audit.Re
 }
 
 // record returns the record of item, a record's key and value.
-func (x *Index) record(item *badger.Item) (audit.Record, error) {
+func (x *Index) record(item *badger.Item) (ledger.Record, error) {
 	k := item.Key()
 	person, at, _, _, ok := parseRecordKey(k)
 	if !ok {
-		return audit.Record{}, fmt.Errorf("accounting index: key %x is not a record's", k)
+		return ledger.Record{}, fmt.Errorf("accounting index: key %x is not a record's", k)
 	}
-	var r audit.Record
+	var r ledger.Record
 	err := item.Value(func(v []byte) error {
 		var err error
 		r, err = decodeValue(v, person, at)

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 )
 
 // A record's value in the index is what its key does not hold (the key
@@ -36,7 +36,7 @@ const (
 var errValue = errors.New("accounting index: not a record value of this format")
 
 // appendValue appends the value of r to dst.
-func appendValue(dst []byte, r *audit.Record) []byte {
+func appendValue(dst []byte, r *ledger.Record) []byte {
 	var flags uint64
 	if r.DOBDisclosed {
 		flags |= flagDOB
@@ -76,9 +76,9 @@ func appendString(dst []byte, s string) []byte {
 
 // decodeValue returns the record of person at the key's time (Unix
 // nanoseconds) whose value is v.
-func decodeValue(v []byte, person string, at uint64) (audit.Record, error) {
+func decodeValue(v []byte, person string, at uint64) (ledger.Record, error) {
 	d := valueReader{b: v}
-	r := audit.Record{PersonID: person}
+	r := ledger.Record{PersonID: person}
 	if len(v) == 0 || v[0] != valueFormat {
 		return r, errValue
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/testing/testkit"
 )
 
@@ -16,37 +16,37 @@ import (
 // the same JSON, whatever it holds.
 func TestValueRoundTrip(t *testing.T) {
 	at := time.Date(2026, 3, 4, 5, 6, 7, 891011121, time.UTC)
-	full := audit.Record{Time: at, RequestID: "c0a8e1f2c0a8e1f2c0a8e1f2c0a8e1f2", Subject: "alice", Client: "billing-app",
+	full := ledger.Record{Time: at, RequestID: "c0a8e1f2c0a8e1f2c0a8e1f2c0a8e1f2", Subject: "alice", Client: "billing-app",
 		Tenants: []string{"b1", "b2"}, Operation: "getAuthorizedSigners", PersonID: persons[0], SSNMode: "LAST4",
 		DOBDisclosed: true, Purpose: "TREAT", Persons: 5, Replica: "lookupd-0", ReadModelSeq: 1 << 40,
 		Chain: "lookupd-0", Seq: 300, Index: 256}
 	for _, tc := range []struct {
 		name string
-		r    func(r audit.Record) audit.Record
+		r    func(r ledger.Record) ledger.Record
 	}{
-		{"format 2, every field", func(r audit.Record) audit.Record { return r }},
-		{"nothing optional", func(r audit.Record) audit.Record {
-			return audit.Record{Time: r.Time, RequestID: "r", Operation: "searchAuditEvent", PersonID: r.PersonID, Persons: 1,
+		{"format 2, every field", func(r ledger.Record) ledger.Record { return r }},
+		{"nothing optional", func(r ledger.Record) ledger.Record {
+			return ledger.Record{Time: r.Time, RequestID: "r", Operation: "searchAuditEvent", PersonID: r.PersonID, Persons: 1,
 				Replica: "a", Chain: "a", Seq: 1, Index: 1}
 		}},
-		{"format 1: a chain of its own, a predecessor, no index", func(r audit.Record) audit.Record {
+		{"format 1: a chain of its own, a predecessor, no index", func(r ledger.Record) ledger.Record {
 			r.Chain, r.Seq, r.Index, r.Prev = "proc-1", 7, 0, "9e4b5f0c2f7c1b1d6f2f0c8f7b2f3a9e1d0c4b7a6f5e4d3c2b1a0f9e8d7c6b5a"
 			return r
 		}},
-		{"a time with an offset", func(r audit.Record) audit.Record {
+		{"a time with an offset", func(r ledger.Record) ledger.Record {
 			r.Time = r.Time.In(time.FixedZone("", 2*3600))
 			return r
 		}},
-		{"a time before 1970", func(r audit.Record) audit.Record {
+		{"a time before 1970", func(r ledger.Record) ledger.Record {
 			r.Time = time.Date(1969, 12, 31, 23, 0, 0, 0, time.UTC)
 			return r
 		}},
-		{"an accounting given to the person, with its request date", func(r audit.Record) audit.Record {
+		{"an accounting given to the person, with its request date", func(r ledger.Record) ledger.Record {
 			r.Operation, r.Requested, r.SSNMode, r.DOBDisclosed = OperationProvide, "2026-11-20", "", false
 			r.Time = r.Time.In(time.FixedZone("", 3600)) // with the time after it
 			return r
 		}},
-		{"strings that need escaping", func(r audit.Record) audit.Record {
+		{"strings that need escaping", func(r ledger.Record) ledger.Record {
 			r.Subject, r.Purpose = "a\"<b>\u2028", "é"
 			return r
 		}},
@@ -58,7 +58,7 @@ func TestValueRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var r audit.Record
+			var r ledger.Record
 			if err := json.Unmarshal(b, &r); err != nil {
 				t.Fatal(err)
 			}
@@ -79,7 +79,7 @@ func TestValueRoundTrip(t *testing.T) {
 // TestValueRefusesDamage: a value cut short, with bytes after it or of
 // another format is refused.
 func TestValueRefusesDamage(t *testing.T) {
-	r := audit.Record{Time: time.Unix(0, 5).UTC(), RequestID: "r", PersonID: persons[0], Tenants: []string{"t"}, Persons: 1, Seq: 3, Index: 2}
+	r := ledger.Record{Time: time.Unix(0, 5).UTC(), RequestID: "r", PersonID: persons[0], Tenants: []string{"t"}, Persons: 1, Seq: 3, Index: 2}
 	v := appendValue(nil, &r)
 	for _, tc := range []struct {
 		name string
@@ -118,7 +118,7 @@ func TestOpenEmptiesAnOlderFormat(t *testing.T) {
 		if err := txn.Delete(formatKey); err != nil {
 			return err
 		}
-		return txn.Set(recordKey(persons[0], time.Unix(1, 0), 1, 0), mustJSON(t, audit.Record{PersonID: persons[0]}))
+		return txn.Set(recordKey(persons[0], time.Unix(1, 0), 1, 0), mustJSON(t, ledger.Record{PersonID: persons[0]}))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +143,7 @@ func TestOpenEmptiesAnOlderFormat(t *testing.T) {
 			if !tc.wantPos {
 				follow(t, x, js)
 			}
-			if diff, err := x.CompareWithStream(t.Context(), js, audit.DefaultStream); err != nil || len(diff) > 0 {
+			if diff, err := x.CompareWithStream(t.Context(), js, ledger.DefaultStream); err != nil || len(diff) > 0 {
 				t.Errorf("the index differs from the stream (err %v): %v", err, diff)
 			}
 		})

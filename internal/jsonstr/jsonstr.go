@@ -1,7 +1,7 @@
 // Package jsonstr appends a Go string as a JSON string, byte for byte as
 // encoding/json's Marshal writes it, without its reflection. It serves the
 // hand-written encoders of the API's answers (query) and of the audit
-// records (internal/audit), which must stay equal to what json.Marshal
+// records (internal/ledger), which must stay equal to what json.Marshal
 // wrote; the standard library offers no such function outside the
 // GOEXPERIMENT=jsonv2 packages, whose default escaping differs (no HTML
 // escapes).

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/testing/testkit"
-	"github.com/lookup/persons/query"
 )
 
 const (
@@ -22,13 +22,13 @@ const (
 // checks against answers find what is wrong, and nothing when nothing is.
 func TestLedgerProblems(t *testing.T) {
 	nc, js := testkit.ConnectNATS(t, testkit.RunNATS(t, nil).ClientURL())
-	l, err := audit.New(nc, audit.Config{Replica: "r"})
+	l, err := ledger.New(nc, ledger.Config{Replica: "r"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"r1", "r2"} {
-		d := query.Disclosure{RequestID: id, Operation: "getAuthorizedSigners",
-			Persons: []query.DisclosedPerson{{ID: personA, SSNMode: "FULL"}, {ID: personB, SSNMode: "FULL"}}}
+		d := events.Disclosure{RequestID: id, Operation: "getAuthorizedSigners",
+			Persons: []events.DisclosedPerson{{ID: personA, SSNMode: "FULL"}, {ID: personB, SSNMode: "FULL"}}}
 		if err := l.Disclose(t.Context(), d); err != nil {
 			t.Fatal(err)
 		}
@@ -36,12 +36,12 @@ func TestLedgerProblems(t *testing.T) {
 	if err := l.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	ledger, err := ReadLedger(t.Context(), js, audit.DefaultStream)
+	led, err := ReadLedger(t.Context(), js, ledger.DefaultStream)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ledger.Records != 4 || !ledger.Report.OK() {
-		t.Fatalf("ReadLedger = %d records, %q; want 4, no problem", ledger.Records, ledger.Report.Problems)
+	if led.Records != 4 || !led.Report.OK() {
+		t.Fatalf("ReadLedger = %d records, %q; want 4, no problem", led.Records, led.Report.Problems)
 	}
 	sent := func(ids ...string) []Answer {
 		var as []Answer
@@ -50,9 +50,9 @@ func TestLedgerProblems(t *testing.T) {
 		}
 		return as
 	}
-	twice := ledger
-	twice.ByRequest = map[string][]audit.Record{"r1": append(ledger.ByRequest["r1"], ledger.ByRequest["r1"][0])}
-	tampered := ledger
+	twice := led
+	twice.ByRequest = map[string][]ledger.Record{"r1": append(led.ByRequest["r1"], led.ByRequest["r1"][0])}
+	tampered := led
 	tampered.Report.Problems = []string{"stream sequence 1: deleted"}
 	for _, tc := range []struct {
 		name    string
@@ -61,10 +61,10 @@ func TestLedgerProblems(t *testing.T) {
 		persons []string
 		want    string // in the problems; "" = none
 	}{
-		{"every answer sent stored", ledger, sent("r1", "r2"), []string{personB, personA}, ""},
-		{"answers not sent need nothing", ledger, []Answer{{ID: "r3", Status: http.StatusServiceUnavailable}, {ID: "r4"}}, []string{personA}, ""},
-		{"an answer sent without its records", ledger, sent("r1", "r3"), []string{personA, personB}, "answer r3 sent"},
-		{"an answer sent with a person's record missing", ledger, sent("r1"), []string{personA, personB, "c"}, "answer r1 sent"},
+		{"every answer sent stored", led, sent("r1", "r2"), []string{personB, personA}, ""},
+		{"answers not sent need nothing", led, []Answer{{ID: "r3", Status: http.StatusServiceUnavailable}, {ID: "r4"}}, []string{personA}, ""},
+		{"an answer sent without its records", led, sent("r1", "r3"), []string{personA, personB}, "answer r3 sent"},
+		{"an answer sent with a person's record missing", led, sent("r1"), []string{personA, personB, "c"}, "answer r1 sent"},
 		{"a record stored twice", twice, nil, nil, "person " + personA + " is stored twice"},
 		{"verify's problems", tampered, nil, nil, "audit verify: stream sequence 1: deleted"},
 	} {

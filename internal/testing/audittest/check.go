@@ -9,21 +9,21 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 )
 
 // Ledger is what an audit stream holds: its records by request id, and
-// what audit.Verify reports of it.
+// what ledger.Verify reports of it.
 type Ledger struct {
-	ByRequest map[string][]audit.Record
+	ByRequest map[string][]ledger.Record
 	Records   int
-	Report    audit.Report
+	Report    ledger.Report
 }
 
 // ReadLedger reads every record of the audit stream (as it holds them
 // when the call starts) and verifies the whole stream.
 func ReadLedger(ctx context.Context, js jetstream.JetStream, stream string) (Ledger, error) {
-	l := Ledger{ByRequest: map[string][]audit.Record{}}
+	l := Ledger{ByRequest: map[string][]ledger.Record{}}
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
 		return l, fmt.Errorf("audit stream %q: %w", stream, err)
@@ -47,7 +47,7 @@ func ReadLedger(ctx context.Context, js jetstream.JetStream, stream string) (Led
 				return l, err
 			}
 			left = meta.NumPending
-			recs, err := audit.RecordsOf(msg.Subject(), msg.Data())
+			recs, err := ledger.RecordsOf(msg.Subject(), msg.Data())
 			if err != nil {
 				return l, fmt.Errorf("stream sequence %d: %w", meta.Sequence.Stream, err)
 			}
@@ -60,7 +60,7 @@ func ReadLedger(ctx context.Context, js jetstream.JetStream, stream string) (Led
 			return l, err
 		}
 	}
-	l.Report, err = audit.Verify(ctx, js, stream)
+	l.Report, err = ledger.Verify(ctx, js, stream)
 	return l, err
 }
 

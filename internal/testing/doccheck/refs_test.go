@@ -17,7 +17,7 @@ import (
 //     the document's folder, or a bare Go file name (store.go), somewhere
 //     in the tree;
 //   - folder: a path whose first element is at the top of the repository
-//     (internal/audit/, deploy/streams);
+//     (internal/ledger/, deploy/streams);
 //   - package: an import path of this module, a package of a go command
 //     (go test ./query), or a Go name qualified by a package name in
 //     backticks (`events.NewPublisher`): the name is one of our packages
@@ -344,7 +344,7 @@ func TestCheckerFindsStaleReferences(t *testing.T) {
 			[]ref{{refFile, "../query/nope.yaml"}}},
 		{"bare Go file", "ARCHITECTURE.md", "`store.go` holds the store, `auth.go` the tokens.",
 			[]ref{{refFile, "auth.go"}}},
-		{"folder", "ARCHITECTURE.md", "### `internal/audit/`\n### `internal/widgets/`, `deploy/streams`",
+		{"folder", "ARCHITECTURE.md", "### `internal/ledger/`\n### `internal/widgets/`, `deploy/streams`",
 			[]ref{{refFolder, "internal/widgets"}}},
 		{"package by import path", "README.md", "import github.com/lookup/persons/events and github.com/lookup/persons/natsconn",
 			[]ref{{refPackage, "github.com/lookup/persons/natsconn"}}},
@@ -352,7 +352,7 @@ func TestCheckerFindsStaleReferences(t *testing.T) {
 			[]ref{{refPackage, "widgets"}, {refPackage, "events.NoSuchThing"}}},
 		{"declaration of a cited file", "docs/decisions/0003-ordered-consumer.md", "- Code: `projector/session.go` (`session`, the pipeline), `projector/projector.go` (`Run`, `deadLetter`).",
 			[]ref{{refDecl, "projector/projector.go: deadLetter"}}},
-		{"package in a go command", "README.md", "`go test -race ./projector/... ./internal/audit ./audit`, `go run ./cmd/loadtest --help`",
+		{"package in a go command", "README.md", "`go test -race ./projector/... ./internal/ledger ./audit`, `go run ./cmd/loadtest --help`",
 			[]ref{{refPackage, "./audit"}}},
 		{"flag", "README.md", "`lookupd serve --nats-url nats://x --no-such-flag`, `loadtest --rounds 3`",
 			[]ref{{refFlag, "--no-such-flag"}}},

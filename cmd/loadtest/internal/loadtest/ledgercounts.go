@@ -7,7 +7,7 @@ import (
 )
 
 // The histograms of the audit ledger on lookupd's /metrics
-// (internal/audit): records a message, whose _count is the messages sent
+// (internal/ledger): records a message, whose _count is the messages sent
 // and _sum the records they held, and the time from sending a message to
 // its acknowledgement.
 const (

@@ -13,7 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 
 	"github.com/lookup/persons/internal/testing/fixtures"
 )
@@ -84,7 +84,7 @@ func DefaultLedgerDir(spec fixtures.LedgerSpec) string {
 	return filepath.Join(base, "lookupd-loadtest", fmt.Sprintf("ledger-%d-%d-%d", spec.Records, spec.Persons, spec.Seed))
 }
 
-// FillLedger creates the audit stream stream on js (audit.StreamConfig;
+// FillLedger creates the audit stream stream on js (ledger.StreamConfig;
 // it must not exist) and publishes the messages of spec into it,
 // asynchronously, LedgerWindow at most in flight (published in order on
 // one connection, each chain is stored in order). progress, when not nil,
@@ -93,7 +93,7 @@ func DefaultLedgerDir(spec fixtures.LedgerSpec) string {
 func FillLedger(ctx context.Context, js jetstream.JetStream, stream string, spec fixtures.LedgerSpec, progress func(records int)) (LedgerManifest, error) {
 	start := time.Now()
 	man := LedgerManifest{LedgerSpec: spec, Stream: stream}
-	if _, err := js.CreateStream(ctx, audit.StreamConfig(stream)); err != nil {
+	if _, err := js.CreateStream(ctx, ledger.StreamConfig(stream)); err != nil {
 		return man, fmt.Errorf("create audit stream %s: %w", stream, err)
 	}
 	l := fixtures.NewLedger(spec)

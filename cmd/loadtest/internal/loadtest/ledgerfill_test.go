@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/lookup/persons/internal/audit"
+	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/testing/fixtures"
 	"github.com/lookup/persons/internal/testing/testkit"
 )
@@ -15,11 +15,11 @@ import (
 func TestFillLedgerVerifies(t *testing.T) {
 	_, js := testkit.StartNATS(t)
 	spec := fixtures.LedgerSpec{Version: fixtures.LedgerVersion, Records: 5000, Persons: 300, Replicas: 3, MaxRecords: 40, Seed: 7}
-	man, err := FillLedger(context.Background(), js, audit.DefaultStream, spec, nil)
+	man, err := FillLedger(context.Background(), js, ledger.DefaultStream, spec, nil)
 	if err != nil {
 		t.Fatalf("FillLedger: %v", err)
 	}
-	rep, err := audit.Verify(context.Background(), js, audit.DefaultStream)
+	rep, err := ledger.Verify(context.Background(), js, ledger.DefaultStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestFillLedgerVerifies(t *testing.T) {
 	if len(ids) != spec.Persons {
 		t.Fatalf("%d distinct person ids, want %d", len(ids), spec.Persons)
 	}
-	err = audit.Scan(context.Background(), js, audit.DefaultStream, 0, func(_ uint64, recs []audit.Record) error {
+	err = ledger.Scan(context.Background(), js, ledger.DefaultStream, 0, func(_ uint64, recs []ledger.Record) error {
 		for _, r := range recs {
 			if !ids[r.PersonID] {
 				t.Fatalf("record of %s, not a person of the ledger", r.PersonID)

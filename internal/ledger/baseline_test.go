@@ -1,4 +1,4 @@
-package audit
+package ledger
 
 import (
 	"context"
@@ -9,9 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/lookup/persons/events"
 	"github.com/nats-io/nats.go"
-
-	"github.com/lookup/persons/query"
 )
 
 // perRecord is the ledger before group commit, kept as the benchmarks'
@@ -39,7 +38,7 @@ func newPerRecord(tb testing.TB, nc *nats.Conn) *perRecord {
 	return b
 }
 
-func (b *perRecord) Disclose(ctx context.Context, d query.Disclosure) error {
+func (b *perRecord) Disclose(ctx context.Context, d events.Disclosure) error {
 	if len(d.Persons) == 0 {
 		return nil
 	}

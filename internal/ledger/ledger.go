@@ -1,4 +1,4 @@
-package audit
+package ledger
 
 import (
 	"context"
@@ -9,11 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lookup/persons/events"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/lookup/persons/query"
 )
 
 // Mode says what a Ledger guarantees.
@@ -153,15 +152,13 @@ type Ledger struct {
 	peakInFlight atomic.Int64
 }
 
-var _ query.Auditor = (*Ledger)(nil)
-
 // pending is one disclosure on its way: what was disclosed, when, and the
 // read model's position then (the publisher writes its records, one per
 // person, into the messages that store them), and where its outcome goes
 // (buffered, so that nobody waits for a best-effort caller). Only the
 // publisher touches settled.
 type pending struct {
-	d       query.Disclosure
+	d       events.Disclosure
 	time    time.Time
 	pos     uint64
 	done    chan error
@@ -244,7 +241,7 @@ func (l *Ledger) Mode() Mode { return l.cfg.Mode }
 // Disclose records d: one record per disclosed person. In Required mode
 // it returns once all are stored, or the error that kept one from being
 // stored (or ctx's); in BestEffort mode it returns nil at once.
-func (l *Ledger) Disclose(ctx context.Context, d query.Disclosure) error {
+func (l *Ledger) Disclose(ctx context.Context, d events.Disclosure) error {
 	if l.cfg.Mode == Off || len(d.Persons) == 0 {
 		return nil
 	}
@@ -305,8 +302,8 @@ func (l *Ledger) enqueue(ctx context.Context, p *pending) error {
 // newPending returns d on its way, disclosed now. It keeps a copy of d's
 // persons: a best-effort caller has its answer before the records are
 // written.
-func (l *Ledger) newPending(d query.Disclosure) *pending {
-	d.Persons = append([]query.DisclosedPerson(nil), d.Persons...)
+func (l *Ledger) newPending(d events.Disclosure) *pending {
+	d.Persons = append([]events.DisclosedPerson(nil), d.Persons...)
 	return &pending{d: d, time: l.cfg.Now().UTC(), pos: l.cfg.Position(), done: make(chan error, 1)}
 }
 

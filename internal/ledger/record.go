@@ -2,7 +2,7 @@
 // in a JetStream stream, of every API answer that disclosed protected
 // personal data (an SSN, whole or in part, or a date of birth).
 //
-// A Ledger implements query.Auditor: the API hands it each disclosure
+// A Ledger implements query.Auditor (cmd/lookupd gives it to the API): the API hands it each disclosure
 // before it sends the answer. The unit of accounting is one Record per
 // disclosed person; the Ledger gathers the records of the disclosures that
 // arrive while its earlier messages are being stored into one Message
@@ -20,7 +20,7 @@
 //
 // A record never holds an SSN, a date of birth or a token: only which
 // fields were disclosed.
-package audit
+package ledger
 
 import (
 	"crypto/sha256"

@@ -1,4 +1,4 @@
-package audit
+package ledger
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/testing/testkit"
-	"github.com/lookup/persons/query"
 )
 
 // runNATS starts an in-process NATS server with JetStream on a random
@@ -66,10 +66,10 @@ func newLedger(t *testing.T, nc *nats.Conn, cfg Config) *Ledger {
 }
 
 // disclosure returns a disclosure of persons ids by request id.
-func disclosure(id string, persons ...string) query.Disclosure {
-	d := query.Disclosure{RequestID: id, Subject: "user-1", Client: "app-1", Operation: "getAuthorizedSigners", Purpose: "TREAT"}
+func disclosure(id string, persons ...string) events.Disclosure {
+	d := events.Disclosure{RequestID: id, Subject: "user-1", Client: "app-1", Operation: "getAuthorizedSigners", Purpose: "TREAT"}
 	for _, p := range persons {
-		d.Persons = append(d.Persons, query.DisclosedPerson{ID: p, SSNMode: "LAST4", DOB: true})
+		d.Persons = append(d.Persons, events.DisclosedPerson{ID: p, SSNMode: "LAST4", DOB: true})
 	}
 	return d
 }
