@@ -1,9 +1,11 @@
-// Package audit is the accounting of disclosures: a tamper-evident ledger,
-// in a JetStream stream, of every API answer that disclosed protected
-// personal data (an SSN, whole or in part, or a date of birth).
+// Package ledger writes and verifies the audit ledger: a tamper-evident
+// record, in a JetStream stream, of every API answer that disclosed
+// protected personal data (an SSN, whole or in part, or a date of birth).
+// What the ledger holds is read for people by the accounting
+// (internal/accounting), which indexes it.
 //
-// A Ledger implements query.Auditor (cmd/lookupd gives it to the API): the API hands it each disclosure
-// before it sends the answer. The unit of accounting is one Record per
+// A Ledger implements query.Auditor (the wiring gives it to the API): the
+// API hands it each events.Disclosure before it sends the answer. The unit of accounting is one Record per
 // disclosed person; the Ledger gathers the records of the disclosures that
 // arrive while its earlier messages are being stored into one Message
 // (group commit) on its replica's own subject, "audit.replicas.<replica>",
