@@ -163,7 +163,8 @@ func (sn *Snapshots) restoreOne(ctx context.Context, obs jetstream.ObjectStore, 
 }
 
 // downloadSuffix names the file a snapshot is downloaded to, beside the
-// model directory it is restored into (removed with it by RemoveInactive).
+// model directory it is restored into (internal/replica's layout removes
+// both when it removes an unfinished model).
 const downloadSuffix = ".download"
 
 // download copies the snapshot name to the file path and returns it open

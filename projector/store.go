@@ -79,7 +79,7 @@ import (
 	"github.com/dgraph-io/badger/v4"
 )
 
-// Errors of Open and ReadKeyFile.
+// Errors of Open.
 var (
 	// ErrStoreLocked is returned (wrapped, naming the directory) by Open when
 	// another process holds the store.
@@ -89,7 +89,7 @@ var (
 	// want 16, 24 or 32"), missing for an encrypted store ("the store is
 	// encrypted and no key was given"), given for an unencrypted one ("the
 	// store is not encrypted but a key was given") or wrong ("the key does
-	// not decrypt this store"), and by ReadKeyFile when a file holds no key.
+	// not decrypt this store").
 	ErrEncryptionKey = errors.New("encryption key rejected")
 )
 

@@ -5,6 +5,7 @@ import (
 	"net"
 
 	"github.com/lookup/persons/internal/certreload"
+	"github.com/lookup/persons/internal/keyfile"
 	"github.com/lookup/persons/internal/settings"
 )
 
@@ -15,7 +16,7 @@ func listen(cfg settings.Config, logger *slog.Logger) (api, admin net.Listener, 
 	if err := cfg.CheckTLS(); err != nil {
 		return nil, nil, err
 	}
-	settings.WarnLooseKeyFiles(logger, settings.SecretKeyFile("LOOKUP_TLS_KEY_FILE", cfg.TLSKeyFile))
+	keyfile.WarnLoose(logger, keyfile.Secret("LOOKUP_TLS_KEY_FILE", cfg.TLSKeyFile))
 	return certreload.Listeners{CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSKeyFile, ClientCAFile: cfg.TLSClientCAFile,
 		Admin: cfg.AdminTLS, Logger: logger.With("component", "tls")}.Listen(cfg.HTTPAddr, cfg.AdminAddr)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/lookup/persons/internal/keyfile"
 	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/settings"
 )
@@ -28,7 +29,7 @@ func connectJetStream(cfg settings.Config, logger *slog.Logger, health *natsconn
 // verification is an error at once; unreachable servers are retried in
 // the background forever, with a capped backoff.
 func connectNATS(cfg settings.Config, name string, logger *slog.Logger, health *natsconn.Health) (*nats.Conn, error) {
-	settings.WarnLooseKeyFiles(logger, cfg.NATSSecretFiles()...)
+	keyfile.WarnLoose(logger, cfg.NATSSecretFiles()...)
 	c := natsconn.Config{Name: name, InboxPrefix: cfg.NATSInboxPrefix, Logger: logger}
 	if health != nil {
 		health.Follow(&c)

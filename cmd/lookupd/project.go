@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/redact"
 	"github.com/lookup/persons/internal/settings"
@@ -35,13 +34,13 @@ newest snapshot of the stream, snapshots are written every
 	}
 	return project(ctx, c.Config, c.Config.Logger(stderr), projectOptions{
 		untilCaughtUp: *until,
-		progress:      admin.ProgressConfig{Interval: *every, Bar: admin.IsTerminal(stderr), BarOut: stderr},
+		progress:      lifecycle.ProgressConfig{Interval: *every, Bar: lifecycle.IsTerminal(stderr), BarOut: stderr},
 	})
 }
 
 type projectOptions struct {
 	untilCaughtUp bool
-	progress      admin.ProgressConfig
+	progress      lifecycle.ProgressConfig
 }
 
 // project opens the read model and runs the projector on it
@@ -62,7 +61,7 @@ func project(ctx context.Context, cfg settings.Config, logger *slog.Logger, opts
 
 	return lifecycle.Project(ctx, rep, lifecycle.ProjectConfig{
 		UntilCaughtUp: opts.untilCaughtUp, Snapshot: cfg.SnapshotBucket != "", SnapshotInterval: cfg.SnapshotInterval,
-		Progress: func(ctx context.Context) { admin.ReportProgress(ctx, rep, logger, opts.progress) },
+		Progress: func(ctx context.Context) { lifecycle.ReportProgress(ctx, rep, logger, opts.progress) },
 		Logger:   logger,
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/lookup/persons/internal/keyfile"
 	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/replica"
 	"github.com/lookup/persons/internal/settings"
@@ -15,7 +16,7 @@ import (
 )
 
 // openReplica opens the replica's read model in cfg.DataDir (its active
-// model: see projector.ActiveDir), fed from cfg.Stream over js with pcfg,
+// model: see replica.ActiveDir), fed from cfg.Stream over js with pcfg,
 // bootstrapped from and snapshotted to cfg.SnapshotBucket when set. Its
 // metrics go to reg. Its memory budget is cfg.MemoryBudget, or for
 // settings.Auto 3/4 of the container's memory limit (settings.Size, which
@@ -56,8 +57,8 @@ func encryptionKey(cfg settings.Config, logger *slog.Logger) ([]byte, error) {
 	if cfg.EncryptionKeyFile == "" {
 		return nil, nil
 	}
-	settings.WarnLooseKeyFiles(logger, settings.SecretKeyFile("LOOKUP_ENCRYPTION_KEY_FILE", cfg.EncryptionKeyFile))
-	key, err := projector.ReadKeyFile(cfg.EncryptionKeyFile)
+	keyfile.WarnLoose(logger, keyfile.Secret("LOOKUP_ENCRYPTION_KEY_FILE", cfg.EncryptionKeyFile))
+	key, err := keyfile.ReadAES(cfg.EncryptionKeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("encryption key file: %w", err)
 	}

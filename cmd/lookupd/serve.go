@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/internal/admin"
+	"github.com/lookup/persons/internal/keyfile"
 	"github.com/lookup/persons/internal/redact"
 	"github.com/lookup/persons/internal/tracing"
 
@@ -101,7 +102,7 @@ func loadKeys(ctx context.Context, cfg settings.Config, logger *slog.Logger, ext
 	if err := cfg.CheckJWKS(); err != nil {
 		return nil, err
 	}
-	settings.WarnLooseKeyFiles(logger, settings.TrustKeyFile("LOOKUP_JWKS_FILE", cfg.JWKSFile))
+	keyfile.WarnLoose(logger, keyfile.Trust("LOOKUP_JWKS_FILE", cfg.JWKSFile))
 	opts := append([]auth.JWKSOption{auth.WithJWKSLogger(logger.With("component", "jwks")),
 		auth.WithJWKSAllowHTTP(cfg.JWKSAllowHTTP)}, extra...)
 	keys, err := auth.OpenJWKS(ctx, cfg.JWKSFile, cfg.JWKSURL, opts...)

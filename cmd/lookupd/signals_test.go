@@ -20,9 +20,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/internal/dev"
+	"github.com/lookup/persons/internal/replica"
 	"github.com/lookup/persons/internal/testing/fixtures"
 	"github.com/lookup/persons/internal/testing/testkit"
-	"github.com/lookup/persons/projector"
 )
 
 // The signal matrix (issue 20): the real program, a child process (this
@@ -554,7 +554,7 @@ func (m *matrix) snapshotChunks(t *testing.T) uint64 {
 // ACTIVE does not name (a download aside): a restore or a rebuild under
 // way.
 func modelUnderWay(root string) bool {
-	active, _ := projector.ActiveDir(root)
+	active, _ := replica.ActiveDir(root)
 	dirs, _ := filepath.Glob(filepath.Join(root, "model-*"))
 	for _, d := range dirs {
 		if d != active && !strings.HasSuffix(d, ".download") {

@@ -17,8 +17,8 @@ import (
 	"path/filepath"
 
 	"github.com/lookup/persons/internal/auth"
+	"github.com/lookup/persons/internal/keyfile"
 	"github.com/lookup/persons/internal/redact"
-	"github.com/lookup/persons/internal/settings"
 )
 
 // EnvConfig is what Start sets up.
@@ -95,7 +95,7 @@ func (e *Env) loadKey(logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	settings.WarnLooseKeyFiles(logger, settings.SecretKeyFile("dev signing key (--data-dir)", e.KeyPath))
+	keyfile.WarnLoose(logger, keyfile.Secret("dev signing key (--data-dir)", e.KeyPath))
 	jwks, jwksPath, err := WriteJWKS(key, e.Dir)
 	if err != nil {
 		return err

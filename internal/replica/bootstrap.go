@@ -27,7 +27,7 @@ func (r *Replica) bootstrap(ctx context.Context) {
 		outcome = "failed"
 		return
 	}
-	dir, err := projector.NewModelDir(r.cfg.Root)
+	dir, err := newModelDir(r.cfg.Root)
 	if err != nil {
 		r.logger.Error("no snapshot restored; replaying the stream from the start", "err", err)
 		outcome = "failed"
@@ -40,7 +40,7 @@ func (r *Replica) bootstrap(ctx context.Context) {
 			r.logger.Error("no snapshot restored; replaying the stream from the start", "err", err)
 			outcome = "failed"
 		}
-		if rerr := projector.RemoveModel(r.cfg.Root, dir); rerr != nil {
+		if rerr := removeModel(r.cfg.Root, dir); rerr != nil {
 			r.logger.Error("restore directory not removed", "err", rerr)
 		}
 		return
@@ -99,7 +99,7 @@ func (r *Replica) restoreInto(ctx context.Context, dir string, ident projector.S
 // next's directory is activated, readers move to it, old's are waited
 // for, then old's store is closed and deleted.
 func (r *Replica) replace(old, next *generation) error {
-	if err := projector.Activate(r.cfg.Root, next.dir); err != nil {
+	if err := activate(r.cfg.Root, next.dir); err != nil {
 		return errors.Join(err, next.store.Close())
 	}
 	r.cur.Store(next)
@@ -115,7 +115,7 @@ func (r *Replica) retire(old *generation) {
 	if err := old.store.Close(); err != nil {
 		r.logger.Warn("replaced read model not closed cleanly", "dir", old.dir, "err", err)
 	}
-	if err := projector.RemoveModel(r.cfg.Root, old.dir); err != nil {
+	if err := removeModel(r.cfg.Root, old.dir); err != nil {
 		r.logger.Error("replaced read model not deleted (it is deleted at the next start)", "err", err)
 		return
 	}

@@ -158,7 +158,7 @@ func (c *child) kill(t *testing.T) {
 // newModelUnderWay reports whether root holds a model directory that
 // ACTIVE does not name (a restore or rebuild under way).
 func newModelUnderWay(root string) bool {
-	active, _ := projector.ActiveDir(root)
+	active, _ := ActiveDir(root)
 	dirs, _ := filepath.Glob(filepath.Join(root, "model-*"))
 	for _, d := range dirs {
 		if d != active {
@@ -254,7 +254,7 @@ func converges(t *testing.T, js jetstream.JetStream, root, after string, n int) 
 		t.Fatalf("open after %s: %v", after, err)
 	}
 	dirs, _ := filepath.Glob(filepath.Join(root, "model-*"))
-	active, _ := projector.ActiveDir(root)
+	active, _ := ActiveDir(root)
 	for _, d := range dirs {
 		if d != active {
 			t.Errorf("after %s, %s is left beside the active model %s", after, d, active)

@@ -25,13 +25,13 @@ func (r *Replica) Rebuild() error {
 	if r.rebuilding {
 		return ErrRebuildRunning
 	}
-	dir, err := projector.NewModelDir(r.cfg.Root)
+	dir, err := newModelDir(r.cfg.Root)
 	if err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
 	store, err := openStore(r.cfg, dir)
 	if err != nil {
-		return errors.Join(fmt.Errorf("rebuild: %w", err), projector.RemoveModel(r.cfg.Root, dir))
+		return errors.Join(fmt.Errorf("rebuild: %w", err), removeModel(r.cfg.Root, dir))
 	}
 	r.rebuilding = true
 	r.metrics.rebuilding.Set(1)
@@ -65,7 +65,7 @@ func (r *Replica) rebuild(ctx context.Context, next *generation) (err error) {
 	defer func() {
 		if err != nil && r.cur.Load() != next {
 			next.stop()
-			err = errors.Join(err, next.store.Close(), projector.RemoveModel(r.cfg.Root, next.dir))
+			err = errors.Join(err, next.store.Close(), removeModel(r.cfg.Root, next.dir))
 		}
 	}()
 	next.start(ctx, func(*generation, error) {})
@@ -111,7 +111,7 @@ func (r *Replica) swap(ctx context.Context, next *generation) error {
 			}
 		}
 	}
-	if err := projector.Activate(r.cfg.Root, next.dir); err != nil {
+	if err := activate(r.cfg.Root, next.dir); err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
 	if r.swapHook != nil {

@@ -1,5 +1,5 @@
 // Package replica runs the read model of one replica over its life: it
-// opens the active model of the data directory (projector.ActiveDir),
+// opens the active model of the data directory (ActiveDir),
 // bootstraps an empty one from the newest matching snapshot, takes
 // snapshots, and rebuilds a fresh model beside the live one (blue/green)
 // and swaps it in, while readers are served throughout.
@@ -35,7 +35,7 @@ var ErrNotCaughtUp = errors.New("the read model has not caught up yet")
 
 // Config configures a Replica.
 type Config struct {
-	// Root is the data directory (see projector.ActiveDir).
+	// Root is the data directory (see ActiveDir).
 	Root string
 	// Store are the options every model directory's store is opened
 	// (created if needed) with: its encryption key, memory budget, logger.
@@ -107,7 +107,7 @@ func Open(cfg Config) (*Replica, error) {
 	}
 	r := &Replica{cfg: cfg, logger: logger.With("component", "replica"), metrics: m,
 		caughtUp: make(chan struct{}), failed: make(chan genError, 4)}
-	dir, err := projector.ActiveDir(cfg.Root)
+	dir, err := ActiveDir(cfg.Root)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func Open(cfg Config) (*Replica, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := projector.RemoveInactive(cfg.Root, r.logger); err != nil {
+	if err := removeInactive(cfg.Root, r.logger); err != nil {
 		return nil, errors.Join(err, store.Close())
 	}
 	r.cur.Store(newGeneration(dir, store, cfg.NewProjector(store)))

@@ -181,7 +181,7 @@ func TestRebuildSwapsWhileServing(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(oldDir, "MANIFEST")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("old model's MANIFEST still there after the swap: %v", err)
 	}
-	if active, _ := projector.ActiveDir(root); active != r.Dir() {
+	if active, _ := ActiveDir(root); active != r.Dir() {
 		t.Errorf("ACTIVE names %s, serving %s", active, r.Dir())
 	}
 	// Projection goes on in the new model.
@@ -341,7 +341,7 @@ func TestStopDuringRebuild(t *testing.T) {
 			if err := r.Close(); err != nil {
 				t.Fatalf("Close: %v", err)
 			}
-			active, err := projector.ActiveDir(root)
+			active, err := ActiveDir(root)
 			if err != nil {
 				t.Fatal(err)
 			}

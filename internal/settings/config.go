@@ -10,9 +10,8 @@
 //
 // What the settings mean for the process is here too: the memory budget
 // sized from LOOKUP_MEMORY_BUDGET or the container's limit, and Go's soft
-// memory limit kept from it (memlimit.go, budget.go, cgroup.go), and the
-// warning for key files the settings name that others may use
-// (keyfile.go: it only stats them).
+// memory limit kept from it (memlimit.go, budget.go, cgroup.go). The key
+// files the settings name are checked by internal/keyfile.
 //
 // Who imports it: cmd/lookupd. docs/configuration.md is generated from
 // its table (go generate ./internal/settings).

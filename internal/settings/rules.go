@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+
+	"github.com/lookup/persons/internal/keyfile"
 )
 
 // Settings serve cannot start without (RFC 8725 sections 3.8 and 3.9 for
@@ -136,12 +138,12 @@ func (c Security) NATSAuthHint() string {
 
 // NATSSecretFiles are the NATS settings' files that hold secrets, for the
 // permission check (WarnLoose), each named by its setting.
-func (c Security) NATSSecretFiles() []KeyFile {
-	return []KeyFile{
-		SecretKeyFile("LOOKUP_NATS_CREDS", c.NATSCreds),
-		SecretKeyFile("LOOKUP_NATS_NKEY_FILE", c.NATSNkeyFile),
-		SecretKeyFile("LOOKUP_NATS_PASSWORD_FILE", c.NATSPasswordFile),
-		SecretKeyFile("LOOKUP_NATS_TOKEN_FILE", c.NATSTokenFile),
-		SecretKeyFile("LOOKUP_NATS_KEY_FILE", c.NATSKeyFile),
+func (c Security) NATSSecretFiles() []keyfile.KeyFile {
+	return []keyfile.KeyFile{
+		keyfile.Secret("LOOKUP_NATS_CREDS", c.NATSCreds),
+		keyfile.Secret("LOOKUP_NATS_NKEY_FILE", c.NATSNkeyFile),
+		keyfile.Secret("LOOKUP_NATS_PASSWORD_FILE", c.NATSPasswordFile),
+		keyfile.Secret("LOOKUP_NATS_TOKEN_FILE", c.NATSTokenFile),
+		keyfile.Secret("LOOKUP_NATS_KEY_FILE", c.NATSKeyFile),
 	}
 }

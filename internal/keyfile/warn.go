@@ -1,9 +1,10 @@
-// Key files: it warns of key files that others than their owner may use:
-// a secret (a private or symmetric key, a password, a token) that the
-// group or others may read or write, a trust anchor (a JWKS) that they
-// may write.
-
-package settings
+// Package keyfile reads and checks the files that hold keys: it warns of
+// key files that others than their owner may use (warn.go: a secret, such
+// as a private or symmetric key, a password or a token, that the group or
+// others may read or write; a trust anchor, a JWKS, that they may write),
+// and reads the AES key that encrypts a read model at rest (aes.go). An
+// error or a log line names a file, never its content.
+package keyfile
 
 import (
 	"fmt"
@@ -22,19 +23,19 @@ type KeyFile struct {
 	Secret  bool
 }
 
-// SecretKeyFile is the secret file at path, named by setting.
-func SecretKeyFile(setting, path string) KeyFile {
+// Secret is the secret file at path, named by setting.
+func Secret(setting, path string) KeyFile {
 	return KeyFile{Setting: setting, Path: path, Secret: true}
 }
 
-// TrustKeyFile is the trust anchor file at path, named by setting.
-func TrustKeyFile(setting, path string) KeyFile { return KeyFile{Setting: setting, Path: path} }
+// Trust is the trust anchor file at path, named by setting.
+func Trust(setting, path string) KeyFile { return KeyFile{Setting: setting, Path: path} }
 
-// WarnLooseKeyFiles logs a warning for each configured file that its
+// WarnLoose logs a warning for each configured file that its
 // group or others may read or write (a secret) or write (a trust anchor).
 // It does not stop the start-up: a file it cannot stat is left to the
 // code that reads it, and Windows file modes say nothing of this.
-func WarnLooseKeyFiles(logger *slog.Logger, files ...KeyFile) {
+func WarnLoose(logger *slog.Logger, files ...KeyFile) {
 	if runtime.GOOS == "windows" {
 		return
 	}

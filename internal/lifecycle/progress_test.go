@@ -1,4 +1,4 @@
-package admin
+package lifecycle
 
 import (
 	"context"
@@ -10,18 +10,19 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/projector"
 )
 
-// fakeProgressFunc is a ProgressSource.
+// fakeProgressFunc is a admin.ProgressSource.
 type fakeProgressFunc func() projector.Progress
 
 func (f fakeProgressFunc) Progress() projector.Progress { return f() }
 
 func TestReportProgress(t *testing.T) {
 	// Each call of Progress has applied ten more events.
-	newSource := func() ProgressSource {
+	newSource := func() admin.ProgressSource {
 		var applied atomic.Uint64
 		return fakeProgressFunc(func() projector.Progress {
 			a := applied.Add(10)

@@ -1,4 +1,4 @@
-package projector
+package replica
 
 import (
 	"errors"
@@ -23,11 +23,15 @@ import (
 // one and makes it active by rewriting ACTIVE (the commit point); the model
 // it replaces is deleted afterwards. A crash before the commit leaves the
 // new directory unnamed, one after it the old model unnamed: either is
-// removed at the next start (RemoveInactive), so every restart converges on
+// removed at the next start (removeInactive), so every restart converges on
 // the model ACTIVE names.
 const (
 	activeFile  = "ACTIVE"
 	modelPrefix = "model-"
+	// downloadSuffix names the file a snapshot's restore downloads to,
+	// beside its model directory (projector/restore.go, which names it
+	// the same).
+	downloadSuffix = ".download"
 )
 
 // badgerFile reports whether name is a file of a Badger store in its
@@ -62,9 +66,9 @@ func ActiveDir(root string) (string, error) {
 	return filepath.Join(root, name), nil
 }
 
-// NewModelDir creates an empty model directory in root, beside the
-// active model, and returns it. It is not active until Activate.
-func NewModelDir(root string) (string, error) {
+// newModelDir creates an empty model directory in root, beside the
+// active model, and returns it. It is not active until activate.
+func newModelDir(root string) (string, error) {
 	dir := filepath.Join(root, modelPrefix+strconv.FormatInt(time.Now().UnixNano(), 10))
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return "", fmt.Errorf("data dir %s: %w", root, err)
@@ -75,10 +79,10 @@ func NewModelDir(root string) (string, error) {
 	return dir, nil
 }
 
-// Activate makes dir, a model directory of root, the active model: ACTIVE
+// activate makes dir, a model directory of root, the active model: ACTIVE
 // is written to a temporary file, synced, renamed over the old one and the
 // directory synced, so that after a crash it names either model, whole.
-func Activate(root, dir string) error {
+func activate(root, dir string) error {
 	if filepath.Dir(dir) != filepath.Clean(root) || !strings.HasPrefix(filepath.Base(dir), modelPrefix) {
 		return fmt.Errorf("activate %s: not a model directory of %s", dir, root)
 	}
@@ -120,10 +124,10 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// RemoveModel deletes the read model in dir once it is no longer active:
+// removeModel deletes the read model in dir once it is no longer active:
 // the directory when it is a model directory of root, else (dir is root
 // itself) the Badger files in root.
-func RemoveModel(root, dir string) error {
+func removeModel(root, dir string) error {
 	if filepath.Clean(dir) != filepath.Clean(root) {
 		if err := os.RemoveAll(dir); err != nil {
 			return fmt.Errorf("remove read model %s: %w", dir, err)
@@ -144,11 +148,11 @@ func RemoveModel(root, dir string) error {
 	return nil
 }
 
-// RemoveInactive deletes what a crash may have left in root beside the
+// removeInactive deletes what a crash may have left in root beside the
 // active model: model directories that are not active (a restore or
 // rebuild that did not finish, or a replaced model not yet deleted), and
 // the Badger files in root itself when a model directory is active.
-func RemoveInactive(root string, logger *slog.Logger) error {
+func removeInactive(root string, logger *slog.Logger) error {
 	active, err := ActiveDir(root)
 	if err != nil {
 		return err
@@ -170,13 +174,13 @@ func RemoveInactive(root string, logger *slog.Logger) error {
 		}
 		if e.IsDir() && strings.HasPrefix(e.Name(), modelPrefix) && path != active {
 			logger.Info("removing a read model that is not active (left by an unfinished restore, rebuild or swap)", "dir", path)
-			if err := RemoveModel(root, path); err != nil {
+			if err := removeModel(root, path); err != nil {
 				return err
 			}
 		}
 	}
 	if active != root {
-		return RemoveModel(root, root)
+		return removeModel(root, root)
 	}
 	return nil
 }

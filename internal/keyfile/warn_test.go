@@ -1,4 +1,4 @@
-package settings
+package keyfile
 
 import (
 	"log/slog"
@@ -30,22 +30,22 @@ func TestWarnLoose(t *testing.T) {
 		f    KeyFile
 		warn bool
 	}{
-		{"secret 0600", SecretKeyFile("S", file("s600", 0o600)), false},
-		{"secret 0400", SecretKeyFile("S", file("s400", 0o400)), false},
-		{"secret 0640", SecretKeyFile("S", file("s640", 0o640)), true},
-		{"secret 0604", SecretKeyFile("S", file("s604", 0o604)), true},
-		{"secret 0620", SecretKeyFile("S", file("s620", 0o620)), true},
-		{"secret 0644", SecretKeyFile("S", file("s644", 0o644)), true},
-		{"JWKS 0644", TrustKeyFile("J", file("j644", 0o644)), false},
-		{"JWKS 0664", TrustKeyFile("J", file("j664", 0o664)), true},
-		{"JWKS 0646", TrustKeyFile("J", file("j646", 0o646)), true},
-		{"unset", SecretKeyFile("S", ""), false},
-		{"missing", SecretKeyFile("S", filepath.Join(dir, "none")), false},
+		{"secret 0600", Secret("S", file("s600", 0o600)), false},
+		{"secret 0400", Secret("S", file("s400", 0o400)), false},
+		{"secret 0640", Secret("S", file("s640", 0o640)), true},
+		{"secret 0604", Secret("S", file("s604", 0o604)), true},
+		{"secret 0620", Secret("S", file("s620", 0o620)), true},
+		{"secret 0644", Secret("S", file("s644", 0o644)), true},
+		{"JWKS 0644", Trust("J", file("j644", 0o644)), false},
+		{"JWKS 0664", Trust("J", file("j664", 0o664)), true},
+		{"JWKS 0646", Trust("J", file("j646", 0o646)), true},
+		{"unset", Secret("S", ""), false},
+		{"missing", Secret("S", filepath.Join(dir, "none")), false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf testkit.LogBuffer
-			WarnLooseKeyFiles(slog.New(slog.NewTextHandler(&buf, nil)), tc.f)
+			WarnLoose(slog.New(slog.NewTextHandler(&buf, nil)), tc.f)
 			got := buf.String()
 			if warned := strings.Contains(got, "level=WARN"); warned != tc.warn {
 				t.Fatalf("warned %v, want %v: %q", warned, tc.warn, got)

@@ -2,7 +2,7 @@
 // project" runs: a progress bar when its output is a terminal, else a log
 // line every interval.
 
-package admin
+package lifecycle
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/periodic"
 )
 
@@ -36,7 +37,7 @@ func IsTerminal(w io.Writer) bool {
 
 // ReportProgress shows src's progress until ctx is done: a progress bar when
 // cfg.Bar, else a log line "projecting" every cfg.Interval.
-func ReportProgress(ctx context.Context, src ProgressSource, logger *slog.Logger, cfg ProgressConfig) {
+func ReportProgress(ctx context.Context, src admin.ProgressSource, logger *slog.Logger, cfg ProgressConfig) {
 	if cfg.Bar {
 		showBar(ctx, src, cfg.BarOut)
 		return
@@ -57,7 +58,7 @@ func ReportProgress(ctx context.Context, src ProgressSource, logger *slog.Logger
 }
 
 // showBar draws src's progress as a bar on w until ctx is done.
-func showBar(ctx context.Context, src ProgressSource, w io.Writer) {
+func showBar(ctx context.Context, src admin.ProgressSource, w io.Writer) {
 	bar := progressbar.NewOptions64(-1,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription("projecting"),
