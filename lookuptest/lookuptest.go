@@ -45,12 +45,12 @@ import (
 	"github.com/lookup/persons/client"
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/admin"
+	"github.com/lookup/persons/internal/apiserver"
 	"github.com/lookup/persons/internal/auth"
 	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/replica"
 	"github.com/lookup/persons/projector"
-	"github.com/lookup/persons/query"
 )
 
 // Lookupd is what a test needs of a running service, in process (Server)
@@ -239,35 +239,18 @@ func (s *Server) startReplica() (err error) {
 
 // newAPI returns the API over the read model, as lookupd serve wires it.
 func (s *Server) newAPI() (http.Handler, error) {
-	jwksPath := filepath.Join(s.dir, "jwks.json")
-	if err := os.WriteFile(jwksPath, s.key.JWKS(), 0o600); err != nil {
-		return nil, err
-	}
-	keys, err := auth.LoadJWKSFile(jwksPath)
+	keys, err := auth.ParseJWKS(s.key.JWKS())
 	if err != nil {
 		return nil, err
 	}
-	tokens, err := auth.NewVerifier(auth.Config{Keys: keys, Issuer: s.cfg.issuer, Audience: s.cfg.audience,
-		TenantClaim: s.cfg.tenantClaim})
-	if err != nil {
+	if s.ledger, err = apiserver.NewLedger(s.nc, apiserver.LedgerConfig{Mode: s.cfg.audit, Replica: "lookuptest",
+		Position: s.rep.Applied, Logger: s.cfg.logger}); err != nil {
 		return nil, err
 	}
-	qc := query.Config{
-		Reader: s.rep, Tokens: tokens,
-		Logger:          s.cfg.logger,
-		Ready:           func() bool { return admin.CaughtUp(s.rep) },
-		Position:        s.rep,
-		MaxPositionWait: s.cfg.maxPositionWait,
-		Stale:           admin.NewStaleness(s.rep, s.cfg.maxStaleness, time.Now),
-	}
-	if s.cfg.audit != ledger.Off {
-		if s.ledger, err = ledger.New(s.nc, ledger.Config{Mode: s.cfg.audit, Replica: "lookuptest",
-			Position: s.rep.Applied, Logger: s.cfg.logger}); err != nil {
-			return nil, fmt.Errorf("audit ledger: %w", err)
-		}
-		qc.Auditor = s.ledger
-	}
-	return query.NewServer(qc)
+	return apiserver.New(apiserver.Config{Replica: s.rep, Keys: keys,
+		Issuer: s.cfg.issuer, Audience: s.cfg.audience, TenantClaim: s.cfg.tenantClaim, TokenCacheSize: auth.DefaultTokenCacheSize,
+		Ledger: s.ledger, MaxPositionWait: s.cfg.maxPositionWait,
+		Stale: admin.NewStaleness(s.rep, s.cfg.maxStaleness, time.Now), Logger: s.cfg.logger})
 }
 
 // APIURL is the base URL of the API, http://127.0.0.1:port.

@@ -3,9 +3,10 @@ package lookuptest
 import (
 	"errors"
 	"fmt"
-	"github.com/lookup/persons/internal/ledger"
 	"log/slog"
 	"time"
+
+	"github.com/lookup/persons/internal/ledger"
 )
 
 // An Option configures a Server. One that makes no sense (a negative

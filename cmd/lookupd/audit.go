@@ -13,6 +13,7 @@ import (
 
 	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/admin"
+	"github.com/lookup/persons/internal/apiserver"
 	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/natsconn"
@@ -25,16 +26,10 @@ import (
 func newLedger(cfg settings.Config, nc *nats.Conn, proj admin.ProgressSource, reg prometheus.Registerer, logger *slog.Logger) (*ledger.Ledger, error) {
 	replica := cfg.ReplicaName("")
 	mode := ledger.Mode(cfg.Audit) // the settings table's default: required
-	l, err := ledger.New(nc, ledger.Config{
-		Mode:       mode,
-		Stream:     cfg.AuditStream,
-		Replica:    replica,
-		Position:   func() uint64 { return proj.Progress().AppliedSeq },
-		Logger:     logger.With("component", "audit"),
-		Registerer: reg,
-	})
+	l, err := apiserver.NewLedger(nc, apiserver.LedgerConfig{Mode: mode, Stream: cfg.AuditStream, Replica: replica,
+		Position: func() uint64 { return proj.Progress().AppliedSeq }, Registerer: reg, Logger: logger})
 	if err != nil {
-		return nil, fmt.Errorf("audit ledger: %w", err)
+		return nil, err
 	}
 	logger.Info("audit ledger", "mode", string(mode), "audit_stream", cfg.AuditStream, "replica", replica,
 		"require_purpose", cfg.RequirePurpose)

@@ -11,20 +11,16 @@ import (
 	"time"
 
 	"github.com/lookup/persons/internal/admin"
+	"github.com/lookup/persons/internal/apiserver"
 	"github.com/lookup/persons/internal/keyfile"
 	"github.com/lookup/persons/internal/redact"
 	"github.com/lookup/persons/internal/tracing"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/lookup/persons/internal/auth"
-	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/natsconn"
-	"github.com/lookup/persons/internal/replica"
 	"github.com/lookup/persons/internal/settings"
 	"github.com/lookup/persons/projector"
-	"github.com/lookup/persons/query"
 )
 
 func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -150,7 +146,10 @@ func serve(ctx context.Context, cfg settings.Config, logger *slog.Logger, opts s
 		return err
 	}
 	defer closeLedger(ledger, logger)
-	api, err := newAPI(cfg, rep, keys, ledger, reg, ready.Stale, logger)
+	api, err := apiserver.New(apiserver.Config{Replica: rep, Keys: keys,
+		Issuer: cfg.Issuer, Audience: cfg.Audience, TenantClaim: cfg.TenantClaim, TokenCacheSize: cfg.TokenCacheSize,
+		Ledger: ledger, RequirePurpose: cfg.RequirePurpose,
+		MaxPositionWait: cfg.MaxPositionWait, Stale: ready.Stale, Registerer: reg, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -208,32 +207,4 @@ func logServeStart(cfg settings.Config, logger *slog.Logger) {
 		"nats_url", redact.URLs(cfg.NATSURL), "stream", cfg.Stream, "data_dir", cfg.DataDir,
 		"encrypted", cfg.EncryptionKeyFile != "", "jwks_url", redact.URLs(cfg.JWKSURL), "jwks_file", cfg.JWKSFile,
 		"issuer", cfg.Issuer, "audience", cfg.Audience, "tenant_claim", cfg.TenantClaim)
-}
-
-// newAPI returns the API over the read model store.
-func newAPI(cfg settings.Config, rep *replica.Replica, keys *auth.JWKS, ledger *ledger.Ledger,
-	reg prometheus.Registerer, stale func() bool, logger *slog.Logger) (*query.Server, error) {
-	tokens, err := auth.NewVerifier(auth.Config{Keys: keys, Issuer: cfg.Issuer, Audience: cfg.Audience,
-		TenantClaim: cfg.TenantClaim, TokenCacheSize: cfg.TokenCacheSize, Registerer: reg})
-	if err != nil {
-		return nil, fmt.Errorf("API: %w", err)
-	}
-	api, err := query.NewServer(query.Config{
-		Reader:     rep,
-		Tokens:     tokens,
-		Logger:     logger.With("component", "api"),
-		Registerer: reg,
-		// Until the read model has caught up, the API answers 503 rather
-		// than a false 404; once caught up it stays ready, as /readyz.
-		Ready:          func() bool { return admin.CaughtUp(rep) },
-		Auditor:        ledger,
-		RequirePurpose: cfg.RequirePurpose,
-
-		// Lookup-Position, Lookup-Min-Position, staleness: docs/consistency.md.
-		Position: rep, MaxPositionWait: cfg.MaxPositionWait, Stale: stale,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("API: %w", err)
-	}
-	return api, nil
 }

@@ -122,9 +122,24 @@ func LoadJWKSFile(path string) (*JWKS, error) {
 	if len(b) > maxJWKSBytes {
 		return nil, fmt.Errorf("jwks file %s: larger than %d bytes", path, maxJWKSBytes)
 	}
-	ks, err := parseKeySet(b)
+	j, err := ParseJWKS(b)
 	if err != nil {
 		return nil, fmt.Errorf("jwks file %s: %w", path, err)
+	}
+	return j, nil
+}
+
+// ParseJWKS reads a JWKS (a JSON Web Key Set, or a single JWK) from b, as
+// LoadJWKSFile reads a file's: the keys of an in-process issuer, such as
+// lookuptest's. The error wraps ErrNoUsableKeys when b holds no usable
+// verification key.
+func ParseJWKS(b []byte) (*JWKS, error) {
+	if len(b) > maxJWKSBytes {
+		return nil, fmt.Errorf("larger than %d bytes", maxJWKSBytes)
+	}
+	ks, err := parseKeySet(b)
+	if err != nil {
+		return nil, err
 	}
 	j := &JWKS{now: time.Now}
 	j.install(0, ks)

@@ -19,11 +19,16 @@ type Config struct {
 	Audience    string // required `aud` ("" = not checked)
 	TenantClaim string // claim holding the caller's business ids; "" = tenancy off
 	// TokenCacheSize is how many verified tokens are remembered (see
-	// tokencache.go; lookup_token_cache_* metrics); 0 = no cache.
+	// tokencache.go; lookup_token_cache_* metrics); 0 = no cache. Servers
+	// use DefaultTokenCacheSize unless told otherwise.
 	TokenCacheSize int
 	Registerer     prometheus.Registerer // token cache metrics registered here; nil = none
 	Now            func() time.Time      // nil = time.Now
 }
+
+// DefaultTokenCacheSize is the token cache's size in lookupd serve and
+// lookuptest unless configured (LOOKUP_TOKEN_CACHE_SIZE).
+const DefaultTokenCacheSize = 10000
 
 // Verifier verifies the bearer tokens of the API's requests: it is the
 // query.TokenVerifier that cmd/lookupd gives query.NewServer. It is safe

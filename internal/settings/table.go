@@ -3,9 +3,11 @@ package settings
 //go:generate go test -run TestConfigurationDoc -update .
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/lookup/persons/internal/auth"
 	"github.com/lookup/persons/internal/natsconn"
 )
 
@@ -132,7 +134,7 @@ var table = []setting{
 	{name: "tenant-claim", usage: "token claim listing the caller's business ids; enables tenancy checks", in: Serve | Dev | Token,
 		per:    map[Commands]variant{Token: {def: DefaultTenantClaim, usage: "name of the claim carrying --tenant (added only with --tenant business ids)"}},
 		parser: str(func(c *Config) *string { return &c.TenantClaim })},
-	{name: "token-cache-size", def: "10000", usage: "verified tokens remembered, so a token presented again is not verified afresh (0: off)", in: serverCommands | Dev,
+	{name: "token-cache-size", def: strconv.Itoa(auth.DefaultTokenCacheSize), usage: "verified tokens remembered, so a token presented again is not verified afresh (0: off)", in: serverCommands | Dev,
 		parser: atLeast("token cache size", 0, func(c *Config) *int { return &c.TokenCacheSize })},
 	{name: "log-format", def: "json", usage: "log format: json or text", in: Serve | Project | Dev | DLQ | AuditServe,
 		per:    map[Commands]variant{Dev: {def: "text"}, DLQ: {def: "text"}},
