@@ -17,7 +17,7 @@ func TestAPIDocListsProblemTypes(t *testing.T) {
 		t.Errorf("docs/api.md does not name the base URI %s", problemBase)
 	}
 	for k, pk := range problemKinds {
-		row := "| `" + pk.slug + "` | " + strconv.Itoa(pk.status) + " |"
+		row := "| `" + pk.Slug + "` | " + strconv.Itoa(pk.Status) + " |"
 		if !strings.Contains(doc, row) {
 			t.Errorf("docs/api.md lacks the row %q (problem kind %d)", row, k)
 		}

@@ -11,8 +11,8 @@ import (
 	"github.com/lookup/persons/events"
 )
 
-// problem is an RFC 9457 problem details body, as the tests decode it.
-type problem struct {
+// problemBody is an RFC 9457 problem details body, as the tests decode it.
+type problemBody struct {
 	Type          string         `json:"type"`
 	Title         string         `json:"title"`
 	Status        int            `json:"status"`
@@ -125,7 +125,7 @@ func TestEncodingMatchesEncodingJSON(t *testing.T) {
 			req.URL.RawPath = "/api/v1/persons/" + s
 			rec := httptest.NewRecorder()
 			writeProblem(rec, req, probInvalidParams, s, ps)
-			want := marshalLine(t, problem{probInvalidParams.typeURI(), problemKinds[probInvalidParams].title, 400, s, req.URL.EscapedPath(), ps})
+			want := marshalLine(t, problemBody{probInvalidParams.TypeURI(), problemKinds[probInvalidParams].Title, 400, s, req.URL.EscapedPath(), ps})
 			if !bytes.Equal(rec.Body.Bytes(), want) {
 				t.Errorf("problem %q:\n got %s\nwant %s", s, rec.Body, want)
 			}

@@ -54,7 +54,7 @@ func checkFuzzAnswer(t *testing.T, rec *httptest.ResponseRecorder, allowed ...in
 		t.Fatalf("X-Request-Id = %q", id)
 	}
 	if rec.Code >= 400 {
-		var p problem
+		var p problemBody
 		if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {
 			t.Fatalf("problem body %q: %v", rec.Body, err)
 		}

@@ -205,8 +205,8 @@ func checkProblem(t *testing.T, rec interface {
 	pk := problemKinds[want.kind]
 	resp := rec.Result()
 	defer resp.Body.Close()
-	if resp.StatusCode != pk.status {
-		t.Fatalf("status = %d, want %d; body %s", resp.StatusCode, pk.status, body)
+	if resp.StatusCode != pk.Status {
+		t.Fatalf("status = %d, want %d; body %s", resp.StatusCode, pk.Status, body)
 	}
 	if ct := resp.Header.Get("Content-Type"); ct != "application/problem+json" {
 		t.Errorf("Content-Type = %q, want application/problem+json", ct)
@@ -217,20 +217,20 @@ func checkProblem(t *testing.T, rec interface {
 		}
 		return
 	}
-	var p problem
+	var p problemBody
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
 		t.Fatalf("decode problem %q: %v", body, err)
 	}
-	if p.Type != want.kind.typeURI() {
-		t.Errorf("type = %q, want %q", p.Type, want.kind.typeURI())
+	if p.Type != want.kind.TypeURI() {
+		t.Errorf("type = %q, want %q", p.Type, want.kind.TypeURI())
 	}
-	if p.Title != pk.title {
-		t.Errorf("title = %q, want %q", p.Title, pk.title)
+	if p.Title != pk.Title {
+		t.Errorf("title = %q, want %q", p.Title, pk.Title)
 	}
-	if p.Status != pk.status {
-		t.Errorf("status member = %d, want %d", p.Status, pk.status)
+	if p.Status != pk.Status {
+		t.Errorf("status member = %d, want %d", p.Status, pk.Status)
 	}
 	if p.Detail == "" {
 		t.Errorf("detail is empty")
@@ -270,29 +270,29 @@ func TestGetAuthorizedSigners(t *testing.T) {
 		{name: "FULL without ssn scope", query: "consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=FULL", token: read,
 			problem: &wantProblem{kind: probInsufficientScope}},
 		{name: "missing consumer_id", query: "", token: read,
-			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"consumer_id", reasonRequired}}}},
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{Name: "consumer_id", Reason: reasonRequired}}}},
 		{name: "empty consumer_id", query: "consumer_id=", token: read,
-			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"consumer_id", reasonUUID}}}},
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{Name: "consumer_id", Reason: reasonUUID}}}},
 		{name: "non-canonical consumer_id", query: "consumer_id=" + strings.ReplaceAll(consumerA, "-", ""), token: read,
-			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"consumer_id", reasonUUID}}}},
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{Name: "consumer_id", Reason: reasonUUID}}}},
 		{name: "braced consumer_id", query: "consumer_id={" + consumerA + "}", token: read,
-			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"consumer_id", reasonUUID}}}},
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{Name: "consumer_id", Reason: reasonUUID}}}},
 		{name: "repeated consumer_id", query: "consumer_id=" + consumerA + "&consumer_id=" + consumerA, token: read,
-			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"consumer_id", reasonRepeated}}}},
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{Name: "consumer_id", Reason: reasonRepeated}}}},
 		{name: "unknown parameter", query: "consumer_id=" + consumerA + "&page=2", token: read,
-			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"page", reasonUnknown}}}},
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{Name: "page", Reason: reasonUnknown}}}},
 		{name: "parameter names are case-sensitive", query: "Consumer_ID=" + consumerA, token: read,
-			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"Consumer_ID", reasonUnknown}, {"consumer_id", reasonRequired}}}},
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{Name: "Consumer_ID", Reason: reasonUnknown}, {Name: "consumer_id", Reason: reasonRequired}}}},
 		{name: "bad expand", query: "consumer_id=" + consumerA + "&expand=ALL", token: read,
-			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"expand", reasonExpand}}}},
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{Name: "expand", Reason: reasonExpand}}}},
 		{name: "lower-case expand value", query: "consumer_id=" + consumerA + "&expand=protected_personal_data", token: read,
-			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"expand", reasonExpand}}}},
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{Name: "expand", Reason: reasonExpand}}}},
 		{name: "repeated expand", query: "consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA&expand=PROTECTED_PERSONAL_DATA", token: read,
-			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"expand", reasonRepeated}}}},
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{Name: "expand", Reason: reasonRepeated}}}},
 		{name: "bad ssn_mode", query: "consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=LAST5", token: read,
-			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"ssn_mode", reasonSSNMode}}}},
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{Name: "ssn_mode", Reason: reasonSSNMode}}}},
 		{name: "ssn_mode without expand", query: "consumer_id=" + consumerA + "&ssn_mode=LAST4", token: read,
-			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"ssn_mode", reasonNeedsExp}}}},
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{Name: "ssn_mode", Reason: reasonNeedsExp}}}},
 		// The FULL scope is decided from the raw query, before parameters.
 		{name: "FULL without expand is 403 before parameters", query: "consumer_id=" + consumerA + "&ssn_mode=FULL", token: read,
 			problem: &wantProblem{kind: probInsufficientScope}},
@@ -305,16 +305,16 @@ func TestGetAuthorizedSigners(t *testing.T) {
 		{name: "FULL in a malformed query is 403", query: "consumer_id=%zz&ssn_mode=FULL", token: read,
 			problem: &wantProblem{kind: probInsufficientScope}},
 		{name: "lower-case full is a parameter problem", query: "consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=full", token: read,
-			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"ssn_mode", reasonSSNMode}}}},
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{Name: "ssn_mode", Reason: reasonSSNMode}}}},
 		{name: "FULL without expand, with the ssn scope, is 400", query: "consumer_id=" + consumerA + "&ssn_mode=FULL", token: readSSN,
-			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"ssn_mode", reasonNeedsExp}}}},
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{Name: "ssn_mode", Reason: reasonNeedsExp}}}},
 		{name: "FULL among repeated ssn_mode, with the ssn scope, is 400", query: "consumer_id=" + consumerA + "&expand=PROTECTED_PERSONAL_DATA&ssn_mode=LAST4&ssn_mode=FULL", token: readSSN,
-			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"ssn_mode", reasonRepeated}}}},
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{Name: "ssn_mode", Reason: reasonRepeated}}}},
 		{name: "every problem listed", query: "consumer_id=nope&expand=X&ssn_mode=Y&zzz=1", token: read,
 			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{
-				{"consumer_id", reasonUUID}, {"expand", reasonExpand}, {"ssn_mode", reasonSSNMode}, {"zzz", reasonUnknown}}}},
+				{Name: "consumer_id", Reason: reasonUUID}, {Name: "expand", Reason: reasonExpand}, {Name: "ssn_mode", Reason: reasonSSNMode}, {Name: "zzz", Reason: reasonUnknown}}}},
 		{name: "malformed query string", query: "consumer_id=%zz", token: read,
-			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"query", reasonQuery}}}},
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{Name: "query", Reason: reasonQuery}}}},
 		{name: "parameters are checked after auth", query: "consumer_id=nope",
 			problem: &wantProblem{kind: probUnauthorized}},
 		{name: "parameters are checked after scope", query: "consumer_id=nope", token: rsaToken(t, goodClaims("read:other")),
@@ -362,17 +362,17 @@ func TestGetPerson(t *testing.T) {
 		{name: "percent-encoded lower-case escapes", target: "/api/v1/persons/%61aaaaaaa%2d0000-4000-8000-000000000001", token: read,
 			want: map[string]any{"person_id": consumerA, "business_id": businessA, "first_name": "Ann", "last_name": "Lee", "type": "CONSUMER"}},
 		{name: "double percent-encoding is not decoded twice", target: "/api/v1/persons/" + strings.ReplaceAll(consumerA, "-", "%252D"), token: read,
-			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"person_id", reasonUUID}}}},
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{Name: "person_id", Reason: reasonUUID}}}},
 		{name: "encoded slash", target: "/api/v1/persons/aaaaaaaa%2F0000", token: read,
-			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"person_id", reasonUUID}}}},
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{Name: "person_id", Reason: reasonUUID}}}},
 		{name: "not a uuid", target: "/api/v1/persons/42", token: read,
-			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"person_id", reasonUUID}}}},
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{Name: "person_id", Reason: reasonUUID}}}},
 		{name: "uuid without dashes", target: "/api/v1/persons/" + strings.ReplaceAll(consumerA, "-", ""), token: read,
-			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"person_id", reasonUUID}}}},
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{Name: "person_id", Reason: reasonUUID}}}},
 		{name: "any query parameter", target: "/api/v1/persons/" + consumerA + "?expand=PROTECTED_PERSONAL_DATA", token: read,
-			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"expand", reasonUnknown}}}},
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{Name: "expand", Reason: reasonUnknown}}}},
 		{name: "bad id and query parameter", target: "/api/v1/persons/x?a=1&a=2", token: read,
-			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{"a", reasonUnknown}, {"person_id", reasonUUID}}}},
+			problem: &wantProblem{kind: probInvalidParams, params: []invalidParam{{Name: "a", Reason: reasonUnknown}, {Name: "person_id", Reason: reasonUUID}}}},
 		{name: "bad id after auth", target: "/api/v1/persons/x", problem: &wantProblem{kind: probUnauthorized}},
 		{name: "unknown person", target: "/api/v1/persons/" + consumerNo, token: read, problem: &wantProblem{kind: probNotFound}},
 		{name: "reader failure", target: "/api/v1/persons/" + personBoom, token: read, problem: &wantProblem{kind: probInternal}},
@@ -446,7 +446,7 @@ func TestPersonIDUndecodable(t *testing.T) {
 		t.Fatalf("status = %d, want 400; body %s", rec.Code, rec.Body)
 	}
 	p := decodeProblem(t, rec)
-	want := []invalidParam{{"person_id", reasonEscape}}
+	want := []invalidParam{{Name: "person_id", Reason: reasonEscape}}
 	if !reflect.DeepEqual(p.InvalidParams, want) {
 		t.Errorf("invalid_params = %+v, want %+v", p.InvalidParams, want)
 	}
@@ -463,9 +463,9 @@ func TestEveryInvalidParameterListed(t *testing.T) {
 	for i := 0; i < 30; i++ {
 		name := fmt.Sprintf("a%02d", i)
 		query += "&" + name + "=1"
-		want = append(want, invalidParam{name, reasonUnknown})
+		want = append(want, invalidParam{Name: name, Reason: reasonUnknown})
 	}
-	want = append(want, invalidParam{"consumer_id", reasonUUID})
+	want = append(want, invalidParam{Name: "consumer_id", Reason: reasonUUID})
 	for _, target := range []string{"/api/v1/authorized-signers?" + query, "/api/v1/persons/nope?" + query} {
 		t.Run(target[:20], func(t *testing.T) {
 			req := newRequest(http.MethodGet, target, rsaToken(t, goodClaims("read:persons")))
@@ -473,7 +473,7 @@ func TestEveryInvalidParameterListed(t *testing.T) {
 			w := want
 			if strings.HasPrefix(target, "/api/v1/persons/") {
 				// consumer_id is unknown there, and person_id is invalid.
-				w = append(append([]invalidParam(nil), want[:30]...), invalidParam{"consumer_id", reasonUnknown}, invalidParam{"person_id", reasonUUID})
+				w = append(append([]invalidParam(nil), want[:30]...), invalidParam{Name: "consumer_id", Reason: reasonUnknown}, invalidParam{Name: "person_id", Reason: reasonUUID})
 			}
 			checkProblem(t, rec, req, rec.Body.Bytes(), wantProblem{kind: probInvalidParams, params: w})
 		})

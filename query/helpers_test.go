@@ -187,12 +187,12 @@ func newRequest(method, target, token string) *http.Request {
 }
 
 // decodeProblem decodes a problem body.
-func decodeProblem(t *testing.T, rec *httptest.ResponseRecorder) problem {
+func decodeProblem(t *testing.T, rec *httptest.ResponseRecorder) problemBody {
 	t.Helper()
 	if ct := rec.Header().Get("Content-Type"); ct != "application/problem+json" {
 		t.Fatalf("Content-Type = %q, want application/problem+json", ct)
 	}
-	var p problem
+	var p problemBody
 	dec := json.NewDecoder(strings.NewReader(rec.Body.String()))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
@@ -202,7 +202,6 @@ func decodeProblem(t *testing.T, rec *httptest.ResponseRecorder) problem {
 }
 
 // typeURI returns the stable type URI of k.
-func (k problemKind) typeURI() string { return problemBase + problemKinds[k].slug }
 
 // tamper flips one bit of the character at index i of s (staying within
 // the base64url alphabet).

@@ -140,11 +140,11 @@ func TestProblemKindsDocumented(t *testing.T) {
 	doc := string(openAPIDoc)
 	for k := range problemKinds {
 		kind := problemKind(k)
-		uri := kind.typeURI()
+		uri := kind.TypeURI()
 		if !strings.Contains(doc, "            - "+uri+"\n") {
 			t.Errorf("%s is not in the ProblemDetails type enum", uri)
 		}
-		row := "| `" + uri + "` | " + strconv.Itoa(problemKinds[k].status) + " |"
+		row := "| `" + uri + "` | " + strconv.Itoa(problemKinds[k].Status) + " |"
 		if !strings.Contains(doc, row) {
 			t.Errorf("openapi.yaml lacks the row %q", row)
 		}

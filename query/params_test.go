@@ -27,9 +27,9 @@ func FuzzParseQuery(f *testing.F) {
 		for name, vs := range vals {
 			switch i := indexOf(known, name); {
 			case i < 0:
-				wantBad = append(wantBad, invalidParam{name, reasonUnknown})
+				wantBad = append(wantBad, invalidParam{Name: name, Reason: reasonUnknown})
 			case len(vs) > 1:
-				wantBad = append(wantBad, invalidParam{name, reasonRepeated})
+				wantBad = append(wantBad, invalidParam{Name: name, Reason: reasonRepeated})
 			}
 		}
 		if sortParams(gotBad); !reflect.DeepEqual(gotBad, sortParams(wantBad)) && len(gotBad)+len(wantBad) > 0 {

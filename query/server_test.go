@@ -79,7 +79,7 @@ func TestRequestID(t *testing.T) {
 			}
 			if tc.wantBad != "" {
 				checkProblem(t, rec, req, rec.Body.Bytes(), wantProblem{kind: probInvalidParams,
-					params: []invalidParam{{"X-Request-Id", tc.wantBad}}})
+					params: []invalidParam{{Name: "X-Request-Id", Reason: tc.wantBad}}})
 				return
 			}
 			if rec.Code != http.StatusOK {
@@ -393,8 +393,8 @@ func TestOrderOfChecks(t *testing.T) {
 			rec := serve(t, s, req)
 			checkCommonHeaders(t, rec.Result())
 			p := decodeProblem(t, rec)
-			if p.Type != tc.want.typeURI() {
-				t.Fatalf("type = %q (%d), want %q", p.Type, rec.Code, tc.want.typeURI())
+			if p.Type != tc.want.TypeURI() {
+				t.Fatalf("type = %q (%d), want %q", p.Type, rec.Code, tc.want.TypeURI())
 			}
 			if id := rec.Header().Get("X-Request-Id"); tc.requestID != "" {
 				if _, err := uuid.Parse(id); err != nil {
@@ -485,7 +485,7 @@ func TestReadiness(t *testing.T) {
 // paramsOf is the invalid_params TestReadiness expects of kind.
 func paramsOf(kind problemKind) []invalidParam {
 	if kind == probInvalidParams {
-		return []invalidParam{{"x", reasonUnknown}}
+		return []invalidParam{{Name: "x", Reason: reasonUnknown}}
 	}
 	return nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/problem"
 	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/query"
 )
@@ -229,12 +230,12 @@ func newRequest(method, target, token string) *http.Request { //nolint:unparam /
 }
 
 // decodeProblem decodes a problem body.
-func decodeProblem(t *testing.T, rec *httptest.ResponseRecorder) problem {
+func decodeProblem(t *testing.T, rec *httptest.ResponseRecorder) problemBody {
 	t.Helper()
 	if ct := rec.Header().Get("Content-Type"); ct != "application/problem+json" {
 		t.Fatalf("Content-Type = %q, want application/problem+json", ct)
 	}
-	var p problem
+	var p problemBody
 	dec := json.NewDecoder(strings.NewReader(rec.Body.String()))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
@@ -246,27 +247,13 @@ func decodeProblem(t *testing.T, rec *httptest.ResponseRecorder) problem {
 // The API's problem kinds that only the API answers, for the tests that
 // check its answers to tokens.
 const (
-	probForbidden problemKind = 100 + iota
-	probNotFound
-	probInvalidParams
+	probForbidden     = problem.Forbidden
+	probNotFound      = problem.NotFound
+	probInvalidParams = problem.InvalidParams
 )
 
-var apiOnlyKinds = map[problemKind]string{
-	probForbidden:     "forbidden",
-	probNotFound:      "not-found",
-	probInvalidParams: "invalid-parameters",
-}
-
-// typeURI returns the stable type URI of k.
-func (k problemKind) typeURI() string {
-	if slug, ok := apiOnlyKinds[k]; ok {
-		return problemBase + slug
-	}
-	return problemBase + problemKinds[k].slug
-}
-
-// problem is an RFC 9457 problem details body, as the tests decode it.
-type problem struct {
+// problemBody is an RFC 9457 problem details body, as the tests decode it.
+type problemBody struct {
 	Type          string         `json:"type"`
 	Title         string         `json:"title"`
 	Status        int            `json:"status"`
@@ -445,8 +432,8 @@ func checkProblem(t *testing.T, rec interface {
 	pk := problemKinds[want.kind]
 	resp := rec.Result()
 	defer resp.Body.Close()
-	if resp.StatusCode != pk.status {
-		t.Fatalf("status = %d, want %d; body %s", resp.StatusCode, pk.status, body)
+	if resp.StatusCode != pk.Status {
+		t.Fatalf("status = %d, want %d; body %s", resp.StatusCode, pk.Status, body)
 	}
 	if ct := resp.Header.Get("Content-Type"); ct != "application/problem+json" {
 		t.Errorf("Content-Type = %q, want application/problem+json", ct)
@@ -457,20 +444,20 @@ func checkProblem(t *testing.T, rec interface {
 		}
 		return
 	}
-	var p problem
+	var p problemBody
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
 		t.Fatalf("decode problem %q: %v", body, err)
 	}
-	if p.Type != want.kind.typeURI() {
-		t.Errorf("type = %q, want %q", p.Type, want.kind.typeURI())
+	if p.Type != want.kind.TypeURI() {
+		t.Errorf("type = %q, want %q", p.Type, want.kind.TypeURI())
 	}
-	if p.Title != pk.title {
-		t.Errorf("title = %q, want %q", p.Title, pk.title)
+	if p.Title != pk.Title {
+		t.Errorf("title = %q, want %q", p.Title, pk.Title)
 	}
-	if p.Status != pk.status {
-		t.Errorf("status member = %d, want %d", p.Status, pk.status)
+	if p.Status != pk.Status {
+		t.Errorf("status member = %d, want %d", p.Status, pk.Status)
 	}
 	if p.Detail == "" {
 		t.Errorf("detail is empty")

@@ -326,8 +326,8 @@ func TestTenancy(t *testing.T) {
 				return
 			}
 			p := decodeProblem(t, rec)
-			if p.Type != tc.kind.typeURI() {
-				t.Errorf("type = %q, want %q", p.Type, tc.kind.typeURI())
+			if p.Type != tc.kind.TypeURI() {
+				t.Errorf("type = %q, want %q", p.Type, tc.kind.TypeURI())
 			}
 			if tc.detail != "" && p.Detail != tc.detail {
 				t.Errorf("detail = %q, want %q", p.Detail, tc.detail)

@@ -50,8 +50,8 @@ func TestAuthenticatorRequiresItsScope(t *testing.T) {
 				}
 				return
 			}
-			if p := decodeProblem(t, rec); p.Type != tc.wantKind.typeURI() || p.Status != tc.want {
-				t.Errorf("problem = %+v, want %s", p, tc.wantKind.typeURI())
+			if p := decodeProblem(t, rec); p.Type != tc.wantKind.TypeURI() || p.Status != tc.want {
+				t.Errorf("problem = %+v, want %s", p, tc.wantKind.TypeURI())
 			}
 			if c := rec.Header().Get("WWW-Authenticate"); !strings.Contains(c, tc.challenge) {
 				t.Errorf("WWW-Authenticate = %q, want it to hold %q", c, tc.challenge)

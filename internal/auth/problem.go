@@ -2,62 +2,29 @@ package auth
 
 import (
 	"net/http"
-	"strconv"
 
-	"github.com/lookup/persons/internal/jsonstr"
+	"github.com/lookup/persons/internal/problem"
 )
 
-// The problems an Authenticator answers, byte for byte as the API
-// (query) answers the same ones: the type URIs, titles and statuses of
-// query's problemKinds and the members of its RFC 9457 bodies. A test
-// (TestAuthenticatorAnswersAsTheAPI) holds the two in step.
-const problemBase = "https://lookup.example/problems/"
+// The problems an Authenticator answers are the API's: the one table and
+// writer of internal/problem, under the names this package's code uses.
+const problemBase = problem.Base
 
-// problemKind names one kind of problem an Authenticator answers.
-type problemKind int
+type problemKind = problem.Kind
 
 const (
-	probUnauthorized problemKind = iota
-	probInsufficientScope
-	probInternal
+	probUnauthorized      = problem.Unauthorized
+	probInsufficientScope = problem.InsufficientScope
+	probInternal          = problem.Internal
 )
 
-var problemKinds = [...]struct {
-	slug   string
-	title  string
-	status int
-}{
-	probUnauthorized:      {"unauthorized", "Authentication required", http.StatusUnauthorized},
-	probInsufficientScope: {"insufficient-scope", "Insufficient scope", http.StatusForbidden},
-	probInternal:          {"internal-error", "Internal server error", http.StatusInternalServerError},
-}
+var problemKinds = problem.Kinds
 
-// writeProblem writes a problem of kind k with detail for request r: an
-// RFC 9457 problem details body (members type, title, status, detail,
-// instance). Any headers (WWW-Authenticate) must be set before the call.
+// writeProblem writes a problem of kind k with detail for request r (see
+// problem.Write). Any headers (WWW-Authenticate) must be set before the
+// call.
 func writeProblem(w http.ResponseWriter, r *http.Request, k problemKind, detail string) {
-	pk := problemKinds[k]
-	instance := r.URL.EscapedPath()
-	b := make([]byte, 0, 128+len(pk.title)+len(detail)+len(instance))
-	b = append(b, `{"type":"`...)
-	b = append(b, problemBase...)
-	b = append(b, pk.slug...)
-	b = append(b, `","title":`...)
-	b = jsonstr.Append(b, pk.title)
-	b = append(b, `,"status":`...)
-	b = strconv.AppendInt(b, int64(pk.status), 10)
-	b = append(b, `,"detail":`...)
-	b = jsonstr.Append(b, detail)
-	b = append(b, `,"instance":`...)
-	b = jsonstr.Append(b, instance)
-	b = append(b, '}', '\n')
-	h := w.Header()
-	h.Set("Content-Type", "application/problem+json")
-	h.Set("Content-Length", strconv.Itoa(len(b)))
-	w.WriteHeader(pk.status)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(b) //nolint:gosec // G705: body is JSON we encoded, served with its own Content-Type
-	}
+	problem.Write(w, r, k, detail, nil)
 }
 
 // internalError answers a request that could not be judged (its context
