@@ -82,10 +82,8 @@ func (s *Store) applyTxn(items []item) (int, batchStats, error) {
 // writeTxn writes a prefix of items, and the checkpoint after it, in one
 // transaction: the longest prefix that fits (see applyTxn).
 func (s *Store) writeTxn(items []item) (int, batchStats, error) {
-	if s.applyFault != nil {
-		if err := s.applyFault(); err != nil {
-			return 0, batchStats{}, err
-		}
+	if err := s.hooks.beforeWrite(); err != nil {
+		return 0, batchStats{}, err
 	}
 	if !s.emptinessChecked {
 		if err := s.checkEmpty(); err != nil {
