@@ -26,7 +26,7 @@ const prefetchMin = 64
 // itself writes is read from the version cache's pending entries and from
 // the batch's sets and consumers, which supersede what was read.
 type batchReads struct {
-	versions []uint64 // by item: the version of its entity, valid where hasVersion
+	versions []uint64 // by item: the version of its entity, valid where has
 	has      []bool
 	setOf    []*signerSet // by item: its consumer's set before the batch (nil: none, or not read)
 	setRead  []bool
