@@ -80,55 +80,43 @@ func (s *Store) applyTxn(items []item) (int, batchStats, error) {
 }
 
 // writeTxn writes a prefix of items, and the checkpoint after it, in one
-// transaction: the longest prefix that fits (see applyTxn).
+// transaction, a batch (batch.go): the longest prefix that fits (see
+// applyTxn).
 func (s *Store) writeTxn(items []item) (int, batchStats, error) {
-	if s.applyFault != nil {
-		if err := s.applyFault(); err != nil {
-			return 0, batchStats{}, err
-		}
+	if err := s.hooks.beforeWrite(); err != nil {
+		return 0, batchStats{}, err
 	}
 	if !s.emptinessChecked {
 		if err := s.checkEmpty(); err != nil {
 			return 0, batchStats{}, err
 		}
 	}
-	txn := s.db.NewTransaction(true)
-	defer txn.Discard()
-	s.versions.begin()
-	reads := s.prefetch(items, &s.versions)
-	var st batchStats
+	b := s.newBatch(items)
+	defer b.discard()
 	for i := range items {
-		if err := applyOne(txn, &s.versions, reads, i, &items[i], &st); err != nil {
+		if err := b.apply(i, &items[i]); err != nil {
 			if errors.Is(err, badger.ErrTxnTooBig) {
 				if i == 0 {
 					return 0, batchStats{}, errTooBigSingle
 				}
-				txn.Discard()
+				b.discard()
 				return s.writeTxn(items[:i])
 			}
 			return 0, batchStats{}, fmt.Errorf("apply event at stream sequence %d: %w", items[i].seq, err)
 		}
 	}
 	last := items[len(items)-1]
-	err := txn.Set(keyCheckpoint, encodeCheckpoint(last.seq, last.time))
-	if err == nil {
-		err = txn.Set(keySignerSets, setsMarkerValue(last.seq))
-	}
-	if err == nil && s.ident != nil {
-		err = txn.Set(keyStream, s.ident)
-	}
-	if err != nil {
+	if err := b.setCheckpoint(last, s.ident); err != nil {
 		if errors.Is(err, badger.ErrTxnTooBig) && len(items) > 1 {
-			txn.Discard()
+			b.discard()
 			return s.writeTxn(items[:len(items)-1])
 		}
 		return 0, batchStats{}, fmt.Errorf("write checkpoint %d: %w", last.seq, err)
 	}
-	if err := txn.Commit(); err != nil {
+	if err := b.commit(); err != nil {
 		return 0, batchStats{}, fmt.Errorf("commit events up to stream sequence %d: %w", last.seq, err)
 	}
-	s.versions.commit()
-	return len(items), st, nil
+	return len(items), b.st, nil
 }
 
 // checkEmpty starts the version cache's filter of written keys (see
@@ -163,75 +151,6 @@ func encodeCheckpoint(seq uint64, t time.Time) []byte {
 		binary.BigEndian.PutUint64(v[8:], uint64(t.UnixNano()))
 	}
 	return v
-}
-
-// applyOne applies one event, item i of its batch, under the rules of
-// docs/events.md. reads holds what was read of the store for the batch.
-func applyOne(txn *badger.Txn, vc *versionCache, reads *batchReads, i int, it *item, st *batchStats) error {
-	if !it.valid {
-		st.deadLettered++
-		return nil
-	}
-	ev := &it.ev
-	ent := ev.Entity()
-	key, known := entityKeyOf(ev)
-	if !known {
-		return fmt.Errorf("event %s: unknown data %T", ev.Type, ev.Data)
-	}
-	seen, ok := vc.get(key)
-	if !ok {
-		seen, ok = reads.version(i)
-		if !ok && vc.mayExist(key) {
-			var err error
-			if seen, err = versionAt(txn, key); err != nil {
-				return err
-			}
-			ok = true
-		}
-		if ok {
-			vc.put(key, seen)
-		}
-	}
-	if ev.EntityVersion <= seen {
-		st.skipped++
-		return nil
-	}
-	var val []byte
-	switch d := ev.Data.(type) {
-	case events.Consumer:
-		val = encodePerson(ev.EntityVersion, d.BusinessID, d.FirstName, d.MiddleName, d.LastName)
-	case events.BusinessContact:
-		val = encodePerson(ev.EntityVersion, d.BusinessID, d.FirstName, d.MiddleName, d.LastName)
-	case events.Signer:
-		val = encodeSigner(ev.EntityVersion, &d)
-	case events.ConsumerDeleted:
-		if _, err := purgeSigners(txn, d.ConsumerID, 0); err != nil {
-			return err
-		}
-		if err := dropSignerSet(txn, vc, reads, d.ConsumerID); err != nil {
-			return err
-		}
-		val = appendHeader(nil, ev.EntityVersion, true)
-	case events.BusinessContactDeleted, events.SignerDeleted:
-		val = appendHeader(nil, ev.EntityVersion, true)
-	}
-	vc.wrote(key) // before the write: the filter must hold every key that may be in the store
-	if err := txn.Set(key, val); err != nil {
-		return err
-	}
-	switch ent.Kind {
-	case events.KindSigner:
-		if err := keepSignerSet(txn, vc, reads, i, ent.ConsumerID, ent.ID, val); err != nil {
-			return err
-		}
-	case events.KindConsumer: // a deletion has dropped the set
-		if err := keepSetConsumer(txn, vc, reads, i, ent.ID, val); err != nil {
-			return err
-		}
-	}
-	vc.put(key, ev.EntityVersion)
-	st.applied++
-	return nil
 }
 
 // versionAt returns the entity version stored at key, 0 if none.

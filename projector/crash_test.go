@@ -51,8 +51,7 @@ func crashChild() int {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 2
 	}
-	p := New(js, s, Config{BatchSize: batch})
-	p.afterCommit = func(seq uint64) { fmt.Fprintf(os.Stdout, "cp %d\n", seq) }
+	p := newProjector(js, s, Config{BatchSize: batch}, withAfterCommit(func(seq uint64) { fmt.Fprintf(os.Stdout, "cp %d\n", seq) }))
 	err = p.Run(context.Background())
 	fmt.Fprintln(os.Stderr, "child: Run returned:", err)
 	return 3

@@ -38,9 +38,7 @@ const DLQSubjectPrefix = "dlq."
 
 // ensureDLQ creates the dead-letter stream if it does not exist.
 func (p *Projector) ensureDLQ(ctx context.Context) error {
-	if p.ensureDLQHook != nil {
-		p.ensureDLQHook()
-	}
+	p.hooks.ensuringDLQ()
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	_, err := p.js.Stream(rctx, p.cfg.DLQStream)

@@ -27,14 +27,13 @@ func TestStoreFailureRetried(t *testing.T) {
 	}
 	publishAll(t, js, msgs)
 
-	s := openStore(t, t.TempDir(), StoreOptions{})
 	var calls atomic.Int32
-	s.applyFault = func() error {
+	s := openStore(t, t.TempDir(), StoreOptions{}, withApplyFault(func() error {
 		if calls.Add(1) <= 3 {
 			return errors.New("injected disk failure")
 		}
 		return nil
-	}
+	}))
 	logger, logs := testkit.TextLogger()
 	p := New(js, s, Config{BatchSize: 5, Logger: logger})
 	runProjector(t, p)
@@ -498,8 +497,8 @@ func TestNoWarningAtShutdown(t *testing.T) {
 	logger, logs := testkit.TextLogger()
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	p := New(js, openStore(t, t.TempDir(), StoreOptions{}), Config{Logger: logger})
-	p.ensureDLQHook = cancel // shut down while the DLQ is being looked up
+	p := newProjector(js, openStore(t, t.TempDir(), StoreOptions{}), Config{Logger: logger},
+		withEnsureDLQHook(cancel)) // shut down while the DLQ is being looked up
 	if err := p.Run(ctx); err != nil {
 		t.Fatalf("Run = %v, want nil", err)
 	}

@@ -50,10 +50,11 @@ func setup(t testing.TB) jetstream.JetStream {
 	return js
 }
 
-// openStore opens the store in dir, closed when the test ends.
-func openStore(t testing.TB, dir string, opts StoreOptions) *Store {
+// openStore opens the store in dir, with the test hooks that hooks set,
+// closed when the test ends.
+func openStore(t testing.TB, dir string, opts StoreOptions, hooks ...option) *Store {
 	t.Helper()
-	s, err := Open(dir, opts)
+	s, err := open(dir, opts, hooks...)
 	if err != nil {
 		t.Fatalf("Open(%s): %v", dir, err)
 	}

@@ -139,8 +139,8 @@ func (p *Projector) decodeChunk(c *chunk) {
 	for i := range c.items {
 		m := &c.items[i]
 		md, err := m.msg.Metadata()
-		if err == nil && p.readFault != nil {
-			err = p.readFault(md.Sequence.Stream)
+		if err == nil {
+			err = p.hooks.read(md.Sequence.Stream)
 		}
 		if err != nil {
 			c.items, c.err = c.items[:i], fmt.Errorf("read stream: message metadata: %w", err)

@@ -126,13 +126,12 @@ func TestProgressFreshness(t *testing.T) {
 	js := connect(t, srv.ClientURL())
 	createStream(t, js)
 	s := openStore(t, t.TempDir(), StoreOptions{})
-	p := New(js, s, Config{RefreshInterval: 20 * time.Millisecond})
-	p.readFault = func(seq uint64) error {
+	p := newProjector(js, s, Config{RefreshInterval: 20 * time.Millisecond}, withReadFault(func(seq uint64) error {
 		if seq > 2 {
 			return errors.New("stuck")
 		}
 		return nil
-	}
+	}))
 	runProjector(t, p)
 	before := time.Now()
 	var msgs []wireMsg

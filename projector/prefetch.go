@@ -20,12 +20,13 @@ const prefetchMin = 64
 // the records of the consumers whose first signer comes. prefetch reads
 // them on several goroutines at once before the serial apply, where each
 // would otherwise be a lookup on the writer's one goroutine (a lookup of an
-// absent key searches every level of the store). The writer is alone, and
-// every earlier transaction has committed, so the store does not change
-// under the reads; what the batch itself writes is read from the version
-// cache's pending entries and from sets, which supersede what was read.
+// absent key searches every level of the store): BenchmarkProjection
+// measures it. The writer is alone, and every earlier transaction has
+// committed, so the store does not change under the reads; what the batch
+// itself writes is read from the version cache's pending entries and from
+// the batch's sets and consumers, which supersede what was read.
 type batchReads struct {
-	versions []uint64 // by item: the version of its entity, valid where hasVersion
+	versions []uint64 // by item: the version of its entity, valid where has
 	has      []bool
 	setOf    []*signerSet // by item: its consumer's set before the batch (nil: none, or not read)
 	setRead  []bool
@@ -33,56 +34,6 @@ type batchReads struct {
 	// batch (nil: none live), valid where consumerRead.
 	consumerOf   [][]byte
 	consumerRead []bool
-	// sets are the signer sets as this transaction has left them so far,
-	// by consumer id: read (from setOf or the store) at the first change.
-	sets map[string]*setState
-	// consumers are the consumer records this transaction has written so
-	// far, by id: their fields, nil for a deletion.
-	consumers map[string][]byte
-}
-
-// setState is a consumer's signer set as the transaction has left it, and
-// whether its key holds it (false: absent, or deleted by the transaction).
-type setState struct {
-	set    signerSet
-	stored bool
-}
-
-// current returns the signer set of consumerID as the transaction has
-// left it so far, for item i: from sets, else what prefetch read, else
-// read now through txn.
-func (b *batchReads) current(txn *badger.Txn, vc *versionCache, i int, consumerID string) (*setState, error) {
-	if st, ok := b.sets[consumerID]; ok {
-		return st, nil
-	}
-	st := &setState{}
-	switch key := entityKey(tagSignerSet, consumerID); {
-	case b.setRead != nil && b.setRead[i]:
-		if pre := b.setOf[i]; pre != nil {
-			st.set, st.stored = *pre, true
-		}
-	case vc.mayExist(key):
-		set, exists, err := readSignerSet(txn, key)
-		if err != nil {
-			return nil, err
-		}
-		st.set, st.stored = set, exists
-	}
-	b.sets[consumerID] = st
-	return st, nil
-}
-
-// consumer returns the fields of consumerID's record as the transaction
-// has left it so far, for item i (nil: none live): from consumers, else
-// what prefetch read, else read now through txn.
-func (b *batchReads) consumer(txn *badger.Txn, vc *versionCache, i int, consumerID string) ([]byte, error) {
-	if c, ok := b.consumers[consumerID]; ok {
-		return c, nil
-	}
-	if b.consumerRead != nil && b.consumerRead[i] {
-		return b.consumerOf[i], nil
-	}
-	return liveFields(txn, vc, entityKey(tagConsumer, consumerID))
 }
 
 // liveFields returns a copy of the fields of the live record at key, nil
@@ -112,7 +63,7 @@ func liveFields(txn *badger.Txn, vc *versionCache, key []byte) ([]byte, error) {
 // set is to be made the consumer's record, on up to GOMAXPROCS goroutines. Reads that fail
 // are left undone: the apply reads them again, and reports the error.
 func (s *Store) prefetch(items []item, vc *versionCache) *batchReads {
-	b := &batchReads{sets: map[string]*setState{}, consumers: map[string][]byte{}}
+	b := &batchReads{}
 	if len(items) < prefetchMin {
 		return b
 	}
@@ -184,6 +135,24 @@ func (b *batchReads) version(i int) (uint64, bool) {
 		return 0, false
 	}
 	return b.versions[i], true
+}
+
+// set returns the signer set of item i's consumer as read (nil: none),
+// ok false if it was not read.
+func (b *batchReads) set(i int) (set *signerSet, ok bool) {
+	if b.setRead == nil || !b.setRead[i] {
+		return nil, false
+	}
+	return b.setOf[i], true
+}
+
+// consumer returns the fields of item i's consumer's record as read (nil:
+// none live), ok false if it was not read.
+func (b *batchReads) consumer(i int) (fields []byte, ok bool) {
+	if b.consumerRead == nil || !b.consumerRead[i] {
+		return nil, false
+	}
+	return b.consumerOf[i], true
 }
 
 // entityKeyOf returns the key of the entity ev is about.

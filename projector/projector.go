@@ -141,27 +141,26 @@ type Projector struct {
 	// oldest is the first unapplied message as last looked up.
 	oldest oldest
 
-	// afterCommit, when set (tests), is called after each committed batch with
-	// the new checkpoint.
-	afterCommit func(seq uint64)
 	// pullMax is the client-side buffer of the ordered consumer.
 	pullMax int
 	// decoders is the number of goroutines decoding events.
 	decoders int
 	// resetAttempts is the ordered consumer's MaxResetAttempts.
 	resetAttempts int
-	// readFault, when set (tests), is called with each message's stream
-	// sequence; an error fails the read there, as a broken consumer would.
-	readFault func(seq uint64) error
-	// ensureDLQHook, when set (tests), is called as ensureDLQ starts.
-	ensureDLQHook func()
 	// itemsBuf is process's reusable batch buffer (session goroutine only).
 	itemsBuf []item
+
+	hooks testHooks // the tests' (hooks.go); none in production
 }
 
 // New returns a Projector that applies the stream described by cfg to s. It
 // does nothing until Run.
 func New(js jetstream.JetStream, s *Store, cfg Config) *Projector {
+	return newProjector(js, s, cfg)
+}
+
+// newProjector is New with the test hooks that opts set.
+func newProjector(js jetstream.JetStream, s *Store, cfg Config, hooks ...option) *Projector {
 	if cfg.Stream == "" {
 		cfg.Stream = "PERSONS"
 	}
@@ -179,7 +178,8 @@ func New(js jetstream.JetStream, s *Store, cfg Config) *Projector {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Projector{js: js, store: s, cfg: cfg, logger: logger.With("component", "projector", "stream", cfg.Stream),
-		caughtUp: make(chan struct{}), streamGone: make(chan struct{}, 1), pullMax: 2000, resetAttempts: 5, decoders: max(runtime.GOMAXPROCS(0), 1)}
+		caughtUp: make(chan struct{}), streamGone: make(chan struct{}, 1), pullMax: 2000, resetAttempts: 5, decoders: max(runtime.GOMAXPROCS(0), 1),
+		hooks: newTestHooks(hooks)}
 	if seq, ts, err := s.checkpoint(); err == nil {
 		p.prog.AppliedSeq, p.prog.LastEventTime = seq, ts
 		p.pos.advance(seq)

@@ -191,15 +191,14 @@ func TestRestartMidStream(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := New(js, s, Config{BatchSize: 100})
 		reached := make(chan struct{})
 		var closed bool
-		p.afterCommit = func(seq uint64) {
+		p := newProjector(js, s, Config{BatchSize: 100}, withAfterCommit(func(seq uint64) {
 			if seq >= stopAt && !closed {
 				closed = true
 				close(reached)
 			}
-		}
+		}))
 		stop := runProjector(t, p)
 		select {
 		case <-reached:
@@ -375,10 +374,9 @@ func TestConsumerFailureResumesFromCheckpoint(t *testing.T) {
 
 	s := openStore(t, t.TempDir(), StoreOptions{})
 	logger, logs := testkit.TextLogger()
-	p := New(js, s, Config{BatchSize: 100, Logger: logger})
 	var mu sync.Mutex
 	failAt := map[uint64]bool{1000: true, 2500: true}
-	p.readFault = func(seq uint64) error {
+	p := newProjector(js, s, Config{BatchSize: 100, Logger: logger}, withReadFault(func(seq uint64) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if failAt[seq] {
@@ -386,7 +384,7 @@ func TestConsumerFailureResumesFromCheckpoint(t *testing.T) {
 			return errors.New("injected consumer failure")
 		}
 		return nil
-	}
+	}))
 	runProjector(t, p)
 	waitApplied(t, p, last, 30*time.Second)
 

@@ -196,7 +196,5 @@ func (p *Projector) recordCommit(last item, st batchStats, pending uint64) {
 	if caught {
 		p.markCaughtUp()
 	}
-	if p.afterCommit != nil {
-		p.afterCommit(last.seq)
-	}
+	p.hooks.committed(last.seq)
 }

@@ -255,11 +255,59 @@ func readSignerSet(txn *badger.Txn, key []byte) (set signerSet, ok bool, err err
 	return set, ok, nil
 }
 
-// updateSignerSet sets, in txn, the entry of the signer (consumerID,
-// signerID) in its consumer's set to fields, nil for a tombstone, for the
-// batch's item i (b: what the batch read and wrote of the sets so far).
-func updateSignerSet(txn *badger.Txn, vc *versionCache, b *batchReads, i int, consumerID, signerID string, fields []byte) error {
-	st, err := b.current(txn, vc, i, consumerID)
+// The writer keeps the signer sets through a batch (batch.go): its sets
+// and consumers hold what the transaction has made of them so far, which
+// supersedes what was read before it.
+
+// setState is a consumer's signer set as the transaction has left it, and
+// whether its key holds it (false: absent, or deleted by the transaction).
+type setState struct {
+	set    signerSet
+	stored bool
+}
+
+// currentSet returns the signer set of consumerID as the transaction has
+// left it so far, for item i: from sets, else what prefetch read, else
+// read now.
+func (b *batch) currentSet(i int, consumerID string) (*setState, error) {
+	if st, ok := b.sets[consumerID]; ok {
+		return st, nil
+	}
+	st := &setState{}
+	pre, read := b.reads.set(i)
+	switch key := entityKey(tagSignerSet, consumerID); {
+	case read:
+		if pre != nil {
+			st.set, st.stored = *pre, true
+		}
+	case b.vc.mayExist(key):
+		set, exists, err := readSignerSet(b.txn, key)
+		if err != nil {
+			return nil, err
+		}
+		st.set, st.stored = set, exists
+	}
+	b.sets[consumerID] = st
+	return st, nil
+}
+
+// consumer returns the fields of consumerID's record as the transaction
+// has left it so far, for item i (nil: none live): from consumers, else
+// what prefetch read, else read now.
+func (b *batch) consumer(i int, consumerID string) ([]byte, error) {
+	if c, ok := b.consumers[consumerID]; ok {
+		return c, nil
+	}
+	if c, read := b.reads.consumer(i); read {
+		return c, nil
+	}
+	return liveFields(b.txn, b.vc, entityKey(tagConsumer, consumerID))
+}
+
+// updateSignerSet sets the entry of the signer (consumerID, signerID) in
+// its consumer's set to fields, nil for a tombstone, for item i.
+func (b *batch) updateSignerSet(i int, consumerID, signerID string, fields []byte) error {
+	st, err := b.currentSet(i, consumerID)
 	if err != nil {
 		return err
 	}
@@ -273,25 +321,25 @@ func updateSignerSet(txn *badger.Txn, vc *versionCache, b *batchReads, i int, co
 			return nil
 		}
 		st.stored = false
-		return txn.Delete(key)
+		return b.txn.Delete(key)
 	}
 	if !st.set.overflow && !st.set.consumerKnown {
 		// A new set (or one of an older layout): the consumer as it is now.
-		c, err := b.consumer(txn, vc, i, consumerID)
+		c, err := b.consumer(i, consumerID)
 		if err != nil {
 			return err
 		}
 		st.set.consumer, st.set.consumerKnown = c, true
 	}
 	st.stored = true
-	vc.wrote(key)
-	return txn.Set(key, st.set.encode())
+	b.vc.wrote(key)
+	return b.txn.Set(key, st.set.encode())
 }
 
-// keepSetConsumer updates, in txn, the copy of consumerID's record in its
-// signer set, if it has one, for the consumer record val just written (a
-// live consumer's: a deletion drops the set).
-func keepSetConsumer(txn *badger.Txn, vc *versionCache, b *batchReads, i int, consumerID string, val []byte) error {
+// keepSetConsumer updates the copy of consumerID's record in its signer
+// set, if it has one, for the consumer record val just written for item i
+// (a live consumer's: a deletion drops the set).
+func (b *batch) keepSetConsumer(i int, consumerID string, val []byte) error {
 	h, fields, err := decodeHeader(val)
 	if err != nil {
 		return err
@@ -300,7 +348,7 @@ func keepSetConsumer(txn *badger.Txn, vc *versionCache, b *batchReads, i int, co
 		fields = nil
 	}
 	b.consumers[consumerID] = fields
-	st, err := b.current(txn, vc, i, consumerID)
+	st, err := b.currentSet(i, consumerID)
 	if err != nil {
 		return err
 	}
@@ -314,14 +362,14 @@ func keepSetConsumer(txn *badger.Txn, vc *versionCache, b *batchReads, i int, co
 		return nil
 	}
 	key := entityKey(tagSignerSet, consumerID)
-	vc.wrote(key)
-	return txn.Set(key, st.set.encode())
+	b.vc.wrote(key)
+	return b.txn.Set(key, st.set.encode())
 }
 
 // keepSignerSet updates the set of consumerID for the record val just
-// written for its signer signerID: the record's fields, or none for a
-// tombstone.
-func keepSignerSet(txn *badger.Txn, vc *versionCache, b *batchReads, i int, consumerID, signerID string, val []byte) error {
+// written for its signer signerID, item i: the record's fields, or none
+// for a tombstone.
+func (b *batch) keepSignerSet(i int, consumerID, signerID string, val []byte) error {
 	h, fields, err := decodeHeader(val)
 	if err != nil {
 		return err
@@ -329,16 +377,16 @@ func keepSignerSet(txn *badger.Txn, vc *versionCache, b *batchReads, i int, cons
 	if h.deleted {
 		fields = nil
 	}
-	return updateSignerSet(txn, vc, b, i, consumerID, signerID, fields)
+	return b.updateSignerSet(i, consumerID, signerID, fields)
 }
 
-// dropSignerSet deletes, in txn, the signer set of consumerID (its signers
-// purged with it).
-func dropSignerSet(txn *badger.Txn, vc *versionCache, b *batchReads, consumerID string) error {
+// dropSignerSet deletes the signer set of consumerID (its signers purged
+// with it).
+func (b *batch) dropSignerSet(consumerID string) error {
 	b.sets[consumerID] = &setState{}
 	b.consumers[consumerID] = nil // deleted: a set made later in the batch says so
-	if key := entityKey(tagSignerSet, consumerID); vc.mayExist(key) {
-		return txn.Delete(key)
+	if key := entityKey(tagSignerSet, consumerID); b.vc.mayExist(key) {
+		return b.txn.Delete(key)
 	}
 	return nil
 }

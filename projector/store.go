@@ -136,9 +136,7 @@ type Store struct {
 	// emptinessChecked: checkEmpty has run (writer only).
 	emptinessChecked bool
 
-	// applyFault, when set (tests), is called before each write transaction;
-	// an error it returns fails the transaction as a store failure would.
-	applyFault func() error
+	hooks testHooks // the tests' (hooks.go); none in production
 }
 
 // Open opens (creating if needed) the read model in dir.
@@ -148,6 +146,11 @@ type Store struct {
 // wrong, missing for an encrypted store, given for an unencrypted one, or not
 // 16, 24 or 32 bytes long. A wrong key reads and writes no data.
 func Open(dir string, opts StoreOptions) (*Store, error) {
+	return open(dir, opts)
+}
+
+// open is Open with the test hooks that opts set.
+func open(dir string, opts StoreOptions, hooks ...option) (*Store, error) {
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -202,7 +205,7 @@ func Open(dir string, opts StoreOptions) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
-	s := &Store{db: db, dir: dir, logger: logger, stopAdvice: adviseTables(dir)}
+	s := &Store{db: db, dir: dir, logger: logger, stopAdvice: adviseTables(dir), hooks: newTestHooks(hooks)}
 	s.versions.max = versionCacheEntries(opts.MemoryBudget)
 	if err := s.ensureSignerSets(); err != nil {
 		s.stopAdvice()
