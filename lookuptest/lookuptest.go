@@ -47,6 +47,7 @@ import (
 	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/apiserver"
 	"github.com/lookup/persons/internal/auth"
+	"github.com/lookup/persons/internal/crash"
 	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/replica"
@@ -231,6 +232,7 @@ func (s *Server) startReplica() (err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	go func() {
+		defer crash.Guard()
 		s.runErr = s.rep.Run(ctx)
 		close(s.runDone)
 	}()

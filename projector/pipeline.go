@@ -35,7 +35,7 @@ func (p *Projector) startPipeline(iter jetstream.MessagesContext) (ordered <-cha
 	}
 	return ord, func() {
 		close(done)
-		go iter.Stop()
+		go func() { defer crash.Guard(); iter.Stop() }()
 		wg.Wait()
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lookup/persons/internal/crash"
 	"golang.org/x/sys/unix"
 )
 
@@ -40,6 +41,7 @@ func adviseTables(dir string) func() {
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
+		defer crash.Guard()
 		advised := map[string]bool{}
 		t := time.NewTicker(tableAdviceEvery)
 		defer t.Stop()

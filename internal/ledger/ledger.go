@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/crash"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
@@ -221,6 +222,7 @@ func New(nc *nats.Conn, cfg Config) (*Ledger, error) {
 // Ledger is closed). The publisher also ensures it before its first
 // record.
 func (l *Ledger) ensureStream() {
+	defer crash.Guard()
 	for delay := 250 * time.Millisecond; !l.ensured.Load(); delay = min(2*delay, 8*time.Second) {
 		err := l.ensure()
 		if err == nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lookup/persons/internal/crash"
 	"github.com/nats-io/nats.go"
 )
 
@@ -115,9 +116,11 @@ type chainHead struct {
 func (l *Ledger) publish() {
 	defer close(l.done)
 	defer l.batches.close()
+	defer crash.Guard()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
+		defer crash.Guard()
 		select {
 		case <-l.abort:
 			cancel()

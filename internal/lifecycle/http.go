@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/lookup/persons/internal/crash"
 )
 
 // NewHTTPServer returns a server for h. OPTIONS * reaches h (net/http's
@@ -58,7 +60,7 @@ func (i *Inflight) Closer(limit time.Duration, logger *slog.Logger) Closer {
 // Wait waits up to limit for the handlers still running.
 func (i *Inflight) Wait(limit time.Duration, logger *slog.Logger) {
 	done := make(chan struct{})
-	go func() { i.wg.Wait(); close(done) }()
+	go func() { defer crash.Guard(); i.wg.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(limit):
