@@ -2,10 +2,11 @@ package events
 
 import (
 	"bytes"
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	"strconv"
 	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // SpecVersion is the only CloudEvents specversion of the v1 contract.
@@ -114,10 +115,16 @@ func Decode(subject string, body []byte) (Event, error) {
 		return Event{}, err
 	}
 	if ent := ev.Entity(); !subjectMatches(subject, ent) {
-		return Event{}, &InvalidEventError{Field: "subject",
-			Reason: "subject " + quote(subject) + " does not match the ids in data (want " + strconv.Quote(ent.Subject()) + ")"}
+		return Event{}, subjectFault(subject, ent)
 	}
 	return ev, nil
+}
+
+// subjectFault is the fault of an event of entity ent published on
+// subject, which is not ent's.
+func subjectFault(subject string, ent Entity) error {
+	return &InvalidEventError{Field: "subject",
+		Reason: "subject " + quote(subject) + " does not match the ids in data (want " + strconv.Quote(ent.Subject()) + ")"}
 }
 
 // isNull reports whether body, valid JSON, is a null.

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
 )
 
 // ErrUnknownData is returned by NewEvent and Encode when the data is not
@@ -97,3 +99,66 @@ func Encode(e Event) ([]byte, error) {
 	}
 	return json.Marshal(w)
 }
+
+// EncodeBinary returns e in binary content mode (the CloudEvents NATS
+// protocol binding, section 3.1): the attributes as ce- headers (string
+// values percent-encoded as the binding says, entityversion in decimal,
+// ce-time as Encode writes time, absent when zero; ce-datacontenttype
+// "application/json") and the data object alone as the body, as Encode
+// writes it. Like Encode, it does not validate.
+func EncodeBinary(e Event) (nats.Header, []byte, error) {
+	t, ok := TypeOf(e.Data)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: got %T", ErrUnknownData, e.Data)
+	}
+	if t != e.Type {
+		return nil, nil, fmt.Errorf("%w: %T is the data of %s, not of %s", ErrUnknownData, e.Data, t, e.Type)
+	}
+	body, err := json.Marshal(e.Data)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := nats.Header{
+		HeaderSpecVersion:                {SpecVersion},
+		HeaderPrefix + "id":              {percentEncode(e.ID)},
+		HeaderPrefix + "source":          {percentEncode(e.Source)},
+		HeaderPrefix + "type":            {string(e.Type)},
+		HeaderPrefix + "datacontenttype": {ContentTypeJSON},
+		HeaderPrefix + "entityversion":   {strconv.FormatUint(e.EntityVersion, 10)},
+	}
+	if !e.Time.IsZero() {
+		h[HeaderPrefix+"time"] = []string{e.Time.Format(time.RFC3339Nano)}
+	}
+	if e.TraceParent != "" {
+		h[HeaderPrefix+"traceparent"] = []string{percentEncode(e.TraceParent)}
+	}
+	return h, body, nil
+}
+
+// percentEncode encodes s as the binding asks of a header's value: space,
+// double-quote, percent and every byte outside printable ASCII as %XY
+// (upper-case hex), the rest as it is.
+func percentEncode(s string) string {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if needsPercent(s[i]) {
+			n++
+		}
+	}
+	if n == 0 {
+		return s
+	}
+	const hex = "0123456789ABCDEF"
+	b := make([]byte, 0, len(s)+2*n)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if needsPercent(c) {
+			b = append(b, '%', hex[c>>4], hex[c&15])
+			continue
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}
+
+func needsPercent(c byte) bool { return c <= ' ' || c == '"' || c == '%' || c >= 0x7f }

@@ -65,6 +65,7 @@ func openStore(t testing.TB, dir string, opts StoreOptions, hooks ...option) *St
 // wireMsg is one message to publish.
 type wireMsg struct {
 	subject string
+	header  nats.Header // besides Nats-Msg-Id: a binary-mode event's ce- headers
 	body    []byte
 	msgID   string
 	valid   bool
@@ -87,6 +88,18 @@ func encodeMsg(t testing.TB, e events.Event) wireMsg {
 	return wireMsg{subject: e.Subject(), body: body, msgID: e.ID, valid: true, ev: e}
 }
 
+// binaryMsg returns the valid message m in binary content mode: its
+// event's attributes as ce- headers, its data as the body.
+func binaryMsg(t testing.TB, m wireMsg) wireMsg {
+	t.Helper()
+	h, body, err := events.EncodeBinary(m.ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.header, m.body = h, body
+	return m
+}
+
 // publishAll publishes msgs with async publish and waits for every ack.
 func publishAll(t testing.TB, js jetstream.JetStream, msgs []wireMsg) {
 	t.Helper()
@@ -95,6 +108,9 @@ func publishAll(t testing.TB, js jetstream.JetStream, msgs []wireMsg) {
 		for _, m := range chunk {
 			nm := nats.NewMsg(m.subject)
 			nm.Data = m.body
+			for k, vs := range m.header {
+				nm.Header[k] = vs
+			}
 			if m.msgID != "" {
 				nm.Header.Set(jetstream.MsgIDHeader, m.msgID)
 			}

@@ -147,7 +147,7 @@ func (p *Projector) decodeChunk(c *chunk) {
 			return
 		}
 		m.seq, m.time, m.pending, m.cseq = md.Sequence.Stream, md.Timestamp, md.NumPending, md.Sequence.Consumer
-		m.ev, m.decErr = events.Decode(m.msg.Subject(), m.msg.Data())
+		m.ev, m.decErr = events.DecodeMsg(m.msg.Subject(), m.msg.Headers(), m.msg.Data())
 		m.valid = m.decErr == nil
 	}
 }

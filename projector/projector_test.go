@@ -405,3 +405,50 @@ func TestConsumerFailureResumesFromCheckpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestBinaryAndStructuredModes: a stream of both content modes, mixed (every
+// other valid event in binary mode, as the CloudEvents SDKs publish by
+// default), is applied exactly as the same events all in structured mode;
+// a binary-mode event with a bad header is dead-lettered with a reason that
+// names the header, and its headers kept.
+func TestBinaryAndStructuredModes(t *testing.T) {
+	js := setup(t)
+	rng := rand.New(rand.NewPCG(45, 43))
+	msgs := genStream(t, rng, 600)
+	binary := 0
+	for i, m := range msgs {
+		if m.valid && i%2 == 0 {
+			msgs[i] = binaryMsg(t, m)
+			binary++
+		}
+	}
+	bad := binaryMsg(t, encodeMsg(t, consumerEv(newID(), 3, "Hdr")))
+	bad.header.Set("ce-entityversion", "three")
+	bad.valid = false
+	msgs = append(msgs, bad)
+	publishAll(t, js, msgs)
+	want, _, _, dead := reference(msgs)
+
+	s := openStore(t, t.TempDir(), StoreOptions{})
+	p := New(js, s, Config{BatchSize: 50})
+	runProjector(t, p)
+	waitApplied(t, p, streamLastSeq(t, js), 30*time.Second)
+	compareState(t, dump(t, s), want)
+	if pr := p.Progress(); pr.DeadLettered != uint64(dead) || binary < 100 {
+		t.Errorf("dead-lettered %d, want %d (%d events in binary mode)", pr.DeadLettered, dead, binary)
+	}
+	dlq, err := js.Stream(t.Context(), "PERSONS_DLQ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := dlq.GetLastMsgForSubject(t.Context(), "dlq."+bad.subject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := last.Header.Get(HeaderDLQReason); !strings.Contains(r, "ce-entityversion") {
+		t.Errorf("dead letter's reason %q does not name the header", r)
+	}
+	if last.Header.Get("ce-entityversion") != "three" || string(last.Data) != string(bad.body) {
+		t.Errorf("dead letter lost the event's headers or body: %v", last.Header)
+	}
+}

@@ -101,7 +101,7 @@ func (t *Tool) replay(ctx context.Context, s jetstream.Stream, seq uint64, opts 
 	if !validSubject(out.Subject) {
 		return out, fmt.Errorf("dead letter %d: original subject %q is not a subject of the event contract (%s.>)", seq, out.Subject, events.SubjectRoot)
 	}
-	if _, err := events.Decode(out.Subject, raw.Data); err != nil && !opts.Force {
+	if _, err := events.DecodeMsg(out.Subject, raw.Header, raw.Data); err != nil && !opts.Force {
 		out.Result, out.Problem = StillInvalid, err.Error()
 		return out, nil
 	}
