@@ -4,7 +4,8 @@
 #                     pass flags with RUN_ARGS, e.g. make run RUN_ARGS='--data-dir ./data/dev'
 #   make test         unit tests with the race detector (the README's test command), of the
 #                     service and of its nested modules (MODULES: the load tool, the
-#                     testcontainers module, the example caller, the officer's sign-in)
+#                     testcontainers module, the example caller, the officer's sign-in,
+#                     the CloudEvents SDK's conformance test)
 #   make integration  container images (lookupd tagged dev and its git describe version), then
 #                     the black-box suite, the container module's and the example's tests on
 #                     them (needs Docker), and the officer's sign-in in a browser (Chromium)
@@ -46,13 +47,14 @@ run:
 
 # Nested Go modules, each with a go.mod of its own so that nobody inherits
 # dependencies they do not use: the load tool (pgx, vegeta), the
-# testcontainers module, the example caller and the officer's sign-in
-# (mockoidc, and oauth2-proxy as a tool). ./... of the root stops at each,
+# testcontainers module, the example caller, the officer's sign-in
+# (mockoidc, and oauth2-proxy as a tool) and the CloudEvents SDK's
+# conformance test (cloudevents/sdk-go). ./... of the root stops at each,
 # hence a go command run in each (go -C). Their tests that need Docker, the
 # images or a browser carry the build tag integration (make integration).
 LOADTEST_MOD := cmd/loadtest
 OFFICER_MOD  := examples/officer-sso
-MODULES      := $(LOADTEST_MOD) lookupdcontainer examples/signercheck $(OFFICER_MOD)
+MODULES      := $(LOADTEST_MOD) lookupdcontainer examples/signercheck $(OFFICER_MOD) examples/cloudevents-sdk
 
 test:
 	$(GO) test -race -count=1 ./...

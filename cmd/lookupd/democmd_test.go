@@ -103,3 +103,34 @@ func TestDemoPrint(t *testing.T) {
 		t.Errorf("printed %d events, want %d", n, len(data.Events))
 	}
 }
+
+// TestDemoBinary: demo --binary publishes every event in binary content
+// mode (ce- headers, data as the body), each of which decodes as the
+// event it was made of.
+func TestDemoBinary(t *testing.T) {
+	ns := runNATS(t)
+	js := jetStream(t, ns)
+	createStream(t, js, "DEMO")
+	data := testDemoData(t)
+	var out, errOut testkit.LogBuffer
+	if err := run(t.Context(), []string{"demo", "--binary"}, env(map[string]string{"LOOKUP_NATS_URL": ns.ClientURL(), "LOOKUP_STREAM": "DEMO"}), &out, &errOut); err != nil {
+		t.Fatalf("demo --binary: %v (stderr %q)", err, errOut.String())
+	}
+	s, err := js.Stream(t.Context(), "DEMO")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := uint64(1); seq <= uint64(len(data.Events)); seq++ {
+		m, err := s.GetMsg(t.Context(), seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !events.IsBinary(m.Header) {
+			t.Fatalf("message %d is not in binary mode: %v", seq, m.Header)
+		}
+		ev, err := events.DecodeMsg(m.Subject, m.Header, m.Data)
+		if err != nil || ev.ID != data.Events[seq-1].ID {
+			t.Fatalf("message %d decodes to %s, %v; want event %s", seq, ev.ID, err, data.Events[seq-1].ID)
+		}
+	}
+}

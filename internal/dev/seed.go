@@ -43,13 +43,13 @@ func SeedDemo(ctx context.Context, url, stream string, d *DemoData, logger *slog
 
 // PublishDemoToStream publishes d through js to stream, which must exist (an
 // error wrapping jetstream.ErrStreamNotFound otherwise), and returns how
-// many events were new (PublishAll).
-func PublishDemoToStream(ctx context.Context, js jetstream.JetStream, stream string, d *DemoData) (int, error) {
+// many events were new (PublishAll), in content mode mode.
+func PublishDemoToStream(ctx context.Context, js jetstream.JetStream, stream string, d *DemoData, mode events.ContentMode) (int, error) {
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
 		return 0, fmt.Errorf("stream %s: %w", stream, err)
 	}
-	return PublishAllDemo(ctx, events.NewPublisher(js), s.CachedInfo().State.LastSeq, d)
+	return PublishAllDemo(ctx, events.NewPublisher(js, events.WithContentMode(mode)), s.CachedInfo().State.LastSeq, d)
 }
 
 // line is one line of WriteLines.
