@@ -57,7 +57,7 @@ func NewAuthenticator(cfg AuthenticatorConfig) (*Authenticator, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := newTokenVerifier(cfg.Keys, cfg.Issuer, cfg.Audience, "", now, newTokenCache(cfg.TokenCacheSize, cm))
+	v := newTokenVerifier(cfg.Keys, tokenRules{issuer: cfg.Issuer, audience: cfg.Audience}, now, newTokenCache(cfg.TokenCacheSize, cm))
 	return &Authenticator{verifier: v, scope: cfg.Scope}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -51,17 +52,33 @@ type tokenClaims struct {
 	azp     bool     // client came from azp
 	scope   []string // from "scope"
 	scp     []string // from "scp"
+	granted []string // from the other claims that grant scopes (claimNames.scopes)
 	tenants []string
 	tenancy tenancyClaim
+}
+
+// claimNames are the claims of a deployment's choosing: the tenancy claim
+// ("" for none) and the claims that grant scopes (nil: scope and scp).
+type claimNames struct {
+	tenant string
+	scopes []string
+}
+
+// grants reports whether the claim name grants scopes.
+func (n claimNames) grants(name string) bool {
+	if n.scopes == nil {
+		return name == "scope" || name == "scp"
+	}
+	return slices.Contains(n.scopes, name)
 }
 
 // readClaims reads the claims of a verified payload in one pass. The
 // registered claims must have their RFC 7519 types (exp, nbf and iat JSON
 // numbers; iss, sub and jti strings; aud a string or an array of strings);
-// scope, scp and the tenancy claim (tenantClaim, "" for none) are read
+// the claims that grant scopes and the tenancy claim (names) are read
 // leniently: a wrong shape grants nothing. Names must be unique (RFC 7519
 // section 4).
-func readClaims(payload []byte, tenantClaim string) (tokenClaims, error) {
+func readClaims(payload []byte, names claimNames) (tokenClaims, error) {
 	var c tokenClaims
 	dec := jsontext.NewDecoder(bytes.NewReader(payload))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != jsontext.KindBeginObject {
@@ -73,7 +90,7 @@ func readClaims(payload []byte, tenantClaim string) (tokenClaims, error) {
 			return c, errTokenSignature
 		}
 		name := nameTok.String()
-		if !wantedClaim(name, tenantClaim) {
+		if !wantedClaim(name, names) {
 			if dec.SkipValue() != nil {
 				return c, errTokenSignature
 			}
@@ -83,7 +100,7 @@ func readClaims(payload []byte, tenantClaim string) (tokenClaims, error) {
 		if err != nil {
 			return c, errTokenSignature
 		}
-		if err := c.take(name, raw, tenantClaim); err != nil {
+		if err := c.take(name, raw, names); err != nil {
 			return c, err
 		}
 	}
@@ -96,18 +113,28 @@ func readClaims(payload []byte, tenantClaim string) (tokenClaims, error) {
 	return c, nil
 }
 
-func wantedClaim(name, tenantClaim string) bool {
+func wantedClaim(name string, names claimNames) bool {
 	switch name {
-	case "exp", "nbf", "iat", "iss", "sub", "aud", "jti", "scope", "scp", "azp", "client_id":
+	case "exp", "nbf", "iat", "iss", "sub", "aud", "jti", "azp", "client_id":
 		return true
 	}
-	return tenantClaim != "" && name == tenantClaim
+	return names.tenant != "" && name == names.tenant || names.grants(name)
 }
 
 // take records the claim name with the JSON value raw.
-func (c *tokenClaims) take(name string, raw jsontext.Value, tenantClaim string) error {
-	if tenantClaim != "" && name == tenantClaim {
+func (c *tokenClaims) take(name string, raw jsontext.Value, names claimNames) error {
+	if names.tenant != "" && name == names.tenant {
 		c.tenants, c.tenancy = tenantsOf(raw)
+	}
+	if names.grants(name) {
+		switch name {
+		case "scope":
+			c.scope = scopeClaim(raw)
+		case "scp":
+			c.scp = scpClaim(raw)
+		default: // a string of scopes or an array of strings, as scp
+			c.granted = append(c.granted, scpClaim(raw)...)
+		}
 	}
 	var err error
 	switch name {
@@ -129,10 +156,6 @@ func (c *tokenClaims) take(name string, raw jsontext.Value, tenantClaim string) 
 		_, err = stringClaim(raw)
 	case "aud":
 		c.aud, err = audienceClaim(raw)
-	case "scope":
-		c.scope = scopeClaim(raw)
-	case "scp":
-		c.scp = scpClaim(raw)
 	case "azp":
 		if v, verr := stringClaim(raw); verr == nil && v != "" {
 			c.client, c.azp = v, true

@@ -40,11 +40,11 @@ func jwxJudge(payload []byte) (subject string, err error) {
 
 // onePassJudge is the verifier's judgement of the claims today.
 func onePassJudge(payload []byte) (string, error) {
-	c, err := readClaims(payload, "")
+	c, err := readClaims(payload, claimNames{})
 	if err != nil {
 		return "", err
 	}
-	v := &tokenVerifier{issuer: testIssuer, audience: testAudience}
+	v := tokenRules{issuer: testIssuer, audience: testAudience}
 	if err := c.times.check(testNow); err != nil {
 		return "", err
 	}

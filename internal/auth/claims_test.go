@@ -66,7 +66,7 @@ func TestReadClaims(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := readClaims([]byte(tc.payload), tc.tenant)
+			c, err := readClaims([]byte(tc.payload), claimNames{tenant: tc.tenant})
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("readClaims error = %v, want %v", err, tc.wantErr)
 			}

@@ -18,6 +18,16 @@ type Config struct {
 	Issuer      string // required `iss` ("" = not checked)
 	Audience    string // required `aud` ("" = not checked)
 	TenantClaim string // claim holding the caller's business ids; "" = tenancy off
+	// Clients, when not empty, are the client ids accepted: the token's
+	// azp, else its client_id, must be one of them (Amazon Cognito's
+	// access tokens carry no aud but a client_id, so that a pool's other
+	// app clients are refused). Empty: not checked.
+	Clients []string
+	// ScopeClaims names the claims that grant scopes, each a string of
+	// space-separated scopes or an array of strings (Microsoft Entra ID
+	// puts an application's permissions in "roles"). Empty: "scope" and
+	// "scp", the claims of RFC 8693 and of most providers.
+	ScopeClaims []string
 	// TokenCacheSize is how many verified tokens are remembered (see
 	// tokencache.go; lookup_token_cache_* metrics); 0 = no cache. Servers
 	// use DefaultTokenCacheSize unless told otherwise.
@@ -52,7 +62,9 @@ func NewVerifier(cfg Config) (*Verifier, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Verifier{v: newTokenVerifier(cfg.Keys, cfg.Issuer, cfg.Audience, cfg.TenantClaim, now, newTokenCache(cfg.TokenCacheSize, cm))}, nil
+	rules := tokenRules{issuer: cfg.Issuer, audience: cfg.Audience, clients: cfg.Clients,
+		names: claimNames{tenant: cfg.TenantClaim, scopes: cfg.ScopeClaims}}
+	return &Verifier{v: newTokenVerifier(cfg.Keys, rules, now, newTokenCache(cfg.TokenCacheSize, cm))}, nil
 }
 
 // Principal is what a verified token says about its bearer, as

@@ -42,6 +42,7 @@ const (
 	errTokenIssuedFuture tokenError = "the token was issued in the future"
 	errTokenIssuer       tokenError = "the token issuer is not accepted"
 	errTokenAudience     tokenError = "the token audience is not accepted"
+	errTokenClient       tokenError = "the token's client (azp or client_id) is not accepted"
 	errTokenMissingExp   tokenError = "the token has no exp claim"
 	errTokenCrit         tokenError = "the token names critical header extensions"
 	errTokenTimeClaim    tokenError = "the token exp, nbf or iat claim is not a number" //nolint:gosec // G101: an error message, not a credential
@@ -54,16 +55,22 @@ const (
 
 // tokenVerifier verifies bearer tokens.
 type tokenVerifier struct {
-	keys        *JWKS
-	issuer      string
-	audience    string
-	tenantClaim string
-	now         func() time.Time
-	cache       *tokenCache // nil: every token is verified afresh
+	keys  *JWKS
+	rules tokenRules
+	now   func() time.Time
+	cache *tokenCache // nil: every token is verified afresh
 }
 
-func newTokenVerifier(keys *JWKS, issuer, audience, tenantClaim string, now func() time.Time, cache *tokenCache) *tokenVerifier {
-	return &tokenVerifier{keys: keys, issuer: issuer, audience: audience, tenantClaim: tenantClaim, now: now, cache: cache}
+// tokenRules are what a token's claims must say, besides its times.
+type tokenRules struct {
+	issuer   string     // "" = not checked
+	audience string     // "" = not checked
+	clients  []string   // azp, else client_id, one of these; empty = not checked
+	names    claimNames // the tenancy claim and the claims granting scopes
+}
+
+func newTokenVerifier(keys *JWKS, rules tokenRules, now func() time.Time, cache *tokenCache) *tokenVerifier {
+	return &tokenVerifier{keys: keys, rules: rules, now: now, cache: cache}
 }
 
 // verify checks raw (a compact JWS) and returns its principal, or a
@@ -128,21 +135,24 @@ func (v *tokenVerifier) verifyFresh(ctx context.Context, raw string) (verified, 
 		}
 		return verified{}, errTokenSignature
 	}
-	c, err := readClaims(payload, v.tenantClaim)
+	c, err := readClaims(payload, v.rules.names)
 	if err != nil {
 		return verified{}, err
 	}
 	if err := c.times.check(v.now()); err != nil {
 		return verified{}, err
 	}
-	if v.issuer != "" && (!c.hasIss || c.iss != v.issuer) {
+	if r := v.rules; r.issuer != "" && (!c.hasIss || c.iss != r.issuer) {
 		return verified{}, errTokenIssuer
 	}
-	if v.audience != "" && !slices.Contains(c.aud, v.audience) {
+	if r := v.rules; r.audience != "" && !slices.Contains(c.aud, r.audience) {
 		return verified{}, errTokenAudience
 	}
-	p := &principal{subject: c.sub, client: c.client, scopes: append(c.scope, c.scp...)}
-	if v.tenantClaim != "" {
+	if r := v.rules; len(r.clients) > 0 && (c.client == "" || !slices.Contains(r.clients, c.client)) {
+		return verified{}, errTokenClient
+	}
+	p := &principal{subject: c.sub, client: c.client, scopes: append(append(c.scope, c.scp...), c.granted...)}
+	if v.rules.names.tenant != "" {
 		p.tenancyOn = true
 		p.tenants, p.tenancy = c.tenants, c.tenancy
 	}
