@@ -3,8 +3,6 @@ package loadtest
 import (
 	"context"
 	"time"
-
-	"github.com/lookup/persons/internal/periodic"
 )
 
 // CgroupWatch is what a memory cgroup accounted over a while: its
@@ -35,6 +33,22 @@ func WatchCgroup(ctx context.Context, c *Cgroup, interval time.Duration) CgroupW
 		w.PeakAnon, w.PeakUsage = max(w.PeakAnon, s.Anon), max(w.PeakUsage, s.Usage)
 	}
 	take(time.Now())
-	periodic.Every(ctx, interval, take)
+	every(ctx, interval, take)
 	return w
+}
+
+// every calls fn with the tick's time every interval (the first call one
+// interval after it starts) until ctx ends; ticks missed while fn runs
+// are dropped, as time.Ticker drops them.
+func every(ctx context.Context, interval time.Duration, fn func(now time.Time)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			fn(now)
+		}
+	}
 }

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"time"
-
-	"github.com/lookup/persons/internal/periodic"
 )
 
 // Metrics of lookupd's /metrics that a memory sample records.
@@ -98,6 +96,6 @@ func SampleEvery(ctx context.Context, c *http.Client, t Target, interval time.Du
 		}
 	}
 	take(start)
-	periodic.Every(ctx, interval, take)
+	every(ctx, interval, take)
 	return out
 }
