@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
-	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/testing/fixtures"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // accountingOptions are the flags of the accounting measurement
@@ -72,7 +72,7 @@ func checkAccounting(ao *accountingOptions, seed uint64, serveFlags string) erro
 	case ao.killAt < 0 || ao.killAt >= 1:
 		return fmt.Errorf("--accounting-kill-at %v: want 0 (no kill) or a fraction below 1", ao.killAt)
 	}
-	words, err := dev.ShellSplit(serveFlags)
+	words, err := testkit.ShellSplit(serveFlags)
 	if err != nil {
 		return fmt.Errorf("--accounting-serve-flags: %w", err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 
-	"github.com/lookup/persons/internal/dev"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // soakFlags defines the flags of the soak on fs, into so; the returned
@@ -46,7 +46,7 @@ func checkSoak(so *soakOptions, serveFlags, limit string) error {
 		return fmt.Errorf("--soak-limit %q: want a size from 64MiB to 1TiB, such as 256MiB", limit)
 	}
 	so.limit = int64(n)
-	words, err := dev.ShellSplit(serveFlags)
+	words, err := testkit.ShellSplit(serveFlags)
 	if err != nil {
 		return fmt.Errorf("--soak-serve-flags: %w", err)
 	}
