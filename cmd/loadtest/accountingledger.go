@@ -14,7 +14,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
-	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
@@ -23,7 +22,7 @@ import (
 type auditLedger struct {
 	dir    string
 	man    loadtest.LedgerManifest
-	broker *dev.NATSServer
+	broker *loadtest.NATS
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	reused bool
@@ -85,7 +84,7 @@ func openLedger(ctx context.Context, o options, bin string, progress io.Writer) 
 	if err := os.MkdirAll(ao.dir, 0o700); err != nil {
 		return nil, err
 	}
-	if l.broker, err = dev.StartNATS("loadtest-ledger", filepath.Join(ao.dir, loadtest.LedgerNATSDir)); err != nil {
+	if l.broker, err = loadtest.StartNATS("loadtest-ledger", filepath.Join(ao.dir, loadtest.LedgerNATSDir)); err != nil {
 		return nil, err
 	}
 	defer func() {

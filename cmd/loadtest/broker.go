@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/lookup/persons/internal/dev"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
 // brokerCommand is the first argument that makes loadtest the model's NATS
@@ -17,7 +17,7 @@ import (
 const brokerCommand = "nats-serve"
 
 // runBroker is "loadtest nats-serve --dir D": it runs a NATS server with
-// JetStream on the store in D (dev.Start), prints "NATS <url>" on
+// JetStream on the store in D (loadtest.StartNATS), prints "NATS <url>" on
 // stdout, and serves until its standard input ends (the parent gone) or
 // ctx ends.
 func runBroker(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer) error {
@@ -29,7 +29,7 @@ func runBroker(ctx context.Context, args []string, stdin io.Reader, stdout io.Wr
 	if *dir == "" {
 		return fmt.Errorf("%s: --dir is required", brokerCommand)
 	}
-	srv, err := dev.StartNATS("loadtest", *dir)
+	srv, err := loadtest.StartNATS("loadtest", *dir)
 	if err != nil {
 		return err
 	}
