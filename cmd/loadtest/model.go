@@ -15,7 +15,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
-	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
@@ -154,7 +153,7 @@ func (m *model) prepareBroker(ctx context.Context, progress io.Writer) error {
 	if err := js.DeleteStream(ctx, auditStream); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return fmt.Errorf("empty the audit stream: %w", err)
 	}
-	if err := dev.EnsurePersonsStream(ctx, js, soakStream); err != nil {
+	if err := loadtest.EnsurePersonsStream(ctx, js, soakStream); err != nil {
 		return err
 	}
 	if m.reused {

@@ -16,7 +16,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
-	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
@@ -131,7 +130,7 @@ func runSoak(ctx context.Context, o options, bin, dir string, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	if err := dev.EnsurePersonsStream(ctx, js, soakStream); err != nil {
+	if err := loadtest.EnsurePersonsStream(ctx, js, soakStream); err != nil {
 		return err
 	}
 	env := soakEnv{bin: bin, dir: dir, natsURL: broker.URL, brokerPID: broker.pid(), js: js, client: &http.Client{Timeout: 5 * time.Second},

@@ -13,8 +13,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/lookup/persons/internal/ledger"
-
 	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
@@ -84,8 +82,8 @@ func DefaultLedgerDir(spec fixtures.LedgerSpec) string {
 	return filepath.Join(base, "lookupd-loadtest", fmt.Sprintf("ledger-%d-%d-%d", spec.Records, spec.Persons, spec.Seed))
 }
 
-// FillLedger creates the audit stream stream on js (ledger.StreamConfig;
-// it must not exist) and publishes the messages of spec into it,
+// FillLedger creates the audit stream stream on js (as deployed:
+// AuditStreamFile; it must not exist) and publishes the messages of spec into it,
 // asynchronously, LedgerWindow at most in flight (published in order on
 // one connection, each chain is stored in order). progress, when not nil,
 // is called every 10,000 messages with the records published. It returns
@@ -93,7 +91,11 @@ func DefaultLedgerDir(spec fixtures.LedgerSpec) string {
 func FillLedger(ctx context.Context, js jetstream.JetStream, stream string, spec fixtures.LedgerSpec, progress func(records int)) (LedgerManifest, error) {
 	start := time.Now()
 	man := LedgerManifest{LedgerSpec: spec, Stream: stream}
-	if _, err := js.CreateStream(ctx, ledger.StreamConfig(stream)); err != nil {
+	cfg, err := DeployedStream(AuditStreamFile, stream)
+	if err != nil {
+		return man, err
+	}
+	if _, err := js.CreateStream(ctx, cfg); err != nil {
 		return man, fmt.Errorf("create audit stream %s: %w", stream, err)
 	}
 	l := fixtures.NewLedger(spec)
