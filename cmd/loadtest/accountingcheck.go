@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"time"
 
-	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 	"github.com/lookup/persons/internal/accounting"
-	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
@@ -21,8 +17,9 @@ type sampleCheck struct {
 }
 
 // checkSample reads the whole history of n persons (half drawn as often
-// as disclosed, half uniformly; each once) through the service's JSON lines, and
-// compares each with the stream's records of that person in scan. A
+// as disclosed, half uniformly; each once) through the service's JSON
+// lines, 500 a page (accounting.Client, as lookupd audit --person reads
+// it), and compares each with the stream's records of that person in scan. A
 // record stored after the scan (a search's own, on the service's chain)
 // is left out.
 func (s *searcher) checkSample(ctx context.Context, n int, scan *accounting.Digest) (sampleCheck, error) {
@@ -41,28 +38,19 @@ func (s *searcher) checkSample(ctx context.Context, n int, scan *accounting.Dige
 	slices.Sort(persons)
 	persons = slices.Compact(persons)
 	got := accounting.NewDigest()
+	ac := accounting.Client{BaseURL: s.svc.srv.API, Token: s.tokens[0], HTTP: s.client, PageSize: 500}
 	for _, p := range persons {
-		if ctx.Err() != nil {
-			return c, ctx.Err()
+		recs, err := ac.Fetch(ctx, p, time.Time{}, time.Time{})
+		if err != nil {
+			return c, err
 		}
-		for uri := (loadtest.AccountingQuery{Person: p, Count: 500, JSONL: true}).URI(); uri != ""; {
-			page, err := loadtest.GetAccountingPage(s.client, s.svc.srv.API, uri, s.tokens[0])
-			if err != nil {
+		for i := range recs {
+			if recs[i].Seq > scan.ChainLast(recs[i].Chain) {
+				continue // stored after the scan
+			}
+			if err := got.Add(p, &recs[i]); err != nil {
 				return c, err
 			}
-			for _, raw := range page.Records {
-				var r ledger.Record
-				if err := json.Unmarshal(raw, &r); err != nil {
-					return c, fmt.Errorf("a record of %s: %w", p, err)
-				}
-				if r.Seq > scan.ChainLast(r.Chain) {
-					continue // stored after the scan
-				}
-				if err := got.Add(p, &r); err != nil {
-					return c, err
-				}
-			}
-			uri = page.Next
 		}
 	}
 	c.Persons, c.Records, c.Diff = len(persons), got.Records, got.DiffPersons(scan, persons)

@@ -100,14 +100,9 @@ type AccountingPage struct {
 	Rows int
 }
 
-// GetAccountingPage GETs uri (a request URI) of the accounting service at
-// base with the bearer token, and returns the page it answers.
-func GetAccountingPage(c *http.Client, base, uri, token string) (AccountingPage, error) {
-	return FetchAccountingPage(c, base, uri, nil, token)
-}
-
-// FetchAccountingPage is GetAccountingPage, but with a form it POSTs the
-// form to uri (the officer's letter).
+// FetchAccountingPage GETs uri (a request URI) of the accounting service
+// at base with the bearer token, or with a form POSTs the form to uri
+// (the officer's letter), and returns the page it answers.
 func FetchAccountingPage(c *http.Client, base, uri string, form url.Values, token string) (AccountingPage, error) {
 	var p AccountingPage
 	method, sent := http.MethodGet, io.Reader(nil)

@@ -33,9 +33,9 @@ func TestAccountingQueryURI(t *testing.T) {
 	}
 }
 
-// TestGetAccountingPage: the records and the next page of either format,
+// TestFetchAccountingPage: the records and the next page of either format,
 // the token sent, and an error answer as an error.
-func TestGetAccountingPage(t *testing.T) {
+func TestFetchAccountingPage(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer tok" {
 			http.Error(w, "no token", http.StatusUnauthorized)
@@ -68,7 +68,7 @@ func TestGetAccountingPage(t *testing.T) {
 		{"refused", "/fhir/AuditEvent?entity=p", "nope", 0, "", "401"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := GetAccountingPage(srv.Client(), srv.URL, tc.uri, tc.token)
+			p, err := FetchAccountingPage(srv.Client(), srv.URL, tc.uri, nil, tc.token)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err = %v, want %q", err, tc.err)
