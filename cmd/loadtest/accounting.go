@@ -37,7 +37,7 @@ type accountingResult struct {
 // stdout.
 func runAccounting(ctx context.Context, o options, bin, dir string, stdout, stderr io.Writer) (err error) {
 	ao := o.accounting
-	mach := readMachine(ctx, bin)
+	mach := loadtest.ReadMachine(ctx, bin)
 	l, err := openLedger(ctx, o, bin, stderr)
 	if err != nil {
 		return err
@@ -47,7 +47,7 @@ func runAccounting(ctx context.Context, o options, bin, dir string, stdout, stde
 	if res.stream, err = l.lastSeq(ctx); err != nil {
 		return err
 	}
-	res.natsBytes = diskUsage(filepath.Join(l.dir, loadtest.LedgerNATSDir))
+	res.natsBytes = loadtest.DiskUsage(filepath.Join(l.dir, loadtest.LedgerNATSDir))
 	jwks, toks, err := accountingTokens(ctx, bin, dir, ao.connections)
 	if err != nil {
 		return err
@@ -67,7 +67,7 @@ func runAccounting(ctx context.Context, o options, bin, dir string, stdout, stde
 	res.memBuild = svc.mem.peak("build")
 	fmt.Fprintf(stderr, "index built in %v; scanning the stream ...\n", res.build.Took().Round(time.Second))
 	start := time.Now()
-	if res.scan, err = accounting.ScanDigest(ctx, l.js, auditStream, res.stream); err != nil {
+	if res.scan, err = accounting.ScanDigest(ctx, l.js, loadtest.AuditStream, res.stream); err != nil {
 		return err
 	}
 	res.scanTook = time.Since(start)

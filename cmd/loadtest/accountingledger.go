@@ -43,7 +43,7 @@ func (l *auditLedger) close() {
 
 // lastSeq returns the stream's last sequence now.
 func (l *auditLedger) lastSeq(ctx context.Context) (uint64, error) {
-	s, err := l.js.Stream(ctx, auditStream)
+	s, err := l.js.Stream(ctx, loadtest.AuditStream)
 	if err != nil {
 		return 0, err
 	}
@@ -107,7 +107,7 @@ func openLedger(ctx context.Context, o options, bin string, progress io.Writer) 
 // check checks that a reused ledger's stream starts where a fill does and
 // holds at least what the fill published.
 func (l *auditLedger) check(ctx context.Context) error {
-	s, err := l.js.Stream(ctx, auditStream)
+	s, err := l.js.Stream(ctx, loadtest.AuditStream)
 	if err != nil {
 		return fmt.Errorf("the ledger's audit stream: %w: run with --rebuild", err)
 	}
@@ -120,7 +120,7 @@ func (l *auditLedger) check(ctx context.Context) error {
 // fill fills the ledger, verifies it and writes its manifest.
 func (l *auditLedger) fill(ctx context.Context, spec fixtures.LedgerSpec, bin string, progress io.Writer) error {
 	next := time.Now().Add(10 * time.Second)
-	man, err := loadtest.FillLedger(ctx, l.js, auditStream, spec, func(records int) {
+	man, err := loadtest.FillLedger(ctx, l.js, loadtest.AuditStream, spec, func(records int) {
 		if time.Now().After(next) {
 			fmt.Fprintf(progress, "  %d of %d records published\n", records, spec.Records)
 			next = time.Now().Add(10 * time.Second)
@@ -131,7 +131,7 @@ func (l *auditLedger) fill(ctx context.Context, spec fixtures.LedgerSpec, bin st
 	}
 	fmt.Fprintf(progress, "%d records in %d messages published in %v; verifying ...\n", spec.Records, man.Messages, man.FillTime.Round(time.Second))
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, bin, "audit", "verify", "--nats-url", l.broker.URL, "--audit-stream", auditStream) //nolint:gosec // G204: the lookupd binary
+	cmd := exec.CommandContext(ctx, bin, "audit", "verify", "--nats-url", l.broker.URL, "--audit-stream", loadtest.AuditStream) //nolint:gosec // G204: the lookupd binary
 	out, err := cmd.CombinedOutput()
 	l.verifyTook = time.Since(start)
 	if err != nil {
@@ -157,5 +157,5 @@ func lastLine(s string) string {
 // removeLedger removes the ledger in dir, refusing a directory that holds
 // anything a ledger does not (an --accounting-dir given by mistake).
 func removeLedger(dir string) error {
-	return removeKept(dir, loadtest.IsLedgerFile, "ledger", "--accounting-dir")
+	return loadtest.RemoveKept(dir, loadtest.IsLedgerFile, "ledger", "--accounting-dir")
 }

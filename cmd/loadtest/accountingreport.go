@@ -17,10 +17,10 @@ const searchTarget = 100 * time.Millisecond
 // writeAccountingReport writes what an accounting measurement found as
 // Markdown: the machine and ledger, the index build, the comparisons
 // with a full scan, and the searches against the target.
-func writeAccountingReport(w io.Writer, o options, m machine, r accountingResult) {
+func writeAccountingReport(w io.Writer, o options, m loadtest.Machine, r accountingResult) {
 	ao, man := o.accounting, r.ledger.man
 	fmt.Fprintf(w, "\n### The accounting service at %s records, %s\n\n", loadtest.Thousands(float64(man.Records)), m.When.Format("2006-01-02 15:04 UTC"))
-	m.describe(w, "NATS and the searching client in this tool's process, `lookupd audit serve` in its own")
+	m.Describe(w, "NATS and the searching client in this tool's process, `lookupd audit serve` in its own")
 	filled := fmt.Sprintf("filled by this run in %v (`lookupd audit verify`, %v: %s)", man.FillTime.Round(time.Second),
 		r.ledger.verifyTook.Round(time.Second), r.ledger.verified)
 	if r.ledger.reused {
@@ -33,7 +33,7 @@ func writeAccountingReport(w io.Writer, o options, m machine, r accountingResult
 		"Records of a person: median %d, p99 %d, most %d.\n\n",
 		loadtest.Thousands(float64(man.Records)), loadtest.Thousands(float64(len(counts))), loadtest.Thousands(float64(man.Messages)),
 		man.Replicas, man.MaxRecords, filled, loadtest.Thousands(float64(r.stream)), loadtest.Thousands(float64(r.scan.Records)),
-		mib(r.natsBytes), at(counts, 50), at(counts, 99), at(counts, 100))
+		loadtest.MiBs(r.natsBytes), at(counts, 50), at(counts, 99), at(counts, 100))
 	settings := "its default settings"
 	if len(ao.serveFlags) > 0 {
 		settings = "its default settings but `" + strings.Join(ao.serveFlags, " ") + "`"
@@ -71,7 +71,7 @@ func writeBuild(w io.Writer, r accountingResult, settings string) {
 		n := float64(msgs) * recs
 		fmt.Fprintf(w, "| %s | %s | %v | %s | %s | %v | %s | %s |\n", name, loadtest.Thousands(float64(msgs)), took.Round(time.Second),
 			loadtest.Thousands(float64(msgs)/took.Seconds()), loadtest.Thousands(n/took.Seconds()), cpu.Round(time.Second),
-			ms(time.Duration(float64(cpu)/max(n, 1)*1000)), loadtest.Thousands(float64(gcs)/max(n, 1)*1e6))
+			loadtest.Millis(time.Duration(float64(cpu)/max(n, 1)*1000)), loadtest.Thousands(float64(gcs)/max(n, 1)*1e6))
 	}
 	for i, s := range b.Segments {
 		name := "to caught up"
@@ -88,9 +88,9 @@ func writeBuild(w io.Writer, r accountingResult, settings string) {
 	fmt.Fprintf(w, "\nA full scan of the stream by this tool (reading and decoding every record, as `lookupd audit --person` without the service does) took %v: "+
 		"the build took %.1fx that. The index on disk: %s MiB (%.0f bytes a record). Memory of audit serve (MiB): "+
 		"while building, peak RSS (VmHWM) %s, of which at most %s anonymous and %s file-backed; while searching, %s, %s and %s.\n\n",
-		r.scanTook.Round(time.Second), b.Took().Seconds()/r.scanTook.Seconds(), mib(b.IndexBytes),
-		float64(b.IndexBytes)/float64(max(r.scan.Records, 1)), mib(r.memBuild.HWM), mib(r.memBuild.Anon), mib(r.memBuild.File),
-		mib(r.memSearch.HWM), mib(r.memSearch.Anon), mib(r.memSearch.File))
+		r.scanTook.Round(time.Second), b.Took().Seconds()/r.scanTook.Seconds(), loadtest.MiBs(b.IndexBytes),
+		float64(b.IndexBytes)/float64(max(r.scan.Records, 1)), loadtest.MiBs(r.memBuild.HWM), loadtest.MiBs(r.memBuild.Anon), loadtest.MiBs(r.memBuild.File),
+		loadtest.MiBs(r.memSearch.HWM), loadtest.MiBs(r.memSearch.Anon), loadtest.MiBs(r.memSearch.File))
 }
 
 // writeChecks writes the comparisons of the index with the scan.
@@ -123,14 +123,14 @@ func writeSearches(w io.Writer, runs []searchRun, ao accountingOptions) {
 	base := percentile(runs[0].Requests, 99)
 	for _, r := range runs {
 		p99 := percentile(r.Requests, 99)
-		ok := "yes (<= " + ms(r.Kind.p99Target()) + ")"
+		ok := "yes (<= " + loadtest.Millis(r.Kind.p99Target()) + ")"
 		if p99 > r.Kind.p99Target() {
-			ok = "**no** (<= " + ms(r.Kind.p99Target()) + ")"
+			ok = "**no** (<= " + loadtest.Millis(r.Kind.p99Target()) + ")"
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %.1f | %s | %s | %s | %.2fx | %s | %s | %.1f |\n", r.Kind.name,
 			loadtest.Thousands(float64(len(r.Requests))), loadtest.Thousands(float64(len(r.Requests))/r.Took.Seconds()),
-			mean(r.Records), ms(percentile(r.Requests, 50)), ms(p99), ms(percentile(r.Requests, 100)),
-			float64(p99)/float64(max(base, 1)), ok, ms(time.Duration(float64(r.CPU)/float64(max(len(r.Requests), 1)))),
+			mean(r.Records), loadtest.Millis(percentile(r.Requests, 50)), loadtest.Millis(p99), loadtest.Millis(percentile(r.Requests, 100)),
+			float64(p99)/float64(max(base, 1)), ok, loadtest.Millis(time.Duration(float64(r.CPU)/float64(max(len(r.Requests), 1)))),
 			float64(r.GCs)/float64(max(len(r.Requests), 1))*1000)
 	}
 	fmt.Fprintln(w, "\nWhole histories, every page of a search:")
@@ -141,7 +141,7 @@ func writeSearches(w io.Writer, runs []searchRun, ao accountingOptions) {
 		}
 		fmt.Fprintf(w, "| %s | %s | %.2f | %.1f (%d) | %s | %s | %s |\n", r.Kind.name, loadtest.Thousands(float64(len(r.Histories))),
 			float64(len(r.Requests))/float64(max(len(r.Histories), 1)), mean(r.Records), slices.Max(append([]int{0}, r.Records...)),
-			ms(percentile(r.Histories, 50)), ms(percentile(r.Histories, 99)), ms(percentile(r.Histories, 100)))
+			loadtest.Millis(percentile(r.Histories, 50)), loadtest.Millis(percentile(r.Histories, 99)), loadtest.Millis(percentile(r.Histories, 100)))
 	}
 	fmt.Fprintln(w)
 }

@@ -36,7 +36,7 @@ func newAuditService(o options, bin, dir, natsURL, jwks string) *auditService {
 		index = filepath.Join(dir, "accounting")
 	}
 	cfg := loadtest.AuditServeConfig{Bin: bin, IndexDir: index, NATS: natsURL,
-		Stream: auditStream, JWKSFile: jwks, Issuer: soakIssuer, Audience: soakAudience, ReplicaID: accountingChain,
+		Stream: loadtest.AuditStream, JWKSFile: jwks, Issuer: loadtest.Issuer, Audience: loadtest.Audience, ReplicaID: accountingChain,
 		Extra: o.accounting.serveFlags}
 	if o.accounting.pprofDir != "" {
 		cfg.Extra = append([]string{"--pprof", "true"}, cfg.Extra...)
@@ -157,7 +157,7 @@ func (s *auditService) buildIndex(ctx context.Context, last uint64, killAt float
 		return b, err
 	}
 	if b.Kept {
-		_, applied, err := readyz(s.client, s.srv.Admin)
+		_, applied, err := loadtest.Readyz(s.client, s.srv.Admin)
 		if err != nil {
 			return b, fmt.Errorf("audit serve on its kept index: %w", err)
 		}
@@ -177,7 +177,7 @@ func (s *auditService) buildIndex(ctx context.Context, last uint64, killAt float
 		if err := s.start(ctx); err != nil {
 			return b, err
 		}
-		_, applied, err := readyz(s.client, s.srv.Admin)
+		_, applied, err := loadtest.Readyz(s.client, s.srv.Admin)
 		if err != nil {
 			return b, fmt.Errorf("audit serve restarted after a SIGKILL: %w", err)
 		}
@@ -194,7 +194,7 @@ func (s *auditService) buildIndex(ctx context.Context, last uint64, killAt float
 	b.Segments = append(b.Segments, seg)
 	s.heapProfile(ctx, "build-heap.pprof")
 	b.Settled, b.SettleCPU = s.settle(ctx)
-	b.IndexBytes = diskUsage(s.cfg.IndexDir)
+	b.IndexBytes = loadtest.DiskUsage(s.cfg.IndexDir)
 	return b, nil
 }
 
@@ -237,13 +237,13 @@ func (s *auditService) segment(ctx context.Context, from, until uint64, ready bo
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for report := start.Add(10 * time.Second); ; {
-		ok, applied, err := readyz(s.client, s.srv.Admin)
+		ok, applied, err := loadtest.Readyz(s.client, s.srv.Admin)
 		if err == nil && applied >= until && (ok || !ready) {
 			seg.To, seg.Took, seg.CPU, seg.GCs = applied, time.Since(start), s.cpu()-cpu0, s.gcs()-gc0
 			return seg, nil
 		}
 		if exited, werr := s.srv.Exited(); exited {
-			return seg, fmt.Errorf("lookupd audit serve exited %s; its log ends:\n%s", errText(werr), s.srv.Logs())
+			return seg, fmt.Errorf("lookupd audit serve exited %s; its log ends:\n%s", loadtest.ErrText(werr), s.srv.Logs())
 		}
 		if time.Now().After(report) {
 			fmt.Fprintf(progress, "  applied %d of %d (%s)\n", applied, until, time.Since(start).Round(time.Second))

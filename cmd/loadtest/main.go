@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"time"
+
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
 func main() {
@@ -40,8 +42,8 @@ func runChild(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 		return true, runBare(ctx, args[1:], stdin, stdout)
 	case rttCommand:
 		return true, runRTT(ctx, args[1:], stdout)
-	case brokerCommand:
-		return true, runBroker(ctx, args[1:], stdin, stdout)
+	case loadtest.BrokerCommand:
+		return true, loadtest.RunBroker(ctx, args[1:], stdin, stdout)
 	}
 	return false, nil
 }

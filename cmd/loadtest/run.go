@@ -15,9 +15,6 @@ import (
 	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
-// scopes are the scopes of the minted tokens: expand needs the second.
-const scopes = "read:persons read:persons:ssn"
-
 // runsPerRound is how many closed-loop runs a round has: a bare and a
 // lookupd run of each route in each configuration.
 var runsPerRound = 2 * len(serveConfs) * len(routeNames)

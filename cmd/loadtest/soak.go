@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,21 +18,11 @@ import (
 	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
-// Issuer and audience of the tokens "lookupd token" mints by default
-// (those of lookupd dev), which the soak's serve is told to require.
-const (
-	soakIssuer   = "urn:lookupd:dev"
-	soakAudience = "lookup"
-	soakStream   = "PERSONS"
-)
-
 // soakLoaded is what loading the read model took.
 type soakLoaded struct {
-	Events    int           // events published
-	LastSeq   uint64        // stream sequence of the last
-	Published time.Duration // publishing them
-	CaughtUp  time.Duration // lookupd serve from its start to having applied them
-	AtReady   loadtest.MemSample
+	loadtest.Loaded
+	CaughtUp time.Duration // lookupd serve from its start to having applied them
+	AtReady  loadtest.MemSample
 }
 
 // soakRun is what the soak itself measured.
@@ -112,11 +101,11 @@ func (e soakEnv) storeDir() string { return filepath.Join(e.dir, "store") }
 // without a limit and in one of o.soak.limit. It writes the samples, the
 // two runs side by side and the criteria as Markdown on stdout.
 func runSoak(ctx context.Context, o options, bin, dir string, stdout, stderr io.Writer) (err error) {
-	m := readMachine(ctx, bin)
+	m := loadtest.ReadMachine(ctx, bin)
 	if err := probeCgroup(); err != nil {
 		return err
 	}
-	broker, err := startBroker(ctx, filepath.Join(dir, "nats"))
+	broker, err := loadtest.StartBroker(ctx, filepath.Join(dir, "nats"))
 	if err != nil {
 		return err
 	}
@@ -130,15 +119,16 @@ func runSoak(ctx context.Context, o options, bin, dir string, stdout, stderr io.
 	if err != nil {
 		return err
 	}
-	if err := loadtest.EnsurePersonsStream(ctx, js, soakStream); err != nil {
+	if err := loadtest.EnsurePersonsStream(ctx, js, loadtest.Stream); err != nil {
 		return err
 	}
-	env := soakEnv{bin: bin, dir: dir, natsURL: broker.URL, brokerPID: broker.pid(), js: js, client: &http.Client{Timeout: 5 * time.Second},
+	env := soakEnv{bin: bin, dir: dir, natsURL: broker.URL, brokerPID: broker.PID(), js: js, client: &http.Client{Timeout: 5 * time.Second},
 		pop: fixtures.NewPopulation(o.soak.people, o.soak.signers, 1)}
-	loaded, err := loadPopulation(ctx, js, env.pop, stderr)
+	published, err := loadtest.LoadPopulation(ctx, js, env.pop, stderr)
 	if err != nil {
 		return err
 	}
+	loaded := soakLoaded{Loaded: published}
 	if env.jwks, env.toks, err = soakTokens(ctx, o, bin, dir); err != nil {
 		return err
 	}
@@ -180,33 +170,12 @@ func buildSoakModel(ctx context.Context, o options, env soakEnv, loaded *soakLoa
 			err = fmt.Errorf("lookupd serve: %w; its log ends:\n%s", serr, srv.Logs())
 		}
 	}()
-	if loaded.CaughtUp, err = waitCaughtUp(ctx, env.client, srv.Admin, loaded.LastSeq, progress); err != nil {
+	if loaded.CaughtUp, err = loadtest.WaitCaughtUp(ctx, env.client, srv.Admin, loaded.LastSeq, progress); err != nil {
 		return fmt.Errorf("%w; its log ends:\n%s", err, srv.Logs())
 	}
 	target := loadtest.Target{PID: srv.PID(), Admin: srv.Admin, DataDir: env.storeDir()}
 	loaded.AtReady, err = loadtest.SampleMem(env.client, target, 0)
 	return err
-}
-
-// loadPopulation publishes the creation of every entity of pop, consumers
-// then signers, in bulk.
-func loadPopulation(ctx context.Context, js jetstream.JetStream, pop *fixtures.Population, progress io.Writer) (soakLoaded, error) {
-	n := pop.Entities()
-	fmt.Fprintf(progress, "publishing %d people and %d signers ...\n", pop.People(), pop.Signers())
-	start := time.Now()
-	next := time.Now().Add(10 * time.Second)
-	last, err := fixtures.PublishBulk(ctx, js, n, pop.Next, func(done int) {
-		if time.Now().After(next) {
-			fmt.Fprintf(progress, "  %d of %d events published\n", done, n)
-			next = time.Now().Add(10 * time.Second)
-		}
-	})
-	if err != nil {
-		return soakLoaded{}, err
-	}
-	l := soakLoaded{Events: n, LastSeq: last, Published: time.Since(start)}
-	fmt.Fprintf(progress, "%d events published in %v\n", n, l.Published.Round(time.Second))
-	return l, nil
 }
 
 // soakTokens creates a signing key and its JWKS in dir and mints
@@ -216,7 +185,7 @@ func soakTokens(ctx context.Context, o options, bin, dir string) (string, []stri
 	if err != nil {
 		return "", nil, err
 	}
-	toks, err := loadtest.MintTokens(ctx, bin, keyPath, scopes, 2*o.soak.duration+3*time.Hour, o.tokens)
+	toks, err := loadtest.MintTokens(ctx, bin, keyPath, loadtest.Scopes, 2*o.soak.duration+3*time.Hour, o.tokens)
 	if err != nil {
 		return "", nil, err
 	}
@@ -230,58 +199,8 @@ func startSoakServe(ctx context.Context, o options, env soakEnv, cg *loadtest.Cg
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	return loadtest.StartServe(sctx, loadtest.ServeConfig{Bin: env.bin, DataDir: env.storeDir(),
-		NATS: env.natsURL, Stream: soakStream, JWKSFile: env.jwks, Issuer: soakIssuer, Audience: soakAudience,
+		NATS: env.natsURL, Stream: loadtest.Stream, JWKSFile: env.jwks, Issuer: loadtest.Issuer, Audience: loadtest.Audience,
 		Extra: o.soak.serveFlags, Cgroup: cg})
-}
-
-// waitCaughtUp polls /readyz on the admin listener at admin until it says
-// ready with seq applied, reporting progress every 10 seconds, and returns
-// how long that took. It gives up after 30 minutes.
-func waitCaughtUp(ctx context.Context, c *http.Client, admin string, seq uint64, progress io.Writer) (time.Duration, error) {
-	start := time.Now()
-	t := time.NewTicker(250 * time.Millisecond)
-	defer t.Stop()
-	var last uint64
-	for report := start.Add(10 * time.Second); ; {
-		ready, applied, err := readyz(c, admin)
-		if err == nil && ready && applied >= seq {
-			took := time.Since(start)
-			fmt.Fprintf(progress, "lookupd serve caught up with %d events in %v\n", seq, took.Round(time.Second))
-			return took, nil
-		}
-		if err == nil {
-			last = applied
-		}
-		if time.Now().After(report) {
-			fmt.Fprintf(progress, "  applied %d of %d\n", last, seq)
-			report = time.Now().Add(10 * time.Second)
-		}
-		if time.Since(start) > 30*time.Minute {
-			return 0, fmt.Errorf("lookupd serve applied %d of %d events in 30 minutes", last, seq)
-		}
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-t.C:
-		}
-	}
-}
-
-// readyz returns what /readyz says: ready, and the applied sequence.
-func readyz(c *http.Client, admin string) (bool, uint64, error) {
-	resp, err := c.Get(admin + "/readyz") //nolint:gosec // G704: the admin listener of the lookupd this soak started
-	if err != nil {
-		return false, 0, err
-	}
-	defer resp.Body.Close()
-	var body struct {
-		Ready   bool   `json:"ready"`
-		Applied uint64 `json:"applied_sequence"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return false, 0, fmt.Errorf("/readyz: %w", err)
-	}
-	return body.Ready, body.Applied, nil
 }
 
 // soak runs, for o.soak.duration and at once, the lookups (open loop at

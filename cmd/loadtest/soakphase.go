@@ -44,7 +44,7 @@ func (r soakPhaseRun) name() string {
 	if r.Limit == 0 {
 		return "no limit"
 	}
-	return mib(r.Limit) + " MiB limit"
+	return loadtest.MiBs(r.Limit) + " MiB limit"
 }
 
 // runSoakPhase drops the read model's pages from the page cache, starts
@@ -95,11 +95,11 @@ func runSoakPhase(ctx context.Context, o options, env soakEnv, limit int64, prog
 // that died is no error.
 func soakPhaseLoad(ctx context.Context, o options, env soakEnv, srv *loadtest.Dev, cg *loadtest.Cgroup, r *soakPhaseRun,
 	progress io.Writer) (time.Duration, error) {
-	s, err := env.js.Stream(ctx, soakStream)
+	s, err := env.js.Stream(ctx, loadtest.Stream)
 	if err != nil {
 		return 0, err
 	}
-	ready, err := waitCaughtUp(ctx, env.client, srv.Admin, s.CachedInfo().State.LastSeq, progress)
+	ready, err := loadtest.WaitCaughtUp(ctx, env.client, srv.Admin, s.CachedInfo().State.LastSeq, progress)
 	if err != nil {
 		if died, _ := srv.Exited(); died {
 			return ready, nil
@@ -133,7 +133,7 @@ func memoryBudgetLine(logs string) string {
 		if json.Unmarshal(sc.Bytes(), &l) != nil || l.Msg != "memory budget" {
 			continue
 		}
-		return fmt.Sprintf("budget %s MiB (%s), Go soft limit %s MiB (%s)", mib(l.Budget), l.From, mib(l.Soft), l.SoftOf)
+		return fmt.Sprintf("budget %s MiB (%s), Go soft limit %s MiB (%s)", loadtest.MiBs(l.Budget), l.From, loadtest.MiBs(l.Soft), l.SoftOf)
 	}
 	return ""
 }

@@ -9,13 +9,13 @@ import (
 	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
-// writeSoakReport writes what a soak measured as Markdown: the machine,
+// writeSoakReport writes what a soak measured as Markdown: the loadtest.Machine,
 // the set-up, each run's memory samples, the runs side by side and the
 // criteria judged on them.
-func writeSoakReport(w io.Writer, o options, m machine, l soakLoaded, phases []soakPhaseRun) {
+func writeSoakReport(w io.Writer, o options, m loadtest.Machine, l soakLoaded, phases []soakPhaseRun) {
 	so := o.soak
 	fmt.Fprintf(w, "\n### Memory soak, %s\n\n", m.When.Format("2006-01-02 15:04 UTC"))
-	m.describe(w, "load generator and NATS on the same machine, in another process")
+	m.Describe(w, "load generator and NATS on the same loadtest.Machine, in another process")
 	settings := "its default settings"
 	if len(so.serveFlags) > 0 {
 		settings = "its default settings but `" + strings.Join(so.serveFlags, " ") + "`"
@@ -27,8 +27,8 @@ func writeSoakReport(w io.Writer, o options, m machine, l soakLoaded, phases []s
 		"uniformly random consumers, %d tokens) and %s events/s (updates of random people and signers). "+
 		"The cgroup's accounting is read every %v, `/proc` and `/metrics` every %v (MiB).\n\n",
 		loadtest.Thousands(float64(so.people)), loadtest.Thousands(float64(so.signers)),
-		loadtest.Thousands(float64(l.Events)), l.Published.Round(time.Second), l.CaughtUp.Round(time.Second), mib(l.AtReady.HWM),
-		settings, mib(so.limit), so.duration, loadtest.Thousands(float64(so.rate)), o.tokens,
+		loadtest.Thousands(float64(l.Events)), l.Published.Round(time.Second), l.CaughtUp.Round(time.Second), loadtest.MiBs(l.AtReady.HWM),
+		settings, loadtest.MiBs(so.limit), so.duration, loadtest.Thousands(float64(so.rate)), o.tokens,
 		loadtest.Thousands(float64(so.events)), cgroupInterval, so.interval)
 	for _, p := range phases {
 		fmt.Fprintf(w, "#### %s\n\n", p.name())
@@ -53,8 +53,8 @@ func writeSoakSamples(w io.Writer, samples []loadtest.MemSample) {
 	fmt.Fprintln(w, "| time | RSS | anon | file | of which tables (.sst) | memtables + vlog | Go heap in use | tables on disk | applied seq |")
 	fmt.Fprintln(w, "|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, s := range samples {
-		fmt.Fprintf(w, "| %v | %s | %s | %s | %s | %s | %s | %s | %s |\n", s.At, mib(s.RSS), mib(s.Anon), mib(s.File),
-			mib(s.Tables), mib(s.Memtables+s.ValueLog), mib(s.Heap), mib(s.TablesOnDisk), loadtest.Thousands(float64(s.Applied)))
+		fmt.Fprintf(w, "| %v | %s | %s | %s | %s | %s | %s | %s | %s |\n", s.At, loadtest.MiBs(s.RSS), loadtest.MiBs(s.Anon), loadtest.MiBs(s.File),
+			loadtest.MiBs(s.Tables), loadtest.MiBs(s.Memtables+s.ValueLog), loadtest.MiBs(s.Heap), loadtest.MiBs(s.TablesOnDisk), loadtest.Thousands(float64(s.Applied)))
 	}
 }
 
@@ -77,8 +77,8 @@ func writeSoakPhases(w io.Writer, phases []soakPhaseRun, rate int) {
 	row("lookupd's memory budget", func(p soakPhaseRun) string { return p.Budget })
 	row("caught up with the stream once listening", func(p soakPhaseRun) string { return p.Ready.Round(time.Second).String() })
 	row("OOM kills", func(p soakPhaseRun) string { return fmt.Sprint(p.End.OOMKills) })
-	row("anonymous memory, peak (MiB)", func(p soakPhaseRun) string { return mib(p.Cgroup.PeakAnon) })
-	row("charged to the cgroup, peak (anonymous + page cache, MiB)", func(p soakPhaseRun) string { return mib(p.Cgroup.PeakUsage) })
+	row("anonymous memory, peak (MiB)", func(p soakPhaseRun) string { return loadtest.MiBs(p.Cgroup.PeakAnon) })
+	row("charged to the cgroup, peak (anonymous + page cache, MiB)", func(p soakPhaseRun) string { return loadtest.MiBs(p.Cgroup.PeakUsage) })
 	row("page cache refaults under the load", func(p soakPhaseRun) string { return loadtest.Thousands(float64(p.Cgroup.Refaults())) })
 	row("charges that met the limit", func(p soakPhaseRun) string { return loadtest.Thousands(float64(p.End.LimitHits)) })
 	row("lookups: achieved req/s", func(p soakPhaseRun) string {
@@ -87,7 +87,9 @@ func writeSoakPhases(w io.Writer, phases []soakPhaseRun, rate int) {
 		}
 		return loadtest.Thousands(p.Run.Lookups.Rate)
 	})
-	row("lookups: p50 / p99", func(p soakPhaseRun) string { return ms(p.Run.Lookups.P50) + " / " + ms(p.Run.Lookups.P99) })
+	row("lookups: p50 / p99", func(p soakPhaseRun) string {
+		return loadtest.Millis(p.Run.Lookups.P50) + " / " + loadtest.Millis(p.Run.Lookups.P99)
+	})
 	row("lookups: errors", func(p soakPhaseRun) string { return p.Run.Lookups.ErrorsText() })
 	row("events published", func(p soakPhaseRun) string { return loadtest.Thousands(float64(p.Run.Events.Published)) })
 	row("events applied a second (published a second)", func(p soakPhaseRun) string { return appliedRate(p.Run) })
@@ -137,13 +139,4 @@ func writeSoakChecks(w io.Writer, checks []loadtest.SoakCheck) {
 	} else {
 		fmt.Fprintln(w, "\n**Some criteria failed.**")
 	}
-}
-
-// mib formats bytes as MiB with one decimal ("n/a" when negative:
-// unknown).
-func mib(b int64) string {
-	if b < 0 {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.1f", float64(b)/loadtest.MiB)
 }

@@ -1,4 +1,4 @@
-package main
+package loadtest
 
 import (
 	"bytes"
@@ -13,8 +13,8 @@ import (
 	"time"
 )
 
-// machine describes where and when the figures were measured.
-type machine struct {
+// Machine describes where and when the figures were measured.
+type Machine struct {
 	When    time.Time
 	CPUs    int
 	Model   string // CPU model name, "" when unknown
@@ -23,8 +23,9 @@ type machine struct {
 	Lookupd string // "lookupd version" output
 }
 
-func readMachine(ctx context.Context, bin string) machine {
-	m := machine{When: time.Now().UTC(), CPUs: runtime.NumCPU()}
+// ReadMachine describes this machine now, and the lookupd binary bin.
+func ReadMachine(ctx context.Context, bin string) Machine {
+	m := Machine{When: time.Now().UTC(), CPUs: runtime.NumCPU()}
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
 			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
@@ -48,12 +49,12 @@ func readMachine(ctx context.Context, bin string) machine {
 			m.LoadAvg = f[0]
 		}
 	}
-	m.Lookupd = lookupdVersion(ctx, bin)
+	m.Lookupd = LookupdVersion(ctx, bin)
 	return m
 }
 
-// lookupdVersion returns what "bin version" prints, "" on failure.
-func lookupdVersion(ctx context.Context, bin string) string {
+// LookupdVersion returns what "bin version" prints, "" on failure.
+func LookupdVersion(ctx context.Context, bin string) string {
 	out, err := exec.CommandContext(ctx, bin, "version").Output()
 	if err != nil {
 		return ""
@@ -61,9 +62,9 @@ func lookupdVersion(ctx context.Context, bin string) string {
 	return string(bytes.TrimSpace(out))
 }
 
-// describe writes the paragraph saying where and when the figures were
+// Describe writes the paragraph saying where and when the figures were
 // measured, ending with where (what else ran on the machine).
-func (m machine) describe(w io.Writer, where string) {
+func (m Machine) Describe(w io.Writer, where string) {
 	cpu := fmt.Sprintf("%d CPUs", m.CPUs)
 	if m.Model != "" {
 		cpu += " (" + m.Model + ")"
@@ -75,8 +76,8 @@ func (m machine) describe(w io.Writer, where string) {
 		cpu, runtime.GOOS, runtime.GOARCH, orUnknown(m.LoadAvg), orUnknown(m.Lookupd), where)
 }
 
-// ms formats a latency in milliseconds with two decimals.
-func ms(d time.Duration) string {
+// Millis formats a latency in milliseconds with two decimals.
+func Millis(d time.Duration) string {
 	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
 }
 
@@ -85,4 +86,13 @@ func orUnknown(s string) string {
 		return "unknown"
 	}
 	return s
+}
+
+// MiBs formats bytes as MiB with one decimal ("n/a" when negative:
+// unknown).
+func MiBs(b int64) string {
+	if b < 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f", float64(b)/MiB)
 }

@@ -1,4 +1,4 @@
-package main
+package loadtest
 
 import (
 	"bufio"
@@ -11,18 +11,18 @@ import (
 	"time"
 )
 
-// child is a process this program started of itself (the bare server, the
+// Child is a process this program started of itself (the bare server, the
 // NATS server): it runs until its standard input ends.
-type child struct {
+type Child struct {
 	cmd   *exec.Cmd
 	stdin io.Closer
 	done  chan error
 }
 
-// startChild runs this program with args, as the process that name says,
+// StartChild runs this program with args, as the process that name says,
 // and returns once it has printed a line whose first word is word, with
 // the line's other words.
-func startChild(ctx context.Context, name, word string, args ...string) (*child, []string, error) {
+func StartChild(ctx context.Context, name, word string, args ...string) (*Child, []string, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, nil, err
@@ -40,7 +40,7 @@ func startChild(ctx context.Context, name, word string, args ...string) (*child,
 	if err := cmd.Start(); err != nil {
 		return nil, nil, fmt.Errorf("start the %s: %w", name, err)
 	}
-	c := &child{cmd: cmd, stdin: stdin, done: make(chan error, 1)}
+	c := &Child{cmd: cmd, stdin: stdin, done: make(chan error, 1)}
 	line := make(chan string, 1)
 	go func() {
 		s, _ := bufio.NewReader(stdout).ReadString('\n')
@@ -52,24 +52,24 @@ func startChild(ctx context.Context, name, word string, args ...string) (*child,
 	case s := <-line:
 		f := strings.Fields(s)
 		if len(f) == 0 || f[0] != word {
-			return nil, nil, fmt.Errorf("the %s did not start (it ended: %s; see above)", name, errText(c.stop()))
+			return nil, nil, fmt.Errorf("the %s did not start (it ended: %s; see above)", name, ErrText(c.Stop()))
 		}
 		return c, f[1:], nil
 	case <-ctx.Done():
-		_ = c.stop()
+		_ = c.Stop()
 		return nil, nil, ctx.Err()
 	case <-time.After(5 * time.Minute):
-		_ = c.stop()
+		_ = c.Stop()
 		return nil, nil, fmt.Errorf("the %s did not start within 5 minutes", name)
 	}
 }
 
-// pid is the child's process id.
-func (c *child) pid() int { return c.cmd.Process.Pid }
+// PID is the child's process id.
+func (c *Child) PID() int { return c.cmd.Process.Pid }
 
-// stop closes the child's standard input, which ends it, and waits
+// Stop closes the child's standard input, which ends it, and waits
 // (killing it after 10 seconds). It returns how the process ended.
-func (c *child) stop() error {
+func (c *Child) Stop() error {
 	_ = c.stdin.Close()
 	select {
 	case err := <-c.done:
@@ -80,9 +80,9 @@ func (c *child) stop() error {
 	}
 }
 
-// untilStdinEnds returns when stdin ends (the parent gone or done with
+// UntilStdinEnds returns when stdin ends (the parent gone or done with
 // the child) or ctx does: what a child serves until.
-func untilStdinEnds(ctx context.Context, stdin io.Reader) {
+func UntilStdinEnds(ctx context.Context, stdin io.Reader) {
 	gone := make(chan struct{})
 	go func() {
 		_, _ = io.Copy(io.Discard, stdin)
@@ -92,4 +92,12 @@ func untilStdinEnds(ctx context.Context, stdin io.Reader) {
 	case <-gone:
 	case <-ctx.Done():
 	}
+}
+
+// ErrText is err's text, "cleanly" for nil: how a process ended.
+func ErrText(err error) string {
+	if err == nil {
+		return "cleanly"
+	}
+	return err.Error()
 }
