@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/soak"
 )
 
 func main() {
@@ -64,7 +65,7 @@ type options struct {
 	openWorkers  int
 	profile      string // directory of CPU profiles of lookupd ("": none)
 	model        modelOptions
-	soak         soakOptions
+	soak         soak.Options
 	accounting   accountingOptions
 }
 
@@ -76,18 +77,6 @@ type modelOptions struct {
 	rebuild         bool
 	ids             string // fixtures.Uniform or fixtures.Zipf
 	draws           int
-}
-
-// soakOptions are the flags of the soak (--soak and --soak-*).
-type soakOptions struct {
-	duration   time.Duration // 0: no soak, the load test instead
-	people     int
-	signers    int
-	rate       int
-	events     int
-	interval   time.Duration
-	limit      int64 // bytes: the memory limit of the second run
-	serveFlags []string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -108,7 +97,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.openWorkers, "open-workers", 1000, "open-loop cap on concurrent requests (connections); past it the achieved rate falls short")
 	fs.StringVar(&o.profile, "profile", "", "directory to write a CPU profile of lookupd serve (run with --pprof) for each of its closed-loop runs; for finding where the time goes, not for figures")
 	modelFlags(fs, &o.model)
-	serveFlags, soakLimit := soakFlags(fs, &o.soak)
+	serveFlags, soakLimit := soak.Flags(fs, &o.soak)
 	auditServeFlags := accountingFlags(fs, &o.accounting)
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -116,7 +105,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if err := checkModel(&o.model); err != nil {
 		return o, err
 	}
-	if err := checkSoak(&o.soak, *serveFlags, *soakLimit); err != nil {
+	if err := soak.Check(&o.soak, *serveFlags, *soakLimit); err != nil {
 		return o, err
 	}
 	if err := checkAccounting(&o.accounting, o.model.seed, *auditServeFlags); err != nil {

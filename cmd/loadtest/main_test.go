@@ -32,7 +32,7 @@ func TestParseFlags(t *testing.T) {
 		{name: "zero duration", args: []string{"--duration", "0s"}, wantErr: "must be positive"},
 		{name: "no tokens", args: []string{"--tokens", "0"}, wantErr: "at least 1"},
 		{name: "stray argument", args: []string{"now"}, wantErr: "unexpected arguments"},
-		{name: "no soak by default", check: func(o options) bool { return o.soak.duration == 0 }},
+		{name: "no soak by default", check: func(o options) bool { return !o.soak.On() }},
 		{name: "model defaults: 1M + 1M, uniform ids, under the cache", check: func(o options) bool {
 			mo := o.model
 			return mo.people == 1000000 && mo.signers == 1000000 && mo.seed == 1 && mo.ids == fixtures.Uniform &&
@@ -46,22 +46,6 @@ func TestParseFlags(t *testing.T) {
 		{name: "no people", args: []string{"--people", "0"}, wantErr: "--people must be at least 1"},
 		{name: "unknown ids", args: []string{"--ids", "normal"}, wantErr: "want uniform or zipf"},
 		{name: "no draws", args: []string{"--draws", "0"}, wantErr: "--draws must be at least 1"},
-		{name: "soak defaults: issue 9's sizes", args: []string{"--soak", "10m"}, check: func(o options) bool {
-			so := o.soak
-			return so.duration == 10*time.Minute && so.people == 1000000 && so.signers == 1000000 &&
-				so.rate == 2000 && so.events == 2000 && so.interval == 10*time.Second && len(so.serveFlags) == 0
-		}},
-		{name: "soak flags", args: []string{"--soak", "5m", "--soak-people", "500000", "--soak-signers", "0", "--soak-events", "0",
-			"--soak-serve-flags", "--memory-budget '256MiB'"}, check: func(o options) bool {
-			so := o.soak
-			return so.duration == 5*time.Minute && so.people == 500000 && so.signers == 0 && so.events == 0 &&
-				strings.Join(so.serveFlags, "|") == "--memory-budget|256MiB"
-		}},
-		{name: "soak without people", args: []string{"--soak", "1m", "--soak-people", "0"}, wantErr: "--soak-people must be at least 1"},
-		{name: "soak without lookups", args: []string{"--soak", "1m", "--soak-rate", "0"}, wantErr: "--soak-rate must be at least 1"},
-		{name: "soak interval", args: []string{"--soak", "1m", "--soak-interval", "0s"}, wantErr: "--soak-interval must be positive"},
-		{name: "negative soak", args: []string{"--soak", "-1m"}, wantErr: "must not be negative"},
-		{name: "soak serve flags unquoted", args: []string{"--soak", "1m", "--soak-serve-flags", "--a 'b"}, wantErr: "--soak-serve-flags"},
 		{name: "no accounting measurement by default", check: func(o options) bool { return o.accounting.records == 0 }},
 		{name: "accounting defaults: 1M persons, killed halfway, under the cache", args: []string{"--accounting-records", "10000000"},
 			check: func(o options) bool {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/soak"
 )
 
 // runsPerRound is how many closed-loop runs a round has: a bare and a
@@ -42,8 +43,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 	if err != nil {
 		return err
 	}
-	if o.soak.duration > 0 {
-		return runSoak(ctx, o, bin, dir, stdout, stderr)
+	if o.soak.On() {
+		return soak.Run(ctx, o.soak, o.tokens, o.openWorkers, bin, dir, stdout, stderr)
 	}
 	return runScale(ctx, o, tool, bin, dir, stdout, stderr)
 }

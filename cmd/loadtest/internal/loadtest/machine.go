@@ -88,6 +88,9 @@ func orUnknown(s string) string {
 	return s
 }
 
+// MiB is a mebibyte: memory figures are in MiB.
+const MiB = 1 << 20
+
 // MiBs formats bytes as MiB with one decimal ("n/a" when negative:
 // unknown).
 func MiBs(b int64) string {

@@ -1,4 +1,4 @@
-package loadtest
+package soak
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"path/filepath"
 	"time"
+
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
 // Metrics of lookupd's /metrics that a memory sample records.
@@ -18,7 +20,7 @@ const (
 // MemSample is the memory of lookupd at one moment of a soak.
 type MemSample struct {
 	At time.Duration // since the soak started
-	ProcMem
+	loadtest.ProcMem
 	Heap    int64  // Go heap in use (go_memstats_heap_inuse_bytes); -1 when /metrics did not tell
 	Applied uint64 // stream sequence applied to the read model (lookup_projector_applied_sequence)
 	// TablesOnDisk is the size of the read model's table files (.sst under
@@ -40,12 +42,12 @@ type Target struct {
 // Applied at 0 rather than failing, one of the data directory leaves
 // TablesOnDisk at -1: the process's memory is what is measured.
 func SampleMem(c *http.Client, t Target, at time.Duration) (MemSample, error) {
-	m, err := ReadProcMem(t.PID)
+	m, err := loadtest.ReadProcMem(t.PID)
 	if err != nil {
 		return MemSample{}, err
 	}
 	s := MemSample{At: at, ProcMem: m, Heap: -1, TablesOnDisk: tablesOnDisk(t.DataDir)}
-	v, err := ReadMetrics(c, t.Admin, metricHeapInuse, metricAppliedSeq)
+	v, err := loadtest.ReadMetrics(c, t.Admin, metricHeapInuse, metricAppliedSeq)
 	if err != nil {
 		return s, nil //nolint:nilerr // see above: the heap is optional
 	}

@@ -1,4 +1,4 @@
-package main
+package soak
 
 import (
 	"bufio"
@@ -25,16 +25,16 @@ type soakPhaseRun struct {
 	Budget string        // what lookupd logged of its memory budget
 	Ready  time.Duration // from listening to having applied the stream
 	Run    soakRun
-	Cgroup loadtest.CgroupWatch // over the load
+	Cgroup CgroupWatch // over the load
 	// End is the cgroup's accounting once lookupd has stopped: its OOM
 	// kills counted to the end.
-	End  loadtest.CgroupStat
+	End  CgroupStat
 	Died string // how lookupd ended before it was stopped; "" when it did not
 }
 
 // phase returns what the soak's criteria judge of r.
-func (r soakPhaseRun) phase() loadtest.SoakPhase {
-	return loadtest.SoakPhase{Limit: r.Limit, OOMKills: r.End.OOMKills, AnonPeak: r.Cgroup.PeakAnon,
+func (r soakPhaseRun) phase() SoakPhase {
+	return SoakPhase{Limit: r.Limit, OOMKills: r.End.OOMKills, AnonPeak: r.Cgroup.PeakAnon,
 		Refaults: r.Cgroup.Refaults(), LimitHits: r.End.LimitHits, P99: r.Run.Lookups.P99,
 		Errors: r.Run.Lookups.Errors, Died: r.Died != ""}
 }
@@ -53,13 +53,13 @@ func (r soakPhaseRun) name() string {
 // the cgroup's accounting is read every cgroupInterval, then stops it and
 // removes the cgroup. A lookupd that dies (the OOM killer) is recorded,
 // not an error.
-func runSoakPhase(ctx context.Context, o options, env soakEnv, limit int64, progress io.Writer) (r soakPhaseRun, err error) {
+func runSoakPhase(ctx context.Context, o Options, env soakEnv, limit int64, progress io.Writer) (r soakPhaseRun, err error) {
 	r.Limit = limit
 	fmt.Fprintf(progress, "soak run: %s\n", r.name())
-	if err := loadtest.EvictPageCache(env.storeDir()); err != nil {
+	if err := EvictPageCache(env.storeDir()); err != nil {
 		return r, err
 	}
-	cg, err := loadtest.NewCgroup(fmt.Sprintf("lookupd-soak-%d-%d", os.Getpid(), limit), limit)
+	cg, err := NewCgroup(fmt.Sprintf("lookupd-soak-%d-%d", os.Getpid(), limit), limit)
 	if err != nil {
 		return r, err
 	}
@@ -93,7 +93,7 @@ func runSoakPhase(ctx context.Context, o options, env soakEnv, limit int64, prog
 // soakPhaseLoad waits until srv has applied the stream, then runs the load
 // while watching cg, into r; it returns how long the wait took. A srv
 // that died is no error.
-func soakPhaseLoad(ctx context.Context, o options, env soakEnv, srv *loadtest.Dev, cg *loadtest.Cgroup, r *soakPhaseRun,
+func soakPhaseLoad(ctx context.Context, o Options, env soakEnv, srv *loadtest.Dev, cg *Cgroup, r *soakPhaseRun,
 	progress io.Writer) (time.Duration, error) {
 	s, err := env.js.Stream(ctx, loadtest.Stream)
 	if err != nil {
@@ -106,10 +106,10 @@ func soakPhaseLoad(ctx context.Context, o options, env soakEnv, srv *loadtest.De
 		}
 		return ready, fmt.Errorf("%w; its log ends:\n%s", err, srv.Logs())
 	}
-	target := loadtest.Target{PID: srv.PID(), Admin: srv.Admin, DataDir: env.storeDir()}
+	target := Target{PID: srv.PID(), Admin: srv.Admin, DataDir: env.storeDir()}
 	wctx, stopWatch := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Go(func() { r.Cgroup = loadtest.WatchCgroup(wctx, cg, cgroupInterval) })
+	wg.Go(func() { r.Cgroup = WatchCgroup(wctx, cg, cgroupInterval) })
 	r.Run, err = soak(ctx, o, env, srv, target, progress)
 	stopWatch()
 	wg.Wait()

@@ -1,14 +1,16 @@
-package loadtest
+package soak
 
 import (
 	"testing"
 	"time"
+
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
 // TestSoakChecks judges runs in a 256 MiB limit against a run without one.
 func TestSoakChecks(t *testing.T) {
-	free := SoakPhase{AnonPeak: 140 * MiB, P99: 10 * time.Millisecond}
-	good := SoakPhase{Limit: 256 * MiB, AnonPeak: 192 * MiB, P99: 20 * time.Millisecond, Refaults: 1e6}
+	free := SoakPhase{AnonPeak: 140 * loadtest.MiB, P99: 10 * time.Millisecond}
+	good := SoakPhase{Limit: 256 * loadtest.MiB, AnonPeak: 192 * loadtest.MiB, P99: 20 * time.Millisecond, Refaults: 1e6}
 	tests := []struct {
 		name    string
 		limited SoakPhase
@@ -16,7 +18,7 @@ func TestSoakChecks(t *testing.T) {
 	}{
 		{"all within", good, []bool{true, true, true, true}},
 		{"an OOM kill", with(good, func(p *SoakPhase) { p.OOMKills = 1 }), []bool{false, true, true, true}},
-		{"anonymous past 3/4 of the limit", with(good, func(p *SoakPhase) { p.AnonPeak = 192*MiB + 1 }), []bool{true, false, true, true}},
+		{"anonymous past 3/4 of the limit", with(good, func(p *SoakPhase) { p.AnonPeak = 192*loadtest.MiB + 1 }), []bool{true, false, true, true}},
 		{"p99 past twice", with(good, func(p *SoakPhase) { p.P99 = 20*time.Millisecond + 1 }), []bool{true, true, false, true}},
 		{"errors", with(good, func(p *SoakPhase) { p.Errors = 3 }), []bool{true, true, true, false}},
 		{"died", with(good, func(p *SoakPhase) { p.Died = true }), []bool{false, true, false, false}},

@@ -1,4 +1,4 @@
-package main
+package soak
 
 import (
 	"fmt"
@@ -12,8 +12,8 @@ import (
 // writeSoakReport writes what a soak measured as Markdown: the loadtest.Machine,
 // the set-up, each run's memory samples, the runs side by side and the
 // criteria judged on them.
-func writeSoakReport(w io.Writer, o options, m loadtest.Machine, l soakLoaded, phases []soakPhaseRun) {
-	so := o.soak
+func writeSoakReport(w io.Writer, o Options, m loadtest.Machine, l soakLoaded, phases []soakPhaseRun) {
+	so := o
 	fmt.Fprintf(w, "\n### Memory soak, %s\n\n", m.When.Format("2006-01-02 15:04 UTC"))
 	m.Describe(w, "load generator and NATS on the same loadtest.Machine, in another process")
 	settings := "its default settings"
@@ -40,7 +40,7 @@ func writeSoakReport(w io.Writer, o options, m loadtest.Machine, l soakLoaded, p
 	}
 	if len(phases) == 2 {
 		writeSoakPhases(w, phases, so.rate)
-		writeSoakChecks(w, loadtest.SoakChecks(phases[0].phase(), phases[1].phase()))
+		writeSoakChecks(w, SoakChecks(phases[0].phase(), phases[1].phase()))
 	}
 }
 
@@ -49,7 +49,7 @@ func writeSoakReport(w io.Writer, o options, m loadtest.Machine, l soakLoaded, p
 // memtables (write-ahead logs, with the value log), the Go heap in use,
 // the size of the table files on disk and the applied sequence. Memory is
 // in MiB.
-func writeSoakSamples(w io.Writer, samples []loadtest.MemSample) {
+func writeSoakSamples(w io.Writer, samples []MemSample) {
 	fmt.Fprintln(w, "| time | RSS | anon | file | of which tables (.sst) | memtables + vlog | Go heap in use | tables on disk | applied seq |")
 	fmt.Fprintln(w, "|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, s := range samples {
@@ -123,7 +123,7 @@ func appliedRate(run soakRun) string {
 
 // writeSoakChecks writes the criteria of a soak, each passed or not, and
 // the verdict.
-func writeSoakChecks(w io.Writer, checks []loadtest.SoakCheck) {
+func writeSoakChecks(w io.Writer, checks []SoakCheck) {
 	fmt.Fprintln(w, "| criterion (within the limit) | target | got | |")
 	fmt.Fprintln(w, "|---|---|--:|---|")
 	all := true

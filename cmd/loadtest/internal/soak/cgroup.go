@@ -1,4 +1,4 @@
-package loadtest
+package soak
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package main
+package soak
 
 import (
 	"strings"
@@ -10,14 +10,14 @@ import (
 
 // sample is a memory sample at at of rss MiB (half anonymous, half
 // file-backed, a quarter tables) and heap bytes of Go heap.
-func sample(at time.Duration, rss, heap int64) loadtest.MemSample {
+func sample(at time.Duration, rss, heap int64) MemSample {
 	const unit = loadtest.MiB
-	return loadtest.MemSample{At: at, ProcMem: loadtest.ProcMem{RSS: rss * unit, Anon: rss * unit / 2, File: rss * unit / 2, Tables: rss * unit / 4},
+	return MemSample{At: at, ProcMem: loadtest.ProcMem{RSS: rss * unit, Anon: rss * unit / 2, File: rss * unit / 2, Tables: rss * unit / 4},
 		Heap: heap, TablesOnDisk: 300 * unit, Applied: 2000000}
 }
 
 func TestWriteSoakSamples(t *testing.T) {
-	samples := []loadtest.MemSample{sample(0, 200, 80*loadtest.MiB), sample(10*time.Second, 240, -1)}
+	samples := []MemSample{sample(0, 200, 80*loadtest.MiB), sample(10*time.Second, 240, -1)}
 	var b strings.Builder
 	writeSoakSamples(&b, samples)
 	for _, w := range []string{
@@ -37,8 +37,8 @@ func TestWriteSoakPhases(t *testing.T) {
 		return soakPhaseRun{Limit: limit, Budget: "budget 192.0 MiB", Ready: 3 * time.Second,
 			Run: soakRun{Lookups: loadtest.Result{Rate: rate, P50: time.Millisecond, P99: p99},
 				CPU: soakCPU{Lookupd: 13 * time.Second, Broker: 2 * time.Second, Tool: 3 * time.Second, Wall: 10 * time.Second}},
-			Cgroup: loadtest.CgroupWatch{PeakAnon: anon, PeakUsage: 2 * anon, Last: loadtest.CgroupStat{Refaults: 1500}},
-			End:    loadtest.CgroupStat{OOMKills: oom, LimitHits: 42}}
+			Cgroup: CgroupWatch{PeakAnon: anon, PeakUsage: 2 * anon, Last: CgroupStat{Refaults: 1500}},
+			End:    CgroupStat{OOMKills: oom, LimitHits: 42}}
 	}
 	tests := []struct {
 		name    string
@@ -66,7 +66,7 @@ func TestWriteSoakPhases(t *testing.T) {
 			phases := []soakPhaseRun{run(0, 120*loadtest.MiB, 5*time.Millisecond, 2000, 0), tt.limited}
 			var b strings.Builder
 			writeSoakPhases(&b, phases, 2000)
-			writeSoakChecks(&b, loadtest.SoakChecks(phases[0].phase(), phases[1].phase()))
+			writeSoakChecks(&b, SoakChecks(phases[0].phase(), phases[1].phase()))
 			for _, w := range tt.want {
 				if !strings.Contains(b.String(), w) {
 					t.Errorf("output lacks %q:\n%s", w, b.String())
@@ -92,19 +92,19 @@ func TestMemoryBudgetLine(t *testing.T) {
 // TestAppliedRate: the rate lookupd applied the stream at over the
 // samples, beside the rate published, marked when it fell behind.
 func TestAppliedRate(t *testing.T) {
-	at := func(d time.Duration, applied uint64) loadtest.MemSample {
-		return loadtest.MemSample{At: d, Applied: applied}
+	at := func(d time.Duration, applied uint64) MemSample {
+		return MemSample{At: d, Applied: applied}
 	}
-	published := loadtest.Paced{Published: 20000, Elapsed: 10 * time.Second} // 2,000 a second
+	published := Paced{Published: 20000, Elapsed: 10 * time.Second} // 2,000 a second
 	tests := []struct {
 		name    string
-		samples []loadtest.MemSample
+		samples []MemSample
 		want    string
 	}{
-		{"kept up", []loadtest.MemSample{at(0, 1000), at(5*time.Second, 11000), at(10*time.Second, 20500)}, "1,950 (2,000)"},
-		{"behind", []loadtest.MemSample{at(0, 1000), at(10*time.Second, 3250)}, "225 (2,000) *behind*"},
-		{"one sample", []loadtest.MemSample{at(0, 1000)}, "n/a"},
-		{"applied unknown at the end", []loadtest.MemSample{at(0, 1000), at(10*time.Second, 0)}, "n/a"},
+		{"kept up", []MemSample{at(0, 1000), at(5*time.Second, 11000), at(10*time.Second, 20500)}, "1,950 (2,000)"},
+		{"behind", []MemSample{at(0, 1000), at(10*time.Second, 3250)}, "225 (2,000) *behind*"},
+		{"one sample", []MemSample{at(0, 1000)}, "n/a"},
+		{"applied unknown at the end", []MemSample{at(0, 1000), at(10*time.Second, 0)}, "n/a"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-package main
+package soak
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"time"
@@ -22,14 +23,14 @@ import (
 type soakLoaded struct {
 	loadtest.Loaded
 	CaughtUp time.Duration // lookupd serve from its start to having applied them
-	AtReady  loadtest.MemSample
+	AtReady  MemSample
 }
 
 // soakRun is what the soak itself measured.
 type soakRun struct {
 	Lookups loadtest.Result
-	Events  loadtest.Paced
-	Samples []loadtest.MemSample
+	Events  Paced
+	Samples []MemSample
 	CPU     soakCPU
 }
 
@@ -92,15 +93,16 @@ type soakEnv struct {
 // storeDir is the soak's read model directory.
 func (e soakEnv) storeDir() string { return filepath.Join(e.dir, "store") }
 
-// runSoak runs the memory soak: a broker in a process of its own with the
+// Run runs the memory soak: a broker in a process of its own with the
 // deployed stream, o.soak's people and signers published into it, then
 // "lookupd serve" with its defaults (but for what it cannot start without
-// and o.soak.serveFlags) catching up with them; then twice, on that read
-// model with its page cache dropped, o.soak.duration of lookups and events
+// and o.serveFlags) catching up with them; then twice, on that read
+// model with its page cache dropped, o.duration of lookups and events
 // at fixed rates while lookupd's memory is sampled, in a memory cgroup
-// without a limit and in one of o.soak.limit. It writes the samples, the
+// without a limit and in one of o.limit. It writes the samples, the
 // two runs side by side and the criteria as Markdown on stdout.
-func runSoak(ctx context.Context, o options, bin, dir string, stdout, stderr io.Writer) (err error) {
+func Run(ctx context.Context, o Options, tokens, openWorkers int, bin, dir string, stdout, stderr io.Writer) (err error) {
+	o.tokens, o.openWorkers = tokens, openWorkers
 	m := loadtest.ReadMachine(ctx, bin)
 	if err := probeCgroup(); err != nil {
 		return err
@@ -123,7 +125,7 @@ func runSoak(ctx context.Context, o options, bin, dir string, stdout, stderr io.
 		return err
 	}
 	env := soakEnv{bin: bin, dir: dir, natsURL: broker.URL, brokerPID: broker.PID(), js: js, client: &http.Client{Timeout: 5 * time.Second},
-		pop: fixtures.NewPopulation(o.soak.people, o.soak.signers, 1)}
+		pop: fixtures.NewPopulation(o.people, o.signers, 1)}
 	published, err := loadtest.LoadPopulation(ctx, js, env.pop, stderr)
 	if err != nil {
 		return err
@@ -136,7 +138,7 @@ func runSoak(ctx context.Context, o options, bin, dir string, stdout, stderr io.
 		return err
 	}
 	var phases []soakPhaseRun
-	for _, limit := range []int64{0, o.soak.limit} {
+	for _, limit := range []int64{0, o.limit} {
 		p, err := runSoakPhase(ctx, o, env, limit, stderr)
 		if err != nil {
 			return err
@@ -150,7 +152,7 @@ func runSoak(ctx context.Context, o options, bin, dir string, stdout, stderr io.
 // probeCgroup makes and removes a memory cgroup, so that a soak that
 // cannot run lookupd in one fails before it builds anything.
 func probeCgroup() error {
-	cg, err := loadtest.NewCgroup(fmt.Sprintf("lookupd-soak-probe-%d", os.Getpid()), 0)
+	cg, err := NewCgroup(fmt.Sprintf("lookupd-soak-probe-%d", os.Getpid()), 0)
 	if err != nil {
 		return fmt.Errorf("the soak runs lookupd in a memory cgroup, and none can be made here: %w", err)
 	}
@@ -160,7 +162,7 @@ func probeCgroup() error {
 // buildSoakModel starts lookupd serve (in no cgroup of its own) on the
 // empty read model, waits until it has applied the population's events
 // and stops it, recording the catch-up in loaded.
-func buildSoakModel(ctx context.Context, o options, env soakEnv, loaded *soakLoaded, progress io.Writer) (err error) {
+func buildSoakModel(ctx context.Context, o Options, env soakEnv, loaded *soakLoaded, progress io.Writer) (err error) {
 	srv, err := startSoakServe(ctx, o, env, nil)
 	if err != nil {
 		return err
@@ -173,19 +175,19 @@ func buildSoakModel(ctx context.Context, o options, env soakEnv, loaded *soakLoa
 	if loaded.CaughtUp, err = loadtest.WaitCaughtUp(ctx, env.client, srv.Admin, loaded.LastSeq, progress); err != nil {
 		return fmt.Errorf("%w; its log ends:\n%s", err, srv.Logs())
 	}
-	target := loadtest.Target{PID: srv.PID(), Admin: srv.Admin, DataDir: env.storeDir()}
-	loaded.AtReady, err = loadtest.SampleMem(env.client, target, 0)
+	target := Target{PID: srv.PID(), Admin: srv.Admin, DataDir: env.storeDir()}
+	loaded.AtReady, err = SampleMem(env.client, target, 0)
 	return err
 }
 
 // soakTokens creates a signing key and its JWKS in dir and mints
 // o.tokens tokens with it; it returns the JWKS file and the tokens.
-func soakTokens(ctx context.Context, o options, bin, dir string) (string, []string, error) {
+func soakTokens(ctx context.Context, o Options, bin, dir string) (string, []string, error) {
 	keyPath, jwksPath, err := loadtest.CreateKeyIn(ctx, bin, dir)
 	if err != nil {
 		return "", nil, err
 	}
-	toks, err := loadtest.MintTokens(ctx, bin, keyPath, loadtest.Scopes, 2*o.soak.duration+3*time.Hour, o.tokens)
+	toks, err := loadtest.MintTokens(ctx, bin, keyPath, loadtest.Scopes, 2*o.duration+3*time.Hour, o.tokens)
 	if err != nil {
 		return "", nil, err
 	}
@@ -193,22 +195,22 @@ func soakTokens(ctx context.Context, o options, bin, dir string) (string, []stri
 }
 
 // startSoakServe starts lookupd serve reading the stream of env's broker,
-// storing in env's store directory, with o.soak.serveFlags, inside cg
+// storing in env's store directory, with o.serveFlags, inside cg
 // when not nil.
-func startSoakServe(ctx context.Context, o options, env soakEnv, cg *loadtest.Cgroup) (*loadtest.Dev, error) {
+func startSoakServe(ctx context.Context, o Options, env soakEnv, cg *Cgroup) (*loadtest.Dev, error) {
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	return loadtest.StartServe(sctx, loadtest.ServeConfig{Bin: env.bin, DataDir: env.storeDir(),
 		NATS: env.natsURL, Stream: loadtest.Stream, JWKSFile: env.jwks, Issuer: loadtest.Issuer, Audience: loadtest.Audience,
-		Extra: o.soak.serveFlags, Cgroup: cg})
+		Extra: o.serveFlags, Command: cgroupCommand(cg)})
 }
 
-// soak runs, for o.soak.duration and at once, the lookups (open loop at
-// o.soak.rate, at most o.openWorkers in flight), the events (o.soak.events
-// a second) and the memory samples of srv (every o.soak.interval, the last
+// soak runs, for o.duration and at once, the lookups (open loop at
+// o.rate, at most o.openWorkers in flight), the events (o.events
+// a second) and the memory samples of srv (every o.interval, the last
 // at the end) as target.
-func soak(ctx context.Context, o options, env soakEnv, srv *loadtest.Dev, target loadtest.Target, progress io.Writer) (soakRun, error) {
-	so := o.soak
+func soak(ctx context.Context, o Options, env soakEnv, srv *loadtest.Dev, target Target, progress io.Writer) (soakRun, error) {
+	so := o
 	fmt.Fprintf(progress, "soak: %v of %d lookups/s and %d events/s, memory sampled every %v ...\n",
 		so.duration, so.rate, so.events, so.interval)
 	var (
@@ -219,19 +221,28 @@ func soak(ctx context.Context, o options, env soakEnv, srv *loadtest.Dev, target
 	)
 	defer stopSample()
 	wg.Go(func() {
-		run.Samples = loadtest.SampleEvery(sctx, env.client, target, so.interval)
+		run.Samples = SampleEvery(sctx, env.client, target, so.interval)
 	})
 	if so.events > 0 {
 		wg.Go(func() {
 			pctx, cancel := context.WithTimeout(ctx, so.duration)
 			defer cancel()
-			run.Events, pubErr = loadtest.PublishPaced(pctx, env.js, so.events, env.pop.NextRandom)
+			run.Events, pubErr = PublishPaced(pctx, env.js, so.events, env.pop.NextRandom)
 		})
 	}
 	start, cpu0 := time.Now(), cpuTimes(srv.PID(), env.brokerPID)
 	run.Lookups, lookErr = loadtest.OpenLoopTargets(ctx, "lookupd GET person and GET signers with expand, random consumers",
-		loadtest.LookupTargets(srv.API, env.pop, env.toks), so.rate, so.duration, o.openWorkers)
+		LookupTargets(srv.API, env.pop, env.toks), so.rate, so.duration, o.openWorkers)
 	run.CPU = cpuTimes(srv.PID(), env.brokerPID).since(cpu0, time.Since(start))
 	wg.Wait()
 	return run, errors.Join(lookErr, pubErr, ctx.Err())
+}
+
+// cgroupCommand returns how a process is made in cg (nil: none, the
+// default).
+func cgroupCommand(cg *Cgroup) func(string, ...string) *exec.Cmd {
+	if cg == nil {
+		return nil
+	}
+	return cg.Command
 }

@@ -1,4 +1,4 @@
-package loadtest
+package soak
 
 import (
 	"errors"
@@ -11,6 +11,15 @@ import (
 
 	"github.com/lookup/persons/internal/settings"
 )
+
+// TestMain lets the test binary be a process in a cgroup (cgroupHelper)
+// when LOADTEST_CGROUP_HELPER is set.
+func TestMain(m *testing.M) {
+	if mode := os.Getenv("LOADTEST_CGROUP_HELPER"); mode != "" {
+		os.Exit(cgroupHelper(mode))
+	}
+	os.Exit(m.Run())
+}
 
 // cgroupHelper is the test binary run inside a cgroup by TestCgroup: mode
 // "limit" prints the memory limit memlimit reads and its source; "hog"

@@ -1,4 +1,4 @@
-package main
+package soak
 
 import (
 	"errors"
@@ -11,10 +11,28 @@ import (
 	"github.com/lookup/persons/internal/testing/testkit"
 )
 
-// soakFlags defines the flags of the soak on fs, into so; the returned
+// Options are the flags of the soak (--soak and --soak-*), and those of
+// the tool's that it uses (Run sets them).
+type Options struct {
+	duration    time.Duration // 0: no soak, the load test instead
+	people      int
+	signers     int
+	rate        int
+	events      int
+	interval    time.Duration
+	limit       int64 // bytes: the memory limit of the second run
+	serveFlags  []string
+	tokens      int // --tokens
+	openWorkers int // --open-workers
+}
+
+// On reports whether a soak is asked for (--soak).
+func (so Options) On() bool { return so.duration > 0 }
+
+// Flags defines the flags of the soak on fs, into so; the returned
 // strings are --soak-serve-flags and --soak-limit, to be checked by
-// checkSoak after parsing.
-func soakFlags(fs *flag.FlagSet, so *soakOptions) (serveFlags, limit *string) {
+// Check after parsing.
+func Flags(fs *flag.FlagSet, so *Options) (serveFlags, limit *string) {
 	fs.DurationVar(&so.duration, "soak", 0, "run a memory soak instead of the load test: lookupd serve this long without a memory limit, then as long within --soak-limit (e.g. 10m; 0: no soak)")
 	fs.IntVar(&so.people, "soak-people", 1000000, "soak: consumers in the read model")
 	fs.IntVar(&so.signers, "soak-signers", 1000000, "soak: authorized signers in the read model (signer j under consumer j mod --soak-people)")
@@ -25,10 +43,10 @@ func soakFlags(fs *flag.FlagSet, so *soakOptions) (serveFlags, limit *string) {
 	return fs.String("soak-serve-flags", "", "soak: more flags for lookupd serve, shell-quoted (none by default: its defaults are what is measured)"), limit
 }
 
-// checkSoak checks the soak's flags, splits serveFlags into so.serveFlags
+// Check checks the soak's flags, splits serveFlags into so.serveFlags
 // and parses limit into so.limit. Without --soak there is nothing to
 // check.
-func checkSoak(so *soakOptions, serveFlags, limit string) error {
+func Check(so *Options, serveFlags, limit string) error {
 	switch {
 	case so.duration < 0:
 		return errors.New("--soak must not be negative")

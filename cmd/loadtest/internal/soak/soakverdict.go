@@ -1,12 +1,11 @@
-package loadtest
+package soak
 
 import (
 	"fmt"
 	"time"
-)
 
-// MiB is a mebibyte: memory figures of a soak are in MiB.
-const MiB = 1 << 20
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
+)
 
 // SoakPhase is what one run of lookupd in a soak came to, as a container
 // operator judges it: the cgroup's memory limit (0: none), its OOM kills,
@@ -48,7 +47,7 @@ func SoakChecks(free, limited SoakPhase) []SoakCheck {
 }
 
 // mibs formats bytes as MiB with one decimal.
-func mibs(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/MiB) }
+func mibs(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/loadtest.MiB) }
 
 // msf formats a duration in milliseconds with two decimals.
 func msf(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
