@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"time"
 
+	"github.com/lookup/persons/cmd/loadtest/internal/accountingload"
 	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 	"github.com/lookup/persons/cmd/loadtest/internal/soak"
 )
@@ -66,7 +67,7 @@ type options struct {
 	profile      string // directory of CPU profiles of lookupd ("": none)
 	model        modelOptions
 	soak         soak.Options
-	accounting   accountingOptions
+	accounting   accountingload.Options
 }
 
 // modelOptions are the flags of the model and of the ids read.
@@ -98,7 +99,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.profile, "profile", "", "directory to write a CPU profile of lookupd serve (run with --pprof) for each of its closed-loop runs; for finding where the time goes, not for figures")
 	modelFlags(fs, &o.model)
 	serveFlags, soakLimit := soak.Flags(fs, &o.soak)
-	auditServeFlags := accountingFlags(fs, &o.accounting)
+	auditServeFlags := accountingload.Flags(fs, &o.accounting)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -108,7 +109,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if err := soak.Check(&o.soak, *serveFlags, *soakLimit); err != nil {
 		return o, err
 	}
-	if err := checkAccounting(&o.accounting, o.model.seed, *auditServeFlags); err != nil {
+	if err := accountingload.Check(&o.accounting, o.model.seed, *auditServeFlags); err != nil {
 		return o, err
 	}
 	switch {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lookup/persons/cmd/loadtest/internal/accountingload"
 	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 	"github.com/lookup/persons/cmd/loadtest/internal/soak"
 )
@@ -36,8 +37,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 			return err
 		}
 	}
-	if o.accounting.records > 0 {
-		return runAccounting(ctx, o, bin, dir, stdout, stderr)
+	if o.accounting.On() {
+		return accountingload.Run(ctx, o.accounting, o.model.rebuild, bin, dir, stdout, stderr)
 	}
 	tool, err := closedLoopTool(o, dir)
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package accountingload
 
 import (
 	"context"
@@ -30,19 +30,19 @@ type auditService struct {
 }
 
 // newAuditService returns the service of a measurement, not started.
-func newAuditService(o options, bin, dir, natsURL, jwks string) *auditService {
-	index := o.accounting.index
+func newAuditService(o Options, bin, dir, natsURL, jwks string) *auditService {
+	index := o.index
 	if index == "" {
 		index = filepath.Join(dir, "accounting")
 	}
 	cfg := loadtest.AuditServeConfig{Bin: bin, IndexDir: index, NATS: natsURL,
 		Stream: loadtest.AuditStream, JWKSFile: jwks, Issuer: loadtest.Issuer, Audience: loadtest.Audience, ReplicaID: accountingChain,
-		Extra: o.accounting.serveFlags}
-	if o.accounting.pprofDir != "" {
+		Extra: o.serveFlags}
+	if o.pprofDir != "" {
 		cfg.Extra = append([]string{"--pprof", "true"}, cfg.Extra...)
 	}
 	return &auditService{cfg: cfg, client: &http.Client{Timeout: 10 * time.Second}, mem: newMemWatch(),
-		pprofDir: o.accounting.pprofDir}
+		pprofDir: o.pprofDir}
 }
 
 // start starts the service and has its memory watched.

@@ -1,4 +1,4 @@
-package loadtest
+package accountingload
 
 import (
 	"context"

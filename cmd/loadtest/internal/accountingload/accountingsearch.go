@@ -1,4 +1,4 @@
-package main
+package accountingload
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
@@ -36,7 +35,7 @@ type searchKind struct {
 	// client drawn uniformly of the ledger's, busy or quiet.
 	recipient string
 	// officer, when set, makes it the officer's page of a person
-	// (loadtest.OfficerPerson) or the letter for them (OfficerLetter,
+	// (OfficerPerson) or the letter for them (OfficerLetter,
 	// their request on the ledger's last day: its six years), of persons
 	// of about `about` records.
 	officer string
@@ -79,8 +78,8 @@ var searchKinds = []searchKind{
 	{name: "a client's month, officer's page", recipient: byClient, target: officerRecipientTarget},
 	{name: "a client's subject's month, officer's page", recipient: byBoth, target: officerRecipientTarget},
 	{name: "a subject's month, officer's page", recipient: bySubject, target: officerRecipientTarget},
-	{name: "a person of about 1,000 records, officer's page", officer: loadtest.OfficerPerson, about: 1000, target: officerPageTarget},
-	{name: "the letter for a person of about 1,000 records", officer: loadtest.OfficerLetter, about: 1000, target: officerLetterTarget},
+	{name: "a person of about 1,000 records, officer's page", officer: OfficerPerson, about: 1000, target: officerPageTarget},
+	{name: "the letter for a person of about 1,000 records", officer: OfficerLetter, about: 1000, target: officerLetterTarget},
 }
 
 // searchRun is what one kind of search measured.
@@ -175,11 +174,11 @@ func (s *searcher) run(ctx context.Context, k searchKind, d time.Duration, seed 
 }
 
 // search runs one search of q (every page when whole) into r.
-func (s *searcher) search(token string, q loadtest.AccountingQuery, whole bool, r *searchRun) {
+func (s *searcher) search(token string, q AccountingQuery, whole bool, r *searchRun) {
 	start, records := time.Now(), 0
 	for uri, form := q.URI(), q.Form(); uri != ""; form = nil {
 		t := time.Now()
-		p, err := loadtest.FetchAccountingPage(s.client, s.svc.srv.API, uri, form, token)
+		p, err := FetchAccountingPage(s.client, s.svc.srv.API, uri, form, token)
 		r.Requests = append(r.Requests, time.Since(t))
 		if err != nil {
 			if r.Errors++; r.FirstErr == nil {
@@ -199,7 +198,7 @@ func (s *searcher) search(token string, q loadtest.AccountingQuery, whole bool, 
 }
 
 // queries returns n queries of kind k drawn from seed.
-func (s *searcher) queries(k searchKind, n int, seed uint64) ([]loadtest.AccountingQuery, error) {
+func (s *searcher) queries(k searchKind, n int, seed uint64) ([]AccountingQuery, error) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x94d049bb133111eb)) //nolint:gosec // G404: which searches to run, not secrets
 	if k.recipient != "" {
 		return s.recipientQueries(k, n, rng), nil
@@ -220,9 +219,9 @@ func (s *searcher) queries(k searchKind, n int, seed uint64) ([]loadtest.Account
 		}
 	}
 	from, to := s.spec.Span()
-	out := make([]loadtest.AccountingQuery, n)
+	out := make([]AccountingQuery, n)
 	for i, id := range ids {
-		q := loadtest.AccountingQuery{Person: id, Count: k.count, JSONL: k.jsonl}
+		q := AccountingQuery{Person: id, Count: k.count, JSONL: k.jsonl}
 		if k.quarter {
 			q.Since = from.Add(time.Duration(rng.Int64N(int64(to.Sub(from) - 90*24*time.Hour))))
 			q.Until = q.Since.Add(90 * 24 * time.Hour)
@@ -234,13 +233,13 @@ func (s *searcher) queries(k searchKind, n int, seed uint64) ([]loadtest.Account
 
 // recipientQueries returns n searches by recipient of kind k, each over
 // a month (30 days) of the ledger's span drawn from rng.
-func (s *searcher) recipientQueries(k searchKind, n int, rng *rand.Rand) []loadtest.AccountingQuery {
+func (s *searcher) recipientQueries(k searchKind, n int, rng *rand.Rand) []AccountingQuery {
 	from, to := s.spec.Span()
 	const month = 29 * 24 * time.Hour // to the 30th day, inclusive
-	out := make([]loadtest.AccountingQuery, n)
+	out := make([]AccountingQuery, n)
 	for i := range out {
 		c, j := rng.IntN(fixtures.LedgerClients), rng.IntN(fixtures.LedgerSubjects)
-		q := loadtest.AccountingQuery{Since: from.Add(time.Duration(rng.Int64N(int64(to.Sub(from) - month))))}
+		q := AccountingQuery{Since: from.Add(time.Duration(rng.Int64N(int64(to.Sub(from) - month))))}
 		q.Until = q.Since.Add(month)
 		if k.recipient != bySubject {
 			q.Client = fixtures.LedgerClient(c)
@@ -255,12 +254,12 @@ func (s *searcher) recipientQueries(k searchKind, n int, rng *rand.Rand) []loadt
 
 // officerQueries returns n of the officer's pages of kind k, each of one
 // of the 20 persons of about k.about records, drawn from rng.
-func (s *searcher) officerQueries(k searchKind, n int, rng *rand.Rand) []loadtest.AccountingQuery {
+func (s *searcher) officerQueries(k searchKind, n int, rng *rand.Rand) []AccountingQuery {
 	persons := s.persons.About(s.spec.Records, k.about, 20)
 	_, end := s.spec.Span()
-	out := make([]loadtest.AccountingQuery, n)
+	out := make([]AccountingQuery, n)
 	for i := range out {
-		out[i] = loadtest.AccountingQuery{Person: persons[rng.IntN(len(persons))], Officer: k.officer, Requested: end}
+		out[i] = AccountingQuery{Person: persons[rng.IntN(len(persons))], Officer: k.officer, Requested: end}
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package main
+package accountingload
 
 import (
 	"fmt"
@@ -17,8 +17,8 @@ const searchTarget = 100 * time.Millisecond
 // writeAccountingReport writes what an accounting measurement found as
 // Markdown: the machine and ledger, the index build, the comparisons
 // with a full scan, and the searches against the target.
-func writeAccountingReport(w io.Writer, o options, m loadtest.Machine, r accountingResult) {
-	ao, man := o.accounting, r.ledger.man
+func writeAccountingReport(w io.Writer, o Options, m loadtest.Machine, r accountingResult) {
+	ao, man := o, r.ledger.man
 	fmt.Fprintf(w, "\n### The accounting service at %s records, %s\n\n", loadtest.Thousands(float64(man.Records)), m.When.Format("2006-01-02 15:04 UTC"))
 	m.Describe(w, "NATS and the searching client in this tool's process, `lookupd audit serve` in its own")
 	filled := fmt.Sprintf("filled by this run in %v (`lookupd audit verify`, %v: %s)", man.FillTime.Round(time.Second),
@@ -111,7 +111,7 @@ func writeChecks(w io.Writer, r accountingResult) {
 // writeSearches writes each kind of search: its requests' latencies
 // against the target and the baseline, and for whole histories the
 // searches'.
-func writeSearches(w io.Writer, runs []searchRun, ao accountingOptions) {
+func writeSearches(w io.Writer, runs []searchRun, ao Options) {
 	fmt.Fprintf(w, "Searches, each kind for %v from %d connections at once (closed loop; each search is recorded in the ledger before it is answered). "+
 		"Persons drawn as often as the ledger discloses them, but \"any person\" (uniformly) and the baseline (persons without records); "+
 		"the officer's searches by recipient over a month (HTML, the service's page size) of a client drawn uniformly of the ledger's %d, busy or quiet. "+

@@ -1,4 +1,4 @@
-package main
+package accountingload
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // broker running on its store (in this process), and what filled it.
 type auditLedger struct {
 	dir    string
-	man    loadtest.LedgerManifest
+	man    LedgerManifest
 	broker *loadtest.NATS
 	nc     *nats.Conn
 	js     jetstream.JetStream
@@ -58,9 +58,9 @@ func (l *auditLedger) lastSeq(ctx context.Context) (uint64, error) {
 // when no complete one is there (or --rebuild): the audit stream created,
 // every message published, "lookupd audit verify" run on it, the manifest
 // written last.
-func openLedger(ctx context.Context, o options, bin string, progress io.Writer) (_ *auditLedger, err error) {
-	ao, spec := o.accounting, o.accounting.spec(o.model.seed)
-	man, ok, err := loadtest.ReadLedgerManifest(ao.dir)
+func openLedger(ctx context.Context, o Options, bin string, progress io.Writer) (_ *auditLedger, err error) {
+	ao, spec := o, o.spec(o.seed)
+	man, ok, err := ReadLedgerManifest(ao.dir)
 	why := ""
 	switch {
 	case err != nil:
@@ -69,7 +69,7 @@ func openLedger(ctx context.Context, o options, bin string, progress io.Writer) 
 		why = "none yet"
 	case man.LedgerSpec != spec:
 		why = fmt.Sprintf("the ledger is %+v, want %+v", man.LedgerSpec, spec)
-	case o.model.rebuild:
+	case o.rebuild:
 		why = "--rebuild"
 	}
 	l := &auditLedger{dir: ao.dir, man: man, reused: why == ""}
@@ -84,7 +84,7 @@ func openLedger(ctx context.Context, o options, bin string, progress io.Writer) 
 	if err := os.MkdirAll(ao.dir, 0o700); err != nil {
 		return nil, err
 	}
-	if l.broker, err = loadtest.StartNATS("loadtest-ledger", filepath.Join(ao.dir, loadtest.LedgerNATSDir)); err != nil {
+	if l.broker, err = loadtest.StartNATS("loadtest-ledger", filepath.Join(ao.dir, LedgerNATSDir)); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -95,7 +95,7 @@ func openLedger(ctx context.Context, o options, bin string, progress io.Writer) 
 	if l.nc, err = nats.Connect(l.broker.URL, nats.Name("lookupd-loadtest-ledger")); err != nil {
 		return nil, fmt.Errorf("connect to the ledger's NATS server: %w", err)
 	}
-	if l.js, err = jetstream.New(l.nc, jetstream.WithPublishAsyncMaxPending(loadtest.LedgerWindow)); err != nil {
+	if l.js, err = jetstream.New(l.nc, jetstream.WithPublishAsyncMaxPending(LedgerWindow)); err != nil {
 		return nil, err
 	}
 	if l.reused {
@@ -120,7 +120,7 @@ func (l *auditLedger) check(ctx context.Context) error {
 // fill fills the ledger, verifies it and writes its manifest.
 func (l *auditLedger) fill(ctx context.Context, spec fixtures.LedgerSpec, bin string, progress io.Writer) error {
 	next := time.Now().Add(10 * time.Second)
-	man, err := loadtest.FillLedger(ctx, l.js, loadtest.AuditStream, spec, func(records int) {
+	man, err := FillLedger(ctx, l.js, loadtest.AuditStream, spec, func(records int) {
 		if time.Now().After(next) {
 			fmt.Fprintf(progress, "  %d of %d records published\n", records, spec.Records)
 			next = time.Now().Add(10 * time.Second)
@@ -139,7 +139,7 @@ func (l *auditLedger) fill(ctx context.Context, spec fixtures.LedgerSpec, bin st
 	}
 	l.verified = firstLine(string(out)) + ": " + lastLine(string(out))
 	l.man = man
-	return loadtest.WriteLedgerManifest(l.dir, man)
+	return WriteLedgerManifest(l.dir, man)
 }
 
 // firstLine returns the first line of s.
@@ -157,5 +157,5 @@ func lastLine(s string) string {
 // removeLedger removes the ledger in dir, refusing a directory that holds
 // anything a ledger does not (an --accounting-dir given by mistake).
 func removeLedger(dir string) error {
-	return loadtest.RemoveKept(dir, loadtest.IsLedgerFile, "ledger", "--accounting-dir")
+	return loadtest.RemoveKept(dir, IsLedgerFile, "ledger", "--accounting-dir")
 }

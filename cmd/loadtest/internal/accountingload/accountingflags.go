@@ -1,4 +1,4 @@
-package main
+package accountingload
 
 import (
 	"errors"
@@ -7,14 +7,13 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 	"github.com/lookup/persons/internal/testing/fixtures"
 	"github.com/lookup/persons/internal/testing/testkit"
 )
 
-// accountingOptions are the flags of the accounting measurement
-// (--accounting-records and --accounting-*).
-type accountingOptions struct {
+// Options are the flags of the accounting measurement
+// (--accounting-records and --accounting-*), and the tool's it uses.
+type Options struct {
 	records     int // 0: no accounting measurement
 	persons     int
 	replicas    int
@@ -31,12 +30,18 @@ type accountingOptions struct {
 	// kinds of search are measured (nil: all).
 	index    string
 	searches *regexp.Regexp
+	seed     uint64 // --seed (Check sets it)
+	rebuild  bool   // --rebuild (Run sets it)
 }
 
-// accountingFlags defines the accounting measurement's flags on fs, into
+// On reports whether the accounting measurement is asked for
+// (--accounting-records).
+func (ao Options) On() bool { return ao.records > 0 }
+
+// Flags defines the accounting measurement's flags on fs, into
 // ao; the returned string is --accounting-serve-flags, to be split by
-// checkAccounting after parsing.
-func accountingFlags(fs *flag.FlagSet, ao *accountingOptions) *string {
+// Check after parsing.
+func Flags(fs *flag.FlagSet, ao *Options) *string {
 	fs.IntVar(&ao.records, "accounting-records", 0, "measure lookupd audit serve instead of the load test, on an audit ledger of this many records (e.g. 10000000; 0: no)")
 	fs.IntVar(&ao.persons, "accounting-persons", 1000000, "accounting: persons disclosed in the ledger (skewed: the most disclosed have about 2,000 records in 10M)")
 	fs.IntVar(&ao.replicas, "accounting-replicas", 8, "accounting: replicas whose chains the ledger holds")
@@ -56,10 +61,11 @@ func accountingFlags(fs *flag.FlagSet, ao *accountingOptions) *string {
 	return fs.String("accounting-serve-flags", "", "accounting: more flags for lookupd audit serve, shell-quoted (e.g. --memory-budget 256MiB)")
 }
 
-// checkAccounting checks the accounting measurement's flags, splits
+// Check checks the accounting measurement's flags, splits
 // serveFlags and sets the default --accounting-dir. Without
 // --accounting-records there is nothing to check.
-func checkAccounting(ao *accountingOptions, seed uint64, serveFlags string) error {
+func Check(ao *Options, seed uint64, serveFlags string) error {
+	ao.seed = seed
 	switch {
 	case ao.records < 0:
 		return errors.New("--accounting-records must not be negative")
@@ -78,13 +84,13 @@ func checkAccounting(ao *accountingOptions, seed uint64, serveFlags string) erro
 	}
 	ao.serveFlags = words
 	if ao.dir == "" {
-		ao.dir = loadtest.DefaultLedgerDir(ao.spec(seed))
+		ao.dir = DefaultLedgerDir(ao.spec(seed))
 	}
 	return nil
 }
 
 // spec is the ledger these options ask for.
-func (ao accountingOptions) spec(seed uint64) fixtures.LedgerSpec {
+func (ao Options) spec(seed uint64) fixtures.LedgerSpec {
 	return fixtures.LedgerSpec{Version: fixtures.LedgerVersion, Records: ao.records, Persons: ao.persons,
 		Replicas: ao.replicas, MaxRecords: ao.maxRecords, Seed: seed}
 }

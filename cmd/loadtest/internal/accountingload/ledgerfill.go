@@ -1,4 +1,4 @@
-package loadtest
+package accountingload
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
@@ -62,7 +63,7 @@ func WriteLedgerManifest(dir string, m LedgerManifest) error {
 	if err != nil {
 		return err
 	}
-	return writeFileSync(filepath.Join(dir, ledgerManifestFile), append(b, '\n'))
+	return loadtest.WriteFileSync(filepath.Join(dir, ledgerManifestFile), append(b, '\n'))
 }
 
 // IsLedgerFile reports whether name is the name of an entry of a ledger
@@ -83,7 +84,7 @@ func DefaultLedgerDir(spec fixtures.LedgerSpec) string {
 }
 
 // FillLedger creates the audit stream stream on js (as deployed:
-// AuditStreamFile; it must not exist) and publishes the messages of spec into it,
+// loadtest.AuditStreamFile; it must not exist) and publishes the messages of spec into it,
 // asynchronously, LedgerWindow at most in flight (published in order on
 // one connection, each chain is stored in order). progress, when not nil,
 // is called every 10,000 messages with the records published. It returns
@@ -91,7 +92,7 @@ func DefaultLedgerDir(spec fixtures.LedgerSpec) string {
 func FillLedger(ctx context.Context, js jetstream.JetStream, stream string, spec fixtures.LedgerSpec, progress func(records int)) (LedgerManifest, error) {
 	start := time.Now()
 	man := LedgerManifest{LedgerSpec: spec, Stream: stream}
-	cfg, err := DeployedStream(AuditStreamFile, stream)
+	cfg, err := loadtest.DeployedStream(loadtest.AuditStreamFile, stream)
 	if err != nil {
 		return man, err
 	}

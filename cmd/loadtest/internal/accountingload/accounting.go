@@ -1,4 +1,4 @@
-package main
+package accountingload
 
 import (
 	"context"
@@ -27,16 +27,17 @@ type accountingResult struct {
 	full      fullCheck
 }
 
-// runAccounting measures "lookupd audit serve" on a ledger of
-// o.accounting.records records: the ledger opened (filled the first time),
+// Run measures "lookupd audit serve" on a ledger of
+// o.records records: the ledger opened (filled the first time),
 // the index built from empty (SIGKILLed and resumed at
-// o.accounting.killAt), the stream scanned once by this tool, sampled
+// o.killAt), the stream scanned once by this tool, sampled
 // persons' whole histories read through the API and compared with the
 // scan, each kind of search measured, the service stopped and its whole
 // index compared with the scan. It writes the report as Markdown on
 // stdout.
-func runAccounting(ctx context.Context, o options, bin, dir string, stdout, stderr io.Writer) (err error) {
-	ao := o.accounting
+func Run(ctx context.Context, o Options, rebuild bool, bin, dir string, stdout, stderr io.Writer) (err error) {
+	o.rebuild = rebuild
+	ao := o
 	mach := loadtest.ReadMachine(ctx, bin)
 	l, err := openLedger(ctx, o, bin, stderr)
 	if err != nil {
@@ -47,7 +48,7 @@ func runAccounting(ctx context.Context, o options, bin, dir string, stdout, stde
 	if res.stream, err = l.lastSeq(ctx); err != nil {
 		return err
 	}
-	res.natsBytes = loadtest.DiskUsage(filepath.Join(l.dir, loadtest.LedgerNATSDir))
+	res.natsBytes = loadtest.DiskUsage(filepath.Join(l.dir, LedgerNATSDir))
 	jwks, toks, err := accountingTokens(ctx, bin, dir, ao.connections)
 	if err != nil {
 		return err
@@ -71,7 +72,7 @@ func runAccounting(ctx context.Context, o options, bin, dir string, stdout, stde
 		return err
 	}
 	res.scanTook = time.Since(start)
-	s := newSearcher(svc, toks, o.accounting.spec(o.model.seed), o.model.seed, ao.searches)
+	s := newSearcher(svc, toks, o.spec(o.seed), o.seed, ao.searches)
 	fmt.Fprintf(stderr, "reading %d persons' whole histories to compare ...\n", ao.sample)
 	if res.sample, err = s.checkSample(ctx, ao.sample, res.scan); err != nil {
 		return err
