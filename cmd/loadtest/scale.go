@@ -49,7 +49,7 @@ func runScale(ctx context.Context, o options, tool loadtest.ClosedLoop, bin, dir
 		return err
 	}
 	defer func() { _ = bare.Stop() }()
-	ys, err := startYardsticks(ctx, o, m, env, stderr)
+	ys, err := startYardsticks(ctx, m, stderr)
 	if err != nil {
 		return err
 	}

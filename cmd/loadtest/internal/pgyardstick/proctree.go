@@ -1,4 +1,4 @@
-package loadtest
+package pgyardstick
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/prometheus/procfs"
+
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
 // TreeCPU returns the CPU time (user and system) used so far by process
@@ -13,7 +15,7 @@ import (
 // server that forks a process per connection, as postgres does. A child
 // that exits between listing and reading is left out.
 func TreeCPU(pid int) (time.Duration, error) {
-	total, err := ProcessCPU(pid)
+	total, err := loadtest.ProcessCPU(pid)
 	if err != nil {
 		return 0, err
 	}
@@ -22,7 +24,7 @@ func TreeCPU(pid int) (time.Duration, error) {
 		return 0, err
 	}
 	for _, k := range kids {
-		d, err := ProcessCPU(k)
+		d, err := loadtest.ProcessCPU(k)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

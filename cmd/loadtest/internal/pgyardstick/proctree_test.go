@@ -1,10 +1,12 @@
-package loadtest
+package pgyardstick
 
 import (
 	"os"
 	"os/exec"
 	"slices"
 	"testing"
+
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
 
 func TestTreeCPUCountsChildren(t *testing.T) {
@@ -21,7 +23,7 @@ func TestTreeCPUCountsChildren(t *testing.T) {
 	if !slices.Contains(kids, cmd.Process.Pid) {
 		t.Errorf("childPIDs(self) = %v, want it to hold %d", kids, cmd.Process.Pid)
 	}
-	self, err := ProcessCPU(0)
+	self, err := loadtest.ProcessCPU(0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,6 +32,6 @@ func TestTreeCPUCountsChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	if tree < self {
-		t.Errorf("TreeCPU(self) = %v, want at least ProcessCPU(self) = %v", tree, self)
+		t.Errorf("TreeCPU(self) = %v, want at least loadtest.ProcessCPU(self) = %v", tree, self)
 	}
 }

@@ -1,4 +1,4 @@
-package loadtest
+package pgyardstick
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 	"github.com/lookup/persons/internal/testing/testkit"
 )
 
@@ -89,7 +90,7 @@ func TestPostgresYardstick(t *testing.T) {
 
 	for _, i := range []int{0, 1, 150, 299} {
 		t.Run("person "+strconv.Itoa(i)+" answers its bytes", func(t *testing.T) {
-			got, err := Get(c, y.URL+"/api/v1/persons/"+rows.ids[i], "")
+			got, err := loadtest.Get(c, y.URL+"/api/v1/persons/"+rows.ids[i], "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +134,7 @@ func TestPostgresYardstick(t *testing.T) {
 		if y2.Loaded {
 			t.Errorf("Loaded = true, want the rows there reused")
 		}
-		got, err := Get(c, y2.URL+"/api/v1/persons/"+rows.ids[7], "")
+		got, err := loadtest.Get(c, y2.URL+"/api/v1/persons/"+rows.ids[7], "")
 		if err != nil {
 			t.Fatal(err)
 		}
