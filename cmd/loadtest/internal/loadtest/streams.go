@@ -19,11 +19,11 @@ const (
 	AuditStreamFile   = "persons_audit.json" // the audit ledger's
 )
 
-// DeployedStream returns the stream definition of deploy/streams/file in
-// the repository, named name. The repository is the first directory at or
-// above the working directory, or else above this program's, that holds
-// deploy/streams/file: the tool runs from the repository (make loadtest)
-// or from bin/ in it.
+// DeployedStream returns the stream definition in file, one of the
+// repository's deploy/streams, named name. The repository is the first
+// directory at or above the working directory, or else above this
+// program's, whose deploy/streams holds file: the tool runs from the
+// repository (make loadtest) or from bin/ in it.
 func DeployedStream(file, name string) (jetstream.StreamConfig, error) {
 	var cfg jetstream.StreamConfig
 	path, err := repoFile(filepath.Join("deploy", "streams", file))
