@@ -61,13 +61,13 @@ func runBare(ctx context.Context, args []string, stdin io.Reader, stdout io.Writ
 		secure = b.URL
 	}
 	fmt.Fprintf(stdout, "BARE %s %s\n", plain.URL, secure)
-	untilStdinEnds(ctx, stdin)
+	loadtest.UntilStdinEnds(ctx, stdin)
 	return nil
 }
 
 // bareChild is the bare server running as a child process.
 type bareChild struct {
-	*child
+	*loadtest.Child
 	url map[bool]string // base URL by TLS
 }
 
@@ -75,13 +75,13 @@ type bareChild struct {
 // certificate, and returns once it has said where it listens.
 func startBare(ctx context.Context, o options, env *runEnv) (*bareChild, error) {
 	mo := o.model
-	c, urls, err := startChild(ctx, "bare server", "BARE", bareCommand, "--model-dir", mo.dir, "--people", fmt.Sprint(mo.people),
+	c, urls, err := loadtest.StartChild(ctx, "bare server", "BARE", bareCommand, "--model-dir", mo.dir, "--people", fmt.Sprint(mo.people),
 		"--signers", fmt.Sprint(mo.signers), "--seed", fmt.Sprint(mo.seed), "--cert-file", env.cert.CertFile, "--key-file", env.cert.KeyFile)
 	if err != nil {
 		return nil, err
 	}
 	if len(urls) != 2 {
-		return nil, fmt.Errorf("the bare server said %q, not where it listens (it ended: %s)", urls, errText(c.stop()))
+		return nil, fmt.Errorf("the bare server said %q, not where it listens (it ended: %s)", urls, loadtest.ErrText(c.Stop()))
 	}
-	return &bareChild{child: c, url: map[bool]string{false: urls[0], true: urls[1]}}, nil
+	return &bareChild{Child: c, url: map[bool]string{false: urls[0], true: urls[1]}}, nil
 }

@@ -28,65 +28,74 @@
 //
 // The tool is a Go module of its own (go.mod here, the service's module
 // replaced by the repository's root), so that the service's go.mod does
-// not carry its dependencies (pgx, vegeta). It imports the service's
-// packages, internal ones too, and the data sets it shares with the
-// service's tests from internal/testing/fixtures there. Build and test it
-// from this folder (go -C cmd/loadtest test ./..., as make test does).
+// not carry its dependencies (pgx, vegeta). It drives the lookupd binary
+// as a process ("lookupd serve", "lookupd audit serve", "lookupd token",
+// "lookupd audit verify"), creates its streams from the repository's
+// deploy/streams as operators do (run it from the repository, as make
+// does), and imports of the service only its test support
+// (internal/testing: testkit, fixtures) and, for the accounting's checks,
+// internal/accounting. Build and test it from this folder (go -C
+// cmd/loadtest test ./..., as make test does).
 //
 // # Map
 //
-// The model of a million people and signers lives in a directory kept
-// between runs (model.go): on the first run the Population (fixtures'
-// population.go) is published in bulk (fixtures' publish.go) to a NATS
-// server, the tool run again as a child process (broker.go, child.go; the
-// service's internal/dev), the lookupd binary started as "lookupd
-// serve" on a read model beside it (internal/loadtest/serve.go), every
-// answer captured once into a sealed body store
-// (internal/loadtest/fetch.go, bodystore.go) and a manifest written last
-// (manifest.go); later runs reuse it. The ids read are drawn at random
-// (draws.go); a bare net/http server serves the captured bytes over HTTP
-// and HTTPS in a child process (baremodel.go, tlscert.go, bare.go);
-// tokens are minted with "lookupd token --count" (tokens.go); lookupd in
-// each configuration (env.go, measure.go) and the bare server are driven
-// with wrk or vegeta (wrk.go, vegeta.go, scenario.go). This package holds
-// the flags (the tool's own, not lookupd settings), the place for more
-// yardsticks (yardsticks.go) and prints the Markdown of
-// docs/performance.md (scalereport.go). Of the audit ledger it reports
-// the broker messages per answer, read from lookupd's /metrics around
-// each run (internal/loadtest/ledgercounts.go, metrics.go), and a lone
-// request's latency with one connection against the broker's publish-ack
-// round trip, measured by the tool run again as a process of its own
-// (internal/loadtest/brokerrtt.go; brokerrtt.go, ledgerrun.go,
-// ledgerreport.go).
+// This package is the lookups' run; the soak, the accounting's load and
+// the PostgreSQL yardstick are packages of their own under internal/,
+// and what they share is internal/loadtest.
 //
-// The PostgreSQL yardstick, what a user would build instead (postgres.go:
-// a net/http server answering GET person from PostgreSQL with pgx, no
-// auth), runs Debian's PostgreSQL on a cluster made once and reused
+// The run (run.go, scale.go; the flags in main.go, modelflags.go): the
+// model of a million people and signers lives in a directory kept between
+// runs (model.go): on the first run the Population (fixtures'
+// population.go) is published in bulk (loadtest's population.go) to a
+// NATS server, the tool run again as a child process (loadtest's
+// broker.go, child.go, nats.go, streams.go), the lookupd binary started
+// as "lookupd serve" on a read model beside it (env.go; loadtest's
+// serve.go), every answer captured once into a sealed body store
+// (loadtest's fetch.go, bodystore.go) and a manifest written last
+// (loadtest's manifest.go); later runs reuse it. The ids read are drawn at random
+// (loadtest's draws.go); a bare net/http server serves the captured bytes over HTTP
+// and HTTPS in a child process (bare.go; loadtest's baremodel.go,
+// tlscert.go); tokens are minted with "lookupd token --count"
+// (loadtest's tokens.go); lookupd in each configuration and the bare server are
+// driven with wrk or vegeta (measure.go; loadtest's wrk.go, vegeta.go,
+// scenario.go), profiled on request (profile.go), beside the yardsticks
+// (yardsticks.go), and the Markdown of docs/performance.md is written
+// (scalereport.go; the machine: loadtest's machine.go). Of the audit
+// ledger it reports the broker messages per answer, read from lookupd's
+// /metrics around each run (loadtest's ledgercounts.go, metrics.go), and
+// a lone request's latency with one connection against the broker's
+// publish-ack round trip, measured by the tool run again as a process of
+// its own (brokerrtt.go, ledgerrun.go, ledgerreport.go; loadtest's
+// brokerrtt.go).
+//
+// internal/pgyardstick: what a user would build instead (postgres.go: a
+// net/http server answering GET person from PostgreSQL with pgx, no
+// auth), on Debian's PostgreSQL in a cluster made once and reused
 // (pgcluster.go: initdb, settings, start and stop as the user postgres
 // when root; pgload.go: the rows copied in with COPY unless already
 // there); proctree.go counts the CPU of its backends with the
 // postmaster's (/proc read with prometheus/procfs).
 //
-// --soak ("make soak") measures memory instead: "lookupd serve" with its
-// defaults against such a broker, a million people and signers published
-// in bulk, lookups and events at fixed rates (soaktargets.go,
-// internal/loadtest/paced.go), run twice on the same read model (its page
-// cache dropped: pagecache.go) in a memory cgroup of its own from birth,
-// without a limit and within one (cgroup.go, cgroup v1 or v2;
-// cgroupwatch.go; soak.go, soakphase.go), the process's memory read from
-// /proc and /metrics (procmem.go, memsample.go), issue 23's criteria
-// judged on the two runs (soakverdict.go, soakreport.go).
+// internal/soak (--soak, "make soak"): "lookupd serve" with its defaults
+// against such a broker, a million people and signers published in bulk,
+// lookups and events at fixed rates (soaktargets.go, paced.go), run twice
+// on the same read model (its page cache dropped: pagecache.go) in a
+// memory cgroup of its own from birth, without a limit and within one
+// (cgroup.go, cgroup v1 or v2; cgroupwatch.go; soak.go, soakphase.go),
+// the process's memory read from /proc and /metrics (memsample.go;
+// loadtest's procmem.go), issue 23's criteria judged on the two runs
+// (soakverdict.go, soakreport.go); its flags in soakflags.go.
 //
-// --accounting-records measures "lookupd audit serve" instead
-// (accounting.go): a synthetic audit ledger of valid chains (fixtures'
-// ledger.go) published in bulk once into a NATS store kept between runs
-// (internal/loadtest/ledgerfill.go, accountingledger.go), the service
-// started on it (auditserve.go), killed with SIGKILL halfway through its
-// index and restarted (accountingservice.go), searched from several
-// connections (accountingclient.go, accountingsearch.go: persons'
-// accountings through the FHIR search, and the officer's search by
-// recipient, a client's or a subject's month of the six years' ledger,
-// its 40 clients skewed), its index
-// compared with a full scan of the stream (accountingcheck.go) and the
-// figures written as Markdown (accountingreport.go).
+// internal/accountingload (--accounting-records) measures "lookupd audit
+// serve" instead (accounting.go): a synthetic audit ledger of valid
+// chains (fixtures' ledger.go) published in bulk once into a NATS store
+// kept between runs (ledgerfill.go, accountingledger.go), the service
+// started on it (loadtest's auditserve.go), killed with SIGKILL halfway
+// through its index and restarted (accountingservice.go), searched from
+// several connections (accountingclient.go, accountingsearch.go:
+// persons' accountings through the FHIR search, and the officer's search
+// by recipient, a client's or a subject's month of the six years'
+// ledger, its 40 clients skewed), its index compared with a full scan of
+// the stream (accountingcheck.go) and the figures written as Markdown
+// (accountingreport.go); its flags in accountingflags.go.
 package main

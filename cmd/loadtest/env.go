@@ -36,7 +36,7 @@ func newRunEnv(ctx context.Context, bin, dir string) (*runEnv, error) {
 	if env.cert, err = loadtest.NewCert(dir); err != nil {
 		return nil, err
 	}
-	toks, err := loadtest.MintTokens(ctx, bin, env.keyPath, scopes, 6*time.Hour, 1)
+	toks, err := loadtest.MintTokens(ctx, bin, env.keyPath, loadtest.Scopes, 6*time.Hour, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ var serveConfs = []serveConf{
 // events.
 func (env *runEnv) startServe(ctx context.Context, m *model, conf serveConf, progress io.Writer) (*loadtest.Dev, error) {
 	c := loadtest.ServeConfig{Bin: env.bin, DataDir: filepath.Join(m.dir, loadtest.ModelLookupdDir),
-		NATS: m.broker.URL, Stream: soakStream, JWKSFile: env.jwksPath, Issuer: soakIssuer, Audience: soakAudience}
+		NATS: m.broker.URL, Stream: loadtest.Stream, JWKSFile: env.jwksPath, Issuer: loadtest.Issuer, Audience: loadtest.Audience}
 	c.Extra = append([]string(nil), env.serveExtra...)
 	if conf.audit != "" {
 		c.Extra = append(c.Extra, "--audit", conf.audit)
@@ -79,7 +79,7 @@ func (env *runEnv) startServe(ctx context.Context, m *model, conf serveConf, pro
 		return nil, err
 	}
 	hc := &http.Client{Timeout: 5 * time.Second}
-	if _, err := waitCaughtUp(ctx, hc, srv.Admin, m.manifest.LastSeq, progress); err != nil {
+	if _, err := loadtest.WaitCaughtUp(ctx, hc, srv.Admin, m.manifest.LastSeq, progress); err != nil {
 		_ = srv.Stop()
 		return nil, fmt.Errorf("%w; its log ends:\n%s", err, srv.Logs())
 	}

@@ -9,6 +9,10 @@ import (
 	"os"
 	"os/signal"
 	"time"
+
+	"github.com/lookup/persons/cmd/loadtest/internal/accountingload"
+	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/soak"
 )
 
 func main() {
@@ -40,8 +44,8 @@ func runChild(ctx context.Context, args []string, stdin io.Reader, stdout io.Wri
 		return true, runBare(ctx, args[1:], stdin, stdout)
 	case rttCommand:
 		return true, runRTT(ctx, args[1:], stdout)
-	case brokerCommand:
-		return true, runBroker(ctx, args[1:], stdin, stdout)
+	case loadtest.BrokerCommand:
+		return true, loadtest.RunBroker(ctx, args[1:], stdin, stdout)
 	}
 	return false, nil
 }
@@ -62,8 +66,8 @@ type options struct {
 	openWorkers  int
 	profile      string // directory of CPU profiles of lookupd ("": none)
 	model        modelOptions
-	soak         soakOptions
-	accounting   accountingOptions
+	soak         soak.Options
+	accounting   accountingload.Options
 }
 
 // modelOptions are the flags of the model and of the ids read.
@@ -74,18 +78,6 @@ type modelOptions struct {
 	rebuild         bool
 	ids             string // fixtures.Uniform or fixtures.Zipf
 	draws           int
-}
-
-// soakOptions are the flags of the soak (--soak and --soak-*).
-type soakOptions struct {
-	duration   time.Duration // 0: no soak, the load test instead
-	people     int
-	signers    int
-	rate       int
-	events     int
-	interval   time.Duration
-	limit      int64 // bytes: the memory limit of the second run
-	serveFlags []string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -106,18 +98,18 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.openWorkers, "open-workers", 1000, "open-loop cap on concurrent requests (connections); past it the achieved rate falls short")
 	fs.StringVar(&o.profile, "profile", "", "directory to write a CPU profile of lookupd serve (run with --pprof) for each of its closed-loop runs; for finding where the time goes, not for figures")
 	modelFlags(fs, &o.model)
-	serveFlags, soakLimit := soakFlags(fs, &o.soak)
-	auditServeFlags := accountingFlags(fs, &o.accounting)
+	serveFlags, soakLimit := soak.Flags(fs, &o.soak)
+	auditServeFlags := accountingload.Flags(fs, &o.accounting)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if err := checkModel(&o.model); err != nil {
 		return o, err
 	}
-	if err := checkSoak(&o.soak, *serveFlags, *soakLimit); err != nil {
+	if err := soak.Check(&o.soak, *serveFlags, *soakLimit); err != nil {
 		return o, err
 	}
-	if err := checkAccounting(&o.accounting, o.model.seed, *auditServeFlags); err != nil {
+	if err := accountingload.Check(&o.accounting, o.model.seed, *auditServeFlags); err != nil {
 		return o, err
 	}
 	switch {

@@ -32,7 +32,7 @@ func TestParseFlags(t *testing.T) {
 		{name: "zero duration", args: []string{"--duration", "0s"}, wantErr: "must be positive"},
 		{name: "no tokens", args: []string{"--tokens", "0"}, wantErr: "at least 1"},
 		{name: "stray argument", args: []string{"now"}, wantErr: "unexpected arguments"},
-		{name: "no soak by default", check: func(o options) bool { return o.soak.duration == 0 }},
+		{name: "no soak by default", check: func(o options) bool { return !o.soak.On() }},
 		{name: "model defaults: 1M + 1M, uniform ids, under the cache", check: func(o options) bool {
 			mo := o.model
 			return mo.people == 1000000 && mo.signers == 1000000 && mo.seed == 1 && mo.ids == fixtures.Uniform &&
@@ -46,47 +46,7 @@ func TestParseFlags(t *testing.T) {
 		{name: "no people", args: []string{"--people", "0"}, wantErr: "--people must be at least 1"},
 		{name: "unknown ids", args: []string{"--ids", "normal"}, wantErr: "want uniform or zipf"},
 		{name: "no draws", args: []string{"--draws", "0"}, wantErr: "--draws must be at least 1"},
-		{name: "soak defaults: issue 9's sizes", args: []string{"--soak", "10m"}, check: func(o options) bool {
-			so := o.soak
-			return so.duration == 10*time.Minute && so.people == 1000000 && so.signers == 1000000 &&
-				so.rate == 2000 && so.events == 2000 && so.interval == 10*time.Second && len(so.serveFlags) == 0
-		}},
-		{name: "soak flags", args: []string{"--soak", "5m", "--soak-people", "500000", "--soak-signers", "0", "--soak-events", "0",
-			"--soak-serve-flags", "--memory-budget '256MiB'"}, check: func(o options) bool {
-			so := o.soak
-			return so.duration == 5*time.Minute && so.people == 500000 && so.signers == 0 && so.events == 0 &&
-				strings.Join(so.serveFlags, "|") == "--memory-budget|256MiB"
-		}},
-		{name: "soak without people", args: []string{"--soak", "1m", "--soak-people", "0"}, wantErr: "--soak-people must be at least 1"},
-		{name: "soak without lookups", args: []string{"--soak", "1m", "--soak-rate", "0"}, wantErr: "--soak-rate must be at least 1"},
-		{name: "soak interval", args: []string{"--soak", "1m", "--soak-interval", "0s"}, wantErr: "--soak-interval must be positive"},
-		{name: "negative soak", args: []string{"--soak", "-1m"}, wantErr: "must not be negative"},
-		{name: "soak serve flags unquoted", args: []string{"--soak", "1m", "--soak-serve-flags", "--a 'b"}, wantErr: "--soak-serve-flags"},
-		{name: "no accounting measurement by default", check: func(o options) bool { return o.accounting.records == 0 }},
-		{name: "accounting defaults: 1M persons, killed halfway, under the cache", args: []string{"--accounting-records", "10000000"},
-			check: func(o options) bool {
-				ao := o.accounting
-				return ao.records == 10000000 && ao.persons == 1000000 && ao.replicas == 8 && ao.maxRecords == 128 &&
-					ao.connections == 8 && ao.duration == 20*time.Second && ao.killAt == 0.5 && ao.sample == 200 &&
-					ao.pprofDir == "" && len(ao.serveFlags) == 0 && ao.index == "" && ao.searches == nil && strings.HasSuffix(ao.dir, "ledger-10000000-1000000-1")
-			}},
-		{name: "accounting flags", args: []string{"--accounting-records", "1000", "--accounting-persons", "10", "--accounting-kill-at", "0",
-			"--accounting-dir", "/l", "--seed", "4", "--accounting-serve-flags", "--memory-budget 1GiB"}, check: func(o options) bool {
-			ao := o.accounting
-			return ao.persons == 10 && ao.killAt == 0 && ao.dir == "/l" && ao.spec(o.model.seed).Seed == 4 &&
-				strings.Join(ao.serveFlags, "|") == "--memory-budget|1GiB"
-		}},
-		{name: "accounting on a kept index, some searches", args: []string{"--accounting-records", "1000", "--accounting-index", "/i",
-			"--accounting-searches", "month|letter"}, check: func(o options) bool {
-			ao := o.accounting
-			return ao.index == "/i" && ao.searches.MatchString("a client's month") && !ao.searches.MatchString("first page, FHIR")
-		}},
-		{name: "accounting searches not a regular expression", args: []string{"--accounting-records", "1000", "--accounting-searches", "("},
-			wantErr: "accounting-searches"},
-		{name: "accounting killed at the end", args: []string{"--accounting-records", "1000", "--accounting-kill-at", "1"}, wantErr: "want 0 (no kill) or a fraction below 1"},
-		{name: "accounting messages too large", args: []string{"--accounting-records", "1000", "--accounting-max-records", "500"}, wantErr: "1 to 128"},
-		{name: "accounting without connections", args: []string{"--accounting-records", "1000", "--accounting-connections", "0"}, wantErr: "--accounting-connections must be at least 1"},
-		{name: "negative accounting", args: []string{"--accounting-records", "-1"}, wantErr: "must not be negative"},
+		{name: "no accounting measurement by default", check: func(o options) bool { return !o.accounting.On() }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -139,30 +99,5 @@ func TestProfileName(t *testing.T) {
 		if got := profileName(tc.in); got != tc.want {
 			t.Errorf("profileName(%q) = %q, want %q", tc.in, got, tc.want)
 		}
-	}
-}
-
-func TestPercentile(t *testing.T) {
-	ds := make([]time.Duration, 200)
-	for i := range ds {
-		ds[len(ds)-1-i] = time.Duration(i+1) * time.Millisecond // 1..200 ms, in reverse
-	}
-	for _, tc := range []struct {
-		name string
-		ds   []time.Duration
-		p    float64
-		want time.Duration
-	}{
-		{"p50", ds, 50, 100 * time.Millisecond},
-		{"p99", ds, 99, 198 * time.Millisecond},
-		{"max", ds, 100, 200 * time.Millisecond},
-		{"one", ds[:1], 99, 200 * time.Millisecond},
-		{"none", nil, 99, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := percentile(tc.ds, tc.p); got != tc.want {
-				t.Errorf("percentile(%v) = %v, want %v", tc.p, got, tc.want)
-			}
-		})
 	}
 }

@@ -86,7 +86,7 @@ func (ms *measurer) measureConf(ctx context.Context, conf serveConf, pairs []*pa
 		serr := srv.Stop()
 		switch {
 		case err != nil:
-			err = fmt.Errorf("%w\nlookupd serve (%s) stopped: %s; its log ends:\n%s", err, conf.name, errText(serr), srv.Logs())
+			err = fmt.Errorf("%w\nlookupd serve (%s) stopped: %s; its log ends:\n%s", err, conf.name, loadtest.ErrText(serr), srv.Logs())
 		case serr != nil:
 			err = fmt.Errorf("lookupd serve (%s): %w; its log ends:\n%s", conf.name, serr, srv.Logs())
 		}
@@ -161,7 +161,7 @@ func (ms *measurer) scenarios(rt route, conf serveConf, srv *loadtest.Dev) (bare
 	bare, look = base, base
 	bare.Name, bare.URL, bare.PID = fmt.Sprintf("bare net/http, %s, %s", rt.name, transport(conf.tls)), ms.bare[conf.tls], ms.barePID
 	look.Name, look.URL, look.PID, look.Baseline = fmt.Sprintf("lookupd %s, %s", rt.name, conf.name), srv.API, srv.PID(), bare.Name
-	look.BrokerPID = ms.m.broker.pid()
+	look.BrokerPID = ms.m.broker.PID()
 	return bare, look
 }
 
@@ -210,14 +210,6 @@ func (ms *measurer) open(ctx context.Context, s loadtest.Scenario) (*loadtest.Re
 	}
 	fmt.Fprintf(ms.progress, "open loop: %s: %.0f req/s, p50 %v, p99 %v, %d errors\n", s.Name, r.Rate, r.P50, r.P99, r.Errors)
 	return &r, nil
-}
-
-// errText is err's text, "cleanly" for nil.
-func errText(err error) string {
-	if err == nil {
-		return "cleanly"
-	}
-	return err.Error()
 }
 
 // transport names the transport of a configuration.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,13 +14,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
-	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/testing/fixtures"
 )
-
-// auditStream is lookupd's default audit stream, emptied at every start:
-// the ledger of one run is not part of the model.
-const auditStream = "PERSONS_AUDIT"
 
 // fetchWorkers is how many requests a model build has in flight when it
 // captures lookupd's answers.
@@ -40,7 +34,7 @@ type model struct {
 	dir      string
 	manifest loadtest.Manifest
 	pop      *fixtures.Population
-	broker   *brokerChild
+	broker   *loadtest.Broker
 	bodies   *loadtest.Bodies // while the model is opened; nil after
 	bodySize int              // bytes of the captured answers
 	reused   bool             // a complete model was found and reused
@@ -58,7 +52,7 @@ func (m *model) close() {
 	defer cancel()
 	if nc, err := nats.Connect(m.broker.URL, nats.Name("lookupd-loadtest")); err == nil {
 		if js, err := jetstream.New(nc); err == nil {
-			_ = js.DeleteStream(ctx, auditStream)
+			_ = js.DeleteStream(ctx, loadtest.AuditStream)
 		}
 		nc.Close()
 	}
@@ -92,7 +86,7 @@ func openModel(ctx context.Context, o options, env *runEnv, progress io.Writer) 
 		return nil, err
 	}
 	m := &model{key: mo.key(), start: time.Now(), dir: mo.dir, manifest: man, reused: ok, pop: fixtures.NewPopulation(mo.people, mo.signers, mo.seed)}
-	if m.broker, err = startBroker(ctx, filepath.Join(mo.dir, loadtest.ModelNATSDir)); err != nil {
+	if m.broker, err = loadtest.StartBroker(ctx, filepath.Join(mo.dir, loadtest.ModelNATSDir)); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -110,33 +104,14 @@ func openModel(ctx context.Context, o options, env *runEnv, progress io.Writer) 
 		m.took = time.Since(m.start)
 	}
 	m.bodySize, m.bodies = m.bodies.Size(), nil // the bare server reads its own copy
-	m.natsBytes, m.lookupdBytes = diskUsage(filepath.Join(m.dir, loadtest.ModelNATSDir)), diskUsage(filepath.Join(m.dir, loadtest.ModelLookupdDir))
+	m.natsBytes, m.lookupdBytes = loadtest.DiskUsage(filepath.Join(m.dir, loadtest.ModelNATSDir)), loadtest.DiskUsage(filepath.Join(m.dir, loadtest.ModelLookupdDir))
 	return m, nil
 }
 
 // removeModel removes the model in dir, refusing a directory that holds
 // anything a model does not (a --model-dir given by mistake).
 func removeModel(dir string) error {
-	return removeKept(dir, loadtest.IsModelFile, "model", "--model-dir")
-}
-
-// removeKept removes dir, which the tool keeps a what in between runs (set
-// by flag), unless it holds a file that owns says is not a what's: a
-// directory given by mistake is left alone. A missing dir is no error.
-func removeKept(dir string, owns func(name string) bool, what, flag string) error {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if !owns(e.Name()) {
-			return fmt.Errorf("%s holds %s, which no %s does: not removing it (give another %s)", dir, e.Name(), what, flag)
-		}
-	}
-	return os.RemoveAll(dir)
+	return loadtest.RemoveKept(dir, loadtest.IsModelFile, "model", "--model-dir")
 }
 
 // prepareBroker makes the source stream (and, for a new model, publishes
@@ -151,14 +126,14 @@ func (m *model) prepareBroker(ctx context.Context, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := js.DeleteStream(ctx, auditStream); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+	if err := js.DeleteStream(ctx, loadtest.AuditStream); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return fmt.Errorf("empty the audit stream: %w", err)
 	}
-	if err := dev.EnsurePersonsStream(ctx, js, soakStream); err != nil {
+	if err := loadtest.EnsurePersonsStream(ctx, js, loadtest.Stream); err != nil {
 		return err
 	}
 	if m.reused {
-		s, err := js.Stream(ctx, soakStream)
+		s, err := js.Stream(ctx, loadtest.Stream)
 		if err != nil {
 			return err
 		}
@@ -167,11 +142,11 @@ func (m *model) prepareBroker(ctx context.Context, progress io.Writer) error {
 		}
 		return nil
 	}
-	loaded, err := loadPopulation(ctx, js, m.pop, progress)
+	loaded, err := loadtest.LoadPopulation(ctx, js, m.pop, progress)
 	if err != nil {
 		return err
 	}
-	m.manifest = loadtest.Manifest{ModelKey: m.key, Stream: soakStream, LastSeq: loaded.LastSeq}
+	m.manifest = loadtest.Manifest{ModelKey: m.key, Stream: loadtest.Stream, LastSeq: loaded.LastSeq}
 	return nil
 }
 
@@ -231,6 +206,6 @@ func (m *model) fetch(ctx context.Context, c *http.Client, env *runEnv, api stri
 		return err
 	}
 	m.manifest.Bodies, m.manifest.PersonHeader, m.manifest.SignersHeader = w.Len(), f.PersonHeader, f.SignersHeader
-	m.manifest.Lookupd, m.manifest.Built, m.manifest.BuildTime = lookupdVersion(ctx, env.bin), time.Now().UTC(), time.Since(m.start)
+	m.manifest.Lookupd, m.manifest.Built, m.manifest.BuildTime = loadtest.LookupdVersion(ctx, env.bin), time.Now().UTC(), time.Since(m.start)
 	return loadtest.WriteManifest(m.dir, m.manifest)
 }

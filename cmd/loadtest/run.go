@@ -12,11 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lookup/persons/cmd/loadtest/internal/accountingload"
 	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/soak"
 )
-
-// scopes are the scopes of the minted tokens: expand needs the second.
-const scopes = "read:persons read:persons:ssn"
 
 // runsPerRound is how many closed-loop runs a round has: a bare and a
 // lookupd run of each route in each configuration.
@@ -38,15 +37,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 			return err
 		}
 	}
-	if o.accounting.records > 0 {
-		return runAccounting(ctx, o, bin, dir, stdout, stderr)
+	if o.accounting.On() {
+		return accountingload.Run(ctx, o.accounting, o.model.rebuild, bin, dir, stdout, stderr)
 	}
 	tool, err := closedLoopTool(o, dir)
 	if err != nil {
 		return err
 	}
-	if o.soak.duration > 0 {
-		return runSoak(ctx, o, bin, dir, stdout, stderr)
+	if o.soak.On() {
+		return soak.Run(ctx, o.soak, o.tokens, o.openWorkers, bin, dir, stdout, stderr)
 	}
 	return runScale(ctx, o, tool, bin, dir, stdout, stderr)
 }

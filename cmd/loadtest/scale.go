@@ -26,7 +26,7 @@ type route struct {
 // process serving HTTP and HTTPS), every
 // configuration of lookupd measured against them, and the report.
 func runScale(ctx context.Context, o options, tool loadtest.ClosedLoop, bin, dir string, stdout, stderr io.Writer) error {
-	mach := readMachine(ctx, bin)
+	mach := loadtest.ReadMachine(ctx, bin)
 	env, err := newRunEnv(ctx, bin, dir)
 	if err != nil {
 		return err
@@ -40,7 +40,7 @@ func runScale(ctx context.Context, o options, tool loadtest.ClosedLoop, bin, dir
 	if err != nil {
 		return err
 	}
-	toks, err := loadtest.MintTokens(ctx, bin, env.keyPath, scopes, tokenTTL(o), o.tokens)
+	toks, err := loadtest.MintTokens(ctx, bin, env.keyPath, loadtest.Scopes, tokenTTL(o), o.tokens)
 	if err != nil {
 		return err
 	}
@@ -48,14 +48,14 @@ func runScale(ctx context.Context, o options, tool loadtest.ClosedLoop, bin, dir
 	if err != nil {
 		return err
 	}
-	defer func() { _ = bare.stop() }()
-	ys, err := startYardsticks(ctx, o, m, env, stderr)
+	defer func() { _ = bare.Stop() }()
+	ys, err := startYardsticks(ctx, m, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeYardsticks(ys)
 	ms := &measurer{o: o, tool: tool, env: env, m: m, routes: routes, tokens: toks,
-		bare: bare.url, barePID: bare.pid(), yardsticks: ys, progress: stderr}
+		bare: bare.url, barePID: bare.PID(), yardsticks: ys, progress: stderr}
 	if o.profile != "" {
 		if err := os.MkdirAll(o.profile, 0o750); err != nil {
 			return err

@@ -3,9 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"io/fs"
-	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
@@ -14,9 +11,9 @@ import (
 
 // writeScaleReport writes the figures of a run as Markdown, ready to paste
 // into docs/performance.md.
-func writeScaleReport(w io.Writer, o options, tool loadtest.ClosedLoop, mach machine, m *model, res results) {
+func writeScaleReport(w io.Writer, o options, tool loadtest.ClosedLoop, mach loadtest.Machine, m *model, res results) {
 	fmt.Fprintf(w, "\n### Load test, %s\n\n", mach.When.Format("2006-01-02 15:04 UTC"))
-	mach.describe(w, "load generator and broker on the same machine")
+	mach.Describe(w, "load generator and broker on the same machine")
 	writeModel(w, o, m)
 	rounds := ""
 	if o.rounds > 1 {
@@ -34,7 +31,7 @@ func writeScaleReport(w io.Writer, o options, tool loadtest.ClosedLoop, mach mac
 		fmt.Fprintf(w, "\nOpen loop (vegeta at a fixed %s req/s, %v a run, at most %d requests in flight, keep-alive, HTTP/1.1; latency of the successful requests; the target is lookupd's p99 at most 2x the bare server's):\n\n",
 			loadtest.Thousands(float64(o.rate)), o.openDuration, o.openWorkers)
 		writeOpenPairs(w, res.pairs, o.rate)
-		fmt.Fprintln(w, "\nAn achieved rate marked *short* fell more than 5% below the rate asked for: the machine, not only the server, was saturated, and that row's latency is the queue's.")
+		fmt.Fprintln(w, "\nAn achieved rate marked *short* fell more than 5% below the rate asked for: the loadtest.Machine, not only the server, was saturated, and that row's latency is the queue's.")
 	}
 }
 
@@ -50,7 +47,7 @@ func writeModel(w io.Writer, o options, m *model) {
 	}
 	fmt.Fprintf(w, "Model: %s people and %s signers (%s), seed %d; on disk: broker store %s MiB, lookupd read model %s MiB, the captured answers %s MiB; %s.\n\n",
 		loadtest.Thousands(float64(m.pop.People())), loadtest.Thousands(float64(m.pop.Signers())), per, o.model.seed,
-		mib(m.natsBytes), mib(m.lookupdBytes), mib(int64(m.bodySize)), built)
+		loadtest.MiBs(m.natsBytes), loadtest.MiBs(m.lookupdBytes), loadtest.MiBs(int64(m.bodySize)), built)
 	ids := fmt.Sprintf("uniformly random over all %s people", loadtest.Thousands(float64(m.pop.People())))
 	if o.model.ids == fixtures.Zipf {
 		ids = fmt.Sprintf("Zipf-skewed over all %s people (s=%.1f, hot people spread at random)", loadtest.Thousands(float64(m.pop.People())), loadtest.ZipfS)
@@ -70,9 +67,9 @@ func writePairs(w io.Writer, pairs []*pair) {
 		}
 		b, l := median(p.bare), median(p.lookupd)
 		fmt.Fprintf(w, "| %s | bare net/http, same bytes | %s | %s | %s | %s | %s | %d | 1.00x |\n",
-			p.route, transport(p.conf.tls), loadtest.Thousands(b.Rate), ms(b.P50), ms(b.P99), cpu(b), b.Errors)
+			p.route, transport(p.conf.tls), loadtest.Thousands(b.Rate), loadtest.Millis(b.P50), loadtest.Millis(b.P99), cpu(b), b.Errors)
 		fmt.Fprintf(w, "| %s | **lookupd** | %s | %s | %s | %s | %s | %d | **%s** |\n",
-			p.route, p.conf.name, loadtest.Thousands(l.Rate), ms(l.P50), ms(l.P99), cpu(l), l.Errors, ratio(l.Rate, b.Rate))
+			p.route, p.conf.name, loadtest.Thousands(l.Rate), loadtest.Millis(l.P50), loadtest.Millis(l.P99), cpu(l), l.Errors, ratio(l.Rate, b.Rate))
 	}
 }
 
@@ -117,7 +114,7 @@ func writeYardsticks(w io.Writer, res results) {
 			}
 		}
 		fmt.Fprintf(w, "| %s, %s | %s | %s | %s | %d | %s | **%s** |\n", routeNames[y.route], transport(y.tls), y.name,
-			loadtest.Thousands(r.Rate), ms(r.P99), r.Errors, loadtest.Thousands(l.Rate), ratio(l.Rate, r.Rate))
+			loadtest.Thousands(r.Rate), loadtest.Millis(r.P99), r.Errors, loadtest.Thousands(l.Rate), ratio(l.Rate, r.Rate))
 	}
 }
 
@@ -138,9 +135,9 @@ func writeOpenPairs(w io.Writer, pairs []*pair, rate int) {
 		}
 		b, l := p.openBare, p.openLookupd
 		fmt.Fprintf(w, "| %s | bare net/http, same bytes | %s | %s | %s | %s | %d | 1.00x |\n",
-			p.route, transport(p.conf.tls), achieved(b), ms(b.P50), ms(b.P99), b.Errors)
+			p.route, transport(p.conf.tls), achieved(b), loadtest.Millis(b.P50), loadtest.Millis(b.P99), b.Errors)
 		fmt.Fprintf(w, "| %s | **lookupd** | %s | %s | %s | %s | %d | **%s** |\n",
-			p.route, p.conf.name, achieved(l), ms(l.P50), ms(l.P99), l.Errors, ratio(float64(l.P99), float64(b.P99)))
+			p.route, p.conf.name, achieved(l), loadtest.Millis(l.P50), loadtest.Millis(l.P99), l.Errors, ratio(float64(l.P99), float64(b.P99)))
 	}
 }
 
@@ -163,26 +160,6 @@ func cpu(r loadtest.Result) string {
 // micros formats d in µs with one decimal.
 func micros(d time.Duration) string {
 	return fmt.Sprintf("%.1f µs", float64(d.Nanoseconds())/1e3)
-}
-
-// diskUsage returns the bytes the files under dir take on disk (their
-// blocks: Badger's value log files are sparse), 0 when unknown.
-func diskUsage(dir string) int64 {
-	var n int64
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil //nolint:nilerr // an unreadable file counts as nothing
-		}
-		if info, err := d.Info(); err == nil {
-			if st, ok := info.Sys().(*syscall.Stat_t); ok {
-				n += st.Blocks * 512
-			} else {
-				n += info.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }
 
 // cpuAnswer says the CPU an answer of lookupd and of the NATS server in

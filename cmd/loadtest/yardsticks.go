@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
+	"github.com/lookup/persons/cmd/loadtest/internal/pgyardstick"
 )
 
 // yardstick is a server a user might build instead of lookupd, serving
@@ -36,10 +37,10 @@ func (y yardstick) scenario(ms *measurer) loadtest.Scenario {
 
 // startYardsticks starts the yardsticks over m's people: net/http +
 // PostgreSQL answering GET person with the bytes captured for each person
-// (a cluster in loadtest.DefaultPostgresDir, loaded once and reused). It
+// (a cluster in pgyardstick.DefaultPostgresDir, loaded once and reused). It
 // is left out, with a note, where PostgreSQL is not installed. Its HTTP
 // server runs in this process, so its CPU a request is not measured.
-func startYardsticks(ctx context.Context, _ options, m *model, _ *runEnv, progress io.Writer) ([]yardstick, error) {
+func startYardsticks(ctx context.Context, m *model, progress io.Writer) ([]yardstick, error) {
 	bodies, err := loadtest.ReadBodies(m.dir)
 	if err != nil {
 		return nil, err
@@ -52,8 +53,8 @@ func startYardsticks(ctx context.Context, _ options, m *model, _ *runEnv, progre
 		}
 	}
 	fmt.Fprintln(progress, "starting the net/http + PostgreSQL yardstick ...")
-	pg, err := loadtest.StartPostgres(ctx, loadtest.DefaultPostgresDir(), rows)
-	if errors.Is(err, loadtest.ErrNoPostgres) {
+	pg, err := pgyardstick.StartPostgres(ctx, pgyardstick.DefaultPostgresDir(), rows)
+	if errors.Is(err, pgyardstick.ErrNoPostgres) {
 		fmt.Fprintf(progress, "no PostgreSQL yardstick: %v\n", err)
 		return nil, nil
 	}

@@ -39,7 +39,7 @@ func moreTokensIn(t *testing.T, banner string, environ map[string]string) string
 	if m == nil {
 		t.Fatalf("no More tokens command in:\n%s", banner)
 	}
-	words, err := dev.ShellSplit(m[1])
+	words, err := testkit.ShellSplit(m[1])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func checkBannerTools(t *testing.T, banner string) {
 		t.Fatalf("%d audit and dlq commands in the banner, want 2:\n%s", len(lines), banner)
 	}
 	for _, l := range lines {
-		words, err := dev.ShellSplit(l[1])
+		words, err := testkit.ShellSplit(l[1])
 		if err != nil {
 			t.Fatal(err)
 		}

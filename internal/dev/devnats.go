@@ -1,8 +1,9 @@
 // The in-process broker: it runs a NATS server with JetStream inside the process, on
 // a free loopback port, and holds the definition of the source stream as
-// deployed: the broker of "lookupd dev" and of the load tool's soak
-// (cmd/loadtest), so that both run the stream operators apply. Tests use
-// internal/testing/testkit instead, which ties the server to a testing.TB.
+// deployed: the broker of "lookupd dev", so that it runs the stream
+// operators apply. Tests and the load tool use internal/testing/testkit
+// instead (RunNATS, tied to a testing.TB; NewNATSServer), which lookupd
+// does not link.
 
 package dev
 

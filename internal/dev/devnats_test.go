@@ -14,8 +14,8 @@ import (
 	"github.com/lookup/persons/internal/testing/testkit"
 )
 
-// TestPersonsStreamIsDeployed: the stream of dev and of the soak is the
-// one operators apply.
+// TestPersonsStreamIsDeployed: the stream of dev is the one operators
+// apply.
 func TestPersonsStreamIsDeployed(t *testing.T) {
 	var want jetstream.StreamConfig
 	if err := json.Unmarshal([]byte(testkit.ReadRepoFile(t, "deploy/streams/persons.json")), &want); err != nil {

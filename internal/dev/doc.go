@@ -7,7 +7,7 @@
 // the dev signing key and the JWKS of its public half), mints tokens with
 // that key (Mint, MintN), and writes what the dev mode prints (the banner,
 // WriteBanner; the demo data as JSON lines, WriteDemoLines; shell command
-// lines, ShellQuote, and their inverse, ShellSplit). The demo data are
+// lines, ShellQuote). The demo data are
 // deterministic and go through the real event contract (events). Nothing
 // here verifies a token or serves a request: cmd/lookupd wires the serve
 // stack onto the environment. For development only.

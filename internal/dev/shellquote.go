@@ -1,14 +1,11 @@
-// Shell quoting: it writes and reads the POSIX shell command lines that
-// "lookupd dev" prints: words left plain when they hold only characters
-// safe unquoted, single-quoted otherwise. Split, the inverse of Quote, is
-// how tests and the load test read such a line back.
+// Shell quoting: it writes the POSIX shell command lines that "lookupd
+// dev" prints: words left plain when they hold only characters safe
+// unquoted, single-quoted otherwise. Tests and the load tool read such a
+// line back with testkit.ShellSplit, its inverse.
 
 package dev
 
-import (
-	"fmt"
-	"strings"
-)
+import "strings"
 
 // ShellQuote quotes s for a POSIX shell when it holds anything but characters
 // that are safe unquoted.
@@ -17,52 +14,4 @@ func ShellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// ShellSplit splits line into words as a POSIX shell would, for lines of plain
-// and single-quoted words with backslash escapes outside the quotes (what
-// Quote writes), separated by spaces or tabs. It refuses, with an error, a
-// quote or escape left open and a double quote, $ or backquote outside
-// single quotes: a shell would expand or split those otherwise.
-func ShellSplit(line string) ([]string, error) {
-	var (
-		words   []string
-		cur     strings.Builder
-		inWord  bool
-		quoted  bool
-		escaped bool
-	)
-	for _, r := range line {
-		switch {
-		case escaped:
-			cur.WriteRune(r)
-			escaped = false
-		case quoted && r == '\'':
-			quoted = false
-		case quoted:
-			cur.WriteRune(r)
-		case r == '\'':
-			quoted, inWord = true, true
-		case r == '\\':
-			escaped, inWord = true, true
-		case r == '"' || r == '$' || r == '`':
-			return nil, fmt.Errorf("unexpected shell character %q in %q", r, line)
-		case r == ' ' || r == '\t':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteRune(r)
-			inWord = true
-		}
-	}
-	if quoted || escaped {
-		return nil, fmt.Errorf("unterminated quote in %q", line)
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words, nil
 }

@@ -3,6 +3,8 @@ package dev
 import (
 	"strings"
 	"testing"
+
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 func TestShellQuote(t *testing.T) {
@@ -15,33 +17,12 @@ func TestShellQuote(t *testing.T) {
 		if strings.ContainsAny(s, "$") {
 			continue // Split refuses $ outside quotes only; checked above
 		}
-		got, err := ShellSplit(line)
+		got, err := testkit.ShellSplit(line)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(got) != 2 || got[1] != s {
 			t.Errorf("Quote(%q) = %s, splits into %q", s, ShellQuote(s), got)
 		}
-	}
-}
-
-// TestSplitRefuses: what a shell would expand or leave open is an error.
-func TestSplitRefuses(t *testing.T) {
-	for _, line := range []string{`cmd "a b"`, "cmd $HOME", "cmd `id`", "cmd 'open", `cmd a\`} {
-		if words, err := ShellSplit(line); err == nil {
-			t.Errorf("Split(%q) = %q, want an error", line, words)
-		}
-	}
-}
-
-// TestSplitTabsAndEscapes: tabs separate words; a backslash escapes one
-// character outside quotes.
-func TestSplitTabsAndEscapes(t *testing.T) {
-	got, err := ShellSplit("  a\tb\\ c\\'d  'e f'")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"a", "b c'd", "e f"}; strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Errorf("Split = %q, want %q", got, want)
 	}
 }

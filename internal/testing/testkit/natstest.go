@@ -6,6 +6,7 @@ package testkit
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -30,16 +31,30 @@ func RunNATS(t testing.TB, opts *server.Options) *server.Server {
 	if opts == nil {
 		opts = NATSOptions(t.TempDir())
 	}
+	s, err := NewNATSServer(opts, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	return s
+}
+
+// NewNATSServer starts a server with opts and returns it once it accepts
+// connections, or an error after wait (the server shut down). Unlike
+// RunNATS it is tied to no test: the caller shuts it down (the load
+// tool's brokers, which outlive no test).
+func NewNATSServer(opts *server.Options, wait time.Duration) (*server.Server, error) {
 	s, err := server.NewServer(opts)
 	if err != nil {
-		t.Fatalf("nats-server: %v", err)
+		return nil, fmt.Errorf("nats-server: %w", err)
 	}
 	s.Start()
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready after 10s")
+	if !s.ReadyForConnections(wait) {
+		s.Shutdown()
+		s.WaitForShutdown()
+		return nil, fmt.Errorf("nats-server not ready after %v", wait)
 	}
-	return s
+	return s, nil
 }
 
 // ConnectNATS connects to url with opts and returns the connection and its

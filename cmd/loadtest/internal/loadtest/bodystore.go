@@ -87,7 +87,7 @@ func (b *BodyWriter) Close() error {
 	for i, o := range b.offs {
 		binary.LittleEndian.PutUint64(idx[8*i:], o)
 	}
-	return writeFileSync(filepath.Join(b.dir, bodyIndex), idx)
+	return WriteFileSync(filepath.Join(b.dir, bodyIndex), idx)
 }
 
 // Bodies is a body store read into memory, opened (unsealed) once: the
@@ -162,9 +162,9 @@ func nonce(i int) []byte {
 	return n
 }
 
-// writeFileSync writes data to path through a temporary file, synced and
+// WriteFileSync writes data to path through a temporary file, synced and
 // renamed over path: a reader sees the whole file or none.
-func writeFileSync(path string, data []byte) error {
+func WriteFileSync(path string, data []byte) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600) //nolint:gosec // G304: the model directory
 	if err != nil {

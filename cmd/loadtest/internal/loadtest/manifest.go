@@ -101,7 +101,7 @@ func WriteManifest(dir string, m Manifest) error {
 	if err != nil {
 		return err
 	}
-	return writeFileSync(filepath.Join(dir, manifestFile), append(b, '\n'))
+	return WriteFileSync(filepath.Join(dir, manifestFile), append(b, '\n'))
 }
 
 // RemoveManifest removes the manifest of dir, first step of any change to

@@ -28,9 +28,10 @@ type ServeConfig struct {
 	// plain HTTP.
 	TLSCertFile, TLSKeyFile string
 	Extra                   []string // more flags, appended last
-	// Cgroup, when set, is the memory cgroup lookupd runs in from its
-	// birth (Cgroup.Command).
-	Cgroup *Cgroup
+	// Command, when set, makes the process instead of exec.Command: the
+	// soak's runs lookupd in a memory cgroup from its birth (its
+	// Cgroup.Command).
+	Command func(name string, args ...string) *exec.Cmd
 }
 
 // StartServe starts c.Bin as "lookupd serve" with both listeners on free
@@ -49,8 +50,8 @@ func StartServe(ctx context.Context, c ServeConfig) (*Dev, error) {
 		scheme = "https://"
 	}
 	cmd := exec.Command(c.Bin, args...) //nolint:gosec // G204: Bin is the lookupd binary the operator named
-	if c.Cgroup != nil {
-		cmd = c.Cgroup.Command(c.Bin, args...)
+	if c.Command != nil {
+		cmd = c.Command(c.Bin, args...)
 	}
 	return startListening(ctx, cmd, c.NATS, c.Stream, scheme)
 }

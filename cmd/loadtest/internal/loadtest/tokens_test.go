@@ -14,12 +14,8 @@ import (
 
 // TestMain lets the test binary stand in for "lookupd token" (see
 // TestMintTokens): with LOADTEST_FAKE_LOOKUPD set it prints --count fake
-// tokens and its arguments on stderr, then exits. With
-// LOADTEST_CGROUP_HELPER set it is a process in a cgroup (cgroupHelper).
+// tokens and its arguments on stderr, then exits.
 func TestMain(m *testing.M) {
-	if mode := os.Getenv("LOADTEST_CGROUP_HELPER"); mode != "" {
-		os.Exit(cgroupHelper(mode))
-	}
 	if os.Getenv("LOADTEST_FAKE_LOOKUPD") != "" {
 		args := os.Args[1:]
 		n := 1
