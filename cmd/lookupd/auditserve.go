@@ -115,7 +115,7 @@ func auditServe(ctx context.Context, cfg settings.Config, logger *slog.Logger) (
 	}
 	defer closeLedger(ledger, logger)
 	authn, err := auth.NewAuthenticator(auth.AuthenticatorConfig{Keys: keys, Issuer: cfg.Issuer, Audience: cfg.Audience,
-		Scope: accounting.Scope, TokenCacheSize: cfg.TokenCacheSize, Registerer: reg})
+		Clients: cfg.AllowedClients, ScopeClaims: cfg.ScopeClaims, Scope: accounting.Scope, TokenCacheSize: cfg.TokenCacheSize, Registerer: reg})
 	if err != nil {
 		return fmt.Errorf("accounting service: %w", err)
 	}

@@ -148,6 +148,7 @@ func serve(ctx context.Context, cfg settings.Config, logger *slog.Logger, opts s
 	defer closeLedger(ledger, logger)
 	api, err := apiserver.New(apiserver.Config{Replica: rep, Keys: keys,
 		Issuer: cfg.Issuer, Audience: cfg.Audience, TenantClaim: cfg.TenantClaim, TokenCacheSize: cfg.TokenCacheSize,
+		Clients: cfg.AllowedClients, ScopeClaims: cfg.ScopeClaims,
 		Ledger: ledger, RequirePurpose: cfg.RequirePurpose,
 		MaxPositionWait: cfg.MaxPositionWait, Stale: ready.Stale, Registerer: reg, Logger: logger})
 	if err != nil {
@@ -206,5 +207,6 @@ func logServeStart(cfg settings.Config, logger *slog.Logger) {
 	logger.Info("starting lookupd serve", "version", version, "http_addr", cfg.HTTPAddr, "admin_addr", cfg.AdminAddr,
 		"nats_url", redact.URLs(cfg.NATSURL), "stream", cfg.Stream, "data_dir", cfg.DataDir,
 		"encrypted", cfg.EncryptionKeyFile != "", "jwks_url", redact.URLs(cfg.JWKSURL), "jwks_file", cfg.JWKSFile,
-		"issuer", cfg.Issuer, "audience", cfg.Audience, "tenant_claim", cfg.TenantClaim)
+		"issuer", cfg.Issuer, "audience", cfg.Audience, "allowed_clients", cfg.AllowedClients, "scope_claims", cfg.ScopeClaims,
+		"tenant_claim", cfg.TenantClaim)
 }

@@ -33,7 +33,10 @@ type Config struct {
 	// The token's checks (LOOKUP_ISSUER, LOOKUP_AUDIENCE,
 	// LOOKUP_TENANT_CLAIM) and the verified tokens' cache (0: its default).
 	Issuer, Audience, TenantClaim string
-	TokenCacheSize                int
+	// Clients and ScopeClaims: the identity provider's dialect (see
+	// auth.Config).
+	Clients, ScopeClaims []string
+	TokenCacheSize       int
 	// Ledger records the disclosures (NewLedger; required: its mode may be
 	// off). RequirePurpose makes Lookup-Purpose required with protected
 	// data.
@@ -60,7 +63,8 @@ func New(cfg Config) (*query.Server, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	tokens, err := auth.NewVerifier(auth.Config{Keys: cfg.Keys, Issuer: cfg.Issuer, Audience: cfg.Audience,
-		TenantClaim: cfg.TenantClaim, TokenCacheSize: cfg.TokenCacheSize, Registerer: cfg.Registerer})
+		TenantClaim: cfg.TenantClaim, Clients: cfg.Clients, ScopeClaims: cfg.ScopeClaims,
+		TokenCacheSize: cfg.TokenCacheSize, Registerer: cfg.Registerer})
 	if err != nil {
 		return nil, fmt.Errorf("API: %w", err)
 	}

@@ -172,6 +172,8 @@ type apiConfig struct {
 	Issuer         string
 	Audience       string
 	TenantClaim    string
+	Clients        []string
+	ScopeClaims    []string
 	Registerer     prometheus.Registerer
 	Logger         *slog.Logger
 	Now            func() time.Time
@@ -181,7 +183,7 @@ type apiConfig struct {
 // NewServer returns the API of cfg, as cmd/lookupd wires it.
 func NewServer(cfg apiConfig) (*Server, error) {
 	v, err := NewVerifier(Config{Keys: cfg.Keys, Issuer: cfg.Issuer, Audience: cfg.Audience, TenantClaim: cfg.TenantClaim,
-		TokenCacheSize: cfg.TokenCacheSize, Registerer: cfg.Registerer, Now: cfg.Now})
+		Clients: cfg.Clients, ScopeClaims: cfg.ScopeClaims, TokenCacheSize: cfg.TokenCacheSize, Registerer: cfg.Registerer, Now: cfg.Now})
 	if err != nil {
 		return nil, err
 	}

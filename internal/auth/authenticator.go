@@ -29,6 +29,9 @@ type AuthenticatorConfig struct {
 	Keys     *JWKS  // required: token verification keys
 	Issuer   string // required `iss` ("" = not checked)
 	Audience string // required `aud` ("" = not checked)
+	// Clients and ScopeClaims are the identity provider's dialect, as in
+	// Config.
+	Clients, ScopeClaims []string
 	// Scope is the scope every request's token must carry (required; one
 	// RFC 6749 scope token, e.g. "read:audit").
 	Scope string
@@ -57,7 +60,8 @@ func NewAuthenticator(cfg AuthenticatorConfig) (*Authenticator, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := newTokenVerifier(cfg.Keys, tokenRules{issuer: cfg.Issuer, audience: cfg.Audience}, now, newTokenCache(cfg.TokenCacheSize, cm))
+	rules := tokenRules{issuer: cfg.Issuer, audience: cfg.Audience, clients: cfg.Clients, names: claimNames{scopes: cfg.ScopeClaims}}
+	v := newTokenVerifier(cfg.Keys, rules, now, newTokenCache(cfg.TokenCacheSize, cm))
 	return &Authenticator{verifier: v, scope: cfg.Scope}, nil
 }
 

@@ -56,6 +56,8 @@ type Config struct {
 	Issuer            string
 	Audience          string
 	TenantClaim       string
+	AllowedClients    []string // LOOKUP_ALLOWED_CLIENTS: the token's azp, else client_id, one of these
+	ScopeClaims       []string // LOOKUP_SCOPE_CLAIMS: the claims that grant scopes; nil = scope and scp
 	TokenCacheSize    int
 	JWKSAllowHTTP     bool
 	LogFormat         string

@@ -24,6 +24,26 @@ func str(dst func(c *Config) *string) parser {
 	return parser{arg: "STRING", set: func(c *Config, v string) error { *dst(c) = v; return nil }}
 }
 
+// list parses a comma-separated list of non-empty words into dst (white
+// space around each trimmed; "" is an empty list); what names the setting
+// in errors.
+func list(what string, dst func(c *Config) *[]string) parser {
+	return parser{arg: "A,B,...", set: func(c *Config, v string) error {
+		var out []string
+		if strings.TrimSpace(v) != "" {
+			for _, w := range strings.Split(v, ",") {
+				w = strings.TrimSpace(w)
+				if w == "" || strings.ContainsAny(w, " \t") {
+					return fmt.Errorf("%s %q: want names separated by commas", what, v)
+				}
+				out = append(out, w)
+			}
+		}
+		*dst(c) = out
+		return nil
+	}}
+}
+
 // oneOf parses one of the words valid into dst; what names the setting
 // in errors.
 func oneOf(what string, dst func(c *Config) *string, valid ...string) parser {

@@ -16,7 +16,7 @@ var (
 	ErrNoJWKS     = errors.New("no JWKS configured: set LOOKUP_JWKS_URL or LOOKUP_JWKS_FILE (--jwks-url, --jwks-file)")
 	ErrNoIssuer   = errors.New("no token issuer configured: set LOOKUP_ISSUER (--issuer) to your identity provider's iss")
 	ErrNoAudience = errors.New("no token audience configured: set LOOKUP_AUDIENCE (--audience) to this API's aud, " +
-		"or LOOKUP_ALLOW_NO_AUDIENCE=true for an identity provider that sets none")
+		"or LOOKUP_ALLOWED_CLIENTS to the client ids accepted for an identity provider that sets none (Amazon Cognito's access tokens)")
 )
 
 // CheckTokenRules refuses a configuration of a service that verifies
@@ -27,8 +27,9 @@ func (c Config) CheckTokenRules(logger *slog.Logger) error {
 	if err := c.Missing(); err != nil {
 		return err
 	}
-	if c.Audience == "" {
-		logger.Warn("LOOKUP_ALLOW_NO_AUDIENCE=true: tokens are accepted whatever their aud, so a token the identity provider minted for another service is accepted here too")
+	if c.Audience == "" && len(c.AllowedClients) == 0 {
+		logger.Warn("LOOKUP_ALLOW_NO_AUDIENCE=true: tokens are accepted whatever their aud and client, so a token the identity provider minted for another service or app client is accepted here too; " +
+			"set LOOKUP_ALLOWED_CLIENTS to the client ids to accept instead (LOOKUP_ALLOW_NO_AUDIENCE is deprecated)")
 	}
 	return nil
 }
@@ -44,7 +45,7 @@ func (c Config) Missing() error {
 	if c.Issuer == "" {
 		missing = append(missing, ErrNoIssuer)
 	}
-	if c.Audience == "" && !c.AllowNoAudience {
+	if c.Audience == "" && !c.AllowNoAudience && len(c.AllowedClients) == 0 {
 		missing = append(missing, ErrNoAudience)
 	}
 	if len(missing) == 0 {

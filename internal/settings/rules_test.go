@@ -19,6 +19,7 @@ func TestMissing(t *testing.T) {
 		{"none set", Config{}, []error{ErrNoJWKS, ErrNoIssuer, ErrNoAudience}},
 		{"issuer only", Config{Issuer: "i"}, []error{ErrNoJWKS, ErrNoAudience}},
 		{"audience opted out", Config{JWKSURL: "https://idp/jwks", Issuer: "i", Security: Security{AllowNoAudience: true}}, nil},
+		{"clients instead of an audience", Config{JWKSURL: "https://idp/jwks", Issuer: "i", AllowedClients: []string{"app"}}, nil},
 		{"all set", Config{JWKSFile: "f", Issuer: "i", Audience: "a"}, nil},
 	}
 	for _, tt := range tests {
