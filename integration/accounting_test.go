@@ -95,12 +95,12 @@ func TestAccountingService(t *testing.T) {
 	s.base = acct.api
 
 	t.Run("every answer sent has its records, once; verify passes", func(t *testing.T) {
-		ledger, err := audittest.ReadLedger(ctx, js, ledger.DefaultStream)
+		led, err := audittest.ReadLedger(ctx, js, ledger.DefaultStream)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ledger.Check(t, answers, persons)
-		n := ledger.Check(t, searched, []string{f.signerSSN})
+		led.Check(t, answers, persons)
+		n := led.Check(t, searched, []string{f.signerSSN})
 		t.Logf("%d searches answered before the kill, %d not; stream: %d records in %d messages, %d chains",
 			n, len(searched)-n, led.Records, led.Report.Messages, len(led.Report.Chains))
 	})
