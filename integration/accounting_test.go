@@ -144,7 +144,7 @@ func checkIndexEqualsScan(ctx context.Context, t *testing.T, s *searcher, js jet
 		for _, id := range s.ids {
 			own[id] = true
 		}
-		recs, err := ledger.Accounting(ctx, js, ledger.DefaultStream, person, time.Time{}, time.Time{})
+		recs, err := ledger.ScanPerson(ctx, js, ledger.DefaultStream, person, time.Time{}, time.Time{})
 		if err != nil {
 			return err
 		}

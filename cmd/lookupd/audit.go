@@ -132,7 +132,7 @@ func accountingOf(ctx context.Context, cfg settings.Config, q accountingQuery) (
 		return nil, "", err
 	}
 	defer closeNC()
-	recs, err := ledger.Accounting(ctx, js, cfg.AuditStream, q.Person, q.Since, q.Until)
+	recs, err := ledger.ScanPerson(ctx, js, cfg.AuditStream, q.Person, q.Since, q.Until)
 	return recs, cfg.AuditStream, err
 }
 

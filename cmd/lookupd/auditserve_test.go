@@ -186,7 +186,7 @@ func TestAuditServeAnswersAPersonsDisclosures(t *testing.T) {
 	t.Run("searches recorded", func(t *testing.T) {
 		_, js := testkit.ConnectNATS(t, ns.ClientURL())
 		testkit.WaitFor(t, 10*time.Second, func() error {
-			recs, err := ledger.Accounting(t.Context(), js, ledger.DefaultStream, cyd, time.Time{}, time.Time{})
+			recs, err := ledger.ScanPerson(t.Context(), js, ledger.DefaultStream, cyd, time.Time{}, time.Time{})
 			if err != nil {
 				return err
 			}

@@ -132,7 +132,7 @@ func TestLedgerRecorderRecordsTheSearch(t *testing.T) {
 	if err := LedgerRecorder(l)(t.Context(), acc); err != nil {
 		t.Fatal(err)
 	}
-	recs, err := ledger.Accounting(t.Context(), js, ledger.DefaultStream, persons[0], time.Time{}, time.Time{})
+	recs, err := ledger.ScanPerson(t.Context(), js, ledger.DefaultStream, persons[0], time.Time{}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

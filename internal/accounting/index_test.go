@@ -148,7 +148,7 @@ func TestIndexEqualsAFullScan(t *testing.T) {
 	caughtUp(t, x, js)
 	for _, p := range persons {
 		t.Run(p, func(t *testing.T) {
-			scan, err := ledger.Accounting(t.Context(), js, ledger.DefaultStream, p, time.Time{}, time.Time{})
+			scan, err := ledger.ScanPerson(t.Context(), js, ledger.DefaultStream, p, time.Time{}, time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -204,7 +204,7 @@ func TestIndexResumesAfterReopen(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = x.Close() })
 	follow(t, x, js)
-	scan, err := ledger.Accounting(t.Context(), js, ledger.DefaultStream, persons[0], time.Time{}, time.Time{})
+	scan, err := ledger.ScanPerson(t.Context(), js, ledger.DefaultStream, persons[0], time.Time{}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}

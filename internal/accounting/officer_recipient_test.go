@@ -279,7 +279,7 @@ func TestLedgerRecorderRecordsEachPerson(t *testing.T) {
 		}
 	}
 	for i, want := range []int{1, 1, 0} {
-		recs, err := ledger.Accounting(t.Context(), js, ledger.DefaultStream, persons[i], time.Time{}, time.Time{})
+		recs, err := ledger.ScanPerson(t.Context(), js, ledger.DefaultStream, persons[i], time.Time{}, time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}
