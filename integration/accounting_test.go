@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/lookup/persons/internal/accounting/fhir"
 	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/testing/audittest"
 	"github.com/lookup/persons/internal/testing/testkit"
@@ -268,7 +269,7 @@ func jsonlPage(t *testing.T, r testkit.HTTPResponse) ([]auditRecord, string) {
 // checkFHIRBundle checks it) and the next link ("" for the last).
 func fhirPage(t *testing.T, body []byte, person string) ([]auditRecord, string) {
 	t.Helper()
-	var b ledger.Bundle
+	var b fhir.Bundle
 	if err := json.Unmarshal(body, &b); err != nil {
 		t.Fatalf("bundle: %v", err)
 	}
