@@ -87,6 +87,7 @@ func (f *Follower) Run(ctx context.Context) error {
 // connected is told the stream's last sequence as a follow starts.
 func (f *Follower) connected(applied, streamLast uint64, first time.Time) {
 	f.up.Store(true)
+	f.applied.Store(applied) // 0 again when the index was emptied for a new stream
 	if !first.IsZero() {
 		f.first.Store(first.UnixNano())
 	}

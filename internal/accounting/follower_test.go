@@ -117,3 +117,35 @@ func TestLedgerRecorderRecordsTheSearch(t *testing.T) {
 		t.Errorf("record %+v, want the search by auditor, nothing disclosed", r)
 	}
 }
+
+// TestFollowerRebuildsForANewStream: an index that followed the audit
+// stream, the stream deleted and created again with other records, is
+// emptied by its follower and rebuilt from the new stream (decisions
+// 0012 and 0021: a read model belongs to one incarnation of its stream).
+func TestFollowerRebuildsForANewStream(t *testing.T) {
+	nc, js := testkit.StartNATS(t)
+	accountingtest.WriteLedger(t, nc, "a", 30)
+	x := accountingtest.OpenIndex(t)
+	f := runFollower(t, x, js)
+	waitApplied(t, f, js)
+	if err := js.DeleteStream(t.Context(), ledger.DefaultStream); err != nil {
+		t.Fatal(err)
+	}
+	accountingtest.WriteLedger(t, nc, "b", 6) // a new stream, of fewer messages
+	s, err := js.Stream(t.Context(), ledger.DefaultStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := s.CachedInfo().State.LastSeq
+	testkit.WaitFor(t, 10*time.Second, func() error {
+		pos, err := x.Position()
+		if err != nil || pos != last {
+			return fmt.Errorf("index at %d (%v), the new stream at %d", pos, err, last)
+		}
+		diff, err := x.CompareWithStream(t.Context(), js, ledger.DefaultStream)
+		if err != nil || len(diff) > 0 {
+			return fmt.Errorf("the index differs from the new stream (%v): %v", err, diff)
+		}
+		return nil
+	})
+}

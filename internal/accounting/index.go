@@ -17,6 +17,7 @@ import (
 // follower); Search and Position for any number.
 type Index struct {
 	db  *badger.DB
+	log *slog.Logger
 	buf []byte // the value being written (Apply)
 }
 
@@ -53,8 +54,8 @@ type Options struct {
 	// 0: Badger's defaults, which grow to gigabytes while the index is
 	// built from a large ledger.
 	MemoryBudget int64
-	// Logger is told when an index of an older format is emptied to be
-	// rebuilt (nil: discard).
+	// Logger is told when an index of an older format, or of another
+	// stream (identity.go), is emptied to be rebuilt (nil: discard).
 	Logger *slog.Logger
 }
 
@@ -75,12 +76,11 @@ func Open(dir string, opts Options) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open accounting index %s: %w", dir, err)
 	}
-	x := &Index{db: db}
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+	x := &Index{db: db, log: opts.Logger}
+	if x.log == nil {
+		x.log = slog.New(slog.DiscardHandler)
 	}
-	if err := x.checkFormat(dir, logger); err != nil {
+	if err := x.checkFormat(dir, x.log); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
