@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/lookup/persons/internal/accounting/fhir"
 	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/testing/audittest"
 	"github.com/lookup/persons/internal/testing/testkit"
@@ -95,12 +96,12 @@ func TestAccountingService(t *testing.T) {
 	s.base = acct.api
 
 	t.Run("every answer sent has its records, once; verify passes", func(t *testing.T) {
-		ledger, err := audittest.ReadLedger(ctx, js, ledger.DefaultStream)
+		led, err := audittest.ReadLedger(ctx, js, ledger.DefaultStream)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ledger.Check(t, answers, persons)
-		n := ledger.Check(t, searched, []string{f.signerSSN})
+		led.Check(t, answers, persons)
+		n := led.Check(t, searched, []string{f.signerSSN})
 		t.Logf("%d searches answered before the kill, %d not; stream: %d records in %d messages, %d chains",
 			n, len(searched)-n, led.Records, led.Report.Messages, len(led.Report.Chains))
 	})
@@ -144,7 +145,7 @@ func checkIndexEqualsScan(ctx context.Context, t *testing.T, s *searcher, js jet
 		for _, id := range s.ids {
 			own[id] = true
 		}
-		recs, err := ledger.Accounting(ctx, js, ledger.DefaultStream, person, time.Time{}, time.Time{})
+		recs, err := ledger.ScanPerson(ctx, js, ledger.DefaultStream, person, time.Time{}, time.Time{})
 		if err != nil {
 			return err
 		}
@@ -268,7 +269,7 @@ func jsonlPage(t *testing.T, r testkit.HTTPResponse) ([]auditRecord, string) {
 // checkFHIRBundle checks it) and the next link ("" for the last).
 func fhirPage(t *testing.T, body []byte, person string) ([]auditRecord, string) {
 	t.Helper()
-	var b ledger.Bundle
+	var b fhir.Bundle
 	if err := json.Unmarshal(body, &b); err != nil {
 		t.Fatalf("bundle: %v", err)
 	}

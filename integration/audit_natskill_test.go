@@ -72,10 +72,10 @@ func TestAuditNATSKilled(t *testing.T) {
 			cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 			defer cancel()
 			var err error
-			ledger, err = audittest.ReadLedger(cctx, js, ledger.DefaultStream)
+			led, err = audittest.ReadLedger(cctx, js, ledger.DefaultStream)
 			return err
 		})
-		sent := ledger.Check(t, answers, []string{f.signerBoth, f.signerSSN})
+		sent := led.Check(t, answers, []string{f.signerBoth, f.signerSSN})
 		t.Logf("%d answers sent of %d requests; stream: %d records in %d messages", sent, len(answers), led.Records, led.Report.Messages)
 		if code, out := lookupdCommand(ctx, t, ld, "audit", "verify"); code != 0 || !strings.HasSuffix(out, "OK\n") {
 			t.Errorf("lookupd audit verify: exit %d:\n%s", code, out)

@@ -5,22 +5,17 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
+
+	"github.com/lookup/persons/internal/periodic"
 )
 
-// newBackoff returns the projector's retry policy: exponential backoff from
-// 50ms, doubling up to 1s (so that a replica catches up within about a
-// second of its broker's return), with ±20% jitter so that replicas restarted
-// together do not retry in step. It never gives up by itself; callers stop
-// when their context is done.
+// newBackoff returns the projector's retry policy (periodic.Backoff):
+// exponential backoff from 50ms, doubling up to 1s (so that a replica
+// catches up within about a second of its broker's return), with ±20%
+// jitter. It never gives up by itself; callers stop when their context is
+// done.
 func newBackoff() *backoff.ExponentialBackOff {
-	b := &backoff.ExponentialBackOff{
-		InitialInterval:     50 * time.Millisecond,
-		RandomizationFactor: 0.2,
-		Multiplier:          2,
-		MaxInterval:         time.Second,
-	}
-	b.Reset()
-	return b
+	return periodic.Backoff(50*time.Millisecond, time.Second)
 }
 
 // retryForever runs op until it succeeds or ctx is done (then it returns
@@ -38,13 +33,4 @@ func retryForever(ctx context.Context, op func() error, notify func(err error, w
 }
 
 // sleep waits d or until ctx is done; it reports whether d elapsed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
+func sleep(ctx context.Context, d time.Duration) bool { return periodic.Sleep(ctx, d) }

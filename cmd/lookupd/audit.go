@@ -11,7 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/lookup/persons/internal/accounting"
+	"github.com/lookup/persons/internal/accounting/fhir"
 	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/apiserver"
 	"github.com/lookup/persons/internal/ledger"
@@ -114,11 +114,11 @@ func accountingOf(ctx context.Context, cfg settings.Config, q accountingQuery) (
 		if err := cfg.CheckAccountingURL(); err != nil {
 			return nil, "", err
 		}
-		tok, err := accounting.ReadTokenFile("LOOKUP_ACCOUNTING_TOKEN_FILE", cfg.AccountingTokenFile)
+		tok, err := fhir.ReadTokenFile("LOOKUP_ACCOUNTING_TOKEN_FILE", cfg.AccountingTokenFile)
 		if err != nil {
 			return nil, "", err
 		}
-		cl := accounting.Client{BaseURL: cfg.AccountingURL, Token: tok}
+		cl := fhir.Client{BaseURL: cfg.AccountingURL, Token: tok}
 		recs, err := cl.Fetch(ctx, q.Person, q.Since, q.Until)
 		return recs, redact.URL(cfg.AccountingURL), err
 	}
@@ -127,7 +127,7 @@ func accountingOf(ctx context.Context, cfg settings.Config, q accountingQuery) (
 		return nil, "", err
 	}
 	defer closeNC()
-	recs, err := ledger.Accounting(ctx, js, cfg.AuditStream, q.Person, q.Since, q.Until)
+	recs, err := ledger.ScanPerson(ctx, js, cfg.AuditStream, q.Person, q.Since, q.Until)
 	return recs, cfg.AuditStream, err
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lookup/persons/internal/accounting/fhir"
 	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/settings"
@@ -80,7 +81,7 @@ func TestServeAuditsDisclosures(t *testing.T) {
 	if err := run(t.Context(), []string{"audit", "--person", withNone.SignerID, "--format", "fhir"}, env(nats), &out, &errOut); err != nil {
 		t.Fatalf("audit --format fhir: %v", err)
 	}
-	var b ledger.Bundle
+	var b fhir.Bundle
 	if err := json.Unmarshal([]byte(out.String()), &b); err != nil || b.ResourceType != "Bundle" || b.Total == nil || *b.Total != 0 {
 		t.Errorf("fhir accounting of a signer never disclosed = %s (%v), want an empty Bundle", out.String(), err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/accounting/fhir"
 	"github.com/lookup/persons/internal/ledger"
 )
 
@@ -71,7 +72,7 @@ func writeAccounting(w io.Writer, recs []ledger.Record, format string, now time.
 	enc := json.NewEncoder(bw)
 	if format == "fhir" {
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(ledger.FHIRBundle(recs, now)); err != nil {
+		if err := enc.Encode(fhir.FHIRBundle(recs, now)); err != nil {
 			return err
 		}
 		return bw.Flush()

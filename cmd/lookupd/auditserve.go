@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/internal/accounting"
+	"github.com/lookup/persons/internal/accounting/fhir"
+	"github.com/lookup/persons/internal/accounting/officer"
 	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/auth"
 	"github.com/lookup/persons/internal/lifecycle"
@@ -180,15 +182,15 @@ func openIndex(cfg settings.Config, js jetstream.JetStream, logger *slog.Logger)
 // refusal as a page; each records its answers with record.
 func accountingAPI(cfg settings.Config, index *accounting.Index, registry *accounting.Registry, follower *accounting.Follower,
 	record func(context.Context, accounting.Access) error, authn *auth.Authenticator, reg prometheus.Registerer) (http.Handler, error) {
-	officer, err := accounting.NewOfficer(accounting.OfficerConfig{Index: index, Registry: registry, Status: follower.Status,
+	pages, err := officer.New(officer.Config{Index: index, Registry: registry, Status: follower.Status,
 		PageSize: cfg.OfficerPageSize, Registerer: reg, Authorize: authn.Authorize, Record: record})
 	if err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/fhir/", authn.Require(accounting.NewHandler(accounting.HandlerConfig{Index: index,
+	mux.Handle("/fhir/", authn.Require(fhir.NewHandler(fhir.HandlerConfig{Index: index,
 		Authorize: accounting.AuthenticatedCaller, Record: record})))
-	mux.Handle("/officer/", officer)
+	mux.Handle("/officer/", pages)
 	mux.Handle("/", authn.Require(http.NotFoundHandler()))
 	return mux, nil
 }

@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lookup/persons/internal/accounting"
+	"github.com/lookup/persons/internal/accounting/fhir"
 	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/natsconn"
@@ -208,7 +209,7 @@ func checkAccountingUserRefused(t *testing.T, addr, user, inbox string) {
 // in a search's Bundle.
 func searchesIn(t *testing.T, body []byte) int {
 	t.Helper()
-	var b ledger.Bundle
+	var b fhir.Bundle
 	if err := json.Unmarshal(body, &b); err != nil {
 		t.Fatalf("not a Bundle (%v): %s", err, body)
 	}

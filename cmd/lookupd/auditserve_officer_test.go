@@ -127,7 +127,7 @@ func TestAuditServeLetter(t *testing.T) {
 	_, js := testkit.ConnectNATS(t, ns.ClientURL())
 	var given []ledger.Record
 	testkit.WaitFor(t, 10*time.Second, func() error {
-		recs, err := ledger.Accounting(t.Context(), js, ledger.DefaultStream, ada, time.Time{}, time.Time{})
+		recs, err := ledger.ScanPerson(t.Context(), js, ledger.DefaultStream, ada, time.Time{}, time.Time{})
 		given = nil
 		for _, r := range recs {
 			if r.Operation == "provideAccounting" {

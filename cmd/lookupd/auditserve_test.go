@@ -16,6 +16,7 @@ import (
 
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/accounting"
+	"github.com/lookup/persons/internal/accounting/fhir"
 	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/settings"
@@ -81,7 +82,7 @@ func startAuditServeWith(t *testing.T, url string, extra map[string]string) map[
 // searches of the accounting left out, and the next link.
 func disclosuresIn(t *testing.T, body []byte) (people []string, next string) {
 	t.Helper()
-	var b ledger.Bundle
+	var b fhir.Bundle
 	if err := json.Unmarshal(body, &b); err != nil || b.ResourceType != "Bundle" || b.Type != "searchset" {
 		t.Fatalf("not a searchset Bundle (%v): %s", err, body)
 	}
@@ -186,7 +187,7 @@ func TestAuditServeAnswersAPersonsDisclosures(t *testing.T) {
 	t.Run("searches recorded", func(t *testing.T) {
 		_, js := testkit.ConnectNATS(t, ns.ClientURL())
 		testkit.WaitFor(t, 10*time.Second, func() error {
-			recs, err := ledger.Accounting(t.Context(), js, ledger.DefaultStream, cyd, time.Time{}, time.Time{})
+			recs, err := ledger.ScanPerson(t.Context(), js, ledger.DefaultStream, cyd, time.Time{}, time.Time{})
 			if err != nil {
 				return err
 			}

@@ -1,4 +1,4 @@
-package accounting
+package accounting_test
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
@@ -17,7 +18,7 @@ func BenchmarkApply(b *testing.B) {
 	for _, records := range []int{200000, 1000000} {
 		b.Run(fmt.Sprint(records, " records"), func(b *testing.B) {
 			spec := fixtures.LedgerSpec{Records: records, Persons: records / 10, Replicas: 8, MaxRecords: 128, Seed: 1}
-			var msgs []Message
+			var msgs []accounting.Message
 			l := fixtures.NewLedger(spec)
 			for {
 				subject, data, _, ok, err := l.Next()
@@ -27,17 +28,17 @@ func BenchmarkApply(b *testing.B) {
 				if !ok {
 					break
 				}
-				msgs = append(msgs, Message{StreamSeq: uint64(len(msgs) + 1), Subject: subject, Data: data})
+				msgs = append(msgs, accounting.Message{StreamSeq: uint64(len(msgs) + 1), Subject: subject, Data: data})
 			}
 			b.ResetTimer()
 			cpu0 := cpuTime(b)
 			for range b.N {
-				x, err := Open(b.TempDir(), Options{MemoryBudget: 192 << 20})
+				x, err := accounting.Open(b.TempDir(), accounting.Options{MemoryBudget: 192 << 20})
 				if err != nil {
 					b.Fatal(err)
 				}
-				for i := 0; i < len(msgs); i += maxApply {
-					if err := x.Apply(msgs[i:min(i+maxApply, len(msgs))]); err != nil {
+				for i := 0; i < len(msgs); i += accounting.MaxApply {
+					if err := x.Apply(msgs[i:min(i+accounting.MaxApply, len(msgs))]); err != nil {
 						b.Fatal(err)
 					}
 				}

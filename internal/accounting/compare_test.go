@@ -1,4 +1,4 @@
-package accounting
+package accounting_test
 
 import (
 	"strings"
@@ -6,7 +6,9 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
+	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/ledger"
+	"github.com/lookup/persons/internal/testing/accountingtest"
 	"github.com/lookup/persons/internal/testing/testkit"
 )
 
@@ -15,22 +17,22 @@ import (
 // another person or time does not, and the difference names the person.
 func TestCompareWithStream(t *testing.T) {
 	nc, js := testkit.StartNATS(t)
-	writeLedger(t, nc, "a", 30)
-	writeLedger(t, nc, "b", 20)
+	accountingtest.WriteLedger(t, nc, "a", 30)
+	accountingtest.WriteLedger(t, nc, "b", 20)
 	// firstRecord returns the key and record of persons[0]'s oldest record.
-	firstRecord := func(t *testing.T, x *Index) ([]byte, ledger.Record) {
+	firstRecord := func(t *testing.T, x *accounting.Index) ([]byte, ledger.Record) {
 		t.Helper()
 		var k []byte
 		var r ledger.Record
-		err := x.db.View(func(txn *badger.Txn) error {
+		err := accounting.DB(x).View(func(txn *badger.Txn) error {
 			opts := badger.DefaultIteratorOptions
-			opts.Prefix = append(append(append([]byte{}, recordPrefix...), persons[0]...), 0)
+			opts.Prefix = append(append(append([]byte{}, accounting.RecordPrefix...), accountingtest.Persons[0]...), 0)
 			it := txn.NewIterator(opts)
 			defer it.Close()
 			it.Rewind()
 			k = it.Item().KeyCopy(nil)
 			var err error
-			r, err = x.record(it.Item())
+			r, err = accounting.ReadRecord(x, it.Item())
 			return err
 		})
 		if err != nil {
@@ -38,53 +40,53 @@ func TestCompareWithStream(t *testing.T) {
 		}
 		return k, r
 	}
-	set := func(t *testing.T, x *Index, k []byte, r ledger.Record) {
+	set := func(t *testing.T, x *accounting.Index, k []byte, r ledger.Record) {
 		t.Helper()
-		if err := x.db.Update(func(txn *badger.Txn) error { return txn.Set(k, appendValue(nil, &r)) }); err != nil {
+		if err := accounting.DB(x).Update(func(txn *badger.Txn) error { return txn.Set(k, accounting.AppendValue(nil, &r)) }); err != nil {
 			t.Fatal(err)
 		}
 	}
-	del := func(t *testing.T, x *Index, k []byte) {
+	del := func(t *testing.T, x *accounting.Index, k []byte) {
 		t.Helper()
-		if err := x.db.Update(func(txn *badger.Txn) error { return txn.Delete(k) }); err != nil {
+		if err := accounting.DB(x).Update(func(txn *badger.Txn) error { return txn.Delete(k) }); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, tc := range []struct {
 		name  string
-		plant func(t *testing.T, x *Index)
+		plant func(t *testing.T, x *accounting.Index)
 		want  string // in the difference; "" for none
 	}{
-		{"as followed", func(*testing.T, *Index) {}, ""},
-		{"a record missing", func(t *testing.T, x *Index) {
+		{"as followed", func(*testing.T, *accounting.Index) {}, ""},
+		{"a record missing", func(t *testing.T, x *accounting.Index) {
 			k, _ := firstRecord(t, x)
 			del(t, x, k)
-		}, "person " + persons[0] + ": a different number of records"},
-		{"a record added", func(t *testing.T, x *Index) {
+		}, "person " + accountingtest.Persons[0] + ": a different number of records"},
+		{"a record added", func(t *testing.T, x *accounting.Index) {
 			_, r := firstRecord(t, x)
 			r.Index += 1000
-			set(t, x, recordKey(r.PersonID, r.Time, 1, r.Index-1), r)
-		}, "person " + persons[0] + ": a different number of records"},
-		{"a record altered", func(t *testing.T, x *Index) {
+			set(t, x, accounting.RecordKey(r.PersonID, r.Time, 1, r.Index-1), r)
+		}, "person " + accountingtest.Persons[0] + ": a different number of records"},
+		{"a record altered", func(t *testing.T, x *accounting.Index) {
 			k, r := firstRecord(t, x)
 			r.Purpose = "MARKETING"
 			set(t, x, k, r)
-		}, "person " + persons[0] + ": different records"},
-		{"a record under another person", func(t *testing.T, x *Index) {
+		}, "person " + accountingtest.Persons[0] + ": different records"},
+		{"a record under another person", func(t *testing.T, x *accounting.Index) {
 			k, r := firstRecord(t, x)
 			del(t, x, k)
-			set(t, x, recordKey(persons[1], r.Time, r.Seq, r.Index-1), r)
-		}, "person " + persons[0] + ": a different number of records"},
-		{"a record at another place", func(t *testing.T, x *Index) {
+			set(t, x, accounting.RecordKey(accountingtest.Persons[1], r.Time, r.Seq, r.Index-1), r)
+		}, "person " + accountingtest.Persons[0] + ": a different number of records"},
+		{"a record at another place", func(t *testing.T, x *accounting.Index) {
 			k, r := firstRecord(t, x)
 			del(t, x, k)
-			_, _, seq, i, _ := parseRecordKey(k)
-			set(t, x, recordKey(r.PersonID, r.Time, seq, i+5), r)
+			_, _, seq, i, _ := accounting.ParseRecordKey(k)
+			set(t, x, accounting.RecordKey(r.PersonID, r.Time, seq, i+5), r)
 		}, "under a key that does not match them"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			x := openIndex(t)
-			follow(t, x, js)
+			x := accountingtest.OpenIndex(t)
+			accountingtest.Follow(t, x, js)
 			tc.plant(t, x)
 			diff, err := x.CompareWithStream(t.Context(), js, ledger.DefaultStream)
 			if err != nil {
@@ -105,15 +107,15 @@ func TestCompareWithStream(t *testing.T) {
 // the same records and persons, and the bound leaves later messages out.
 func TestDigestsCountEveryRecord(t *testing.T) {
 	nc, js := testkit.StartNATS(t)
-	writeLedger(t, nc, "a", 30)
-	x := openIndex(t)
-	follow(t, x, js)
+	accountingtest.WriteLedger(t, nc, "a", 30)
+	x := accountingtest.OpenIndex(t)
+	accountingtest.Follow(t, x, js)
 	pos, err := x.Position()
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeLedger(t, nc, "b", 10) // beyond pos (the index follows them too)
-	scan, err := ScanDigest(t.Context(), js, ledger.DefaultStream, pos)
+	accountingtest.WriteLedger(t, nc, "b", 10) // beyond pos (the index follows them too)
+	scan, err := accounting.ScanDigest(t.Context(), js, ledger.DefaultStream, pos)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +128,7 @@ func TestDigestsCountEveryRecord(t *testing.T) {
 		t.Errorf("records (persons): stream up to %d %d (%d), index %d (%d); want 60 (3)",
 			pos, scan.Records, scan.Persons(), idx.Records, idx.Persons())
 	}
-	all, err := ScanDigest(t.Context(), js, ledger.DefaultStream, 0)
+	all, err := accounting.ScanDigest(t.Context(), js, ledger.DefaultStream, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,23 +142,23 @@ func TestDigestsCountEveryRecord(t *testing.T) {
 // told apart by ChainLast.
 func TestDiffPersons(t *testing.T) {
 	nc, js := testkit.StartNATS(t)
-	writeLedger(t, nc, "a", 30)
-	x := openIndex(t)
-	follow(t, x, js)
-	scan, err := ScanDigest(t.Context(), js, ledger.DefaultStream, 0)
+	accountingtest.WriteLedger(t, nc, "a", 30)
+	x := accountingtest.OpenIndex(t)
+	accountingtest.Follow(t, x, js)
+	scan, err := accounting.ScanDigest(t.Context(), js, ledger.DefaultStream, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeLedger(t, nc, "b", 10) // after the scan
-	caughtUp(t, x, js)
-	recs := searchAll(t, x, Query{Person: persons[0]})
+	accountingtest.WriteLedger(t, nc, "b", 10) // after the scan
+	accountingtest.CaughtUp(t, x, js)
+	recs := accountingtest.SearchAll(t, x, accounting.Query{Person: accountingtest.Persons[0]})
 	for _, tc := range []struct {
 		name string
 		drop int // records left out
 		want bool
 	}{{"every record", 0, false}, {"one record fewer", 1, true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := NewDigest()
+			got := accounting.NewDigest()
 			for _, r := range recs[tc.drop:] {
 				if r.Seq > scan.ChainLast(r.Chain) {
 					continue // stored after the scan
@@ -165,7 +167,7 @@ func TestDiffPersons(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if diff := got.DiffPersons(scan, []string{persons[0], persons[0]}); (len(diff) > 0) != tc.want {
+			if diff := got.DiffPersons(scan, []string{accountingtest.Persons[0], accountingtest.Persons[0]}); (len(diff) > 0) != tc.want {
 				t.Errorf("difference %q, want one: %v", diff, tc.want)
 			}
 		})

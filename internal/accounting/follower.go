@@ -9,10 +9,12 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/lookup/persons/internal/periodic"
 	"github.com/lookup/persons/projector"
 )
 
-// Backoff between attempts to follow the stream again after a failure.
+// Backoff between attempts to follow the stream again after a failure
+// (periodic.Backoff, as the projector's, with its jitter).
 const (
 	minRetry = 100 * time.Millisecond
 	maxRetry = 5 * time.Second
@@ -60,7 +62,7 @@ func NewFollower(x *Index, js jetstream.JetStream, stream string, logger *slog.L
 // failure (NATS, the stream, a write of the index) is logged and tried
 // again.
 func (f *Follower) Run(ctx context.Context) error {
-	wait := minRetry
+	bo := periodic.Backoff(minRetry, maxRetry)
 	for {
 		before := f.applied.Load()
 		err := f.index.follow(ctx, f.js, f.stream, f)
@@ -72,21 +74,20 @@ func (f *Follower) Run(ctx context.Context) error {
 			return err
 		}
 		if f.applied.Load() > before {
-			wait = minRetry // it made progress: a new failure starts over
+			bo.Reset() // it made progress: a new failure starts over
 		}
+		wait := bo.NextBackOff()
 		f.log.Warn("following the audit stream failed; retrying", "audit_stream", f.stream, "err", err, "retry_in", wait.String())
-		select {
-		case <-ctx.Done():
+		if !periodic.Sleep(ctx, wait) {
 			return nil
-		case <-time.After(wait):
 		}
-		wait = min(2*wait, maxRetry)
 	}
 }
 
 // connected is told the stream's last sequence as a follow starts.
 func (f *Follower) connected(applied, streamLast uint64, first time.Time) {
 	f.up.Store(true)
+	f.applied.Store(applied) // 0 again when the index was emptied for a new stream
 	if !first.IsZero() {
 		f.first.Store(first.UnixNano())
 	}

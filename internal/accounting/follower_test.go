@@ -1,10 +1,9 @@
-package accounting
+package accounting_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -12,15 +11,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/auth"
 	"github.com/lookup/persons/internal/ledger"
+	"github.com/lookup/persons/internal/testing/accountingtest"
 	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // runFollower runs a follower of x until the test ends.
-func runFollower(t *testing.T, x *Index, js jetstream.JetStream) *Follower {
+func runFollower(t *testing.T, x *accounting.Index, js jetstream.JetStream) *accounting.Follower {
 	t.Helper()
-	f, err := NewFollower(x, js, ledger.DefaultStream, nil)
+	f, err := accounting.NewFollower(x, js, ledger.DefaultStream, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func runFollower(t *testing.T, x *Index, js jetstream.JetStream) *Follower {
 }
 
 // waitApplied waits until f has applied the audit stream's last message.
-func waitApplied(t *testing.T, f *Follower, js jetstream.JetStream) uint64 {
+func waitApplied(t *testing.T, f *accounting.Follower, js jetstream.JetStream) uint64 {
 	t.Helper()
 	s, err := js.Stream(t.Context(), ledger.DefaultStream)
 	if err != nil {
@@ -55,7 +56,7 @@ func waitApplied(t *testing.T, f *Follower, js jetstream.JetStream) uint64 {
 
 func TestFollowerWaitsForTheStreamThenCatchesUp(t *testing.T) {
 	nc, js := testkit.StartNATS(t)
-	x := openIndex(t)
+	x := accountingtest.OpenIndex(t)
 	f := runFollower(t, x, js)
 	reg := prometheus.NewRegistry()
 	if err := f.Register(reg); err != nil {
@@ -64,7 +65,7 @@ func TestFollowerWaitsForTheStreamThenCatchesUp(t *testing.T) {
 	if p := f.Progress(); p.CaughtUp || p.Connected {
 		t.Errorf("without the audit stream: progress %+v, want neither caught up nor connected", p)
 	}
-	writeLedger(t, nc, "a", 20) // creates the stream
+	accountingtest.WriteLedger(t, nc, "a", 20) // creates the stream
 	testkit.WaitFor(t, 10*time.Second, func() error {
 		select {
 		case <-f.CaughtUp():
@@ -73,51 +74,22 @@ func TestFollowerWaitsForTheStreamThenCatchesUp(t *testing.T) {
 			return errors.New("not caught up")
 		}
 	})
-	writeLedger(t, nc, "b", 20)
+	accountingtest.WriteLedger(t, nc, "b", 20)
 	last := waitApplied(t, f, js)
 	if p := f.Progress(); !p.Connected || p.StreamLastSeq != last || f.Lag() != 0 {
 		t.Errorf("progress %+v, lag %d; want connected, stream last %d, lag 0", p, f.Lag(), last)
 	}
-	if n, err := testutil.GatherAndCount(reg, MetricIndexLag); err != nil || n != 1 {
-		t.Fatalf("%s: %d series, %v", MetricIndexLag, n, err)
+	if n, err := testutil.GatherAndCount(reg, accounting.MetricIndexLag); err != nil || n != 1 {
+		t.Fatalf("%s: %d series, %v", accounting.MetricIndexLag, n, err)
 	}
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, mf := range mfs {
-		if mf.GetName() == MetricIndexLag && mf.GetMetric()[0].GetGauge().GetValue() != 0 {
-			t.Errorf("%s = %v once caught up, want 0", MetricIndexLag, mf.GetMetric()[0].GetGauge().GetValue())
+		if mf.GetName() == accounting.MetricIndexLag && mf.GetMetric()[0].GetGauge().GetValue() != 0 {
+			t.Errorf("%s = %v once caught up, want 0", accounting.MetricIndexLag, mf.GetMetric()[0].GetGauge().GetValue())
 		}
-	}
-}
-
-func TestFollowerLagCountsPendingMessages(t *testing.T) {
-	f := &Follower{caughtUp: make(chan struct{}), log: slog.New(slog.DiscardHandler)}
-	for _, tc := range []struct {
-		name             string
-		event            func()
-		wantLag          uint64
-		wantCaughtUp     bool
-		wantTarget       uint64
-		wantAppliedSeq   uint64
-		wantStreamLastSq uint64
-	}{
-		{"connected behind", func() { f.connected(0, 10, time.Time{}) }, 10, false, 10, 0, 10},
-		{"part applied", func() { f.committed(4, 6) }, 6, false, 10, 4, 10},
-		{"more arrived", func() { f.committed(8, 7) }, 7, false, 10, 8, 15},
-		{"target passed", func() { f.committed(15, 0) }, 0, true, 10, 15, 15},
-		{"reconnected", func() { f.connected(15, 20, time.Time{}) }, 5, true, 10, 15, 20},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			tc.event()
-			p := f.Progress()
-			if f.Lag() != tc.wantLag || p.CaughtUp != tc.wantCaughtUp || p.TargetSeq != tc.wantTarget ||
-				p.AppliedSeq != tc.wantAppliedSeq || p.StreamLastSeq != tc.wantStreamLastSq {
-				t.Errorf("lag %d, progress %+v; want lag %d, caught up %v, target %d, applied %d, stream last %d",
-					f.Lag(), p, tc.wantLag, tc.wantCaughtUp, tc.wantTarget, tc.wantAppliedSeq, tc.wantStreamLastSq)
-			}
-		})
 	}
 }
 
@@ -128,11 +100,11 @@ func TestLedgerRecorderRecordsTheSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = l.Close(context.Background()) })
-	acc := Access{RequestID: "r-1", Caller: auth.Caller{Subject: "auditor", Client: "compliance"}, Purpose: "HACCOUNT", Person: persons[0]}
-	if err := LedgerRecorder(l)(t.Context(), acc); err != nil {
+	acc := accounting.Access{RequestID: "r-1", Caller: auth.Caller{Subject: "auditor", Client: "compliance"}, Purpose: "HACCOUNT", Person: accountingtest.Persons[0]}
+	if err := accounting.LedgerRecorder(l)(t.Context(), acc); err != nil {
 		t.Fatal(err)
 	}
-	recs, err := ledger.Accounting(t.Context(), js, ledger.DefaultStream, persons[0], time.Time{}, time.Time{})
+	recs, err := ledger.ScanPerson(t.Context(), js, ledger.DefaultStream, accountingtest.Persons[0], time.Time{}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,8 +112,40 @@ func TestLedgerRecorderRecordsTheSearch(t *testing.T) {
 		t.Fatalf("%d records, want 1", len(recs))
 	}
 	r := recs[0]
-	if r.Operation != OperationSearch || r.Subject != "auditor" || r.Client != "compliance" || r.Purpose != "HACCOUNT" ||
+	if r.Operation != accounting.OperationSearch || r.Subject != "auditor" || r.Client != "compliance" || r.Purpose != "HACCOUNT" ||
 		r.RequestID != "r-1" || r.SSNMode != "" || r.DOBDisclosed || r.Replica != "accounting-1" {
 		t.Errorf("record %+v, want the search by auditor, nothing disclosed", r)
 	}
+}
+
+// TestFollowerRebuildsForANewStream: an index that followed the audit
+// stream, the stream deleted and created again with other records, is
+// emptied by its follower and rebuilt from the new stream (decisions
+// 0012 and 0021: a read model belongs to one incarnation of its stream).
+func TestFollowerRebuildsForANewStream(t *testing.T) {
+	nc, js := testkit.StartNATS(t)
+	accountingtest.WriteLedger(t, nc, "a", 30)
+	x := accountingtest.OpenIndex(t)
+	f := runFollower(t, x, js)
+	waitApplied(t, f, js)
+	if err := js.DeleteStream(t.Context(), ledger.DefaultStream); err != nil {
+		t.Fatal(err)
+	}
+	accountingtest.WriteLedger(t, nc, "b", 6) // a new stream, of fewer messages
+	s, err := js.Stream(t.Context(), ledger.DefaultStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := s.CachedInfo().State.LastSeq
+	testkit.WaitFor(t, 10*time.Second, func() error {
+		pos, err := x.Position()
+		if err != nil || pos != last {
+			return fmt.Errorf("index at %d (%v), the new stream at %d", pos, err, last)
+		}
+		diff, err := x.CompareWithStream(t.Context(), js, ledger.DefaultStream)
+		if err != nil || len(diff) > 0 {
+			return fmt.Errorf("the index differs from the new stream (%v): %v", err, diff)
+		}
+		return nil
+	})
 }

@@ -1,19 +1,3 @@
-// Package accounting is the accounting of disclosures as a read model of
-// the audit ledger: a projection of the audit stream into a Badger store of
-// its own, indexed by person and time, so that one person's disclosures are
-// a range read rather than a scan of the whole stream, and by client and
-// by subject, so that what one recipient was disclosed is a range read too
-// (recipient.go). Like the read model of persons, it keeps the stream
-// position it has applied in the same transaction as the records (a crash
-// loses nothing and applies nothing twice), and it can always be rebuilt
-// by deleting it: the stream is the source.
-//
-// Over the index: the FHIR search (http.go), and the privacy officer's
-// pages in words, with their CSV exports (officer*.go, templates and
-// stylesheet embedded from web/, no script): one person's disclosures, and
-// a recipient's over every person (officer_recipient*.go), each view
-// recorded in the ledger as a read of each person it shows (record.go);
-// they name recipients and purposes from the registries (registry.go).
 package accounting
 
 import (
@@ -33,6 +17,7 @@ import (
 // follower); Search and Position for any number.
 type Index struct {
 	db  *badger.DB
+	log *slog.Logger
 	buf []byte // the value being written (Apply)
 }
 
@@ -69,8 +54,8 @@ type Options struct {
 	// 0: Badger's defaults, which grow to gigabytes while the index is
 	// built from a large ledger.
 	MemoryBudget int64
-	// Logger is told when an index of an older format is emptied to be
-	// rebuilt (nil: discard).
+	// Logger is told when an index of an older format, or of another
+	// stream (identity.go), is emptied to be rebuilt (nil: discard).
 	Logger *slog.Logger
 }
 
@@ -91,12 +76,11 @@ func Open(dir string, opts Options) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open accounting index %s: %w", dir, err)
 	}
-	x := &Index{db: db}
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+	x := &Index{db: db, log: opts.Logger}
+	if x.log == nil {
+		x.log = slog.New(slog.DiscardHandler)
 	}
-	if err := x.checkFormat(dir, logger); err != nil {
+	if err := x.checkFormat(dir, x.log); err != nil {
 		_ = db.Close()
 		return nil, err
 	}

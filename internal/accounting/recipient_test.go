@@ -1,4 +1,4 @@
-package accounting
+package accounting_test
 
 import (
 	"cmp"
@@ -13,7 +13,9 @@ import (
 	"github.com/dgraph-io/badger/v4"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/ledger"
+	"github.com/lookup/persons/internal/testing/accountingtest"
 	"github.com/lookup/persons/internal/testing/fixtures"
 	"github.com/lookup/persons/internal/testing/testkit"
 )
@@ -39,10 +41,10 @@ func recID(r *ledger.Record) string {
 // seven without a client, one in eleven without a subject and one in
 // thirteen with a client holding a 0 byte (none of which the index keys
 // by client or subject), and its records.
-func recipientMessages(t *testing.T, n int) ([]Message, []stored) {
+func recipientMessages(t *testing.T, n int) ([]accounting.Message, []stored) {
 	t.Helper()
 	l := fixtures.NewLedger(fixtures.LedgerSpec{Version: fixtures.LedgerVersion, Records: n, Persons: n / 10, Replicas: 3, MaxRecords: 40, Seed: 7})
-	var msgs []Message
+	var msgs []accounting.Message
 	var all []stored
 	for k := 0; ; {
 		subject, data, _, ok, err := l.Next()
@@ -76,15 +78,15 @@ func recipientMessages(t *testing.T, n int) ([]Message, []stored) {
 		for i, r := range recs {
 			all = append(all, stored{r: r, seq: seq, i: i})
 		}
-		msgs = append(msgs, Message{StreamSeq: seq, Subject: subject, Data: data})
+		msgs = append(msgs, accounting.Message{StreamSeq: seq, Subject: subject, Data: data})
 	}
 }
 
 // applied returns a new index within opts with msgs applied, perApply
 // messages at a time.
-func applied(t *testing.T, opts Options, msgs []Message, perApply int) *Index {
+func applied(t *testing.T, opts accounting.Options, msgs []accounting.Message, perApply int) *accounting.Index {
 	t.Helper()
-	x, err := Open(t.TempDir(), opts)
+	x, err := accounting.Open(t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +109,7 @@ func newestFirst(all []stored, keep func(*ledger.Record) bool) []string {
 		}
 	}
 	slices.SortFunc(out, func(a, b stored) int {
-		return cmp.Or(cmp.Compare(nanos(b.r.Time), nanos(a.r.Time)), cmp.Compare(b.seq, a.seq), cmp.Compare(b.i, a.i))
+		return cmp.Or(cmp.Compare(accounting.Nanos(b.r.Time), accounting.Nanos(a.r.Time)), cmp.Compare(b.seq, a.seq), cmp.Compare(b.i, a.i))
 	})
 	ids := make([]string, len(out))
 	for i, s := range out {
@@ -118,7 +120,7 @@ func newestFirst(all []stored, keep func(*ledger.Record) bool) []string {
 
 // searchRecipientAll returns the ids of every record of q, page after
 // page, checking each page's size.
-func searchRecipientAll(t *testing.T, x *Index, q RecipientQuery, keep func(*ledger.Record) bool) []string {
+func searchRecipientAll(t *testing.T, x *accounting.Index, q accounting.RecipientQuery, keep func(*ledger.Record) bool) []string {
 	t.Helper()
 	var ids []string
 	for pages := 0; ; pages++ {
@@ -144,7 +146,7 @@ func searchRecipientAll(t *testing.T, x *Index, q RecipientQuery, keep func(*led
 
 func TestSearchRecipient(t *testing.T) {
 	msgs, all := recipientMessages(t, 3000)
-	x := applied(t, Options{}, msgs, 16)
+	x := applied(t, accounting.Options{}, msgs, 16)
 	client, subject := all[100].r.Client, all[100].r.Subject
 	var times []time.Time
 	for _, s := range all {
@@ -155,23 +157,23 @@ func TestSearchRecipient(t *testing.T) {
 	since, until := times[len(times)/4], times[3*len(times)/4]
 	for _, tc := range []struct {
 		name string
-		q    RecipientQuery
+		q    accounting.RecipientQuery
 		keep func(*ledger.Record) bool // the search's own filter (nil: none)
 		want func(*ledger.Record) bool
 	}{
-		{"client", RecipientQuery{Client: client}, nil, func(r *ledger.Record) bool { return r.Client == client }},
-		{"subject", RecipientQuery{Subject: subject}, nil, func(r *ledger.Record) bool { return r.Subject == subject }},
-		{"client and subject", RecipientQuery{Client: client, Subject: subject}, nil,
+		{"client", accounting.RecipientQuery{Client: client}, nil, func(r *ledger.Record) bool { return r.Client == client }},
+		{"subject", accounting.RecipientQuery{Subject: subject}, nil, func(r *ledger.Record) bool { return r.Subject == subject }},
+		{"client and subject", accounting.RecipientQuery{Client: client, Subject: subject}, nil,
 			func(r *ledger.Record) bool { return r.Client == client && r.Subject == subject }},
-		{"dates", RecipientQuery{Client: client, Since: since, Until: until}, nil, func(r *ledger.Record) bool {
+		{"dates", accounting.RecipientQuery{Client: client, Since: since, Until: until}, nil, func(r *ledger.Record) bool {
 			return r.Client == client && !r.Time.Before(since) && !r.Time.After(until)
 		}},
-		{"since only", RecipientQuery{Subject: subject, Since: since}, nil,
+		{"since only", accounting.RecipientQuery{Subject: subject, Since: since}, nil,
 			func(r *ledger.Record) bool { return r.Subject == subject && !r.Time.Before(since) }},
-		{"kept by the caller", RecipientQuery{Client: client}, func(r *ledger.Record) bool { return r.Purpose == "TREAT" },
+		{"kept by the caller", accounting.RecipientQuery{Client: client}, func(r *ledger.Record) bool { return r.Purpose == "TREAT" },
 			func(r *ledger.Record) bool { return r.Client == client && r.Purpose == "TREAT" }},
-		{"a client without records", RecipientQuery{Client: "app-99"}, nil, func(*ledger.Record) bool { return false }},
-		{"a client that is another's prefix", RecipientQuery{Client: "app-1"}, nil, func(r *ledger.Record) bool { return r.Client == "app-1" }},
+		{"a client without records", accounting.RecipientQuery{Client: "app-99"}, nil, func(*ledger.Record) bool { return false }},
+		{"a client that is another's prefix", accounting.RecipientQuery{Client: "app-1"}, nil, func(r *ledger.Record) bool { return r.Client == "app-1" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, limit := range []int{7, 1000} {
@@ -190,17 +192,17 @@ func TestSearchRecipient(t *testing.T) {
 
 func TestSearchRecipientRefuses(t *testing.T) {
 	msgs, _ := recipientMessages(t, 200)
-	x := applied(t, Options{}, msgs, 16)
+	x := applied(t, accounting.Options{}, msgs, 16)
 	for _, tc := range []struct {
 		name string
-		q    RecipientQuery
+		q    accounting.RecipientQuery
 		want error
 	}{
-		{"no recipient", RecipientQuery{Since: time.Unix(1, 0)}, ErrNoRecipient},
-		{"a client with a 0 byte", RecipientQuery{Client: "app-\x000"}, ErrNoRecipient},
-		{"a subject with a 0 byte", RecipientQuery{Client: "app-1", Subject: "user-\x00"}, ErrNoRecipient},
-		{"a cursor not hex", RecipientQuery{Client: "app-1", After: "zz"}, ErrBadCursor},
-		{"a cursor too short", RecipientQuery{Subject: "user-1", After: "00ff"}, ErrBadCursor},
+		{"no recipient", accounting.RecipientQuery{Since: time.Unix(1, 0)}, accounting.ErrNoRecipient},
+		{"a client with a 0 byte", accounting.RecipientQuery{Client: "app-\x000"}, accounting.ErrNoRecipient},
+		{"a subject with a 0 byte", accounting.RecipientQuery{Client: "app-1", Subject: "user-\x00"}, accounting.ErrNoRecipient},
+		{"a cursor not hex", accounting.RecipientQuery{Client: "app-1", After: "zz"}, accounting.ErrBadCursor},
+		{"a cursor too short", accounting.RecipientQuery{Subject: "user-1", After: "00ff"}, accounting.ErrBadCursor},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, _, err := x.SearchRecipient(tc.q, nil); !errors.Is(err, tc.want) {
@@ -217,11 +219,11 @@ func TestSearchRecipientRefuses(t *testing.T) {
 // is there.
 func TestRecipientKeysCommittedWithTheirRecord(t *testing.T) {
 	msgs, all := recipientMessages(t, 6000)
-	x := applied(t, Options{MemoryBudget: MinMemoryBudget}, msgs, 1000)
+	x := applied(t, accounting.Options{MemoryBudget: accounting.MinMemoryBudget}, msgs, 1000)
 	wantKeys := 0
-	err := x.db.View(func(txn *badger.Txn) error {
+	err := accounting.DB(x).View(func(txn *badger.Txn) error {
 		for _, s := range all {
-			rk := recordKey(s.r.PersonID, s.r.Time, s.seq, s.i)
+			rk := accounting.RecordKey(s.r.PersonID, s.r.Time, s.seq, s.i)
 			rec, err := txn.Get(rk)
 			if err != nil {
 				return fmt.Errorf("record %s: %w", s.id(), err)
@@ -229,8 +231,8 @@ func TestRecipientKeysCommittedWithTheirRecord(t *testing.T) {
 			for _, by := range []struct {
 				prefix []byte
 				s      string
-			}{{clientPrefix, s.r.Client}, {subjectPrefix, s.r.Subject}} {
-				if !indexable(by.s) {
+			}{{accounting.ClientPrefix, s.r.Client}, {accounting.SubjectPrefix, s.r.Subject}} {
+				if !accounting.Indexable(by.s) {
 					continue
 				}
 				wantKeys++
@@ -254,7 +256,7 @@ func TestRecipientKeysCommittedWithTheirRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := countKeys(t, x, clientPrefix) + countKeys(t, x, subjectPrefix); got != wantKeys {
+	if got := countKeys(t, x, accounting.ClientPrefix) + countKeys(t, x, accounting.SubjectPrefix); got != wantKeys {
 		t.Errorf("%d keys by client or subject, want %d", got, wantKeys)
 	}
 	if v := versions(t, x); v < 3 {
@@ -263,10 +265,10 @@ func TestRecipientKeysCommittedWithTheirRecord(t *testing.T) {
 }
 
 // countKeys returns the number of keys under prefix.
-func countKeys(t *testing.T, x *Index, prefix []byte) int {
+func countKeys(t *testing.T, x *accounting.Index, prefix []byte) int {
 	t.Helper()
 	n := 0
-	err := x.db.View(func(txn *badger.Txn) error {
+	err := accounting.DB(x).View(func(txn *badger.Txn) error {
 		opts := badger.DefaultIteratorOptions
 		opts.Prefix, opts.PrefetchValues = prefix, false
 		it := txn.NewIterator(opts)
@@ -283,12 +285,12 @@ func countKeys(t *testing.T, x *Index, prefix []byte) int {
 }
 
 // versions returns the number of versions (commits) the records have.
-func versions(t *testing.T, x *Index) int {
+func versions(t *testing.T, x *accounting.Index) int {
 	t.Helper()
 	seen := map[uint64]bool{}
-	err := x.db.View(func(txn *badger.Txn) error {
+	err := accounting.DB(x).View(func(txn *badger.Txn) error {
 		opts := badger.DefaultIteratorOptions
-		opts.Prefix, opts.PrefetchValues = recordPrefix, false
+		opts.Prefix, opts.PrefetchValues = accounting.RecordPrefix, false
 		it := txn.NewIterator(opts)
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
@@ -307,14 +309,14 @@ func versions(t *testing.T, x *Index) int {
 // rebuilds it from the stream, keys by recipient included.
 func TestOpenEmptiesAFormat2Index(t *testing.T) {
 	nc, js := testkit.StartNATS(t)
-	writeLedger(t, nc, "a", 20) // records without a client or subject
+	accountingtest.WriteLedger(t, nc, "a", 20) // records without a client or subject
 	l, err := ledger.New(nc, ledger.Config{Replica: "b"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 30 {
-		d := events.Disclosure{RequestID: fmt.Sprintf("b-%d", i), Subject: fmt.Sprintf("clerk-%d", i%4), Client: fixtureClients[i%3],
-			Operation: "getAuthorizedSigners", Persons: []events.DisclosedPerson{{ID: persons[i%3], SSNMode: "LAST4"}, {ID: persons[(i+1)%3]}}}
+		d := events.Disclosure{RequestID: fmt.Sprintf("b-%d", i), Subject: fmt.Sprintf("clerk-%d", i%4), Client: accountingtest.Clients[i%3],
+			Operation: "getAuthorizedSigners", Persons: []events.DisclosedPerson{{ID: accountingtest.Persons[i%3], SSNMode: "LAST4"}, {ID: accountingtest.Persons[(i+1)%3]}}}
 		if err := l.Disclose(t.Context(), d); err != nil {
 			t.Fatal(err)
 		}
@@ -323,35 +325,35 @@ func TestOpenEmptiesAFormat2Index(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	x, err := Open(dir, Options{})
+	x, err := accounting.Open(dir, accounting.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	follow(t, x, js)
+	accountingtest.Follow(t, x, js)
 	// Make it an index of format 2: no key by client or subject.
-	for _, prefix := range [][]byte{clientPrefix, subjectPrefix} {
-		if err := x.db.DropPrefix(prefix); err != nil {
+	for _, prefix := range [][]byte{accounting.ClientPrefix, accounting.SubjectPrefix} {
+		if err := accounting.DB(x).DropPrefix(prefix); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := x.db.Update(func(txn *badger.Txn) error { return txn.Set(formatKey, []byte{2}) }); err != nil {
+	if err := accounting.DB(x).Update(func(txn *badger.Txn) error { return txn.Set(accounting.FormatKey, []byte{2}) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := x.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if x, err = Open(dir, Options{}); err != nil {
+	if x, err = accounting.Open(dir, accounting.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = x.Close() })
-	if pos, err := x.Position(); err != nil || pos != 0 || countKeys(t, x, recordPrefix) != 0 {
-		t.Fatalf("a format 2 index opened: position %d (err %v), %d records; want it emptied", pos, err, countKeys(t, x, recordPrefix))
+	if pos, err := x.Position(); err != nil || pos != 0 || countKeys(t, x, accounting.RecordPrefix) != 0 {
+		t.Fatalf("a format 2 index opened: position %d (err %v), %d records; want it emptied", pos, err, countKeys(t, x, accounting.RecordPrefix))
 	}
-	follow(t, x, js)
-	for _, q := range []RecipientQuery{{Client: "onboarding", Limit: 7}, {Client: "onboarding", Subject: "clerk-1", Limit: 7}, {Subject: "clerk-1", Limit: 7}} {
+	accountingtest.Follow(t, x, js)
+	for _, q := range []accounting.RecipientQuery{{Client: "onboarding", Limit: 7}, {Client: "onboarding", Subject: "clerk-1", Limit: 7}, {Subject: "clerk-1", Limit: 7}} {
 		var wantIDs []string
 		for i := 29; i >= 0; i-- {
-			if (q.Client == "" || fixtureClients[i%3] == q.Client) && (q.Subject == "" || fmt.Sprintf("clerk-%d", i%4) == q.Subject) {
+			if (q.Client == "" || accountingtest.Clients[i%3] == q.Client) && (q.Subject == "" || fmt.Sprintf("clerk-%d", i%4) == q.Subject) {
 				wantIDs = append(wantIDs, fmt.Sprintf("b-%d", i), fmt.Sprintf("b-%d", i))
 			}
 		}
@@ -373,16 +375,16 @@ func TestOpenEmptiesAFormat2Index(t *testing.T) {
 // when one is missing or one too many.
 func TestDigestCountsRecipientKeys(t *testing.T) {
 	msgs, all := recipientMessages(t, 500)
-	scan := NewDigest()
+	scan := accounting.NewDigest()
 	for i := range all {
 		if err := scan.Add(all[i].r.PersonID, &all[i].r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	someKey := func(t *testing.T, x *Index, prefix []byte) []byte {
+	someKey := func(t *testing.T, x *accounting.Index, prefix []byte) []byte {
 		t.Helper()
 		var k []byte
-		err := x.db.View(func(txn *badger.Txn) error {
+		err := accounting.DB(x).View(func(txn *badger.Txn) error {
 			opts := badger.DefaultIteratorOptions
 			opts.Prefix = prefix
 			it := txn.NewIterator(opts)
@@ -398,26 +400,26 @@ func TestDigestCountsRecipientKeys(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		plant func(t *testing.T, x *Index)
+		plant func(t *testing.T, x *accounting.Index)
 		want  string // in the difference; "" for none
 	}{
-		{"as applied", func(*testing.T, *Index) {}, ""},
-		{"a key by client missing", func(t *testing.T, x *Index) {
-			k := someKey(t, x, clientPrefix)
-			if err := x.db.Update(func(txn *badger.Txn) error { return txn.Delete(k) }); err != nil {
+		{"as applied", func(*testing.T, *accounting.Index) {}, ""},
+		{"a key by client missing", func(t *testing.T, x *accounting.Index) {
+			k := someKey(t, x, accounting.ClientPrefix)
+			if err := accounting.DB(x).Update(func(txn *badger.Txn) error { return txn.Delete(k) }); err != nil {
 				t.Fatal(err)
 			}
 		}, "keys by client or subject in the index, its records call for"},
-		{"a key by subject too many", func(t *testing.T, x *Index) {
-			sk := someKey(t, x, subjectPrefix) // a record's place, under a subject it does not have
+		{"a key by subject too many", func(t *testing.T, x *accounting.Index) {
+			sk := someKey(t, x, accounting.SubjectPrefix) // a record's place, under a subject it does not have
 			k := append(append([]byte("s/user-none"), 0), sk[len(sk)-20:]...)
-			if err := x.db.Update(func(txn *badger.Txn) error { return txn.Set(k, []byte(persons[0])) }); err != nil {
+			if err := accounting.DB(x).Update(func(txn *badger.Txn) error { return txn.Set(k, []byte(accountingtest.Persons[0])) }); err != nil {
 				t.Fatal(err)
 			}
 		}, "keys by client or subject in the index, its records call for"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			x := applied(t, Options{}, msgs, 16)
+			x := applied(t, accounting.Options{}, msgs, 16)
 			tc.plant(t, x)
 			d, err := x.Digest(0)
 			if err != nil {

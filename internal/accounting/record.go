@@ -8,8 +8,35 @@ import (
 	"net/http"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/auth"
 	"github.com/lookup/persons/query"
 )
+
+// Scope is the scope of the tokens the accounting service admits.
+const Scope = "read:audit"
+
+// ErrForbidden is what the servers' Authorize (fhir.HandlerConfig,
+// officer.Config) returns for a caller it
+// knows who is not allowed (403; any other error is a 401): the error of
+// auth.Authenticator.Authorize for a token without read:audit.
+var ErrForbidden = auth.ErrInsufficientScope
+
+// Access is one search of a person's accounting, as Record records it.
+type Access struct {
+	RequestID string // made by the handler for each search, sent as X-Request-Id
+	Caller    auth.Caller
+	Purpose   string // the caller's Lookup-Purpose header ("" when none)
+	Person    string // whose accounting was read
+	// Persons are whose accounting a search by recipient read: each
+	// person of the rows shown, once, in the order of the rows (none when
+	// it showed no row). Person is then "".
+	Persons []string
+	// Operation is the ledger record's operation ("": OperationSearch).
+	Operation string
+	// Requested is the date of the person's request (YYYY-MM-DD) that an
+	// accounting given to them answers (OperationProvide); "" otherwise.
+	Requested string
+}
 
 // OperationSearch is the operation of the ledger record of a search of
 // the accounting (the FHIR interaction: a search of AuditEvent).
@@ -31,8 +58,8 @@ const (
 // request: the record 45 CFR 164.528(d) asks the entity to keep.
 const OperationProvide = "provideAccounting"
 
-// isAccountingRead reports whether op is a read of the accounting itself.
-func isAccountingRead(op string) bool {
+// IsAccountingRead reports whether op is a read of the accounting itself.
+func IsAccountingRead(op string) bool {
 	switch op {
 	case OperationSearch, OperationView, OperationExport, OperationViewRecipient, OperationExportRecipient, OperationProvide:
 		return true
@@ -40,8 +67,9 @@ func isAccountingRead(op string) bool {
 	return false
 }
 
-// LedgerRecorder returns a HandlerConfig.Record that records each search
-// in the audit ledger a (an audit.Ledger), as the API records a
+// LedgerRecorder returns the servers' Record (fhir.HandlerConfig,
+// officer.Config), which records each search in the audit ledger a (a
+// ledger.Ledger), as the API records a
 // disclosure: one record of each person whose accounting was read (the
 // Access's Person, or each of its Persons), with the operation
 // OperationSearch (or the Access's Operation), the caller, the purpose
@@ -77,20 +105,20 @@ func LedgerRecorder(a query.Auditor) func(ctx context.Context, acc Access) error
 	}
 }
 
-// newRequestID returns a random request id (32 hex digits).
-func newRequestID() string {
+// NewRequestID returns a random request id (32 hex digits).
+func NewRequestID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 	return hex.EncodeToString(b[:])
 }
 
-// purposeHeader carries the caller's purpose of use, as on the API.
-const purposeHeader = "Lookup-Purpose"
+// PurposeHeader carries the caller's purpose of use, as on the API.
+const PurposeHeader = "Lookup-Purpose"
 
-// purposeOf returns r's Lookup-Purpose: at most one, of 1 to 64 visible
+// PurposeOf returns r's Lookup-Purpose: at most one, of 1 to 64 visible
 // ASCII characters (the API's rule), or "" when there is none.
-func purposeOf(r *http.Request) (string, error) {
-	vs := r.Header.Values(purposeHeader)
+func PurposeOf(r *http.Request) (string, error) {
+	vs := r.Header.Values(PurposeHeader)
 	switch {
 	case len(vs) == 0:
 		return "", nil
@@ -105,4 +133,34 @@ func purposeOf(r *http.Request) (string, error) {
 		}
 	}
 	return vs[0], nil
+}
+
+// IsPersonID reports whether s is a person id as both servers take one:
+// a lower-case UUID written 8-4-4-4-12.
+func IsPersonID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if c != '-' {
+				return false
+			}
+		} else if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// AuthenticatedCaller is an Authorize of the servers for a handler behind
+// auth.Authenticator.Require: the caller it admitted, or an error (a 401)
+// when the request carries none.
+func AuthenticatedCaller(r *http.Request) (auth.Caller, error) {
+	c, ok := auth.CallerFrom(r.Context())
+	if !ok {
+		return c, errors.New("no authenticated caller")
+	}
+	return c, nil
 }

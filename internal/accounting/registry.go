@@ -181,7 +181,7 @@ func (r *Registry) loadClients(file string) error {
 			return fmt.Errorf("clients file %w", err)
 		}
 		c := Recipient{ID: f["id"], Organisation: f["organisation"], Address: f["address"], Line: n.Line}
-		if !isCode(c.ID) {
+		if !IsCode(c.ID) {
 			return fmt.Errorf("clients file %s:%d: id %q: want 1 to 64 visible ASCII characters", file, n.Line, c.ID)
 		}
 		if c.From, err = time.Parse(time.DateOnly, f["valid_from"]); err != nil {
@@ -224,7 +224,7 @@ func (r *Registry) loadPurposes(file string) error {
 			return fmt.Errorf("purposes file %w", err)
 		}
 		p := Purpose{Code: f["code"], Statement: f["statement"], Line: n.Line}
-		if !isCode(p.Code) {
+		if !IsCode(p.Code) {
 			return fmt.Errorf("purposes file %s:%d: code %q: want 1 to 64 visible ASCII characters (as Lookup-Purpose)", file, n.Line, p.Code)
 		}
 		switch f["accounting"] {
@@ -242,9 +242,9 @@ func (r *Registry) loadPurposes(file string) error {
 	return nil
 }
 
-// isCode reports whether s is 1 to 64 visible ASCII characters, the rule
+// IsCode reports whether s is 1 to 64 visible ASCII characters, the rule
 // of Lookup-Purpose (and of the client ids tokens carry, in practice).
-func isCode(s string) bool {
+func IsCode(s string) bool {
 	if s == "" || len(s) > 64 {
 		return false
 	}

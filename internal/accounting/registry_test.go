@@ -1,4 +1,4 @@
-package accounting
+package accounting_test
 
 import (
 	"errors"
@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lookup/persons/internal/testing/testkit"
+	"github.com/lookup/persons/internal/accounting"
+	"github.com/lookup/persons/internal/testing/accountingtest"
 )
 
 func writeFile(t *testing.T, name, content string) string {
@@ -54,34 +55,19 @@ func TestLoadRegistryRefusesBadFiles(t *testing.T) {
 				pf = writeFile(t, "purposes.yaml", tc.purposes)
 				file = "purposes file " + pf
 			}
-			_, err := LoadRegistry(cf, pf)
+			_, err := accounting.LoadRegistry(cf, pf)
 			if err == nil || !strings.HasPrefix(err.Error(), file+tc.want) {
 				t.Errorf("LoadRegistry = %v, want an error starting %q", err, file+tc.want)
 			}
 		})
 	}
-	if _, err := LoadRegistry(filepath.Join(t.TempDir(), "none.yaml"), ""); err == nil || !strings.Contains(err.Error(), "none.yaml") {
+	if _, err := accounting.LoadRegistry(filepath.Join(t.TempDir(), "none.yaml"), ""); err == nil || !strings.Contains(err.Error(), "none.yaml") {
 		t.Errorf("LoadRegistry of a missing file = %v, want an error naming it", err)
 	}
 }
 
-// shippedRegistry returns the registries of deploy/registries, the
-// examples shipped with the service.
-func shippedRegistry(tb testing.TB) *Registry {
-	tb.Helper()
-	root, err := testkit.RepoRoot()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	r, err := LoadRegistry(filepath.Join(root, "deploy/registries/clients.yaml"), filepath.Join(root, "deploy/registries/purposes.yaml"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return r
-}
-
 func TestRegistryOfTheShippedExamples(t *testing.T) {
-	r := shippedRegistry(t)
+	r := accountingtest.ShippedRegistry(t)
 	day := func(s string) time.Time { d, _ := time.Parse(time.DateOnly, s); return d }
 	for _, tc := range []struct {
 		id, at, want string
@@ -107,7 +93,7 @@ func TestRegistryOfTheShippedExamples(t *testing.T) {
 		t.Errorf("Check of known codes = %v", err)
 	}
 	err := r.Check([]string{"billing-app", "robot"}, []string{"TREAT", "MARKETING"})
-	if !errors.Is(err, ErrUnknownCodes) || !strings.Contains(err.Error(), "client robot, purpose MARKETING") {
+	if !errors.Is(err, accounting.ErrUnknownCodes) || !strings.Contains(err.Error(), "client robot, purpose MARKETING") {
 		t.Errorf("Check of unknown codes = %v, want ErrUnknownCodes naming them", err)
 	}
 }

@@ -1,4 +1,4 @@
-package accounting
+package accounting_test
 
 import (
 	"encoding/json"
@@ -8,7 +8,9 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 
+	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/ledger"
+	"github.com/lookup/persons/internal/testing/accountingtest"
 	"github.com/lookup/persons/internal/testing/testkit"
 )
 
@@ -17,7 +19,7 @@ import (
 func TestValueRoundTrip(t *testing.T) {
 	at := time.Date(2026, 3, 4, 5, 6, 7, 891011121, time.UTC)
 	full := ledger.Record{Time: at, RequestID: "c0a8e1f2c0a8e1f2c0a8e1f2c0a8e1f2", Subject: "alice", Client: "billing-app",
-		Tenants: []string{"b1", "b2"}, Operation: "getAuthorizedSigners", PersonID: persons[0], SSNMode: "LAST4",
+		Tenants: []string{"b1", "b2"}, Operation: "getAuthorizedSigners", PersonID: accountingtest.Persons[0], SSNMode: "LAST4",
 		DOBDisclosed: true, Purpose: "TREAT", Persons: 5, Replica: "lookupd-0", ReadModelSeq: 1 << 40,
 		Chain: "lookupd-0", Seq: 300, Index: 256}
 	for _, tc := range []struct {
@@ -42,7 +44,7 @@ func TestValueRoundTrip(t *testing.T) {
 			return r
 		}},
 		{"an accounting given to the person, with its request date", func(r ledger.Record) ledger.Record {
-			r.Operation, r.Requested, r.SSNMode, r.DOBDisclosed = OperationProvide, "2026-11-20", "", false
+			r.Operation, r.Requested, r.SSNMode, r.DOBDisclosed = accounting.OperationProvide, "2026-11-20", "", false
 			r.Time = r.Time.In(time.FixedZone("", 3600)) // with the time after it
 			return r
 		}},
@@ -62,7 +64,7 @@ func TestValueRoundTrip(t *testing.T) {
 			if err := json.Unmarshal(b, &r); err != nil {
 				t.Fatal(err)
 			}
-			got, err := decodeValue(appendValue(nil, &r), r.PersonID, nanos(r.Time))
+			got, err := accounting.DecodeValue(accounting.AppendValue(nil, &r), r.PersonID, accounting.Nanos(r.Time))
 			if err != nil {
 				t.Fatalf("decodeValue: %v", err)
 			}
@@ -71,7 +73,7 @@ func TestValueRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	if v, j := appendValue(nil, &full), mustJSON(t, full); len(v)*2 > len(j) {
+	if v, j := accounting.AppendValue(nil, &full), mustJSON(t, full); len(v)*2 > len(j) {
 		t.Errorf("a value of %d bytes for a record of %d bytes of JSON: want under half", len(v), len(j))
 	}
 }
@@ -79,8 +81,8 @@ func TestValueRoundTrip(t *testing.T) {
 // TestValueRefusesDamage: a value cut short, with bytes after it or of
 // another format is refused.
 func TestValueRefusesDamage(t *testing.T) {
-	r := ledger.Record{Time: time.Unix(0, 5).UTC(), RequestID: "r", PersonID: persons[0], Tenants: []string{"t"}, Persons: 1, Seq: 3, Index: 2}
-	v := appendValue(nil, &r)
+	r := ledger.Record{Time: time.Unix(0, 5).UTC(), RequestID: "r", PersonID: accountingtest.Persons[0], Tenants: []string{"t"}, Persons: 1, Seq: 3, Index: 2}
+	v := accounting.AppendValue(nil, &r)
 	for _, tc := range []struct {
 		name string
 		v    []byte
@@ -89,11 +91,11 @@ func TestValueRefusesDamage(t *testing.T) {
 		{"cut short", v[:len(v)-1]},
 		{"cut in a string", v[:4]},
 		{"a byte more", append(append([]byte{}, v...), 0)},
-		{"another format", append([]byte{valueFormat + 1}, v[1:]...)},
+		{"another format", append([]byte{accounting.ValueFormat + 1}, v[1:]...)},
 		{"JSON", mustJSON(t, r)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := decodeValue(tc.v, r.PersonID, 5); !errors.Is(err, errValue) {
+			if _, err := accounting.DecodeValue(tc.v, r.PersonID, 5); !errors.Is(err, accounting.ErrValue) {
 				t.Errorf("decodeValue = %v, want errValue", err)
 			}
 		})
@@ -106,19 +108,19 @@ func TestValueRefusesDamage(t *testing.T) {
 // kept.
 func TestOpenEmptiesAnOlderFormat(t *testing.T) {
 	nc, js := testkit.StartNATS(t)
-	writeLedger(t, nc, "a", 20)
+	accountingtest.WriteLedger(t, nc, "a", 20)
 	dir := t.TempDir()
-	x, err := Open(dir, Options{})
+	x, err := accounting.Open(dir, accounting.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	follow(t, x, js)
+	accountingtest.Follow(t, x, js)
 	// Make it an index of format 1: no format key, a record as JSON.
-	err = x.db.Update(func(txn *badger.Txn) error {
-		if err := txn.Delete(formatKey); err != nil {
+	err = accounting.DB(x).Update(func(txn *badger.Txn) error {
+		if err := txn.Delete(accounting.FormatKey); err != nil {
 			return err
 		}
-		return txn.Set(recordKey(persons[0], time.Unix(1, 0), 1, 0), mustJSON(t, ledger.Record{PersonID: persons[0]}))
+		return txn.Set(accounting.RecordKey(accountingtest.Persons[0], time.Unix(1, 0), 1, 0), mustJSON(t, ledger.Record{PersonID: accountingtest.Persons[0]}))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +133,7 @@ func TestOpenEmptiesAnOlderFormat(t *testing.T) {
 		wantPos bool
 	}{{"older format: emptied", false}, {"this format: kept", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			x, err := Open(dir, Options{})
+			x, err := accounting.Open(dir, accounting.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,7 +143,7 @@ func TestOpenEmptiesAnOlderFormat(t *testing.T) {
 				t.Fatalf("position %d (err %v) when opened; want one: %v", pos, err, tc.wantPos)
 			}
 			if !tc.wantPos {
-				follow(t, x, js)
+				accountingtest.Follow(t, x, js)
 			}
 			if diff, err := x.CompareWithStream(t.Context(), js, ledger.DefaultStream); err != nil || len(diff) > 0 {
 				t.Errorf("the index differs from the stream (err %v): %v", err, diff)

@@ -33,7 +33,7 @@ func TestLedgerRequiredStoresOneRecordPerPersonBeforeReturning(t *testing.T) {
 	if got := streamMsgs(t, js); got != 1 {
 		t.Fatalf("stream holds %d messages, want 1", got)
 	}
-	recs, err := Accounting(ctx, js, DefaultStream, personB, time.Time{}, time.Time{})
+	recs, err := ScanPerson(ctx, js, DefaultStream, personB, time.Time{}, time.Time{})
 	if err != nil {
 		t.Fatalf("Accounting: %v", err)
 	}
@@ -255,7 +255,7 @@ func TestLedgerSplitsADisclosureLargerThanAMessage(t *testing.T) {
 		if err != nil || !rep.OK() || rep.Records != 10 {
 			t.Errorf("Verify = %+v, %v; want 10 records, no problem", rep, err)
 		}
-		recs, err := Accounting(t.Context(), js, DefaultStream, persons[9], time.Time{}, time.Time{})
+		recs, err := ScanPerson(t.Context(), js, DefaultStream, persons[9], time.Time{}, time.Time{})
 		if err != nil || len(recs) != 1 || recs[0].Seq != 4 || recs[0].Index != 1 || recs[0].Persons != 10 {
 			t.Errorf("Accounting of the last person = %+v, %v; want its record, message 4, index 1", recs, err)
 		}

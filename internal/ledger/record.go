@@ -12,13 +12,14 @@
 // so that the stream holds one subject per replica, not one per person.
 // Each replica's messages form one hash chain that runs on across restarts
 // (every message carries its sequence in the chain and the SHA-256 of the
-// previous message's bytes), and Verify checks every chain. Accounting
-// lists a person's disclosures by scanning the stream and FHIRBundle
-// renders them as FHIR R4 AuditEvent resources (IHE BALP patient-read
-// pattern). docs/audit-ledger-format.md describes the format.
+// previous message's bytes), and Verify checks every chain. ScanPerson
+// lists a person's disclosures by scanning the stream (the accounting
+// service indexes them, internal/accounting, and renders them as FHIR
+// AuditEvents, internal/accounting/fhir). docs/audit-ledger-format.md
+// describes the format.
 //
 // Streams written before format 2 hold one record per message on
-// "audit.persons.<person_id>" (format 1); Verify and Accounting read both.
+// "audit.persons.<person_id>" (format 1); Verify and ScanPerson read both.
 //
 // A record never holds an SSN, a date of birth or a token: only which
 // fields were disclosed.

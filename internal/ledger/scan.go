@@ -3,6 +3,8 @@ package ledger
 import (
 	"context"
 	"errors"
+	"sort"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -38,4 +40,32 @@ func Scan(ctx context.Context, js jetstream.JetStream, stream string, upTo uint6
 		return nil
 	}
 	return err
+}
+
+// ScanPerson returns the records of the disclosures of person personID
+// whose time is within [since, until] (a zero time bounds nothing),
+// newest first. Records are not on a subject per person (format 2), so it
+// reads the whole stream and keeps the person's: fine for a small
+// deployment's ledger, slow for years of a large one's (the accounting
+// service's index, internal/accounting, is the fast way). A message that
+// cannot be read is skipped (Verify reports it).
+func ScanPerson(ctx context.Context, js jetstream.JetStream, stream, personID string, since, until time.Time) ([]Record, error) {
+	var out []Record
+	err := readAll(ctx, js, stream, func(m stored) error {
+		recs, err := m.records()
+		if err != nil {
+			return nil //nolint:nilerr // Verify reports a message that cannot be read; the others still count
+		}
+		for _, r := range recs {
+			if r.PersonID == personID && (since.IsZero() || !r.Time.Before(since)) && (until.IsZero() || !r.Time.After(until)) {
+				out = append(out, r)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.After(out[j].Time) })
+	return out, nil
 }

@@ -198,7 +198,7 @@ func TestVerifyAndAccountingReadFormat1(t *testing.T) {
 	if !rep.OK() || rep.Records != 5 || len(rep.Chains) != 2 {
 		t.Errorf("Verify = %+v, want 5 records in 2 chains, no problem", rep)
 	}
-	recs, err := Accounting(ctx, js, DefaultStream, personB, time.Time{}, time.Time{})
+	recs, err := ScanPerson(ctx, js, DefaultStream, personB, time.Time{}, time.Time{})
 	if err != nil || len(recs) != 3 || recs[0].RequestID != "old-2" {
 		t.Errorf("Accounting = %+v, %v; want the 3 format 1 records, newest first", recs, err)
 	}

@@ -1,6 +1,8 @@
 // Package periodic runs a piece of work at a fixed interval until a
 // context ends: the ticker loop that background refreshes, snapshots and
-// progress reports share.
+// progress reports share (periodic.go); and the waits of a loop that tries
+// again after a failure, the projector's and the accounting follower's
+// (backoff.go: Backoff, Sleep).
 package periodic
 
 import (

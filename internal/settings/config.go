@@ -65,7 +65,7 @@ type Config struct {
 	ShutdownTimeout   time.Duration
 	ShutdownDelay     time.Duration
 	AdminTokenFile    string
-	Audit             string // audit.Mode
+	Audit             string // ledger.Mode
 	AuditStream       string
 	RequirePurpose    bool
 	ReplicaID         string

@@ -3,7 +3,7 @@
 // many clients at once, each under a request id of its own, every answer
 // kept; and the check of the audit stream against those answers: every
 // answer sent with status 200 has its records stored, no record is stored
-// twice, and audit.Verify finds nothing wrong with the whole stream.
+// twice, and ledger.Verify finds nothing wrong with the whole stream.
 // Imported by test files only.
 package audittest
 

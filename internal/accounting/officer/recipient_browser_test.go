@@ -1,4 +1,4 @@
-package accounting
+package officer
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
+	"github.com/lookup/persons/internal/testing/accountingtest"
 	"github.com/lookup/persons/internal/testing/testkit"
 )
 
@@ -54,15 +55,15 @@ func TestRecipientPageInABrowser(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		search recipientSearch
-		keep   func(disclosure) bool
+		keep   func(accountingtest.Disclosure) bool
 		exempt bool
 	}{
-		{"a client: accountable only", recipientSearch{client: "billing-app"}, func(d disclosure) bool { return d.client == "billing-app" }, false},
+		{"a client: accountable only", recipientSearch{client: "billing-app"}, func(d accountingtest.Disclosure) bool { return d.Client == "billing-app" }, false},
 		{"a client, exempt, a purpose", recipientSearch{client: "billing-app", purpose: "TREAT", exempt: true},
-			func(d disclosure) bool { return d.client == "billing-app" && d.purpose == "TREAT" }, true},
+			func(d accountingtest.Disclosure) bool { return d.Client == "billing-app" && d.Purpose == "TREAT" }, true},
 		{"a client over a day", recipientSearch{client: "billing-app", from: "2026-11-02", to: "2026-11-02"},
-			func(d disclosure) bool { return d.client == "billing-app" && d.i >= 24 && d.i < 48 }, false},
-		{"a subject", recipientSearch{subject: "clerk-15"}, func(d disclosure) bool { return d.subject == "clerk-15" }, false},
+			func(d accountingtest.Disclosure) bool { return d.Client == "billing-app" && d.I >= 24 && d.I < 48 }, false},
+		{"a subject", recipientSearch{subject: "clerk-15"}, func(d accountingtest.Disclosure) bool { return d.Subject == "clerk-15" }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.search.fill(t, ctx, srv.URL)
@@ -97,7 +98,7 @@ func TestRecipientPageInABrowser(t *testing.T) {
 		if !strings.Contains(above, "Northwind Billing Services LLC, 100 Main Street, Springfield, IL 62701") {
 			t.Errorf("above the table: %q, want billing-app's organisation and address", above)
 		}
-		if w := wantRecipient(false, false, func(d disclosure) bool { return d.client == "billing-app" }); !strings.Contains(person, "Person "+personOf(w[0])) {
+		if w := wantRecipient(false, false, func(d accountingtest.Disclosure) bool { return d.Client == "billing-app" }); !strings.Contains(person, "Person "+personOf(w[0])) {
 			t.Errorf("the first row's link led to %q, want the page of %s", person, personOf(w[0]))
 		}
 	})
@@ -121,9 +122,9 @@ func TestRecipientPageInABrowser(t *testing.T) {
 
 // personOf returns the person of the fixture's disclosure of request id.
 func personOf(requestID string) string {
-	for _, d := range officerDisclosures() {
-		if d.requestID() == requestID {
-			return d.person
+	for _, d := range accountingtest.Disclosures() {
+		if d.RequestID() == requestID {
+			return d.Person
 		}
 	}
 	return ""

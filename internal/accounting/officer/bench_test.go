@@ -1,4 +1,4 @@
-package accounting
+package officer
 
 import (
 	"io"
@@ -9,13 +9,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/internal/ledger"
+	"github.com/lookup/persons/internal/testing/accountingtest"
 )
 
 // BenchmarkRecipientPage renders a full page (50 rows) of the search by
 // recipient: the template's share of a page's CPU.
 func BenchmarkRecipientPage(b *testing.B) {
-	registry := shippedRegistry(b)
-	o := &officer{OfficerConfig: OfficerConfig{Registry: registry, Now: time.Now},
+	registry := accountingtest.ShippedRegistry(b)
+	o := &officer{Config: Config{Registry: registry, Now: time.Now},
 		unknown: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricUnknownCodes}, []string{"kind"})}
 	recs := make([]ledger.Record, 50)
 	for i := range recs {

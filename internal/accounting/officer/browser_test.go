@@ -1,4 +1,4 @@
-package accounting
+package officer
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/lookup/persons/internal/testing/accountingtest"
 	"github.com/lookup/persons/internal/testing/browsertest"
 	"github.com/lookup/persons/internal/testing/testkit"
 )
@@ -56,14 +57,14 @@ func TestOfficerPageInABrowser(t *testing.T) {
 	for _, tc := range []struct {
 		name, purpose string
 		exempt        bool
-		keep          func(disclosure) bool
+		keep          func(accountingtest.Disclosure) bool
 	}{
 		{"default: accountable only", "", false, nil}, // several pages of 4
 		{"exempt switch", "", true, nil},
-		{"purpose filter", "fraud-review", false, func(d disclosure) bool { return d.purpose == "fraud-review" }},
+		{"purpose filter", "fraud-review", false, func(d accountingtest.Disclosure) bool { return d.Purpose == "fraud-review" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			search(t, ctx, srv.URL, persons[2], tc.purpose, tc.exempt)
+			search(t, ctx, srv.URL, accountingtest.Persons[2], tc.purpose, tc.exempt)
 			var loc string
 			if err := chromedp.Run(ctx, chromedp.Location(&loc)); err != nil {
 				t.Fatal(err)
@@ -77,7 +78,7 @@ func TestOfficerPageInABrowser(t *testing.T) {
 					t.Errorf("the form sent %q in the URL %s", k, loc)
 				}
 			}
-			got, w := shownRows(t, ctx), want(persons[2], tc.exempt, false, tc.keep)
+			got, w := shownRows(t, ctx), want(accountingtest.Persons[2], tc.exempt, false, tc.keep)
 			if !slices.Equal(got, w) || len(w) == 0 {
 				t.Errorf("the pages show %v, want each of %v once, in order", got, w)
 			}
@@ -92,7 +93,7 @@ func TestOfficerPageInABrowser(t *testing.T) {
 	if bg != "rgb(31, 58, 95)" {
 		t.Errorf("the header's background is %q: the stylesheet did not apply", bg)
 	}
-	screenshot(t, ctx, srv.URL+"/officer/person?id="+persons[0]+"&exempt=1")
+	screenshot(t, ctx, srv.URL+"/officer/person?id="+accountingtest.Persons[0]+"&exempt=1")
 }
 
 // screenshot takes a screenshot of the page at target; with

@@ -1,4 +1,4 @@
-package accounting
+package fhir
 
 import (
 	"context"
@@ -9,45 +9,28 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lookup/persons/internal/auth"
+	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/ledger"
+	"github.com/lookup/persons/internal/testing/accountingtest"
 	"github.com/lookup/persons/internal/testing/testkit"
 )
 
 // searchServer returns the search of an index of a ledger's 30 answers,
 // with the searches it recorded.
-func searchServer(t *testing.T, recordErr error) (http.Handler, *Index, *[]string) {
+func searchServer(t *testing.T, recordErr error) (http.Handler, *accounting.Index, *[]string) {
 	t.Helper()
 	nc, js := testkit.StartNATS(t)
-	writeLedger(t, nc, "a", 30)
-	x := openIndex(t)
-	follow(t, x, js)
+	accountingtest.WriteLedger(t, nc, "a", 30)
+	x := accountingtest.OpenIndex(t)
+	accountingtest.Follow(t, x, js)
 	var recorded []string
 	h := NewHandler(HandlerConfig{Index: x,
-		Authorize: func(r *http.Request) (auth.Caller, error) {
-			switch r.Header.Get("Authorization") {
-			case "Bearer auditor":
-				return auth.Caller{Subject: "auditor"}, nil
-			case "Bearer reader":
-				return auth.Caller{}, ErrForbidden
-			}
-			return auth.Caller{}, errors.New("no token")
-		},
-		Record: func(_ context.Context, a Access) error {
+		Authorize: accountingtest.Authorize,
+		Record: func(_ context.Context, a accounting.Access) error {
 			recorded = append(recorded, a.Caller.Subject+" "+a.Person)
 			return recordErr
 		}})
 	return h, x, &recorded
-}
-
-func get(h http.Handler, target, token string) *httptest.ResponseRecorder {
-	req := httptest.NewRequest(http.MethodGet, target, nil)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	return rec
 }
 
 func TestSearchErrors(t *testing.T) {
@@ -56,17 +39,17 @@ func TestSearchErrors(t *testing.T) {
 		name, target, token string
 		want                int
 	}{
-		{"no token", "/fhir/AuditEvent?entity=" + persons[0], "", http.StatusUnauthorized},
-		{"no scope", "/fhir/AuditEvent?entity=" + persons[0], "reader", http.StatusForbidden},
+		{"no token", "/fhir/AuditEvent?entity=" + accountingtest.Persons[0], "", http.StatusUnauthorized},
+		{"no scope", "/fhir/AuditEvent?entity=" + accountingtest.Persons[0], "reader", http.StatusForbidden},
 		{"no entity", "/fhir/AuditEvent", "auditor", http.StatusBadRequest},
 		{"bad entity", "/fhir/AuditEvent?entity=x", "auditor", http.StatusBadRequest},
-		{"unknown parameter", "/fhir/AuditEvent?entity=" + persons[0] + "&patient=x", "auditor", http.StatusBadRequest},
-		{"bad date", "/fhir/AuditEvent?entity=" + persons[0] + "&date=yesterday", "auditor", http.StatusBadRequest},
-		{"bad count", "/fhir/AuditEvent?entity=" + persons[0] + "&_count=0", "auditor", http.StatusBadRequest},
-		{"bad cursor", "/fhir/AuditEvent?entity=" + persons[0] + "&_cursor=zz", "auditor", http.StatusBadRequest},
+		{"unknown parameter", "/fhir/AuditEvent?entity=" + accountingtest.Persons[0] + "&patient=x", "auditor", http.StatusBadRequest},
+		{"bad date", "/fhir/AuditEvent?entity=" + accountingtest.Persons[0] + "&date=yesterday", "auditor", http.StatusBadRequest},
+		{"bad count", "/fhir/AuditEvent?entity=" + accountingtest.Persons[0] + "&_count=0", "auditor", http.StatusBadRequest},
+		{"bad cursor", "/fhir/AuditEvent?entity=" + accountingtest.Persons[0] + "&_cursor=zz", "auditor", http.StatusBadRequest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := get(h, tc.target, tc.token)
+			rec := accountingtest.Get(h, tc.target, tc.token)
 			if rec.Code != tc.want || !strings.Contains(rec.Body.String(), `"OperationOutcome"`) {
 				t.Errorf("GET %s = %d %s, want %d and an OperationOutcome", tc.target, rec.Code, rec.Body, tc.want)
 			}
@@ -79,15 +62,15 @@ func TestSearchErrors(t *testing.T) {
 
 func TestSearchPagesThroughAPersonsDisclosures(t *testing.T) {
 	h, x, recorded := searchServer(t, nil)
-	want := ids(searchAll(t, x, Query{Person: persons[2]}))
+	want := accountingtest.IDs(accountingtest.SearchAll(t, x, accounting.Query{Person: accountingtest.Persons[2]}))
 	var got []ledger.Record
-	target := "/fhir/AuditEvent?entity=Patient/" + persons[2] + "&_count=4"
+	target := "/fhir/AuditEvent?entity=Patient/" + accountingtest.Persons[2] + "&_count=4"
 	for pages := 0; target != ""; pages++ {
-		rec := get(h, target, "auditor")
+		rec := accountingtest.Get(h, target, "auditor")
 		if rec.Code != http.StatusOK {
 			t.Fatalf("GET %s = %d %s", target, rec.Code, rec.Body)
 		}
-		var b ledger.Bundle
+		var b Bundle
 		if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil || b.Type != "searchset" || len(b.Entry) > 4 {
 			t.Fatalf("page %d: %v %s", pages, err, rec.Body)
 		}
@@ -107,19 +90,19 @@ func TestSearchPagesThroughAPersonsDisclosures(t *testing.T) {
 	if len(got) != len(want) || len(got) == 0 {
 		t.Errorf("pages held %d AuditEvents, the index %d", len(got), len(want))
 	}
-	if len(*recorded) == 0 || (*recorded)[0] != "auditor "+persons[2] {
-		t.Errorf("searches recorded: %q, want each by auditor of %s", *recorded, persons[2])
+	if len(*recorded) == 0 || (*recorded)[0] != "auditor "+accountingtest.Persons[2] {
+		t.Errorf("searches recorded: %q, want each by auditor of %s", *recorded, accountingtest.Persons[2])
 	}
 }
 
 func TestSearchJSONLines(t *testing.T) {
 	h, x, _ := searchServer(t, nil)
-	rec := get(h, "/fhir/AuditEvent?entity="+persons[0]+"&_format=jsonl&_count=3", "auditor")
+	rec := accountingtest.Get(h, "/fhir/AuditEvent?entity="+accountingtest.Persons[0]+"&_format=jsonl&_count=3", "auditor")
 	lines := strings.Split(strings.TrimSpace(rec.Body.String()), "\n")
 	if rec.Code != http.StatusOK || len(lines) != 3 || !strings.Contains(rec.Header().Get("Link"), `rel="next"`) {
 		t.Fatalf("GET jsonl = %d, %d lines, Link %q", rec.Code, len(lines), rec.Header().Get("Link"))
 	}
-	first, _, _ := x.Search(Query{Person: persons[0], Limit: 1})
+	first, _, _ := x.Search(accounting.Query{Person: accountingtest.Persons[0], Limit: 1})
 	var r ledger.Record
 	if err := json.Unmarshal([]byte(lines[0]), &r); err != nil || r.RequestID != first[0].RequestID {
 		t.Errorf("first line %q (%v), want the newest record %s", lines[0], err, first[0].RequestID)
@@ -128,8 +111,8 @@ func TestSearchJSONLines(t *testing.T) {
 
 func TestSearchNotRecordedDisclosesNothing(t *testing.T) {
 	h, _, _ := searchServer(t, errors.New("ledger down"))
-	rec := get(h, "/fhir/AuditEvent?entity="+persons[0], "auditor")
-	if rec.Code != http.StatusServiceUnavailable || strings.Contains(rec.Body.String(), persons[0]) {
+	rec := accountingtest.Get(h, "/fhir/AuditEvent?entity="+accountingtest.Persons[0], "auditor")
+	if rec.Code != http.StatusServiceUnavailable || strings.Contains(rec.Body.String(), accountingtest.Persons[0]) {
 		t.Errorf("search not recorded = %d %s, want 503 without the person's records", rec.Code, rec.Body)
 	}
 }
@@ -148,7 +131,7 @@ func TestSearchPurpose(t *testing.T) {
 		{"too long", []string{strings.Repeat("x", 65)}, http.StatusBadRequest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := httptest.NewRequest(http.MethodGet, "/fhir/AuditEvent?entity="+persons[0], nil)
+			req := httptest.NewRequest(http.MethodGet, "/fhir/AuditEvent?entity="+accountingtest.Persons[0], nil)
 			req.Header.Set("Authorization", "Bearer auditor")
 			for _, p := range tc.purpose {
 				req.Header.Add("Lookup-Purpose", p)

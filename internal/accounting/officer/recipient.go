@@ -1,4 +1,4 @@
-package accounting
+package officer
 
 import (
 	"errors"
@@ -8,13 +8,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/auth"
 	"github.com/lookup/persons/internal/ledger"
 )
 
 // The officer's search by recipient: what a client, or a token's
 // subject, was disclosed over a span of days, every person's records
-// together, from the index by client and by subject (SearchRecipient).
+// together, from the index by client and by subject (accounting.Index.SearchRecipient).
 //
 //	GET /officer/recipient?client=<client id>&subject=<sub>&from=YYYY-MM-DD&to=YYYY-MM-DD&purpose=<code>&exempt=1&self=1&after=<cursor>
 //	GET /officer/recipient.csv?<the same>
@@ -36,7 +37,7 @@ var recipientParams = []string{"client", "subject", "from", "to", "purpose", "ex
 // wrong. No parameter but empty ones is the empty form. A client must be
 // one the registry knows when it knows any; a client and a subject are
 // codes (1 to 64 visible ASCII characters).
-func parseRecipient(v url.Values, reg *Registry) (recipientForm, error) {
+func parseRecipient(v url.Values, reg *accounting.Registry) (recipientForm, error) {
 	var f recipientForm
 	for k, vs := range v {
 		if !slices.Contains(recipientParams, k) {
@@ -61,13 +62,13 @@ func parseRecipient(v url.Values, reg *Registry) (recipientForm, error) {
 		}
 		return f, nil
 	}
-	if f.Client != "" && !isCode(f.Client) {
+	if f.Client != "" && !accounting.IsCode(f.Client) {
 		return f, badInputf("The client %q is not a client id: want 1 to 64 visible ASCII characters.", f.Client)
 	}
 	if f.Client != "" && len(reg.ClientIDs()) > 0 && !reg.HasClient(f.Client) {
 		return f, badInputf("The client %q is not a client of the clients registry.", f.Client)
 	}
-	if f.Subject != "" && !isCode(f.Subject) {
+	if f.Subject != "" && !accounting.IsCode(f.Subject) {
 		return f, badInputf("The subject %q is not a token's subject: want 1 to 64 visible ASCII characters.", f.Subject)
 	}
 	if err := f.dates(); err != nil {
@@ -80,8 +81,8 @@ func parseRecipient(v url.Values, reg *Registry) (recipientForm, error) {
 func (f recipientForm) searched() bool { return f.Client != "" || f.Subject != "" }
 
 // recipientQuery returns the index query of f, pages of limit records.
-func (f recipientForm) recipientQuery(limit int) RecipientQuery {
-	return RecipientQuery{Client: f.Client, Subject: f.Subject, Since: f.since, Until: f.until, After: f.After, Limit: limit}
+func (f recipientForm) recipientQuery(limit int) accounting.RecipientQuery {
+	return accounting.RecipientQuery{Client: f.Client, Subject: f.Subject, Since: f.since, Until: f.until, After: f.After, Limit: limit}
 }
 
 // url returns the address of path with f's search, at the page after
@@ -119,7 +120,7 @@ func (o *officer) recipient(w http.ResponseWriter, r *http.Request) {
 	var next string
 	if err == nil {
 		recs, next, err = o.Index.SearchRecipient(f.recipientQuery(o.PageSize), f.keep(o.Registry))
-		if errors.Is(err, ErrBadCursor) {
+		if errors.Is(err, accounting.ErrBadCursor) {
 			err = badInput("after: not a page this service gave; start again from the first page")
 		}
 	}
@@ -127,7 +128,7 @@ func (o *officer) recipient(w http.ResponseWriter, r *http.Request) {
 		o.failRecipient(w, d, err)
 		return
 	}
-	if !o.recordPersons(w, r, d, caller, recs, OperationViewRecipient) {
+	if !o.recordPersons(w, r, d, caller, recs, accounting.OperationViewRecipient) {
 		return
 	}
 	d.Searched = true
@@ -148,7 +149,7 @@ func (o *officer) recipient(w http.ResponseWriter, r *http.Request) {
 func (o *officer) authorizeRecipient(w http.ResponseWriter, r *http.Request, d recipientData) (auth.Caller, bool) {
 	c, err := o.Authorize(r)
 	switch {
-	case errors.Is(err, ErrForbidden):
+	case errors.Is(err, accounting.ErrForbidden):
 		d.Error = "This token does not allow reading the accounting of disclosures (scope read:audit)."
 		o.renderRecipient(w, http.StatusForbidden, d)
 		return c, false
@@ -179,13 +180,13 @@ func (o *officer) failRecipient(w http.ResponseWriter, d recipientData, err erro
 // empty: LedgerRecorder then records nothing). When it cannot, it answers
 // 503 and returns false (nothing is disclosed).
 func (o *officer) recordPersons(w http.ResponseWriter, r *http.Request, d recipientData, caller auth.Caller, recs []ledger.Record, op string) bool {
-	purpose, err := purposeOf(r)
+	purpose, err := accounting.PurposeOf(r)
 	if err != nil {
 		d.Error = err.Error()
 		o.renderRecipient(w, http.StatusBadRequest, d)
 		return false
 	}
-	a := Access{RequestID: newRequestID(), Caller: caller, Purpose: purpose, Operation: op, Persons: personsOf(recs)}
+	a := accounting.Access{RequestID: accounting.NewRequestID(), Caller: caller, Purpose: purpose, Operation: op, Persons: personsOf(recs)}
 	w.Header().Set("X-Request-Id", a.RequestID)
 	if err := o.Record(r.Context(), a); err != nil {
 		w.Header().Set("Retry-After", "5")

@@ -1,4 +1,4 @@
-package accounting
+package officer
 
 import (
 	"encoding/csv"
@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lookup/persons/internal/accounting"
+	"github.com/lookup/persons/internal/testing/accountingtest"
 )
 
 // requestIDs are the request ids of a page's rows, in order.
@@ -18,11 +21,11 @@ var nextPageLink = regexp.MustCompile(`<a href="([^"]+)" rel="next">`)
 
 // want returns the request ids of person's disclosures the page shows,
 // newest first.
-func want(person string, exempt, self bool, keep func(disclosure) bool) []string {
+func want(person string, exempt, self bool, keep func(accountingtest.Disclosure) bool) []string {
 	var out []string
-	for _, d := range slices.Backward(officerDisclosures()) {
-		if d.person == person && d.shown(exempt, self) && (keep == nil || keep(d)) {
-			out = append(out, d.requestID())
+	for _, d := range slices.Backward(accountingtest.Disclosures()) {
+		if d.Person == person && d.Shown(exempt, self) && (keep == nil || keep(d)) {
+			out = append(out, d.RequestID())
 		}
 	}
 	return out
@@ -33,7 +36,7 @@ func pages(t *testing.T, f *officerFixture, target string) []string {
 	t.Helper()
 	var got []string
 	for n := 0; target != ""; n++ {
-		rec := get(f.h, target, "officer")
+		rec := accountingtest.Get(f.h, target, "officer")
 		if rec.Code != http.StatusOK {
 			t.Fatalf("GET %s = %d %s", target, rec.Code, rec.Body)
 		}
@@ -56,34 +59,34 @@ func TestOfficerPagesShowEachDisclosureOnce(t *testing.T) {
 	for _, tc := range []struct {
 		name, query  string
 		exempt, self bool
-		keep         func(disclosure) bool
+		keep         func(accountingtest.Disclosure) bool
 	}{
 		{"default", "", false, false, nil},
 		{"exempt", "&exempt=1", true, false, nil},
 		{"self", "&self=1", false, true, nil},
 		{"all", "&exempt=1&self=1", true, true, nil},
-		{"purpose", "&purpose=LEGAL", false, false, func(d disclosure) bool { return d.purpose == "LEGAL" }},
-		{"recipient", "&recipient=onboarding&exempt=1", true, false, func(d disclosure) bool { return d.client == "onboarding" }},
-		{"dates", "&from=2026-11-02&to=2026-11-02&exempt=1", true, false, func(d disclosure) bool { return d.i >= 24 && d.i < 48 }},
+		{"purpose", "&purpose=LEGAL", false, false, func(d accountingtest.Disclosure) bool { return d.Purpose == "LEGAL" }},
+		{"recipient", "&recipient=onboarding&exempt=1", true, false, func(d accountingtest.Disclosure) bool { return d.Client == "onboarding" }},
+		{"dates", "&from=2026-11-02&to=2026-11-02&exempt=1", true, false, func(d accountingtest.Disclosure) bool { return d.I >= 24 && d.I < 48 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := pages(t, f, "/officer/person?id="+persons[1]+tc.query)
-			w := want(persons[1], tc.exempt, tc.self, tc.keep)
+			got := pages(t, f, "/officer/person?id="+accountingtest.Persons[1]+tc.query)
+			w := want(accountingtest.Persons[1], tc.exempt, tc.self, tc.keep)
 			if !slices.Equal(got, w) || len(w) == 0 {
 				t.Errorf("pages show %v, want %v", got, w)
 			}
 		})
 	}
 	for _, a := range f.accesses() {
-		if a.Operation != OperationView || a.Person != persons[1] || a.Caller.Subject != "officer" || len(a.RequestID) != 32 {
-			t.Fatalf("recorded %+v, want each view by officer of %s", a, persons[1])
+		if a.Operation != accounting.OperationView || a.Person != accountingtest.Persons[1] || a.Caller.Subject != "officer" || len(a.RequestID) != 32 {
+			t.Fatalf("recorded %+v, want each view by officer of %s", a, accountingtest.Persons[1])
 		}
 	}
 }
 
 func TestOfficerPageInWords(t *testing.T) {
 	f := newOfficerFixture(t, 100)
-	body := get(f.h, "/officer/person?id="+persons[0]+"&exempt=1&self=1", "officer").Body.String()
+	body := accountingtest.Get(f.h, "/officer/person?id="+accountingtest.Persons[0]+"&exempt=1&self=1", "officer").Body.String()
 	for _, s := range []string{
 		"Northwind Billing Services LLC", "100 Main Street, Springfield, IL 62701", // billing-app in 2026
 		"social security number (last four digits), date of birth",
@@ -110,18 +113,18 @@ func TestOfficerBadInputRecordsNothing(t *testing.T) {
 	for _, tc := range []struct{ name, query, says string }{
 		{"malformed id", "id=12345", "is not a person id"},
 		{"upper-case id", "id=AAAAAAAA-1111-4111-8111-111111111111", "is not a person id"},
-		{"reversed range", "id=" + persons[0] + "&from=2026-12-01&to=2026-11-01", "The date range is reversed"},
-		{"bad date", "id=" + persons[0] + "&from=01/11/2026", "is not a date"},
-		{"unknown recipient", "id=" + persons[0] + "&recipient=robot", "is not a client of the clients registry"},
-		{"unknown purpose", "id=" + persons[0] + "&purpose=MARKETING", "is not a code of the purposes registry"},
-		{"bad switch", "id=" + persons[0] + "&exempt=yes", "must be 1 or 0"},
-		{"unknown field", "id=" + persons[0] + "&ssn=123", "is not a field of this search"},
-		{"twice", "id=" + persons[0] + "&id=" + persons[1], "is given more than once"},
-		{"bad cursor", "id=" + persons[0] + "&after=zz", "not a page this service gave"},
+		{"reversed range", "id=" + accountingtest.Persons[0] + "&from=2026-12-01&to=2026-11-01", "The date range is reversed"},
+		{"bad date", "id=" + accountingtest.Persons[0] + "&from=01/11/2026", "is not a date"},
+		{"unknown recipient", "id=" + accountingtest.Persons[0] + "&recipient=robot", "is not a client of the clients registry"},
+		{"unknown purpose", "id=" + accountingtest.Persons[0] + "&purpose=MARKETING", "is not a code of the purposes registry"},
+		{"bad switch", "id=" + accountingtest.Persons[0] + "&exempt=yes", "must be 1 or 0"},
+		{"unknown field", "id=" + accountingtest.Persons[0] + "&ssn=123", "is not a field of this search"},
+		{"twice", "id=" + accountingtest.Persons[0] + "&id=" + accountingtest.Persons[1], "is given more than once"},
+		{"bad cursor", "id=" + accountingtest.Persons[0] + "&after=zz", "not a page this service gave"},
 		{"no id", "from=2026-11-01", "A person id is required"},
 	} {
 		for _, path := range []string{"/officer/person?", "/officer/person.csv?"} {
-			rec := get(f.h, path+tc.query, "officer")
+			rec := accountingtest.Get(f.h, path+tc.query, "officer")
 			if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), tc.says) || requestIDs.MatchString(rec.Body.String()) {
 				t.Errorf("%s: GET %s = %d, want 400 saying %q and no disclosure:\n%s", tc.name, path+tc.query, rec.Code, tc.says, rec.Body)
 			}
@@ -135,15 +138,15 @@ func TestOfficerBadInputRecordsNothing(t *testing.T) {
 func TestOfficerAuthAndRecordFailure(t *testing.T) {
 	f := newOfficerFixture(t, 10)
 	for token, status := range map[string]int{"": http.StatusUnauthorized, "reader": http.StatusForbidden} {
-		for _, path := range []string{"/officer/person?id=" + persons[0], "/officer/person.csv?id=" + persons[0]} {
-			if rec := get(f.h, path, token); rec.Code != status || requestIDs.MatchString(rec.Body.String()) {
+		for _, path := range []string{"/officer/person?id=" + accountingtest.Persons[0], "/officer/person.csv?id=" + accountingtest.Persons[0]} {
+			if rec := accountingtest.Get(f.h, path, token); rec.Code != status || requestIDs.MatchString(rec.Body.String()) {
 				t.Errorf("GET %s with token %q = %d, want %d and no disclosure", path, token, rec.Code, status)
 			}
 		}
 	}
 	f.fail = errors.New("ledger down")
-	for _, path := range []string{"/officer/person?id=" + persons[0], "/officer/person.csv?id=" + persons[0]} {
-		if rec := get(f.h, path, "officer"); rec.Code != http.StatusServiceUnavailable || requestIDs.MatchString(rec.Body.String()) {
+	for _, path := range []string{"/officer/person?id=" + accountingtest.Persons[0], "/officer/person.csv?id=" + accountingtest.Persons[0]} {
+		if rec := accountingtest.Get(f.h, path, "officer"); rec.Code != http.StatusServiceUnavailable || requestIDs.MatchString(rec.Body.String()) {
 			t.Errorf("GET %s unrecorded = %d, want 503 and no disclosure:\n%s", path, rec.Code, rec.Body)
 		}
 	}
@@ -151,9 +154,9 @@ func TestOfficerAuthAndRecordFailure(t *testing.T) {
 
 func TestOfficerHeaders(t *testing.T) {
 	f := newOfficerFixture(t, 10)
-	for _, target := range []string{"/officer/person", "/officer/person?id=" + persons[0], "/officer/person?id=x",
-		"/officer/person.csv?id=" + persons[0], "/officer/officer.css"} {
-		rec := get(f.h, target, "officer")
+	for _, target := range []string{"/officer/person", "/officer/person?id=" + accountingtest.Persons[0], "/officer/person?id=x",
+		"/officer/person.csv?id=" + accountingtest.Persons[0], "/officer/officer.css"} {
+		rec := accountingtest.Get(f.h, target, "officer")
 		h := rec.Header()
 		if h.Get("Cache-Control") != "no-store" || h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") != "no-referrer" ||
 			!strings.Contains(h.Get("Content-Security-Policy"), "default-src 'none'") || !strings.Contains(h.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
@@ -163,14 +166,14 @@ func TestOfficerHeaders(t *testing.T) {
 			t.Errorf("GET %s holds a script or an inline style", target)
 		}
 	}
-	if ct := get(f.h, "/officer/officer.css", "officer").Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/css") {
+	if ct := accountingtest.Get(f.h, "/officer/officer.css", "officer").Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/css") {
 		t.Errorf("the stylesheet's Content-Type = %q", ct)
 	}
 }
 
 func TestOfficerCSVExport(t *testing.T) {
 	f := newOfficerFixture(t, 2) // the export is every row, not a page
-	rec := get(f.h, "/officer/person.csv?id="+persons[0]+"&exempt=1", "officer")
+	rec := accountingtest.Get(f.h, "/officer/person.csv?id="+accountingtest.Persons[0]+"&exempt=1", "officer")
 	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Disposition"), "attachment;") {
 		t.Fatalf("GET csv = %d, Content-Disposition %q", rec.Code, rec.Header().Get("Content-Disposition"))
 	}
@@ -187,13 +190,13 @@ func TestOfficerCSVExport(t *testing.T) {
 			}
 		}
 	}
-	if w := want(persons[0], true, false, nil); !slices.Equal(got, w) {
+	if w := want(accountingtest.Persons[0], true, false, nil); !slices.Equal(got, w) {
 		t.Errorf("CSV rows %v, want %v", got, w)
 	}
 	if !strings.Contains(rec.Body.String(), ",'=2+3,") {
 		t.Errorf("the formula subject is not quoted:\n%s", rec.Body)
 	}
-	if a := f.accesses(); len(a) != 1 || a[0].Operation != OperationExport {
+	if a := f.accesses(); len(a) != 1 || a[0].Operation != accounting.OperationExport {
 		t.Errorf("recorded %+v, want one export", a)
 	}
 }

@@ -1,4 +1,4 @@
-package accounting
+package fhir
 
 import (
 	"bufio"
@@ -12,21 +12,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/auth"
 	"github.com/lookup/persons/internal/ledger"
 )
 
-// Scope is the scope of the tokens the accounting service admits.
-const Scope = "read:audit"
-
-// ErrForbidden is what HandlerConfig.Authorize returns for a caller it
-// knows who is not allowed (403; any other error is a 401): the error of
-// auth.Authenticator.Authorize for a token without read:audit.
-var ErrForbidden = auth.ErrInsufficientScope
-
 // HandlerConfig configures NewHandler.
 type HandlerConfig struct {
-	Index *Index
+	Index *accounting.Index
 	// Authorize checks the caller's credentials (a bearer token with the
 	// scope read:audit) and returns who it is. Required. (lookupd audit
 	// serve checks the token in front of the handler, with
@@ -34,27 +27,10 @@ type HandlerConfig struct {
 	Authorize func(r *http.Request) (auth.Caller, error)
 	// Record records the search itself (the accounting of the
 	// accounting) before it is answered; an error makes the answer a 503
-	// and discloses nothing. Required. LedgerRecorder records it in the
-	// audit ledger.
-	Record func(ctx context.Context, a Access) error
+	// and discloses nothing. Required. accounting.LedgerRecorder records
+	// it in the audit ledger.
+	Record func(ctx context.Context, a accounting.Access) error
 	Now    func() time.Time // nil = time.Now
-}
-
-// Access is one search of a person's accounting, as Record records it.
-type Access struct {
-	RequestID string // made by the handler for each search, sent as X-Request-Id
-	Caller    auth.Caller
-	Purpose   string // the caller's Lookup-Purpose header ("" when none)
-	Person    string // whose accounting was read
-	// Persons are whose accounting a search by recipient read: each
-	// person of the rows shown, once, in the order of the rows (none when
-	// it showed no row). Person is then "".
-	Persons []string
-	// Operation is the ledger record's operation ("": OperationSearch).
-	Operation string
-	// Requested is the date of the person's request (YYYY-MM-DD) that an
-	// accounting given to them answers (OperationProvide); "" otherwise.
-	Requested string
 }
 
 // maxCount bounds _count.
@@ -80,7 +56,7 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 
 func (cfg HandlerConfig) search(w http.ResponseWriter, r *http.Request) {
 	caller, err := cfg.Authorize(r)
-	if errors.Is(err, ErrForbidden) {
+	if errors.Is(err, accounting.ErrForbidden) {
 		outcome(w, http.StatusForbidden, "forbidden", "the token does not allow reading the accounting of disclosures (scope read:audit)")
 		return
 	}
@@ -94,13 +70,13 @@ func (cfg HandlerConfig) search(w http.ResponseWriter, r *http.Request) {
 		outcome(w, http.StatusBadRequest, "invalid", err.Error())
 		return
 	}
-	purpose, err := purposeOf(r)
+	purpose, err := accounting.PurposeOf(r)
 	if err != nil {
 		outcome(w, http.StatusBadRequest, "invalid", err.Error())
 		return
 	}
 	recs, next, err := cfg.Index.Search(q)
-	if errors.Is(err, ErrBadCursor) {
+	if errors.Is(err, accounting.ErrBadCursor) {
 		outcome(w, http.StatusBadRequest, "invalid", "_cursor: not a cursor this service gave")
 		return
 	}
@@ -108,7 +84,7 @@ func (cfg HandlerConfig) search(w http.ResponseWriter, r *http.Request) {
 		outcome(w, http.StatusInternalServerError, "exception", "the accounting index could not be read")
 		return
 	}
-	access := Access{RequestID: newRequestID(), Caller: caller, Purpose: purpose, Person: q.Person}
+	access := accounting.Access{RequestID: accounting.NewRequestID(), Caller: caller, Purpose: purpose, Person: q.Person}
 	w.Header().Set("X-Request-Id", access.RequestID)
 	if err := cfg.Record(r.Context(), access); err != nil {
 		w.Header().Set("Retry-After", "5")
@@ -125,13 +101,13 @@ func (cfg HandlerConfig) search(w http.ResponseWriter, r *http.Request) {
 		writeJSONL(w, recs, nextURL)
 		return
 	}
-	b := ledger.FHIRBundle(recs, cfg.Now())
+	b := FHIRBundle(recs, cfg.Now())
 	if next != "" || q.After != "" {
 		b.Total = nil // a page: the number of all matches is not counted
 	}
-	b.Link = []ledger.BundleLink{{Relation: "self", URL: r.URL.RequestURI()}}
+	b.Link = []BundleLink{{Relation: "self", URL: r.URL.RequestURI()}}
 	if nextURL != "" {
-		b.Link = append(b.Link, ledger.BundleLink{Relation: "next", URL: nextURL})
+		b.Link = append(b.Link, BundleLink{Relation: "next", URL: nextURL})
 	}
 	w.Header().Set("Content-Type", "application/fhir+json")
 	_ = json.NewEncoder(w).Encode(b)
@@ -155,8 +131,8 @@ func writeJSONL(w http.ResponseWriter, recs []ledger.Record, next string) {
 
 // parseSearch returns the Query of a search's parameters, and whether it
 // asks for JSON lines.
-func parseSearch(v url.Values) (Query, bool, error) {
-	var q Query
+func parseSearch(v url.Values) (accounting.Query, bool, error) {
+	var q accounting.Query
 	for k := range v {
 		switch k {
 		case "entity", "date", "_count", "_cursor", "_format":
@@ -165,12 +141,12 @@ func parseSearch(v url.Values) (Query, bool, error) {
 		}
 	}
 	entity := strings.TrimPrefix(v.Get("entity"), "Patient/")
-	if !isUUID(entity) || len(v["entity"]) != 1 {
+	if !accounting.IsPersonID(entity) || len(v["entity"]) != 1 {
 		return q, false, errors.New("entity: one person id (a UUID, or Patient/<UUID>) is required")
 	}
 	q.Person, q.After = entity, v.Get("_cursor")
 	for _, d := range v["date"] {
-		if err := q.bound(d); err != nil {
+		if err := bound(&q, d); err != nil {
 			return q, false, err
 		}
 	}
@@ -191,9 +167,9 @@ func parseSearch(v url.Values) (Query, bool, error) {
 	}
 }
 
-// bound sets the time bound of a date parameter (ge, gt, le, lt; no
+// bound sets q's time bound of a date parameter (ge, gt, le, lt; no
 // prefix: eq, the whole day of a date).
-func (q *Query) bound(d string) error {
+func bound(q *accounting.Query, d string) error {
 	prefix, value := "eq", d
 	if len(d) > 2 {
 		switch d[:2] {
@@ -233,24 +209,6 @@ func parseTime(s string) (t time.Time, day bool, err error) {
 	return t, true, err
 }
 
-// isUUID reports whether s is a lower-case UUID written 8-4-4-4-12.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if i == 8 || i == 13 || i == 18 || i == 23 {
-			if c != '-' {
-				return false
-			}
-		} else if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // outcome writes a FHIR OperationOutcome with one issue.
 func outcome(w http.ResponseWriter, status int, code, diagnostics string) {
 	w.Header().Set("Content-Type", "application/fhir+json")
@@ -259,15 +217,4 @@ func outcome(w http.ResponseWriter, status int, code, diagnostics string) {
 		"resourceType": "OperationOutcome",
 		"issue":        []map[string]string{{"severity": "error", "code": code, "diagnostics": diagnostics}},
 	})
-}
-
-// AuthenticatedCaller is a HandlerConfig.Authorize for a handler behind
-// auth.Authenticator.Require: the caller it admitted, or an error (a 401)
-// when the request carries none.
-func AuthenticatedCaller(r *http.Request) (auth.Caller, error) {
-	c, ok := auth.CallerFrom(r.Context())
-	if !ok {
-		return c, errors.New("no authenticated caller")
-	}
-	return c, nil
 }

@@ -1,4 +1,4 @@
-package accounting
+package officer
 
 import (
 	"errors"
@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lookup/persons/internal/accounting"
+	"github.com/lookup/persons/internal/testing/accountingtest"
 )
 
 // letterRefs are the references (request ids) of a letter's entries, in
@@ -44,9 +47,9 @@ func letterOf(person, requested string, extra ...string) url.Values {
 // up to the end of the day until, oldest first.
 func wantLetter(person string, until time.Time) []string {
 	var out []string
-	for _, d := range officerDisclosures() {
-		if d.person == person && d.shown(false, false) && d.time().Before(until.AddDate(0, 0, 1)) {
-			out = append(out, d.requestID())
+	for _, d := range accountingtest.Disclosures() {
+		if d.Person == person && d.Shown(false, false) && d.Time().Before(until.AddDate(0, 0, 1)) {
+			out = append(out, d.RequestID())
 		}
 	}
 	return out
@@ -54,7 +57,7 @@ func wantLetter(person string, until time.Time) []string {
 
 func TestLetterListsEachAccountableDisclosureOnce(t *testing.T) {
 	f := newOfficerFixture(t, 4)
-	rec := postLetter(f.h, letterOf(persons[1], "2026-11-02"))
+	rec := postLetter(f.h, letterOf(accountingtest.Persons[1], "2026-11-02"))
 	if rec.Code != http.StatusOK {
 		t.Fatalf("POST = %d %s", rec.Code, rec.Body)
 	}
@@ -63,7 +66,7 @@ func TestLetterListsEachAccountableDisclosureOnce(t *testing.T) {
 	for _, m := range letterRefs.FindAllStringSubmatch(body, -1) {
 		got = append(got, m[1])
 	}
-	if w := wantLetter(persons[1], time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)); !slices.Equal(got, w) || len(w) == 0 {
+	if w := wantLetter(accountingtest.Persons[1], time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)); !slices.Equal(got, w) || len(w) == 0 {
 		t.Errorf("the letter lists %v, want each of %v once, oldest first", got, w)
 	}
 	for _, s := range []string{
@@ -79,9 +82,9 @@ func TestLetterListsEachAccountableDisclosureOnce(t *testing.T) {
 		}
 	}
 	acc := f.accesses()
-	if len(acc) != 1 || acc[0].Operation != OperationProvide || acc[0].Requested != "2026-11-02" || acc[0].Person != persons[1] ||
+	if len(acc) != 1 || acc[0].Operation != accounting.OperationProvide || acc[0].Requested != "2026-11-02" || acc[0].Person != accountingtest.Persons[1] ||
 		acc[0].Caller.Subject != "officer" || rec.Header().Get("X-Request-Id") != acc[0].RequestID {
-		t.Fatalf("recorded %+v, want one provideAccounting of %s for the request of 2026-11-02", acc, persons[1])
+		t.Fatalf("recorded %+v, want one provideAccounting of %s for the request of 2026-11-02", acc, accountingtest.Persons[1])
 	}
 	if s := fmt.Sprintf("%+v", acc); strings.Contains(s, "Ann") || strings.Contains(s, "Elm") {
 		t.Errorf("the record %s holds the person's name or address", s)
@@ -93,7 +96,7 @@ func TestLetterListsEachAccountableDisclosureOnce(t *testing.T) {
 
 func TestLetterSummary(t *testing.T) {
 	f := newOfficerFixture(t, 4)
-	rec := postLetter(f.h, letterOf(persons[0], "2026-11-20", "summary", "1"))
+	rec := postLetter(f.h, letterOf(accountingtest.Persons[0], "2026-11-20", "summary", "1"))
 	if rec.Code != http.StatusOK {
 		t.Fatalf("POST = %d %s", rec.Code, rec.Body)
 	}
@@ -105,16 +108,16 @@ func TestLetterSummary(t *testing.T) {
 	}
 	groups := map[string]*group{}
 	var order []string
-	for _, d := range officerDisclosures() {
-		if d.person != persons[0] || !d.shown(false, false) {
+	for _, d := range accountingtest.Disclosures() {
+		if d.Person != accountingtest.Persons[0] || !d.Shown(false, false) {
 			continue
 		}
-		k := d.client + "/" + d.purpose
+		k := d.Client + "/" + d.Purpose
 		if g, ok := groups[k]; ok {
-			g.n, g.last = g.n+1, longDate(d.time())
+			g.n, g.last = g.n+1, longDate(d.Time())
 			continue
 		}
-		groups[k], order = &group{first: d.requestID(), n: 1}, append(order, k)
+		groups[k], order = &group{first: d.RequestID(), n: 1}, append(order, k)
 	}
 	body := rec.Body.String()
 	rows := strings.Split(body, "<tr>")[2:] // after the head's
@@ -138,15 +141,15 @@ func TestLetterSummary(t *testing.T) {
 
 func TestLetterPeriod(t *testing.T) {
 	at := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 12, 0, 0, 0, time.UTC) }
-	ds := []disclosure{
-		{i: 0, at: at(2020, 11, 1)},  // more than six years before the request
-		{i: 1, at: at(2020, 11, 3)},  // less
-		{i: 2, at: at(2026, 3, 1)},   // in a shorter period asked for
-		{i: 3, at: at(2026, 11, 2)},  // the request's day
-		{i: 4, at: at(2026, 11, 10)}, // after the request
+	ds := []accountingtest.Disclosure{
+		{I: 0, At: at(2020, 11, 1)},  // more than six years before the request
+		{I: 1, At: at(2020, 11, 3)},  // less
+		{I: 2, At: at(2026, 3, 1)},   // in a shorter period asked for
+		{I: 3, At: at(2026, 11, 2)},  // the request's day
+		{I: 4, At: at(2026, 11, 10)}, // after the request
 	}
 	for i := range ds {
-		ds[i].person, ds[i].client, ds[i].purpose, ds[i].op = persons[0], "onboarding", "LEGAL", "getPerson"
+		ds[i].Person, ds[i].Client, ds[i].Purpose, ds[i].Op = accountingtest.Persons[0], "onboarding", "LEGAL", "getPerson"
 	}
 	f := newOfficerFixtureOf(t, 10, ds)
 	for _, tc := range []struct {
@@ -154,9 +157,9 @@ func TestLetterPeriod(t *testing.T) {
 		form url.Values
 		want []string
 	}{
-		{"six years", letterOf(persons[0], "2026-11-02"), []string{"req-01", "req-02", "req-03"}},
-		{"a shorter period", letterOf(persons[0], "2026-11-02", "from", "2026-01-01"), []string{"req-02", "req-03"}},
-		{"an earlier request", letterOf(persons[0], "2026-03-01"), []string{"req-00", "req-01", "req-02"}},
+		{"six years", letterOf(accountingtest.Persons[0], "2026-11-02"), []string{"req-01", "req-02", "req-03"}},
+		{"a shorter period", letterOf(accountingtest.Persons[0], "2026-11-02", "from", "2026-01-01"), []string{"req-02", "req-03"}},
+		{"an earlier request", letterOf(accountingtest.Persons[0], "2026-03-01"), []string{"req-00", "req-01", "req-02"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := postLetter(f.h, tc.form)
@@ -169,7 +172,7 @@ func TestLetterPeriod(t *testing.T) {
 			}
 		})
 	}
-	rec := postLetter(f.h, letterOf(persons[2], "2026-11-02"))
+	rec := postLetter(f.h, letterOf(accountingtest.Persons[2], "2026-11-02"))
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "We made no disclosure") {
 		t.Errorf("a person without disclosures: %d, want a letter that says there were none", rec.Code)
 	}
@@ -177,7 +180,7 @@ func TestLetterPeriod(t *testing.T) {
 
 func TestLetterBadInput(t *testing.T) {
 	f := newOfficerFixture(t, 4)
-	form := func(kv ...string) url.Values { return letterOf(persons[0], "2026-11-02", kv...) }
+	form := func(kv ...string) url.Values { return letterOf(accountingtest.Persons[0], "2026-11-02", kv...) }
 	without := func(k string) url.Values { v := form(); v.Del(k); return v }
 	for _, tc := range []struct {
 		name string
@@ -207,8 +210,8 @@ func TestLetterBadInput(t *testing.T) {
 		})
 	}
 	t.Run("the details in the address", func(t *testing.T) {
-		for _, target := range []string{"/officer/letter?id=" + persons[0] + "&name=Ann", "/officer/letter?id=" + persons[0] + "&requested=2026-11-02"} {
-			if rec := get(f.h, target, "officer"); rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "never in the address") {
+		for _, target := range []string{"/officer/letter?id=" + accountingtest.Persons[0] + "&name=Ann", "/officer/letter?id=" + accountingtest.Persons[0] + "&requested=2026-11-02"} {
+			if rec := accountingtest.Get(f.h, target, "officer"); rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "never in the address") {
 				t.Errorf("GET %s = %d, want 400", target, rec.Code)
 			}
 		}
@@ -244,7 +247,7 @@ func TestLetterRefusals(t *testing.T) {
 		{"posted from another origin", "officer", [2]string{"Origin", "https://evil.example"}, http.StatusForbidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := httptest.NewRequest(http.MethodPost, "/officer/letter", strings.NewReader(letterOf(persons[0], "2026-11-02").Encode()))
+			req := httptest.NewRequest(http.MethodPost, "/officer/letter", strings.NewReader(letterOf(accountingtest.Persons[0], "2026-11-02").Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			if tc.token != "" {
 				req.Header.Set("Authorization", "Bearer "+tc.token)
@@ -260,14 +263,14 @@ func TestLetterRefusals(t *testing.T) {
 		})
 	}
 	f.fail = errors.New("the ledger is down")
-	rec := postLetter(f.h, letterOf(persons[0], "2026-11-02"))
+	rec := postLetter(f.h, letterOf(accountingtest.Persons[0], "2026-11-02"))
 	if rec.Code != http.StatusServiceUnavailable || strings.Contains(rec.Body.String(), "Reference req-") {
 		t.Errorf("with the ledger down: %d, want 503 and no entry", rec.Code)
 	}
 	if acc := f.accesses(); len(acc) != 0 {
 		t.Errorf("refusals recorded %+v", acc)
 	}
-	if rec := get(f.h, "/officer/letter?id="+persons[0], "officer"); rec.Code != http.StatusOK ||
+	if rec := accountingtest.Get(f.h, "/officer/letter?id="+accountingtest.Persons[0], "officer"); rec.Code != http.StatusOK ||
 		!strings.Contains(rec.Body.String(), `method="post"`) || rec.Header().Get("Cache-Control") != "no-store" {
 		t.Errorf("the form: %d %v", rec.Code, rec.Header())
 	}

@@ -1,4 +1,4 @@
-package accounting
+package officer
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/auth"
 	"github.com/lookup/persons/internal/ledger"
 )
@@ -24,7 +25,7 @@ import (
 //
 //	GET /officer/person?id=<uuid>&from=YYYY-MM-DD&to=YYYY-MM-DD&recipient=<client id>&purpose=<code>&exempt=1&self=1&after=<cursor>
 //	GET /officer/person.csv?<the same>
-//	GET /officer/letter?id=<uuid>, POST /officer/letter (officer_letter.go)
+//	GET /officer/letter?id=<uuid>, POST /officer/letter (letter.go)
 //	GET /officer/officer.css, /officer/letter.css
 
 //go:embed web
@@ -32,17 +33,18 @@ var webFiles embed.FS
 
 var personPage = template.Must(template.New("person.html").ParseFS(webFiles, "web/person.html"))
 
-// OfficerConfig configures NewOfficer.
-type OfficerConfig struct {
-	Index    *Index
-	Registry *Registry // nil: none, every code is unknown
-	// Authorize, Record and Now are HandlerConfig's (Record is given an
-	// Access of OperationView or OperationExport).
+// Config configures New.
+type Config struct {
+	Index    *accounting.Index
+	Registry *accounting.Registry // nil: none, every code is unknown
+	// Authorize, Record and Now are as the FHIR search's
+	// (fhir.HandlerConfig; Record is given an accounting.Access of
+	// accounting.OperationView or OperationExport).
 	Authorize func(r *http.Request) (auth.Caller, error)
-	Record    func(ctx context.Context, a Access) error
+	Record    func(ctx context.Context, a accounting.Access) error
 	Now       func() time.Time
 	// Status tells how current the index is (nil: not shown).
-	Status func() IndexStatus
+	Status func() accounting.IndexStatus
 	// PageSize is the rows of a page (LOOKUP_OFFICER_PAGE_SIZE); 0 = 50.
 	PageSize int
 	// Registerer takes the counter of unknown codes shown (nil: none).
@@ -53,22 +55,22 @@ type OfficerConfig struct {
 // purpose code the registries lack, by kind ("client" or "purpose").
 const MetricUnknownCodes = "lookup_accounting_unknown_codes_total"
 
-// officer is the handler of NewOfficer.
+// officer is the handler of New.
 type officer struct {
-	OfficerConfig
+	Config
 	unknown *prometheus.CounterVec
 }
 
-// NewOfficer returns the officer's page and its CSV export. It returns an
+// New returns the officer's page and its CSV export. It returns an
 // error when its metric cannot be registered.
-func NewOfficer(cfg OfficerConfig) (http.Handler, error) {
+func New(cfg Config) (http.Handler, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	if cfg.PageSize <= 0 {
 		cfg.PageSize = 50
 	}
-	o := &officer{OfficerConfig: cfg, unknown: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricUnknownCodes,
+	o := &officer{Config: cfg, unknown: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricUnknownCodes,
 		Help: "Rows of the officer's page and CSV export whose client or purpose code the registries lack, by kind."}, []string{"kind"})}
 	if cfg.Registerer != nil {
 		if err := cfg.Registerer.Register(o.unknown); err != nil {
@@ -115,7 +117,7 @@ func secureHeaders(next http.Handler) http.Handler {
 func (o *officer) authorize(w http.ResponseWriter, r *http.Request) (auth.Caller, bool) {
 	c, err := o.Authorize(r)
 	switch {
-	case errors.Is(err, ErrForbidden):
+	case errors.Is(err, accounting.ErrForbidden):
 		o.render(w, http.StatusForbidden, pageData{Error: "This token does not allow reading the accounting of disclosures (scope read:audit)."})
 		return c, false
 	case err != nil:
@@ -143,7 +145,7 @@ func (o *officer) page(w http.ResponseWriter, r *http.Request) {
 	var next string
 	if err == nil {
 		recs, next, err = o.Index.SearchFunc(f.query(o.PageSize), f.keep(o.Registry))
-		if errors.Is(err, ErrBadCursor) {
+		if errors.Is(err, accounting.ErrBadCursor) {
 			err = badInput("after: not a page this service gave; start again from the first page")
 		}
 	}
@@ -151,7 +153,7 @@ func (o *officer) page(w http.ResponseWriter, r *http.Request) {
 		o.fail(w, d, err)
 		return
 	}
-	if !o.record(w, r, caller, f.ID, OperationView) {
+	if !o.record(w, r, caller, f.ID, accounting.OperationView) {
 		return
 	}
 	d.Searched, d.Rows = true, o.rows(recs)
@@ -182,12 +184,12 @@ func (o *officer) fail(w http.ResponseWriter, d pageData, err error) {
 // record records the view or export before it is answered; when it
 // cannot, it answers 503 and returns false (nothing is disclosed).
 func (o *officer) record(w http.ResponseWriter, r *http.Request, caller auth.Caller, person, op string) bool {
-	purpose, err := purposeOf(r)
+	purpose, err := accounting.PurposeOf(r)
 	if err != nil {
 		o.render(w, http.StatusBadRequest, pageData{Error: err.Error()})
 		return false
 	}
-	a := Access{RequestID: newRequestID(), Caller: caller, Purpose: purpose, Person: person, Operation: op}
+	a := accounting.Access{RequestID: accounting.NewRequestID(), Caller: caller, Purpose: purpose, Person: person, Operation: op}
 	w.Header().Set("X-Request-Id", a.RequestID)
 	if err := o.Record(r.Context(), a); err != nil {
 		w.Header().Set("Retry-After", "5")

@@ -1,4 +1,4 @@
-package accounting
+package officer
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
+	"github.com/lookup/persons/internal/testing/accountingtest"
 	"github.com/lookup/persons/internal/testing/browsertest"
 )
 
@@ -54,7 +55,7 @@ func TestLetterInABrowser(t *testing.T) {
 		{"a4", "(A4)"},         // 595 x 842 pts
 	} {
 		t.Run(tc.paper, func(t *testing.T) {
-			writeLetter(t, ctx, srv.URL, persons[1], "2026-11-20", tc.paper, false)
+			writeLetter(t, ctx, srv.URL, accountingtest.Persons[1], "2026-11-20", tc.paper, false)
 			text, info := browsertest.PrintPDF(t, ctx)
 			if !regexp.MustCompile(`(?m)^Page size:\s+[\d.]+ x [\d.]+ pts ` + regexp.QuoteMeta(tc.size) + `$`).MatchString(info) {
 				t.Errorf("pdfinfo:\n%s\nwant the page size %s", info, tc.size)
@@ -73,19 +74,19 @@ func TestLetterInABrowser(t *testing.T) {
 			if strings.Contains(all, "This bar is not printed") || strings.Contains(all, "Write another") {
 				t.Error("the toolbar is printed")
 			}
-			checkEntries(t, all, f, persons[1])
+			checkEntries(t, all, f, accountingtest.Persons[1])
 		})
 	}
 
-	writeLetter(t, ctx, srv.URL, persons[0], "2026-11-20", "letter", true)
+	writeLetter(t, ctx, srv.URL, accountingtest.Persons[0], "2026-11-20", "letter", true)
 	keepScreenshot(t, ctx, "article.letter", "officer-letter.png")
 
 	// On screen the toolbar shows; in print media it does not, and the
 	// officer's search form is hidden from a printed page too.
 	for _, tc := range []struct{ target, selector string }{
 		{"", "nav.toolbar"},
-		{"/officer/person?id=" + persons[1], "form.search"},
-		{"/officer/letter?id=" + persons[1], "form.letter-form"},
+		{"/officer/person?id=" + accountingtest.Persons[1], "form.search"},
+		{"/officer/letter?id=" + accountingtest.Persons[1], "form.letter-form"},
 	} {
 		if tc.target != "" {
 			if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+tc.target), chromedp.WaitVisible(tc.selector, chromedp.ByQuery)); err != nil {
@@ -111,37 +112,37 @@ func TestLetterInABrowser(t *testing.T) {
 func checkEntries(t *testing.T, text string, f *officerFixture, person string) {
 	t.Helper()
 	shown := 0
-	for _, d := range officerDisclosures() {
-		ref := "Reference " + d.requestID()
+	for _, d := range accountingtest.Disclosures() {
+		ref := "Reference " + d.RequestID()
 		n := strings.Count(text+" ", ref+" ")
-		if d.person != person || !d.shown(false, false) {
+		if d.Person != person || !d.Shown(false, false) {
 			if n != 0 {
-				t.Errorf("the letter lists %s (%s, %s), which is not accountable or not %s's", d.requestID(), d.op, d.purpose, person)
+				t.Errorf("the letter lists %s (%s, %s), which is not accountable or not %s's", d.RequestID(), d.Op, d.Purpose, person)
 			}
 			continue
 		}
 		shown++
 		if n != 1 {
-			t.Errorf("the letter lists %s %d times, want once", d.requestID(), n)
+			t.Errorf("the letter lists %s %d times, want once", d.RequestID(), n)
 		}
 		what := "social security number (last four digits)"
-		if d.i%2 == 0 {
+		if d.I%2 == 0 {
 			what += ", date of birth"
 		}
-		want := []string{longDate(d.time()), d.time().Format("15:04 UTC"), what}
-		if c, ok := f.registry.Client(d.client, d.time()); ok {
+		want := []string{longDate(d.Time()), d.Time().Format("15:04 UTC"), what}
+		if c, ok := f.registry.Client(d.Client, d.Time()); ok {
 			want = append(want, c.Organisation, c.Address)
 		} else {
-			want = append(want, "A recipient not in our register", "(client "+d.client+")")
+			want = append(want, "A recipient not in our register", "(client "+d.Client+")")
 		}
-		if p, ok := f.registry.Purpose(d.purpose); ok {
+		if p, ok := f.registry.Purpose(d.Purpose); ok {
 			want = append(want, p.Statement)
 		} else {
-			want = append(want, "unknown purpose code "+d.purpose)
+			want = append(want, "unknown purpose code "+d.Purpose)
 		}
 		for _, s := range want {
 			if !strings.Contains(text, browsertest.Words(s)) {
-				t.Errorf("the letter lacks %q (of %s)", s, d.requestID())
+				t.Errorf("the letter lacks %q (of %s)", s, d.RequestID())
 			}
 		}
 	}

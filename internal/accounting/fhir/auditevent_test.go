@@ -1,62 +1,26 @@
-package ledger
+package fhir
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/ledger"
+	"github.com/lookup/persons/internal/testing/accountingtest"
+	"github.com/lookup/persons/internal/testing/testkit"
 )
 
-func TestAccountingNewestFirstWithinBounds(t *testing.T) {
-	nc, js := runNATS(t)
-	base := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	now := base
-	l := newLedger(t, nc, Config{Now: func() time.Time { return now }})
-	for i, id := range []string{"r0", "r1", "r2", "r3"} {
-		now = base.Add(time.Duration(i) * time.Hour)
-		if err := l.Disclose(t.Context(), disclosure(id, personA)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := l.Disclose(t.Context(), disclosure("other", personB)); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		name         string
-		since, until time.Time
-		want         []string
-	}{
-		{"all", time.Time{}, time.Time{}, []string{"r3", "r2", "r1", "r0"}},
-		{"since", base.Add(2 * time.Hour), time.Time{}, []string{"r3", "r2"}},
-		{"until", time.Time{}, base.Add(time.Hour), []string{"r1", "r0"}},
-		{"both", base.Add(time.Hour), base.Add(2 * time.Hour), []string{"r2", "r1"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			recs, err := Accounting(t.Context(), js, DefaultStream, personA, tc.since, tc.until)
-			if err != nil {
-				t.Fatalf("Accounting: %v", err)
-			}
-			var got []string
-			for _, r := range recs {
-				got = append(got, r.RequestID)
-			}
-			if len(got) != len(tc.want) {
-				t.Fatalf("request ids = %v, want %v", got, tc.want)
-			}
-			for i := range got {
-				if got[i] != tc.want[i] {
-					t.Fatalf("request ids = %v, want %v", got, tc.want)
-				}
-			}
-		})
-	}
-}
+// The persons of these tests.
+var personA, personB = accountingtest.Persons[0], accountingtest.Persons[1]
 
 func TestFHIRBundleIsBALPPatientRead(t *testing.T) {
-	rec := Record{Time: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC), RequestID: "req-1", Subject: "user-1",
+	rec := ledger.Record{Time: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC), RequestID: "req-1", Subject: "user-1",
 		Client: "app-1", Operation: "getAuthorizedSigners", PersonID: personA, SSNMode: "FULL",
 		DOBDisclosed: true, Purpose: "TREAT", Persons: 1, Replica: "r1", Chain: "c", Seq: 7}
-	raw, err := json.Marshal(FHIRBundle([]Record{rec}, rec.Time))
+	raw, err := json.Marshal(FHIRBundle([]ledger.Record{rec}, rec.Time))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,9 +86,9 @@ func TestFHIRBundleIsBALPPatientRead(t *testing.T) {
 // person carries the date of their request, before the operation (which
 // stays the patient entity's last detail).
 func TestFHIRAccountingGiven(t *testing.T) {
-	rec := Record{Time: time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC), RequestID: "req-1", Operation: "provideAccounting",
+	rec := ledger.Record{Time: time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC), RequestID: "req-1", Operation: "provideAccounting",
 		PersonID: personA, Requested: "2026-11-02", Persons: 1, Replica: "accounting", Chain: "accounting", Seq: 1, Index: 1}
-	d := FHIRBundle([]Record{rec}, rec.Time).Entry[0].Resource.Entity[0].Detail
+	d := FHIRBundle([]ledger.Record{rec}, rec.Time).Entry[0].Resource.Entity[0].Detail
 	want := []EntityDetail{{Type: "accounting_requested", ValueString: "2026-11-02"}, {Type: "operation", ValueString: "provideAccounting"}}
 	if !slices.Equal(d, want) {
 		t.Errorf("the patient entity's details = %+v, want %+v", d, want)
@@ -134,16 +98,22 @@ func TestFHIRAccountingGiven(t *testing.T) {
 // TestFHIRIDsAreDistinctWithinAMessage: the records of one message get
 // AuditEvent ids of their own.
 func TestFHIRIDsAreDistinctWithinAMessage(t *testing.T) {
-	nc, js := runNATS(t)
-	l := newLedger(t, nc, Config{})
-	if err := l.Disclose(t.Context(), disclosure("req-1", personA, personB)); err != nil {
+	nc, js := testkit.StartNATS(t)
+	l, err := ledger.New(nc, ledger.Config{Replica: "r1"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	var recs []Record
+	t.Cleanup(func() { _ = l.Close(context.Background()) })
+	d := events.Disclosure{RequestID: "req-1", Operation: "getAuthorizedSigners",
+		Persons: []events.DisclosedPerson{{ID: personA, SSNMode: "LAST4"}, {ID: personB, SSNMode: "LAST4"}}}
+	if err := l.Disclose(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+	var recs []ledger.Record
 	for _, p := range []string{personA, personB} {
-		r, err := Accounting(t.Context(), js, DefaultStream, p, time.Time{}, time.Time{})
+		r, err := ledger.ScanPerson(t.Context(), js, ledger.DefaultStream, p, time.Time{}, time.Time{})
 		if err != nil || len(r) != 1 {
-			t.Fatalf("Accounting(%s) = %v, %v", p, r, err)
+			t.Fatalf("ScanPerson(%s) = %v, %v", p, r, err)
 		}
 		recs = append(recs, r...)
 	}

@@ -1,4 +1,4 @@
-package accounting
+package officer
 
 import (
 	"net/url"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/ledger"
 )
 
@@ -24,7 +25,7 @@ var officerParams = []string{"id", "from", "to", "recipient", "purpose", "exempt
 // parseOfficer returns the search of v, or a badInput saying what is
 // wrong. An empty id is the empty form. A recipient or purpose must be
 // one the registry knows when it knows any.
-func parseOfficer(v url.Values, reg *Registry) (officerForm, error) {
+func parseOfficer(v url.Values, reg *accounting.Registry) (officerForm, error) {
 	var f officerForm
 	for k, vs := range v {
 		if !slices.Contains(officerParams, k) {
@@ -49,7 +50,7 @@ func parseOfficer(v url.Values, reg *Registry) (officerForm, error) {
 		}
 		return f, nil
 	}
-	if !isUUID(f.ID) {
+	if !accounting.IsPersonID(f.ID) {
 		return f, badInputf("The person id %q is not a person id: want a UUID such as 3f2504e0-4f89-41d3-9a0c-0305e82c3301 (lower case).", f.ID)
 	}
 	if err := f.dates(); err != nil {
@@ -83,12 +84,12 @@ func (f *officerForm) dates() error {
 }
 
 // codes checks the recipient and the purpose.
-func (f *officerForm) codes(reg *Registry) error {
-	if f.Recipient != "" && (!isCode(f.Recipient) || len(reg.ClientIDs()) > 0 && !reg.HasClient(f.Recipient)) {
+func (f *officerForm) codes(reg *accounting.Registry) error {
+	if f.Recipient != "" && (!accounting.IsCode(f.Recipient) || len(reg.ClientIDs()) > 0 && !reg.HasClient(f.Recipient)) {
 		return badInputf("The recipient %q is not a client of the clients registry.", f.Recipient)
 	}
 	if f.Purpose != "" {
-		if _, ok := reg.Purpose(f.Purpose); !isCode(f.Purpose) || len(reg.PurposeCodes()) > 0 && !ok {
+		if _, ok := reg.Purpose(f.Purpose); !accounting.IsCode(f.Purpose) || len(reg.PurposeCodes()) > 0 && !ok {
 			return badInputf("The purpose %q is not a code of the purposes registry.", f.Purpose)
 		}
 	}
@@ -108,20 +109,20 @@ func checkbox(v url.Values, name string) (bool, error) {
 }
 
 // query returns the index query of f, pages of limit records.
-func (f officerForm) query(limit int) Query {
-	return Query{Person: f.ID, Since: f.since, Until: f.until, After: f.After, Limit: limit}
+func (f officerForm) query(limit int) accounting.Query {
+	return accounting.Query{Person: f.ID, Since: f.since, Until: f.until, After: f.After, Limit: limit}
 }
 
 // keep returns the filter of f's search: its recipient and purpose, and,
 // unless asked for, no exempt disclosure (a purpose the registry says is
 // exempt; an unknown one counts as accountable) and no read of the
 // accounting itself.
-func (f officerForm) keep(reg *Registry) func(*ledger.Record) bool {
+func (f officerForm) keep(reg *accounting.Registry) func(*ledger.Record) bool {
 	return func(r *ledger.Record) bool {
 		if f.Recipient != "" && r.Client != f.Recipient || f.Purpose != "" && r.Purpose != f.Purpose {
 			return false
 		}
-		if !f.Self && isAccountingRead(r.Operation) {
+		if !f.Self && accounting.IsAccountingRead(r.Operation) {
 			return false
 		}
 		if p, ok := reg.Purpose(r.Purpose); ok && p.Exempt && !f.Exempt {

@@ -1,4 +1,4 @@
-package accounting
+package officer
 
 import (
 	"encoding/csv"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/ledger"
 )
 
@@ -20,7 +21,7 @@ type recipientData struct {
 	Next, First, CSV  string          // addresses of the next and first pages, and of the export
 	Generated         string
 	LedgerSince       string
-	Status            *IndexStatus
+	Status            *accounting.IndexStatus
 }
 
 // recipientLine is a client of the rows shown, as the clients registry
@@ -98,7 +99,7 @@ func (o *officer) recipientExport(w http.ResponseWriter, r *http.Request) {
 		o.failRecipient(w, d, err)
 		return
 	}
-	if !o.recordPersons(w, r, d, caller, recs, OperationExportRecipient) {
+	if !o.recordPersons(w, r, d, caller, recs, accounting.OperationExportRecipient) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")

@@ -1,8 +1,10 @@
-package ledger
+package fhir
 
 import (
 	"fmt"
 	"time"
+
+	"github.com/lookup/persons/internal/ledger"
 )
 
 // The FHIR R4 code systems and profile of an AuditEvent shaped as IHE
@@ -118,7 +120,7 @@ type BundleEntry struct {
 
 // FHIRBundle returns recs as a FHIR R4 Bundle (type searchset) of
 // AuditEvent resources, in the order given.
-func FHIRBundle(recs []Record, now time.Time) Bundle {
+func FHIRBundle(recs []ledger.Record, now time.Time) Bundle {
 	total := len(recs)
 	b := Bundle{ResourceType: "Bundle", Type: "searchset", Timestamp: now.UTC().Format(time.RFC3339),
 		Total: &total, Entry: make([]BundleEntry, len(recs))}
@@ -133,7 +135,7 @@ func FHIRBundle(recs []Record, now time.Time) Bundle {
 // RESTful read (action R) by a client application (and its user, the
 // token's subject) from this service (the source), of one person (the
 // patient entity) within one request (the X-Request-Id entity).
-func auditEvent(r Record) AuditEvent {
+func auditEvent(r ledger.Record) AuditEvent {
 	ev := AuditEvent{
 		ResourceType: "AuditEvent",
 		ID:           eventID(r),
@@ -173,7 +175,7 @@ func auditEvent(r Record) AuditEvent {
 
 // patientEntity is the entity of the person whose data was disclosed, with
 // which protected fields were (never their values).
-func patientEntity(r Record) Entity {
+func patientEntity(r ledger.Record) Entity {
 	e := Entity{
 		What: &Reference{Reference: "Patient/" + r.PersonID, Identifier: &Identifier{System: personSystem, Value: r.PersonID}},
 		Type: &Coding{System: entityTypeSystem, Code: "1", Display: "Person"},
@@ -202,7 +204,7 @@ func orUnknown(s string) string {
 // eventID returns the AuditEvent id of r: where it is stored, chain-seq
 // for a format 1 record, chain-seq-index for a record of a format 2
 // message (which holds many).
-func eventID(r Record) string {
+func eventID(r ledger.Record) string {
 	if r.Index > 0 {
 		return fmt.Sprintf("%s-%d-%d", r.Chain, r.Seq, r.Index)
 	}

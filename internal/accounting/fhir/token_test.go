@@ -1,4 +1,4 @@
-package accounting
+package fhir
 
 import (
 	"net/http/httptest"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lookup/persons/internal/accounting"
 )
 
 func TestReadTokenFile(t *testing.T) {
@@ -42,7 +44,7 @@ func TestReadTokenFile(t *testing.T) {
 }
 
 func TestAuthenticatedCallerWithoutCaller(t *testing.T) {
-	if _, err := AuthenticatedCaller(httptest.NewRequest("GET", "/", nil)); err == nil {
+	if _, err := accounting.AuthenticatedCaller(httptest.NewRequest("GET", "/", nil)); err == nil {
 		t.Error("got no error for a request without an authenticated caller, want one")
 	}
 }

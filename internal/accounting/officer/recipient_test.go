@@ -1,4 +1,4 @@
-package accounting
+package officer
 
 import (
 	"encoding/csv"
@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/auth"
 	"github.com/lookup/persons/internal/ledger"
+	"github.com/lookup/persons/internal/testing/accountingtest"
 	"github.com/lookup/persons/internal/testing/testkit"
 )
 
@@ -21,11 +23,11 @@ var personLinks = regexp.MustCompile(`<a href="/officer/person\?id=([0-9a-f-]{36
 
 // wantRecipient returns the request ids of the fixture's disclosures the
 // search by recipient shows, newest first.
-func wantRecipient(exempt, self bool, keep func(disclosure) bool) []string {
+func wantRecipient(exempt, self bool, keep func(accountingtest.Disclosure) bool) []string {
 	var out []string
-	for _, d := range slices.Backward(officerDisclosures()) {
-		if d.shown(exempt, self) && keep(d) {
-			out = append(out, d.requestID())
+	for _, d := range slices.Backward(accountingtest.Disclosures()) {
+		if d.Shown(exempt, self) && keep(d) {
+			out = append(out, d.RequestID())
 		}
 	}
 	return out
@@ -39,7 +41,7 @@ func recipientPages(t *testing.T, f *officerFixture, target string) []string {
 	var got []string
 	for n := 0; target != ""; n++ {
 		before := len(f.accesses())
-		rec := get(f.h, target, "officer")
+		rec := accountingtest.Get(f.h, target, "officer")
 		if rec.Code != http.StatusOK {
 			t.Fatalf("GET %s = %d %s", target, rec.Code, rec.Body)
 		}
@@ -57,7 +59,7 @@ func recipientPages(t *testing.T, f *officerFixture, target string) []string {
 		if len(acc) != before+1 {
 			t.Fatalf("GET %s recorded %d accesses, want 1", target, len(acc)-before)
 		}
-		if a := acc[before]; a.Operation != OperationViewRecipient || a.Person != "" || !slices.Equal(a.Persons, shown) ||
+		if a := acc[before]; a.Operation != accounting.OperationViewRecipient || a.Person != "" || !slices.Equal(a.Persons, shown) ||
 			a.Caller.Subject != "officer" || len(a.RequestID) != 32 || rec.Header().Get("X-Request-Id") != a.RequestID {
 			t.Fatalf("GET %s recorded %+v, want a view by officer of the persons shown %v", target, a, shown)
 		}
@@ -74,23 +76,25 @@ func recipientPages(t *testing.T, f *officerFixture, target string) []string {
 
 func TestRecipientPagesShowEachDisclosureOnce(t *testing.T) {
 	f := newOfficerFixture(t, 3)
-	client := func(c string) func(disclosure) bool { return func(d disclosure) bool { return d.client == c } }
+	client := func(c string) func(accountingtest.Disclosure) bool {
+		return func(d accountingtest.Disclosure) bool { return d.Client == c }
+	}
 	for _, tc := range []struct {
 		name, query  string
 		exempt, self bool
-		keep         func(disclosure) bool
+		keep         func(accountingtest.Disclosure) bool
 	}{
 		{"client", "client=billing-app", false, false, client("billing-app")},
 		{"client, exempt and reads", "client=onboarding&exempt=1&self=1", true, true, client("onboarding")},
 		{"client and purpose", "client=onboarding&purpose=LEGAL", false, false,
-			func(d disclosure) bool { return d.client == "onboarding" && d.purpose == "LEGAL" }},
+			func(d accountingtest.Disclosure) bool { return d.Client == "onboarding" && d.Purpose == "LEGAL" }},
 		{"dates", "client=billing-app&from=2026-11-02&to=2026-11-02&exempt=1", true, false,
-			func(d disclosure) bool { return d.client == "billing-app" && d.i >= 24 && d.i < 48 }},
-		{"subject", "subject=clerk-15", false, false, func(d disclosure) bool { return d.subject == "clerk-15" }},
+			func(d accountingtest.Disclosure) bool { return d.Client == "billing-app" && d.I >= 24 && d.I < 48 }},
+		{"subject", "subject=clerk-15", false, false, func(d accountingtest.Disclosure) bool { return d.Subject == "clerk-15" }},
 		{"client and subject", "client=billing-app&subject=clerk-15", false, false,
-			func(d disclosure) bool { return d.subject == "clerk-15" }},
-		{"another client's subject", "client=onboarding&subject=clerk-15", false, false, func(disclosure) bool { return false }},
-		{"no row", "client=onboarding&to=2026-10-31", false, false, func(disclosure) bool { return false }},
+			func(d accountingtest.Disclosure) bool { return d.Subject == "clerk-15" }},
+		{"another client's subject", "client=onboarding&subject=clerk-15", false, false, func(accountingtest.Disclosure) bool { return false }},
+		{"no row", "client=onboarding&to=2026-10-31", false, false, func(accountingtest.Disclosure) bool { return false }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := recipientPages(t, f, "/officer/recipient?"+tc.query)
@@ -107,14 +111,14 @@ func TestRecipientPagesShowEachDisclosureOnce(t *testing.T) {
 
 func TestRecipientPageInWords(t *testing.T) {
 	f := newOfficerFixture(t, 100)
-	body := get(f.h, "/officer/recipient?client=billing-app&exempt=1&self=1", "officer").Body.String()
+	body := accountingtest.Get(f.h, "/officer/recipient?client=billing-app&exempt=1&self=1", "officer").Body.String()
 	for _, s := range []string{
 		"<strong>Northwind Billing Services LLC</strong>", "100 Main Street, Springfield, IL 62701", // billing-app in 2026
 		"client <code>billing-app</code>",
 		"social security number (last four digits), date of birth",
 		"Review of a suspected fraud on the person&#39;s account",
 		"this accounting of disclosures (who read it)",
-		`<a href="/officer/person?id=` + persons[0] + `">`, `<a href="/officer/person?id=` + persons[2] + `">`,
+		`<a href="/officer/person?id=` + accountingtest.Persons[0] + `">`, `<a href="/officer/person?id=` + accountingtest.Persons[2] + `">`,
 		"subject <code>clerk-1</code>", "<code>req-01</code>", "lookupd-0",
 		"The audit ledger goes back to 2026-11-01", "stream sequence 60, up to date with the ledger",
 		`href="/officer/recipient.csv?`, `<a href="/officer/person">Search by person</a>`,
@@ -126,12 +130,12 @@ func TestRecipientPageInWords(t *testing.T) {
 	if n := strings.Count(body, "<strong>Northwind Billing Services LLC</strong>"); n != 1 {
 		t.Errorf("the organisation is shown %d times, want once, above the table", n)
 	}
-	robot := get(f.h, "/officer/recipient?subject=clerk-21", "officer").Body.String() // robot is in no registry
+	robot := accountingtest.Get(f.h, "/officer/recipient?subject=clerk-21", "officer").Body.String() // robot is in no registry
 	if !strings.Contains(robot, "client not in the registry") || !strings.Contains(robot, "<code>robot</code>") ||
 		!strings.Contains(robot, "unknown purpose code MARKETING") {
 		t.Errorf("the page of an unknown client does not say so:\n%s", robot)
 	}
-	person := get(f.h, "/officer/person", "officer").Body.String()
+	person := accountingtest.Get(f.h, "/officer/person", "officer").Body.String()
 	if !strings.Contains(person, `<a href="/officer/recipient">Search by recipient</a>`) {
 		t.Error("the person's page has no link to the search by recipient")
 	}
@@ -140,7 +144,7 @@ func TestRecipientPageInWords(t *testing.T) {
 func TestRecipientEmptyForm(t *testing.T) {
 	f := newOfficerFixture(t, 10)
 	for _, target := range []string{"/officer/recipient", "/officer/recipient?client=&subject=&from=&to=&purpose="} {
-		rec := get(f.h, target, "officer")
+		rec := accountingtest.Get(f.h, target, "officer")
 		if b := rec.Body.String(); rec.Code != http.StatusOK || !strings.Contains(b, `<form method="get" action="/officer/recipient"`) ||
 			strings.Contains(b, `class="error"`) || requestIDs.MatchString(b) {
 			t.Errorf("GET %s = %d, want the empty form:\n%s", target, rec.Code, b)
@@ -154,7 +158,7 @@ func TestRecipientEmptyForm(t *testing.T) {
 func TestRecipientBadInputRecordsNothing(t *testing.T) {
 	f := newOfficerFixture(t, 10)
 	for _, tc := range []struct{ name, query, says string }{
-		{"unknown field", "client=billing-app&id=" + persons[0], "&#34;id&#34; is not a field of this search"},
+		{"unknown field", "client=billing-app&id=" + accountingtest.Persons[0], "&#34;id&#34; is not a field of this search"},
 		{"twice", "client=billing-app&client=onboarding", "is given more than once"},
 		{"reversed range", "client=billing-app&from=2026-12-01&to=2026-11-01", "The date range is reversed"},
 		{"bad date", "client=billing-app&to=2026-11-31", "is not a date"},
@@ -169,7 +173,7 @@ func TestRecipientBadInputRecordsNothing(t *testing.T) {
 		{"no recipient, a box ticked", "client=&exempt=1", "A client or a subject is required"},
 	} {
 		for _, path := range []string{"/officer/recipient?", "/officer/recipient.csv?"} {
-			rec := get(f.h, path+tc.query, "officer")
+			rec := accountingtest.Get(f.h, path+tc.query, "officer")
 			if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), tc.says) || requestIDs.MatchString(rec.Body.String()) {
 				t.Errorf("%s: GET %s = %d, want 400 saying %q and no disclosure:\n%s", tc.name, path+tc.query, rec.Code, tc.says, rec.Body)
 			}
@@ -185,14 +189,14 @@ func TestRecipientAuthAndRecordFailure(t *testing.T) {
 	paths := []string{"/officer/recipient?client=billing-app", "/officer/recipient.csv?client=billing-app"}
 	for token, status := range map[string]int{"": http.StatusUnauthorized, "reader": http.StatusForbidden} {
 		for _, path := range paths {
-			if rec := get(f.h, path, token); rec.Code != status || requestIDs.MatchString(rec.Body.String()) || personLinks.MatchString(rec.Body.String()) {
+			if rec := accountingtest.Get(f.h, path, token); rec.Code != status || requestIDs.MatchString(rec.Body.String()) || personLinks.MatchString(rec.Body.String()) {
 				t.Errorf("GET %s with token %q = %d, want %d and no disclosure", path, token, rec.Code, status)
 			}
 		}
 	}
 	f.fail = errors.New("ledger down")
 	for _, path := range paths {
-		if rec := get(f.h, path, "officer"); rec.Code != http.StatusServiceUnavailable || requestIDs.MatchString(rec.Body.String()) ||
+		if rec := accountingtest.Get(f.h, path, "officer"); rec.Code != http.StatusServiceUnavailable || requestIDs.MatchString(rec.Body.String()) ||
 			!strings.Contains(rec.Body.String(), "could not be recorded") {
 			t.Errorf("GET %s unrecorded = %d, want 503 and no disclosure:\n%s", path, rec.Code, rec.Body)
 		}
@@ -203,7 +207,7 @@ func TestRecipientHeaders(t *testing.T) {
 	f := newOfficerFixture(t, 10)
 	for _, target := range []string{"/officer/recipient", "/officer/recipient?client=billing-app", "/officer/recipient?client=x+y",
 		"/officer/recipient.csv?client=billing-app"} {
-		rec := get(f.h, target, "officer")
+		rec := accountingtest.Get(f.h, target, "officer")
 		h := rec.Header()
 		if h.Get("Cache-Control") != "no-store" || h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") != "no-referrer" ||
 			!strings.Contains(h.Get("Content-Security-Policy"), "default-src 'none'") || !strings.Contains(h.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
@@ -217,7 +221,7 @@ func TestRecipientHeaders(t *testing.T) {
 
 func TestRecipientCSVExport(t *testing.T) {
 	f := newOfficerFixture(t, 2) // the export is every row, not a page
-	rec := get(f.h, "/officer/recipient.csv?client=billing-app&exempt=1", "officer")
+	rec := accountingtest.Get(f.h, "/officer/recipient.csv?client=billing-app&exempt=1", "officer")
 	if rec.Code != http.StatusOK || rec.Header().Get("Content-Disposition") != `attachment; filename="accounting-recipient-billing-app-20261120.csv"` {
 		t.Fatalf("GET csv = %d, Content-Disposition %q", rec.Code, rec.Header().Get("Content-Disposition"))
 	}
@@ -240,13 +244,13 @@ func TestRecipientCSVExport(t *testing.T) {
 			}
 		}
 	}
-	if w := wantRecipient(true, false, func(d disclosure) bool { return d.client == "billing-app" }); !slices.Equal(got, w) {
+	if w := wantRecipient(true, false, func(d accountingtest.Disclosure) bool { return d.Client == "billing-app" }); !slices.Equal(got, w) {
 		t.Errorf("CSV rows %v, want %v", got, w)
 	}
 	if !strings.Contains(rec.Body.String(), ",'=2+3,") {
 		t.Errorf("the formula subject is not quoted:\n%s", rec.Body)
 	}
-	if a := f.accesses(); len(a) != 1 || a[0].Operation != OperationExportRecipient || !slices.Equal(a[0].Persons, shown) || len(shown) != 3 {
+	if a := f.accesses(); len(a) != 1 || a[0].Operation != accounting.OperationExportRecipient || !slices.Equal(a[0].Persons, shown) || len(shown) != 3 {
 		t.Errorf("recorded %+v, want one export of the persons %v", a, shown)
 	}
 }
@@ -268,26 +272,26 @@ func TestLedgerRecorderRecordsEachPerson(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = l.Close(t.Context()) })
-	record := LedgerRecorder(l)
+	record := accounting.LedgerRecorder(l)
 	caller := auth.Caller{Subject: "officer", Client: "privacy-desk"}
-	for _, acc := range []Access{
-		{RequestID: "r-none", Caller: caller, Operation: OperationViewRecipient},
-		{RequestID: "r-two", Caller: caller, Operation: OperationViewRecipient, Persons: []string{persons[0], persons[1]}},
+	for _, acc := range []accounting.Access{
+		{RequestID: "r-none", Caller: caller, Operation: accounting.OperationViewRecipient},
+		{RequestID: "r-two", Caller: caller, Operation: accounting.OperationViewRecipient, Persons: []string{accountingtest.Persons[0], accountingtest.Persons[1]}},
 	} {
 		if err := record(t.Context(), acc); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i, want := range []int{1, 1, 0} {
-		recs, err := ledger.Accounting(t.Context(), js, ledger.DefaultStream, persons[i], time.Time{}, time.Time{})
+		recs, err := ledger.ScanPerson(t.Context(), js, ledger.DefaultStream, accountingtest.Persons[i], time.Time{}, time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(recs) != want {
-			t.Fatalf("%s: %d records, want %d", persons[i], len(recs), want)
+			t.Fatalf("%s: %d records, want %d", accountingtest.Persons[i], len(recs), want)
 		}
-		if want == 1 && (recs[0].RequestID != "r-two" || recs[0].Operation != OperationViewRecipient || recs[0].Persons != 2 || recs[0].SSNMode != "") {
-			t.Errorf("%s: record %+v, want the view by recipient of two persons, nothing disclosed", persons[i], recs[0])
+		if want == 1 && (recs[0].RequestID != "r-two" || recs[0].Operation != accounting.OperationViewRecipient || recs[0].Persons != 2 || recs[0].SSNMode != "") {
+			t.Errorf("%s: record %+v, want the view by recipient of two persons, nothing disclosed", accountingtest.Persons[i], recs[0])
 		}
 	}
 }

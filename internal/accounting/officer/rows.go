@@ -1,4 +1,4 @@
-package accounting
+package officer
 
 import (
 	"encoding/csv"
@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/ledger"
 )
 
@@ -20,7 +21,7 @@ type pageData struct {
 	Letter            string // address of the letter's form
 	Oldest, Generated string
 	LedgerSince       string
-	Status            *IndexStatus
+	Status            *accounting.IndexStatus
 }
 
 // option is a choice of the form's lists.
@@ -61,7 +62,7 @@ func (o *officer) rows(recs []ledger.Record) []row {
 	for i := range recs {
 		r := &recs[i]
 		w := row{Date: r.Time.UTC().Format("2006-01-02 15:04:05 UTC"), Client: r.Client, Subject: r.Subject, Person: r.PersonID,
-			Disclosed: disclosed(r), RequestID: r.RequestID, Replica: r.Replica, Access: isAccountingRead(r.Operation)}
+			Disclosed: disclosed(r), RequestID: r.RequestID, Replica: r.Replica, Access: accounting.IsAccountingRead(r.Operation)}
 		if c, ok := o.Registry.Client(r.Client, r.Time); ok {
 			w.Organisation, w.Address = c.Organisation, c.Address
 		} else if r.Client != "" {
@@ -101,9 +102,9 @@ func disclosed(r *ledger.Record) string {
 	switch {
 	case len(what) > 0:
 		return strings.Join(what, ", ")
-	case r.Operation == OperationProvide:
+	case r.Operation == accounting.OperationProvide:
 		return "this accounting of disclosures, given to the person (their request of " + r.Requested + ")"
-	case isAccountingRead(r.Operation):
+	case accounting.IsAccountingRead(r.Operation):
 		return "this accounting of disclosures (who read it)"
 	}
 	return "no protected field"
@@ -121,7 +122,7 @@ func everyPage(first string, page func(after string) ([]ledger.Record, string, e
 	for after := first; ; {
 		p, next, err := page(after)
 		switch {
-		case errors.Is(err, ErrBadCursor):
+		case errors.Is(err, accounting.ErrBadCursor):
 			return nil, badInput("after: not a page this service gave.")
 		case err != nil:
 			return nil, err
@@ -161,7 +162,7 @@ func (o *officer) export(w http.ResponseWriter, r *http.Request) {
 		o.fail(w, d, err)
 		return
 	}
-	if !o.record(w, r, caller, f.ID, OperationExport) {
+	if !o.record(w, r, caller, f.ID, accounting.OperationExport) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")

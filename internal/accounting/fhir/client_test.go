@@ -1,4 +1,4 @@
-package accounting
+package fhir
 
 import (
 	"fmt"
@@ -6,13 +6,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lookup/persons/internal/accounting"
+	"github.com/lookup/persons/internal/testing/accountingtest"
 )
 
 func TestClientFetchesEveryPage(t *testing.T) {
 	h, x, _ := searchServer(t, nil)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	all := searchAll(t, x, Query{Person: persons[1]})
+	all := accountingtest.SearchAll(t, x, accounting.Query{Person: accountingtest.Persons[1]})
 	since, until := all[len(all)-3].Time, all[2].Time // all but the two oldest; all but the two newest
 	for _, tc := range []struct {
 		name         string
@@ -20,8 +23,8 @@ func TestClientFetchesEveryPage(t *testing.T) {
 		since, until time.Time
 		want         int
 	}{
-		{"all", persons[1], time.Time{}, time.Time{}, len(all)},
-		{"bounded", persons[1], since, until, len(all) - 4},
+		{"all", accountingtest.Persons[1], time.Time{}, time.Time{}, len(all)},
+		{"bounded", accountingtest.Persons[1], since, until, len(all) - 4},
 		{"nobody", "44444444-4444-4444-8444-444444444444", time.Time{}, time.Time{}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -33,8 +36,8 @@ func TestClientFetchesEveryPage(t *testing.T) {
 			if len(got) != tc.want {
 				t.Fatalf("Fetch = %d records, want %d", len(got), tc.want)
 			}
-			if tc.want == len(all) && fmt.Sprint(ids(got)) != fmt.Sprint(ids(all)) {
-				t.Errorf("Fetch = %v\nwant    %v", ids(got), ids(all))
+			if tc.want == len(all) && fmt.Sprint(accountingtest.IDs(got)) != fmt.Sprint(accountingtest.IDs(all)) {
+				t.Errorf("Fetch = %v\nwant    %v", accountingtest.IDs(got), accountingtest.IDs(all))
 			}
 		})
 	}
@@ -52,8 +55,8 @@ func TestClientErrors(t *testing.T) {
 		{"bad token", "x", "401 Unauthorized"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Client{BaseURL: srv.URL, Token: tc.token}.Fetch(t.Context(), persons[0], time.Time{}, time.Time{})
-			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), persons[0]) {
+			_, err := Client{BaseURL: srv.URL, Token: tc.token}.Fetch(t.Context(), accountingtest.Persons[0], time.Time{}, time.Time{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), accountingtest.Persons[0]) {
 				t.Errorf("Fetch = %v, want an error with %q, without the query", err, tc.want)
 			}
 		})

@@ -1,4 +1,4 @@
-package accounting
+package fhir
 
 import (
 	"bufio"
@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/redact"
 )
@@ -78,7 +79,7 @@ func (c Client) page(ctx context.Context, hc *http.Client, u *url.URL) ([]ledger
 	}
 	req.Header.Set("Authorization", "Bearer "+c.Token)
 	if c.Purpose != "" {
-		req.Header.Set(purposeHeader, c.Purpose)
+		req.Header.Set(accounting.PurposeHeader, c.Purpose)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {

@@ -1,4 +1,4 @@
-package accounting
+package officer
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/ledger"
 )
 
@@ -20,7 +21,7 @@ import (
 // saves as PDF and sends.
 //
 //	GET  /officer/letter?id=<uuid>   the form (request date, period, summary, paper, name, address)
-//	POST /officer/letter             the letter, recorded as OperationProvide with the request date
+//	POST /officer/letter             the letter, recorded as accounting.OperationProvide with the request date
 //
 // The letter lists the accountable disclosures (not those whose purpose
 // the registry says is exempt under 164.528(a)(1), not reads of the
@@ -100,7 +101,7 @@ func (o *officer) letterForm(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	d.Form = letterForm{ID: v.Get("id"), Requested: d.Today, Paper: "letter"}
-	if d.Form.ID != "" && !isUUID(d.Form.ID) {
+	if d.Form.ID != "" && !accounting.IsPersonID(d.Form.ID) {
 		o.renderLetter(w, http.StatusBadRequest, "letter-form.html", d, badInputf("The person id %q is not a person id: want a UUID (lower case).", d.Form.ID))
 		return
 	}
@@ -129,8 +130,8 @@ func (o *officer) letter(w http.ResponseWriter, r *http.Request) {
 		o.renderLetter(w, http.StatusBadRequest, "letter-form.html", d, err)
 		return
 	}
-	a := Access{RequestID: newRequestID(), Caller: caller, Person: f.ID, Operation: OperationProvide, Requested: f.Requested}
-	if a.Purpose, err = purposeOf(r); err != nil {
+	a := accounting.Access{RequestID: accounting.NewRequestID(), Caller: caller, Person: f.ID, Operation: accounting.OperationProvide, Requested: f.Requested}
+	if a.Purpose, err = accounting.PurposeOf(r); err != nil {
 		o.renderLetter(w, http.StatusBadRequest, "letter-form.html", d, badInput(err.Error()))
 		return
 	}
@@ -182,7 +183,7 @@ func (o *officer) parseLetter(w http.ResponseWriter, r *http.Request) (letterFor
 	if f.Summary, err = checkbox(v, "summary"); err != nil {
 		return f, err
 	}
-	if !isUUID(f.ID) {
+	if !accounting.IsPersonID(f.ID) {
 		return f, badInputf("The person id %q is not a person id: want a UUID such as 3f2504e0-4f89-41d3-9a0c-0305e82c3301 (lower case).", f.ID)
 	}
 	if f.Paper == "" {
@@ -250,7 +251,7 @@ func (f *letterForm) recipient() error {
 func (o *officer) accountable(f letterForm) ([]ledger.Record, error) {
 	keep := officerForm{}.keep(o.Registry) // no exempt disclosure, no read of the accounting
 	recs, err := everyPage("", func(after string) ([]ledger.Record, string, error) {
-		q := Query{Person: f.ID, Since: f.since, Until: f.requested.Add(24*time.Hour - time.Nanosecond), After: after, Limit: 1000}
+		q := accounting.Query{Person: f.ID, Since: f.since, Until: f.requested.Add(24*time.Hour - time.Nanosecond), After: after, Limit: 1000}
 		return o.Index.SearchFunc(q, keep)
 	}, "a letter cannot list them; shorten the period (from) and give several letters.")
 	slices.Reverse(recs)
