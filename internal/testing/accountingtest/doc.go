@@ -12,10 +12,14 @@
 //     deploy/registries (ShippedRegistry);
 //   - http.go: a fake of auth.Authenticator's admission (Authorize, by
 //     the tokens "auditor", "officer" and "reader") and a GET of a handler
-//     (Get).
+//     (Get);
+//   - compare.go: the index held to its stream (Digest, ScanDigest,
+//     IndexDigest) and the FHIR search's client (SearchClient), for the
+//     load tool, which reaches the service's internals through test
+//     support alone.
 //
 // Its contract: it builds on the accounting's public API only (the
 // internal/accounting tests that need more are in package accounting);
 // every ledger runs on an in-process NATS server of testkit. Imported by
-// test files only.
+// test files and the load tool only.
 package accountingtest

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
-	"github.com/lookup/persons/internal/accounting"
+	"github.com/lookup/persons/internal/testing/accountingtest"
 )
 
 // accountingResult is what an accounting measurement found.
@@ -19,7 +19,7 @@ type accountingResult struct {
 	natsBytes int64         // the broker's store on disk
 	build     build         // the index built (killed and resumed)
 	scanTook  time.Duration // a full scan of the stream by this tool
-	scan      *accounting.Digest
+	scan      *accountingtest.Digest
 	sample    sampleCheck
 	searches  []searchRun
 	memBuild  memPeak
@@ -68,7 +68,7 @@ func Run(ctx context.Context, o Options, rebuild bool, bin, dir string, stdout, 
 	res.memBuild = svc.mem.peak("build")
 	fmt.Fprintf(stderr, "index built in %v; scanning the stream ...\n", res.build.Took().Round(time.Second))
 	start := time.Now()
-	if res.scan, err = accounting.ScanDigest(ctx, l.js, loadtest.AuditStream, res.stream); err != nil {
+	if res.scan, err = accountingtest.ScanDigest(ctx, l.js, loadtest.AuditStream, res.stream); err != nil {
 		return err
 	}
 	res.scanTook = time.Since(start)

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/lookup/persons/internal/accounting"
+	"github.com/lookup/persons/internal/testing/accountingtest"
 	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
@@ -18,11 +18,11 @@ type sampleCheck struct {
 
 // checkSample reads the whole history of n persons (half drawn as often
 // as disclosed, half uniformly; each once) through the service's JSON
-// lines, 500 a page (accounting.Client, as lookupd audit --person reads
+// lines, 500 a page (accountingtest.SearchClient, as lookupd audit --person reads
 // it), and compares each with the stream's records of that person in scan. A
 // record stored after the scan (a search's own, on the service's chain)
 // is left out.
-func (s *searcher) checkSample(ctx context.Context, n int, scan *accounting.Digest) (sampleCheck, error) {
+func (s *searcher) checkSample(ctx context.Context, n int, scan *accountingtest.Digest) (sampleCheck, error) {
 	var c sampleCheck
 	zipf, err := s.persons.Draw(fixtures.Zipf, n/2, s.seed^0xc0ffee)
 	if err != nil {
@@ -37,8 +37,8 @@ func (s *searcher) checkSample(ctx context.Context, n int, scan *accounting.Dige
 	persons := slices.Concat(zipf, uniform)
 	slices.Sort(persons)
 	persons = slices.Compact(persons)
-	got := accounting.NewDigest()
-	ac := accounting.Client{BaseURL: s.svc.srv.API, Token: s.tokens[0], HTTP: s.client, PageSize: 500}
+	got := accountingtest.NewDigest()
+	ac := accountingtest.SearchClient{BaseURL: s.svc.srv.API, Token: s.tokens[0], HTTP: s.client, PageSize: 500}
 	for _, p := range persons {
 		recs, err := ac.Fetch(ctx, p, time.Time{}, time.Time{})
 		if err != nil {
@@ -67,14 +67,9 @@ type fullCheck struct {
 
 // checkIndex opens the index in dir (its service stopped) and compares
 // every record it holds up to upTo with scan.
-func checkIndex(dir string, upTo uint64, scan *accounting.Digest) (fullCheck, error) {
+func checkIndex(dir string, upTo uint64, scan *accountingtest.Digest) (fullCheck, error) {
 	start := time.Now()
-	x, err := accounting.Open(dir, accounting.Options{})
-	if err != nil {
-		return fullCheck{}, err
-	}
-	defer x.Close()
-	d, err := x.Digest(upTo)
+	d, err := accountingtest.IndexDigest(dir, upTo)
 	if err != nil {
 		return fullCheck{}, err
 	}

@@ -4,7 +4,8 @@
 // (killed with SIGKILL and resumed), searched from several connections,
 // and compared with a full scan of the stream (Run).
 //
-// It reads the index and the stream's digest with internal/accounting
-// (Digest, ScanDigest, Open, Client), the one package of the service
-// that the tool imports beside its test support.
+// It reads the index's and the stream's digests and the FHIR search
+// through the service's test support (internal/testing/accountingtest:
+// Digest, ScanDigest, IndexDigest, SearchClient), as the rest of the tool
+// reaches no internal package but test support.
 package accountingload
