@@ -9,7 +9,6 @@ import (
 
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/auth"
-	"github.com/lookup/persons/query"
 )
 
 // Scope is the scope of the tokens the accounting service admits.
@@ -67,6 +66,12 @@ func IsAccountingRead(op string) bool {
 	return false
 }
 
+// Discloser records a disclosure: the audit ledger (internal/ledger's
+// Ledger), as it is the API's query.Auditor.
+type Discloser interface {
+	Disclose(ctx context.Context, d events.Disclosure) error
+}
+
 // LedgerRecorder returns the servers' Record (fhir.HandlerConfig,
 // officer.Config), which records each search in the audit ledger a (a
 // ledger.Ledger), as the API records a
@@ -77,7 +82,7 @@ func IsAccountingRead(op string) bool {
 // birth). The search then shows in each person's own accounting. An
 // Access of no person (a search by recipient that showed no row) records
 // nothing: the ledger's records are each a person's.
-func LedgerRecorder(a query.Auditor) func(ctx context.Context, acc Access) error {
+func LedgerRecorder(a Discloser) func(ctx context.Context, acc Access) error {
 	return func(ctx context.Context, acc Access) error {
 		op := acc.Operation
 		if op == "" {

@@ -69,7 +69,9 @@ func TestOneWiring(t *testing.T) {
 // TestTestServerDependencies: a caller's test binary that imports
 // lookuptest compiles what an in-process NATS, the projector and the API
 // need, not lookupd's command line (its flags library, the progress bar
-// of lookupd project, the container memory-limit probe).
+// of lookupd project, the container memory-limit probe), nor what the
+// root go.mod lists for the service's own tests (testcontainers-go,
+// chromedp).
 func TestTestServerDependencies(t *testing.T) {
 	root, err := testkit.RepoRoot()
 	if err != nil {
@@ -83,12 +85,47 @@ func TestTestServerDependencies(t *testing.T) {
 	}
 	deps := strings.Fields(string(out))
 	for _, banned := range []string{"github.com/peterbourgon/ff/v4", "github.com/schollz/progressbar/v3",
-		"github.com/KimMachineGun/automemlimit/memlimit", "github.com/lookup/persons/internal/settings"} {
+		"github.com/KimMachineGun/automemlimit/memlimit", "github.com/lookup/persons/internal/settings",
+		"github.com/testcontainers/testcontainers-go", "github.com/chromedp/chromedp"} {
 		if slices.Contains(deps, banned) {
 			t.Errorf("lookuptest compiles %s", banned)
 		}
 	}
 	if !slices.Contains(deps, "github.com/lookup/persons/internal/apiserver") {
 		t.Error("lookuptest does not compile internal/apiserver: the deps listed are not lookuptest's")
+	}
+}
+
+// TestLoadToolImports: the load tool (cmd/loadtest, a module of its own)
+// reaches the service through its public packages and its test support
+// only (internal/testing/...), never another internal room.
+func TestLoadToolImports(t *testing.T) {
+	root, err := testkit.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := 0
+	err = filepath.WalkDir(filepath.Join(root, "cmd", "loadtest"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		files++
+		for _, imp := range f.Imports {
+			p := strings.Trim(imp.Path.Value, `"`)
+			if strings.HasPrefix(p, "github.com/lookup/persons/internal/") && !strings.HasPrefix(p, "github.com/lookup/persons/internal/testing/") {
+				t.Errorf("%s imports %s", path, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 20 {
+		t.Fatalf("read %d files of the load tool", files)
 	}
 }
