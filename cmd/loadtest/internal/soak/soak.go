@@ -126,6 +126,7 @@ func Run(ctx context.Context, o Options, tokens, openWorkers int, bin, dir strin
 	}
 	env := soakEnv{bin: bin, dir: dir, natsURL: broker.URL, brokerPID: broker.PID(), js: js, client: &http.Client{Timeout: 5 * time.Second},
 		pop: fixtures.NewPopulation(o.people, o.signers, 1)}
+	env.pop.Binary = o.binary
 	published, err := loadtest.LoadPopulation(ctx, js, env.pop, stderr)
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@ type Options struct {
 	signers     int
 	rate        int
 	events      int
+	binary      bool // --soak-binary: the events in binary content mode
 	interval    time.Duration
 	limit       int64 // bytes: the memory limit of the second run
 	serveFlags  []string
@@ -38,6 +39,7 @@ func Flags(fs *flag.FlagSet, so *Options) (serveFlags, limit *string) {
 	fs.IntVar(&so.signers, "soak-signers", 1000000, "soak: authorized signers in the read model (signer j under consumer j mod --soak-people)")
 	fs.IntVar(&so.rate, "soak-rate", 2000, "soak: lookups a second, open loop (GET person and GET signers with expand in turn, random consumers)")
 	fs.IntVar(&so.events, "soak-events", 2000, "soak: events a second, updates of random people and signers (0: none)")
+	fs.BoolVar(&so.binary, "soak-binary", false, "soak: publish the events in CloudEvents binary content mode (ce- headers), as the CloudEvents SDKs do")
 	fs.DurationVar(&so.interval, "soak-interval", 10*time.Second, "soak: interval between memory samples")
 	limit = fs.String("soak-limit", "256MiB", "soak: memory limit of the second run (a cgroup's; lookupd takes 3/4 of it as its memory budget)")
 	return fs.String("soak-serve-flags", "", "soak: more flags for lookupd serve, shell-quoted (none by default: its defaults are what is measured)"), limit
