@@ -1,8 +1,9 @@
-package fhir
+package fhir_test
 
 import (
 	"context"
 	"encoding/json"
+	"github.com/lookup/persons/internal/accounting/fhir"
 	"slices"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ func TestFHIRBundleIsBALPPatientRead(t *testing.T) {
 	rec := ledger.Record{Time: time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC), RequestID: "req-1", Subject: "user-1",
 		Client: "app-1", Operation: "getAuthorizedSigners", PersonID: personA, SSNMode: "FULL",
 		DOBDisclosed: true, Purpose: "TREAT", Persons: 1, Replica: "r1", Chain: "c", Seq: 7}
-	raw, err := json.Marshal(FHIRBundle([]ledger.Record{rec}, rec.Time))
+	raw, err := json.Marshal(fhir.FHIRBundle([]ledger.Record{rec}, rec.Time))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestFHIRBundleIsBALPPatientRead(t *testing.T) {
 	}{
 		{"resourceType", ev.ResourceType, "AuditEvent"},
 		{"id", ev.ID, "c-7"},
-		{"profile", ev.Meta.Profile[0], balpPatientRead},
+		{"profile", ev.Meta.Profile[0], fhir.BALPPatientRead},
 		{"action", ev.Action, "R"},
 		{"recorded", ev.Recorded, "2026-01-01T12:00:00Z"},
 		{"type", ev.Type.Code, "rest"},
@@ -88,8 +89,8 @@ func TestFHIRBundleIsBALPPatientRead(t *testing.T) {
 func TestFHIRAccountingGiven(t *testing.T) {
 	rec := ledger.Record{Time: time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC), RequestID: "req-1", Operation: "provideAccounting",
 		PersonID: personA, Requested: "2026-11-02", Persons: 1, Replica: "accounting", Chain: "accounting", Seq: 1, Index: 1}
-	d := FHIRBundle([]ledger.Record{rec}, rec.Time).Entry[0].Resource.Entity[0].Detail
-	want := []EntityDetail{{Type: "accounting_requested", ValueString: "2026-11-02"}, {Type: "operation", ValueString: "provideAccounting"}}
+	d := fhir.FHIRBundle([]ledger.Record{rec}, rec.Time).Entry[0].Resource.Entity[0].Detail
+	want := []fhir.EntityDetail{{Type: "accounting_requested", ValueString: "2026-11-02"}, {Type: "operation", ValueString: "provideAccounting"}}
 	if !slices.Equal(d, want) {
 		t.Errorf("the patient entity's details = %+v, want %+v", d, want)
 	}
@@ -117,7 +118,7 @@ func TestFHIRIDsAreDistinctWithinAMessage(t *testing.T) {
 		}
 		recs = append(recs, r...)
 	}
-	b := FHIRBundle(recs, time.Now())
+	b := fhir.FHIRBundle(recs, time.Now())
 	if a, c := b.Entry[0].Resource.ID, b.Entry[1].Resource.ID; a == c || a != "r1-1-1" || c != "r1-1-2" {
 		t.Errorf("AuditEvent ids %q and %q, want r1-1-1 and r1-1-2", a, c)
 	}

@@ -1,4 +1,4 @@
-package fhir
+package fhir_test
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lookup/persons/internal/accounting/fhir"
 
 	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/testing/accountingtest"
@@ -28,7 +30,7 @@ func TestClientFetchesEveryPage(t *testing.T) {
 		{"nobody", "44444444-4444-4444-8444-444444444444", time.Time{}, time.Time{}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := Client{BaseURL: srv.URL + "/", Token: "auditor", PageSize: 3}
+			c := fhir.Client{BaseURL: srv.URL + "/", Token: "auditor", PageSize: 3}
 			got, err := c.Fetch(t.Context(), tc.person, tc.since, tc.until)
 			if err != nil {
 				t.Fatal(err)
@@ -55,7 +57,7 @@ func TestClientErrors(t *testing.T) {
 		{"bad token", "x", "401 Unauthorized"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Client{BaseURL: srv.URL, Token: tc.token}.Fetch(t.Context(), accountingtest.Persons[0], time.Time{}, time.Time{})
+			_, err := fhir.Client{BaseURL: srv.URL, Token: tc.token}.Fetch(t.Context(), accountingtest.Persons[0], time.Time{}, time.Time{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), accountingtest.Persons[0]) {
 				t.Errorf("Fetch = %v, want an error with %q, without the query", err, tc.want)
 			}

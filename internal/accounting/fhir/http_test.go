@@ -1,4 +1,4 @@
-package fhir
+package fhir_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/lookup/persons/internal/accounting/fhir"
 
 	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/ledger"
@@ -24,7 +26,7 @@ func searchServer(t *testing.T, recordErr error) (http.Handler, *accounting.Inde
 	x := accountingtest.OpenIndex(t)
 	accountingtest.Follow(t, x, js)
 	var recorded []string
-	h := NewHandler(HandlerConfig{Index: x,
+	h := fhir.NewHandler(fhir.HandlerConfig{Index: x,
 		Authorize: accountingtest.Authorize,
 		Record: func(_ context.Context, a accounting.Access) error {
 			recorded = append(recorded, a.Caller.Subject+" "+a.Person)
@@ -70,7 +72,7 @@ func TestSearchPagesThroughAPersonsDisclosures(t *testing.T) {
 		if rec.Code != http.StatusOK {
 			t.Fatalf("GET %s = %d %s", target, rec.Code, rec.Body)
 		}
-		var b Bundle
+		var b fhir.Bundle
 		if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil || b.Type != "searchset" || len(b.Entry) > 4 {
 			t.Fatalf("page %d: %v %s", pages, err, rec.Body)
 		}

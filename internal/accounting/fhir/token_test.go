@@ -1,4 +1,4 @@
-package fhir
+package fhir_test
 
 import (
 	"net/http/httptest"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lookup/persons/internal/accounting/fhir"
 
 	"github.com/lookup/persons/internal/accounting"
 )
@@ -29,7 +31,7 @@ func TestReadTokenFile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ReadTokenFile("SETTING", tt.path)
+			got, err := fhir.ReadTokenFile("SETTING", tt.path)
 			if tt.wantErr != "" {
 				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
 					t.Fatalf("got error %v, want one starting %q", err, tt.wantErr)
