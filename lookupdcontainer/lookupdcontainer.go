@@ -10,7 +10,10 @@
 //
 //	ctr, err := lookupdcontainer.Run(ctx, lookupdcontainer.DefaultImage(),
 //		lookupdcontainer.WithTenancy("business_ids"))
-//	testcontainers.CleanupContainer(t, ctr) // or defer ctr.Terminate(ctx)
+//	testcontainers.CleanupContainer(t, ctr) // terminates what Run started, even on error
+//	if err != nil {
+//		t.Fatal(err)
+//	}
 //	seq, err := ctr.Seed(ctx, fixtures...)
 //	tok, err := ctr.Token(lookuptest.Tenants(businessID))
 //	c, err := client.New(ctr.APIURL(), client.WithToken(tok))
@@ -271,8 +274,14 @@ func (c *Container) WaitForPosition(ctx context.Context, seq uint64) error {
 }
 
 // Terminate stops lookupd and NATS and removes their network. It may be
-// called on a Container that Run only half started.
+// called on a Container that Run only half started, and on the nil
+// *Container a failed Run returns (it then does nothing), so that a
+// cleanup registered before Run's error is checked does not panic over
+// that error.
 func (c *Container) Terminate(ctx context.Context, opts ...testcontainers.TerminateOption) error {
+	if c == nil {
+		return nil
+	}
 	var errs []error
 	if c.Container != nil {
 		errs = append(errs, c.Container.Terminate(ctx, opts...))
