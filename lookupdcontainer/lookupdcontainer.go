@@ -19,8 +19,8 @@
 //	c, err := client.New(ctr.APIURL(), client.WithToken(tok))
 //
 // A *Container offers the methods of the in-process server
-// (lookuptest.Lookupd: Publish, Seed, WaitForPosition, Token), so a
-// suite can run the same tests against both.
+// (lookuptest.Lookupd: Publish, Seed, Upsert, Delete, WaitForPosition,
+// Token), so a suite can run the same tests against both.
 package lookupdcontainer
 
 import (
@@ -89,6 +89,7 @@ type Container struct {
 	natsURL  string
 	nc       *nats.Conn
 	pub      *events.Publisher
+	versions lookuptest.Versions // the entities' versions (Upsert, Delete)
 }
 
 var _ lookuptest.Lookupd = (*Container)(nil)
@@ -224,7 +225,38 @@ func (c *Container) Client(opts ...client.Option) (*client.Client, error) {
 // Publish publishes e through events.Publisher and returns its stream
 // sequence; an event the contract refuses is not published.
 func (c *Container) Publish(ctx context.Context, e events.Event) (uint64, error) {
-	return c.pub.Publish(ctx, e)
+	seq, err := c.pub.Publish(ctx, e)
+	if err == nil {
+		c.versions.Observe(e)
+	}
+	return seq, err
+}
+
+// Upsert publishes the upsert of each of data (events.Consumer,
+// events.BusinessContact, events.Signer) at its entity's next version
+// (lookuptest.Versions), as Seed does, and returns the last one's
+// sequence once lookupd has applied it.
+func (c *Container) Upsert(ctx context.Context, data ...any) (uint64, error) {
+	return c.seedWith(ctx, c.versions.Upsert, data)
+}
+
+// Delete publishes the deletion of each of data (an entity's upsert
+// data, or its deletion: events.ConsumerDeleted, ...) at its entity's
+// next version, as Upsert does.
+func (c *Container) Delete(ctx context.Context, data ...any) (uint64, error) {
+	return c.seedWith(ctx, c.versions.Delete, data)
+}
+
+func (c *Container) seedWith(ctx context.Context, build func(any) (events.Event, error), data []any) (uint64, error) {
+	es := make([]events.Event, len(data))
+	for i, d := range data {
+		e, err := build(d)
+		if err != nil {
+			return 0, fmt.Errorf("lookupdcontainer: %w (event %d of %d; nothing published)", err, i+1, len(data))
+		}
+		es[i] = e
+	}
+	return c.Seed(ctx, es...)
 }
 
 // Seed checks every one of es against the contract, publishes them in
@@ -242,6 +274,7 @@ func (c *Container) Seed(ctx context.Context, es ...events.Event) (uint64, error
 		if err != nil {
 			return last, fmt.Errorf("lookupdcontainer: seed: event %d of %d: %w", i+1, len(es), err)
 		}
+		c.versions.Observe(e)
 		last = seq
 	}
 	return last, c.WaitForPosition(ctx, last)

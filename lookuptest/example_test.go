@@ -61,3 +61,38 @@ func ExampleServer_Token() {
 	fmt.Println(errors.Is(err, client.ErrUnauthorized))
 	// Output: true
 }
+
+// Fixtures by their data: the server builds each event and counts each
+// entity's versions, so a second upsert and a delete need no version.
+func ExampleServer_Upsert() {
+	ctx := context.Background()
+	srv, err := lookuptest.Start(ctx)
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+
+	ada := events.Consumer{ConsumerID: "c0000000-0000-4000-8000-00000000000a",
+		BusinessID: "b0000000-0000-4000-8000-00000000000b", FirstName: "Ada", LastName: "Lovelace"}
+	if _, err := srv.Upsert(ctx, ada); err != nil { // version 1, applied when Upsert returns
+		panic(err)
+	}
+	ada.FirstName = "Augusta"
+	if _, err := srv.Upsert(ctx, ada); err != nil { // version 2
+		panic(err)
+	}
+	res, err := srv.Client().GetPerson(ctx, ada.ConsumerID)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.Person.FirstName)
+
+	if _, err := srv.Delete(ctx, ada); err != nil { // version 3
+		panic(err)
+	}
+	_, err = srv.Client().GetPerson(ctx, ada.ConsumerID)
+	fmt.Println(errors.Is(err, client.ErrNotFound))
+	// Output:
+	// Augusta
+	// true
+}

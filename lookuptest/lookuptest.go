@@ -6,11 +6,15 @@
 // the server alone.
 //
 //	srv := lookuptest.New(t)
-//	seq, err := srv.Publish(ctx, consumerUpserted)  // validated against the event contract
-//	c := srv.Client()                                // a client.Client with a valid token
+//	seq, err := srv.Upsert(ctx, events.Consumer{...}) // version 1, validated, applied
+//	c := srv.Client()                                 // a client.Client with a valid token
 //	res, err := c.GetPerson(ctx, id, client.MinPosition(seq))
 //
 // What it offers, as Pub/Sub's pstest or miniredis do for theirs:
+//   - Upsert and Delete build the events of the data they are given
+//     (events.Consumer, events.Signer, ...) with events.NewEvent and each
+//     entity's next version (Versions counts them: 1, 2, ..., a deletion
+//     included), publish them and wait until they are applied;
 //   - Publish and Seed go through events.Publisher, so an event the
 //     contract refuses fails the test's call and publishes nothing;
 //     they return the stream sequence, the position to read one's own
@@ -68,6 +72,12 @@ type Lookupd interface {
 	// contract (none is published if one is invalid), waits until the
 	// service has applied them and returns the last one's sequence.
 	Seed(ctx context.Context, es ...events.Event) (uint64, error)
+	// Upsert and Delete seed the upsert or the deletion of each of data
+	// (events.Consumer, events.Signer, ...), at each entity's next
+	// version (see Versions), and return the last one's sequence once the
+	// service has applied it.
+	Upsert(ctx context.Context, data ...any) (uint64, error)
+	Delete(ctx context.Context, data ...any) (uint64, error)
 	// WaitForPosition waits until the service has applied sequence seq.
 	WaitForPosition(ctx context.Context, seq uint64) error
 	// Token returns a token signed with the key the service trusts, shaped
@@ -93,6 +103,8 @@ type Server struct {
 	rep    *replica.Replica
 	ledger *ledger.Ledger
 	http   *httptest.Server
+
+	versions Versions // the entities' versions (Upsert, Delete)
 
 	mu   sync.Mutex
 	proj *projector.Projector // the current model's projector (PauseEvents)
@@ -200,6 +212,9 @@ func (s *Server) startNATS(ctx context.Context) (err error) {
 			return fmt.Errorf("demo data: %w", err)
 		}
 		s.demo = data.Events
+		for _, e := range s.demo {
+			s.versions.Observe(e)
+		}
 	}
 	return nil
 }
@@ -285,7 +300,11 @@ func (s *Server) Token(opts ...TokenOption) (string, error) { return s.key.Token
 // sequence. An event the contract refuses is an *events.InvalidEventError
 // (errors.Is events.ErrInvalidEvent) and nothing is published.
 func (s *Server) Publish(ctx context.Context, e events.Event) (uint64, error) {
-	return s.pub.Publish(ctx, e)
+	seq, err := s.pub.Publish(ctx, e)
+	if err == nil {
+		s.versions.Observe(e)
+	}
+	return seq, err
 }
 
 // Seed checks every one of es against the contract, then publishes them
@@ -303,6 +322,7 @@ func (s *Server) Seed(ctx context.Context, es ...events.Event) (uint64, error) {
 		if err != nil {
 			return last, fmt.Errorf("lookuptest: seed: event %d of %d: %w", i+1, len(es), err)
 		}
+		s.versions.Observe(e)
 		last = seq
 	}
 	return last, s.WaitForPosition(ctx, last)
