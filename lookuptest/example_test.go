@@ -96,3 +96,33 @@ func ExampleServer_Upsert() {
 	// Augusta
 	// true
 }
+
+// A failure of the service's on demand, and what the server answered.
+func ExampleServer_FailNext() {
+	ctx := context.Background()
+	srv, err := lookuptest.Start(ctx)
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+
+	srv.FailNext(1, client.ErrNotReady)
+	c := srv.Client(client.WithRetries(0)) // each 503 at once
+	_, err = c.GetPerson(ctx, "c0000000-0000-4000-8000-00000000000a")
+	fmt.Println(errors.Is(err, client.ErrNotReady))
+	_, err = c.GetPerson(ctx, "c0000000-0000-4000-8000-00000000000a")
+	fmt.Println(errors.Is(err, client.ErrNotFound))
+
+	reqs, err := srv.Requests(ctx)
+	if err != nil {
+		panic(err)
+	}
+	for _, r := range reqs {
+		fmt.Println(r.Method, r.Path, r.Status, r.Injected)
+	}
+	// Output:
+	// true
+	// true
+	// GET /api/v1/persons/c0000000-0000-4000-8000-00000000000a 503 true
+	// GET /api/v1/persons/c0000000-0000-4000-8000-00000000000a 404 false
+}

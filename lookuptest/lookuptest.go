@@ -24,6 +24,16 @@
 //     tenant, another key;
 //   - PauseEvents and ResumeEvents stop and restart the projector, to see
 //     position-not-reached and, with WithMaxStaleness, stale;
+//   - SetError and FailNext make it answer the API's operations with a
+//     failure of the service's (client.ErrNotReady,
+//     client.ErrAuditUnavailable, client.ErrInternal, ...), with the
+//     service's own problem body and headers, as miniredis's SetError
+//     does, so that a test sees its code handle an outage; SetError("")
+//     clears them;
+//   - Requests lists the requests it answered (method, path, status,
+//     request id, whether a failure was injected) with the records the
+//     disclosure ledger holds of each, as pstest's Messages lists what it
+//     was sent;
 //   - options for tenancy, the staleness bound and the audit ledger.
 //
 // The container module (module github.com/lookup/persons/lookupdcontainer)
@@ -105,6 +115,7 @@ type Server struct {
 	http   *httptest.Server
 
 	versions Versions // the entities' versions (Upsert, Delete)
+	faults   faults   // SetError, FailNext, Requests
 
 	mu   sync.Mutex
 	proj *projector.Projector // the current model's projector (PauseEvents)
@@ -176,7 +187,7 @@ func start(ctx context.Context, dir string, opts []Option) (_ *Server, err error
 	if err != nil {
 		return nil, err
 	}
-	s.http = httptest.NewServer(api)
+	s.http = httptest.NewServer(s.answer(api))
 	select {
 	case <-s.rep.CaughtUp():
 	case <-s.runDone:
