@@ -99,8 +99,8 @@ func WithTokenFunc(f func(ctx context.Context) (string, error)) Option {
 
 // WithRetries sets how many times a call is sent again after a failure
 // that may pass: DefaultRetries unless set, 0 for never. The operations
-// are GETs, which the service answers the same however often they are
-// sent, so these are retried: a 503 (not-ready, stale,
+// are GETs, safe to send again (a read of protected data sent twice is
+// recorded twice in the disclosure ledger), so these are retried: a 503 (not-ready, stale,
 // position-not-reached, audit-unavailable), a proxy's 502 or 504, and a
 // transport error (a connection refused, reset or closed before the
 // answer, a timeout). A retry waits the answer's Retry-After if it has
