@@ -286,7 +286,7 @@ func TestRetries(t *testing.T) {
 		{"503 with Retry-After, then 200", []answer{notReached, ok}, 2, 0, nil, 2, time.Second},
 		{"bounded", []answer{notReached}, 2, 0, client.ErrPositionNotReached, 3, 2 * time.Second},
 		{"no retries", []answer{notReached, ok}, 0, 0, client.ErrPositionNotReached, 1, 0},
-		{"503 without Retry-After", []answer{problemAnswer(503, "stale", nil), ok}, 2, 0, client.ErrStale, 1, 0},
+		{"a 500 without Retry-After is not retried", []answer{problemAnswer(500, "internal-error", nil), ok}, 2, 0, client.ErrInternal, 1, 0},
 		{"a 500 is not retried", []answer{problemAnswer(500, "internal-error", map[string]string{"Retry-After": "1"}), ok}, 2, 0, client.ErrInternal, 1, 0},
 		{"wait beyond the deadline", []answer{problemAnswer(503, "not-ready", map[string]string{"Retry-After": "5"}), ok}, 2, 2 * time.Second, client.ErrNotReady, 1, 0},
 		{"wait beyond MaxRetryWait", []answer{problemAnswer(503, "not-ready", map[string]string{"Retry-After": "3600"}), ok}, 2, 0, client.ErrNotReady, 1, 0},
@@ -341,8 +341,10 @@ func TestRetryStopsWithTheContext(t *testing.T) {
 		}()
 		synctest.Wait() // the call is waiting to retry
 		cancel()
-		if err := <-done; !errors.Is(err, client.ErrStale) || len(f.reqs) != 1 {
-			t.Fatalf("err = %v after %d requests", err, len(f.reqs))
+		err := <-done
+		var p *client.Problem
+		if !errors.Is(err, context.Canceled) || !errors.Is(err, client.ErrStale) || !errors.As(err, &p) || len(f.reqs) != 1 {
+			t.Fatalf("err = %v after %d requests, want context.Canceled with the 503 it cut short", err, len(f.reqs))
 		}
 	})
 }

@@ -109,4 +109,31 @@ func TestEnumsMatchOpenAPI(t *testing.T) {
 	if got, want := []string{string(client.Consumer), string(client.BusinessContact)}, s["Person"].Properties["type"].Enum; !slices.Equal(got, want) {
 		t.Errorf("person types %v, openapi.yaml %v", got, want)
 	}
+	for prop, got := range map[string][]string{
+		"account_access": strs(client.AccountAccessNone, client.AccountAccessPHI, client.AccountAccessPHIAndAccountUpdates, client.AccountAccessUnspecified),
+		"status":         strs(client.SignerStatusActive, client.SignerStatusInactive, client.SignerStatusPending, client.SignerStatusArchived),
+		"type": strs(client.SignerTypeAuthorizedSigner, client.SignerTypePowerOfAttorney, client.SignerTypeAuthorizedRepresentative,
+			client.SignerTypeGuardian, client.SignerTypeParent, client.SignerTypeConservator),
+	} {
+		if want := s["AuthorizedSigner"].Properties[prop].Enum; !slices.Equal(got, want) {
+			t.Errorf("signer %s %v, openapi.yaml %v", prop, got, want)
+		}
+	}
+	for name, f := range map[string]reflect.Type{
+		"AccountAccess": reflect.TypeFor[client.AccountAccess](),
+		"Status":        reflect.TypeFor[client.SignerStatus](),
+		"Type":          reflect.TypeFor[client.SignerType](),
+	} {
+		if field, _ := reflect.TypeFor[client.AuthorizedSigner]().FieldByName(name); field.Type != f {
+			t.Errorf("AuthorizedSigner.%s is a %v, want %v", name, field.Type, f)
+		}
+	}
+}
+
+func strs[T ~string](vs ...T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
 }

@@ -97,13 +97,19 @@ func WithTokenFunc(f func(ctx context.Context) (string, error)) Option {
 	}
 }
 
-// WithRetries sets how many times a call is sent again after a 503 that
-// carries Retry-After (not-ready, stale, position-not-reached,
-// audit-unavailable): DefaultRetries unless set, 0 for never. A retry waits
-// what the service asked; it is not made if that wait is longer than
-// MaxRetryWait or would outlast the call's context, and the 503's *Problem
-// is returned instead. Nothing else is retried: not a transport error,
-// not another status.
+// WithRetries sets how many times a call is sent again after a failure
+// that may pass: DefaultRetries unless set, 0 for never. The operations
+// are GETs, safe to send again (a read of protected data sent twice is
+// recorded twice in the disclosure ledger), so these are retried: a 503 (not-ready, stale,
+// position-not-reached, audit-unavailable), a proxy's 502 or 504, and a
+// transport error (a connection refused, reset or closed before the
+// answer, a timeout). A retry waits the answer's Retry-After if it has
+// one (none is made if that is longer than MaxRetryWait), else a backoff
+// with jitter (RetryBackoff, doubling, at most MaxRetryBackoff); none is
+// made that would outlast the call's context, and the last failure is
+// returned instead. Never retried: a 4xx, a 500, a certificate refused, a
+// name that does not resolve. Meta.Attempts and Problem.Attempts count
+// the requests sent.
 func WithRetries(n int) Option {
 	return func(c *Client) error {
 		if n < 0 || n > 100 {
@@ -203,7 +209,9 @@ func SSN(m SSNMode) CallOption {
 // MinPosition asks for an answer from a read model that has applied at
 // least stream sequence seq (Lookup-Min-Position): the sequence your
 // publish returned, to read your own write. The service waits for it (see
-// MaxWait), then answers 503 position-not-reached, which is retried.
+// MaxWait), then answers 503 position-not-reached, which is retried. A
+// call whose context is cancelled or runs out meanwhile fails with an
+// error matching ctx's error (the 503, if one came, joined to it).
 func MinPosition(seq uint64) CallOption {
 	return func(c *call) error {
 		c.minPos = max(c.minPos, seq)

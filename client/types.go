@@ -13,6 +13,41 @@ const (
 	BusinessContact PersonType = "BUSINESS_CONTACT"
 )
 
+// AccountAccess is how far a signer may act on the consumer's account.
+type AccountAccess string
+
+// The account access levels.
+const (
+	AccountAccessNone                 AccountAccess = "NONE"
+	AccountAccessPHI                  AccountAccess = "PHI"
+	AccountAccessPHIAndAccountUpdates AccountAccess = "PHI_AND_ACCOUNT_UPDATES"
+	AccountAccessUnspecified          AccountAccess = "UNSPECIFIED"
+)
+
+// SignerStatus is the state of a signer's authority.
+type SignerStatus string
+
+// The signer states.
+const (
+	SignerStatusActive   SignerStatus = "ACTIVE"
+	SignerStatusInactive SignerStatus = "INACTIVE"
+	SignerStatusPending  SignerStatus = "PENDING"
+	SignerStatusArchived SignerStatus = "ARCHIVED"
+)
+
+// SignerType is the capacity in which a signer acts.
+type SignerType string
+
+// The signer types.
+const (
+	SignerTypeAuthorizedSigner         SignerType = "AUTHORIZED_SIGNER"
+	SignerTypePowerOfAttorney          SignerType = "POWER_OF_ATTORNEY"
+	SignerTypeAuthorizedRepresentative SignerType = "AUTHORIZED_REPRESENTATIVE"
+	SignerTypeGuardian                 SignerType = "GUARDIAN"
+	SignerTypeParent                   SignerType = "PARENT"
+	SignerTypeConservator              SignerType = "CONSERVATOR"
+)
+
 // Person is the answer of Get Person.
 type Person struct {
 	PersonID   string     `json:"person_id"`
@@ -24,18 +59,22 @@ type Person struct {
 }
 
 // AuthorizedSigner is one signer of a consumer: a person who may act on the
-// consumer's behalf, and how far.
+// consumer's behalf, and how far. AccountAccess, Status and Type are
+// named string types, like Person.Type: compare them with the constants
+// (or with untyped strings, s.Status == "ACTIVE"), and convert them
+// (string(s.Status)) where a string is wanted. A value a later version of
+// the service adds is kept as it is sent.
 type AuthorizedSigner struct {
-	FirstName       string     `json:"first_name"`
-	MiddleName      string     `json:"middle_name,omitempty"`
-	LastName        string     `json:"last_name"`
-	HIPAAAuthorized bool       `json:"hipaa_authorized"`
-	AccountAccess   string     `json:"account_access"` // NONE, PHI, PHI_AND_ACCOUNT_UPDATES, UNSPECIFIED
-	Status          string     `json:"status"`         // ACTIVE, INACTIVE, PENDING, ARCHIVED
-	Type            string     `json:"type"`           // AUTHORIZED_SIGNER, POWER_OF_ATTORNEY, ...
-	Address         *Address   `json:"address,omitempty"`
-	Phone           *Phone     `json:"phone,omitempty"`
-	Protected       *Protected `json:"protected_personal_data,omitempty"`
+	FirstName       string        `json:"first_name"`
+	MiddleName      string        `json:"middle_name,omitempty"`
+	LastName        string        `json:"last_name"`
+	HIPAAAuthorized bool          `json:"hipaa_authorized"`
+	AccountAccess   AccountAccess `json:"account_access"`
+	Status          SignerStatus  `json:"status"`
+	Type            SignerType    `json:"type"`
+	Address         *Address      `json:"address,omitempty"`
+	Phone           *Phone        `json:"phone,omitempty"`
+	Protected       *Protected    `json:"protected_personal_data,omitempty"`
 }
 
 // Address is a signer's postal address.

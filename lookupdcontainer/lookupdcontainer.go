@@ -10,14 +10,17 @@
 //
 //	ctr, err := lookupdcontainer.Run(ctx, lookupdcontainer.DefaultImage(),
 //		lookupdcontainer.WithTenancy("business_ids"))
-//	testcontainers.CleanupContainer(t, ctr) // or defer ctr.Terminate(ctx)
+//	testcontainers.CleanupContainer(t, ctr) // terminates what Run started, even on error
+//	if err != nil {
+//		t.Fatal(err)
+//	}
 //	seq, err := ctr.Seed(ctx, fixtures...)
 //	tok, err := ctr.Token(lookuptest.Tenants(businessID))
 //	c, err := client.New(ctr.APIURL(), client.WithToken(tok))
 //
 // A *Container offers the methods of the in-process server
-// (lookuptest.Lookupd: Publish, Seed, WaitForPosition, Token), so a
-// suite can run the same tests against both.
+// (lookuptest.Lookupd: Publish, Seed, Upsert, Delete, WaitForPosition,
+// Token), so a suite can run the same tests against both.
 package lookupdcontainer
 
 import (
@@ -86,6 +89,7 @@ type Container struct {
 	natsURL  string
 	nc       *nats.Conn
 	pub      *events.Publisher
+	versions lookuptest.Versions // the entities' versions (Upsert, Delete)
 }
 
 var _ lookuptest.Lookupd = (*Container)(nil)
@@ -221,7 +225,38 @@ func (c *Container) Client(opts ...client.Option) (*client.Client, error) {
 // Publish publishes e through events.Publisher and returns its stream
 // sequence; an event the contract refuses is not published.
 func (c *Container) Publish(ctx context.Context, e events.Event) (uint64, error) {
-	return c.pub.Publish(ctx, e)
+	seq, err := c.pub.Publish(ctx, e)
+	if err == nil {
+		c.versions.Observe(e)
+	}
+	return seq, err
+}
+
+// Upsert publishes the upsert of each of data (events.Consumer,
+// events.BusinessContact, events.Signer) at its entity's next version
+// (lookuptest.Versions), as Seed does, and returns the last one's
+// sequence once lookupd has applied it.
+func (c *Container) Upsert(ctx context.Context, data ...any) (uint64, error) {
+	return c.seedWith(ctx, c.versions.Upsert, data)
+}
+
+// Delete publishes the deletion of each of data (an entity's upsert
+// data, or its deletion: events.ConsumerDeleted, ...) at its entity's
+// next version, as Upsert does.
+func (c *Container) Delete(ctx context.Context, data ...any) (uint64, error) {
+	return c.seedWith(ctx, c.versions.Delete, data)
+}
+
+func (c *Container) seedWith(ctx context.Context, build func(any) (events.Event, error), data []any) (uint64, error) {
+	es := make([]events.Event, len(data))
+	for i, d := range data {
+		e, err := build(d)
+		if err != nil {
+			return 0, fmt.Errorf("lookupdcontainer: %w (event %d of %d; nothing published)", err, i+1, len(data))
+		}
+		es[i] = e
+	}
+	return c.Seed(ctx, es...)
 }
 
 // Seed checks every one of es against the contract, publishes them in
@@ -239,6 +274,7 @@ func (c *Container) Seed(ctx context.Context, es ...events.Event) (uint64, error
 		if err != nil {
 			return last, fmt.Errorf("lookupdcontainer: seed: event %d of %d: %w", i+1, len(es), err)
 		}
+		c.versions.Observe(e)
 		last = seq
 	}
 	return last, c.WaitForPosition(ctx, last)
@@ -271,8 +307,14 @@ func (c *Container) WaitForPosition(ctx context.Context, seq uint64) error {
 }
 
 // Terminate stops lookupd and NATS and removes their network. It may be
-// called on a Container that Run only half started.
+// called on a Container that Run only half started, and on the nil
+// *Container a failed Run returns (it then does nothing), so that a
+// cleanup registered before Run's error is checked does not panic over
+// that error.
 func (c *Container) Terminate(ctx context.Context, opts ...testcontainers.TerminateOption) error {
+	if c == nil {
+		return nil
+	}
 	var errs []error
 	if c.Container != nil {
 		errs = append(errs, c.Container.Terminate(ctx, opts...))

@@ -6,11 +6,15 @@
 // the server alone.
 //
 //	srv := lookuptest.New(t)
-//	seq, err := srv.Publish(ctx, consumerUpserted)  // validated against the event contract
-//	c := srv.Client()                                // a client.Client with a valid token
+//	seq, err := srv.Upsert(ctx, events.Consumer{...}) // version 1, validated, applied
+//	c := srv.Client()                                 // a client.Client with a valid token
 //	res, err := c.GetPerson(ctx, id, client.MinPosition(seq))
 //
 // What it offers, as Pub/Sub's pstest or miniredis do for theirs:
+//   - Upsert and Delete build the events of the data they are given
+//     (events.Consumer, events.Signer, ...) with events.NewEvent and each
+//     entity's next version (Versions counts them: 1, 2, ..., a deletion
+//     included), publish them and wait until they are applied;
 //   - Publish and Seed go through events.Publisher, so an event the
 //     contract refuses fails the test's call and publishes nothing;
 //     they return the stream sequence, the position to read one's own
@@ -20,6 +24,16 @@
 //     tenant, another key;
 //   - PauseEvents and ResumeEvents stop and restart the projector, to see
 //     position-not-reached and, with WithMaxStaleness, stale;
+//   - SetError and FailNext make it answer the API's operations with a
+//     failure of the service's (client.ErrNotReady,
+//     client.ErrAuditUnavailable, client.ErrInternal, ...), with the
+//     service's own problem body and headers, as miniredis's SetError
+//     does, so that a test sees its code handle an outage; SetError("")
+//     clears them;
+//   - Requests lists the requests it answered (method, path, status,
+//     request id, whether a failure was injected) with the records the
+//     disclosure ledger holds of each, as pstest's Messages lists what it
+//     was sent;
 //   - options for tenancy, the staleness bound and the audit ledger.
 //
 // The container module (module github.com/lookup/persons/lookupdcontainer)
@@ -68,6 +82,12 @@ type Lookupd interface {
 	// contract (none is published if one is invalid), waits until the
 	// service has applied them and returns the last one's sequence.
 	Seed(ctx context.Context, es ...events.Event) (uint64, error)
+	// Upsert and Delete seed the upsert or the deletion of each of data
+	// (events.Consumer, events.Signer, ...), at each entity's next
+	// version (see Versions), and return the last one's sequence once the
+	// service has applied it.
+	Upsert(ctx context.Context, data ...any) (uint64, error)
+	Delete(ctx context.Context, data ...any) (uint64, error)
 	// WaitForPosition waits until the service has applied sequence seq.
 	WaitForPosition(ctx context.Context, seq uint64) error
 	// Token returns a token signed with the key the service trusts, shaped
@@ -93,6 +113,9 @@ type Server struct {
 	rep    *replica.Replica
 	ledger *ledger.Ledger
 	http   *httptest.Server
+
+	versions Versions // the entities' versions (Upsert, Delete)
+	faults   faults   // SetError, FailNext, Requests
 
 	mu   sync.Mutex
 	proj *projector.Projector // the current model's projector (PauseEvents)
@@ -164,7 +187,7 @@ func start(ctx context.Context, dir string, opts []Option) (_ *Server, err error
 	if err != nil {
 		return nil, err
 	}
-	s.http = httptest.NewServer(api)
+	s.http = httptest.NewServer(s.answer(api))
 	select {
 	case <-s.rep.CaughtUp():
 	case <-s.runDone:
@@ -200,6 +223,9 @@ func (s *Server) startNATS(ctx context.Context) (err error) {
 			return fmt.Errorf("demo data: %w", err)
 		}
 		s.demo = data.Events
+		for _, e := range s.demo {
+			s.versions.Observe(e)
+		}
 	}
 	return nil
 }
@@ -285,7 +311,11 @@ func (s *Server) Token(opts ...TokenOption) (string, error) { return s.key.Token
 // sequence. An event the contract refuses is an *events.InvalidEventError
 // (errors.Is events.ErrInvalidEvent) and nothing is published.
 func (s *Server) Publish(ctx context.Context, e events.Event) (uint64, error) {
-	return s.pub.Publish(ctx, e)
+	seq, err := s.pub.Publish(ctx, e)
+	if err == nil {
+		s.versions.Observe(e)
+	}
+	return seq, err
 }
 
 // Seed checks every one of es against the contract, then publishes them
@@ -303,6 +333,7 @@ func (s *Server) Seed(ctx context.Context, es ...events.Event) (uint64, error) {
 		if err != nil {
 			return last, fmt.Errorf("lookuptest: seed: event %d of %d: %w", i+1, len(es), err)
 		}
+		s.versions.Observe(e)
 		last = seq
 	}
 	return last, s.WaitForPosition(ctx, last)

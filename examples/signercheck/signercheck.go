@@ -74,12 +74,12 @@ func (ch Checker) MayAct(ctx context.Context, consumerID string, c Claimant, nee
 			continue
 		}
 		switch {
-		case s.Status != "ACTIVE":
-			d.Reason = "the matching signer is " + strings.ToLower(s.Status)
+		case s.Status != client.SignerStatusActive:
+			d.Reason = "the matching signer is " + strings.ToLower(string(s.Status))
 		case !covers(s, need):
 			d.Reason = "the matching signer's access does not cover " + string(need)
 		default:
-			return Decision{Allowed: true, Reason: "active " + strings.ToLower(strings.ReplaceAll(s.Type, "_", " ")), Position: d.Position}, nil
+			return Decision{Allowed: true, Reason: "active " + strings.ToLower(strings.ReplaceAll(string(s.Type), "_", " ")), Position: d.Position}, nil
 		}
 	}
 	return d, nil
@@ -89,9 +89,9 @@ func (ch Checker) MayAct(ctx context.Context, consumerID string, c Claimant, nee
 func covers(s client.AuthorizedSigner, need Need) bool {
 	switch need {
 	case NeedPHI:
-		return s.HIPAAAuthorized && (s.AccountAccess == "PHI" || s.AccountAccess == "PHI_AND_ACCOUNT_UPDATES")
+		return s.HIPAAAuthorized && (s.AccountAccess == client.AccountAccessPHI || s.AccountAccess == client.AccountAccessPHIAndAccountUpdates)
 	case NeedAccount:
-		return s.HIPAAAuthorized && s.AccountAccess == "PHI_AND_ACCOUNT_UPDATES"
+		return s.HIPAAAuthorized && s.AccountAccess == client.AccountAccessPHIAndAccountUpdates
 	}
 	return false
 }
