@@ -346,5 +346,5 @@ func backoff(n int) time.Duration {
 	if n < 16 {
 		d = min(d, RetryBackoff<<(n-1))
 	}
-	return d/2 + rand.N(d/2+1)
+	return d/2 + rand.N(d/2+1) //nolint:gosec // G404: jitter of a retry's wait, not a secret
 }

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"errors"
 	"io"
 	"net/url"
 	"strings"
@@ -206,7 +207,8 @@ func decodeBinary(subject string, h nats.Header, body []byte) (Event, error) {
 	env.Data.to = len(body) // data is required: an empty body has none
 	ev, err := env.event()
 	if err != nil {
-		if ie, ok := err.(*InvalidEventError); ok {
+		var ie *InvalidEventError
+		if errors.As(err, &ie) {
 			return Event{}, nameHeader(ie, attrs)
 		}
 		return Event{}, err
@@ -269,7 +271,7 @@ func decodeBinaryData(t Type, body []byte) (any, error) {
 	if err := readObject(&r.dec, "data.", target, &fault); err != nil {
 		return nil, jsonFault(err, "data.")
 	}
-	if _, err := r.dec.ReadToken(); err != io.EOF {
+	if _, err := r.dec.ReadToken(); !errors.Is(err, io.EOF) {
 		if err == nil {
 			return nil, &InvalidEventError{Reason: "body is not JSON: a value follows the data object"}
 		}

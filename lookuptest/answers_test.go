@@ -122,11 +122,11 @@ func TestInjectedAsTheServiceAnswers(t *testing.T) {
 		resp.Header.Del("Date")
 		return resp.Header, resp.Status + " " + string(b)
 	}
-	realHeader, real := get(seq + 10)
+	realHeader, realBody := get(seq + 10)
 	srv.FailNext(1, client.ErrPositionNotReached)
 	fakeHeader, fake := get(0)
-	if real != fake {
-		t.Fatalf("the service answered\n%s\nthe injected answer is\n%s", real, fake)
+	if realBody != fake {
+		t.Fatalf("the service answered\n%s\nthe injected answer is\n%s", realBody, fake)
 	}
 	if a, b := slices.Sorted(maps.Keys(realHeader)), slices.Sorted(maps.Keys(fakeHeader)); !slices.Equal(a, b) {
 		t.Fatalf("the service's headers %v, the injected answer's %v", a, b)

@@ -94,7 +94,7 @@ func (x *Index) applyFrom(ctx context.Context, it jetstream.MessagesContext, w *
 		cancel()
 		switch {
 		case ctx.Err() != nil:
-			return nil
+			return nil //nolint:nilerr // stopped: the follow ends without error whatever Next said
 		case errors.Is(err, context.DeadlineExceeded):
 			if err := w.check(ctx); err != nil {
 				return err

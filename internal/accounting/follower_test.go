@@ -140,11 +140,11 @@ func TestFollowerRebuildsForANewStream(t *testing.T) {
 	testkit.WaitFor(t, 10*time.Second, func() error {
 		pos, err := x.Position()
 		if err != nil || pos != last {
-			return fmt.Errorf("index at %d (%v), the new stream at %d", pos, err, last)
+			return fmt.Errorf("index at %d (%w), the new stream at %d", pos, err, last)
 		}
 		diff, err := x.CompareWithStream(t.Context(), js, ledger.DefaultStream)
 		if err != nil || len(diff) > 0 {
-			return fmt.Errorf("the index differs from the new stream (%v): %v", err, diff)
+			return fmt.Errorf("the index differs from the new stream (%w): %v", err, diff)
 		}
 		return nil
 	})

@@ -35,7 +35,7 @@ func decodeStream(v []byte) (projector.StreamIdentity, error) {
 	}
 	id := projector.StreamIdentity{Name: string(v[8:])}
 	if n := binary.BigEndian.Uint64(v); n != 0 {
-		id.Created = time.Unix(0, int64(n)).UTC()
+		id.Created = time.Unix(0, int64(n)).UTC() //nolint:gosec // G115: n <= MaxInt64, checked above
 	}
 	return id, nil
 }

@@ -8,8 +8,6 @@ import (
 
 // The problems an Authenticator answers are the API's: the one table and
 // writer of internal/problem, under the names this package's code uses.
-const problemBase = problem.Base
-
 type problemKind = problem.Kind
 
 const (

@@ -9,16 +9,16 @@ import (
 
 // Backoff returns the retry policy of a loop that tries again after a
 // failure (the projector's session, the accounting's follower):
-// exponential backoff from initial, doubling up to max, with ±20% jitter so
+// exponential backoff from initial, doubling up to ceiling, with ±20% jitter so
 // that replicas restarted together do not retry in step. It never gives up
 // by itself (its MaxElapsedTime is not consulted by NextBackOff); callers
 // stop when their context is done, and Reset it when they make progress.
-func Backoff(initial, max time.Duration) *backoff.ExponentialBackOff {
+func Backoff(initial, ceiling time.Duration) *backoff.ExponentialBackOff {
 	b := &backoff.ExponentialBackOff{
 		InitialInterval:     initial,
 		RandomizationFactor: 0.2,
 		Multiplier:          2,
-		MaxInterval:         max,
+		MaxInterval:         ceiling,
 	}
 	b.Reset()
 	return b
