@@ -77,13 +77,15 @@ type letterData struct {
 // letterEntry is one disclosure of the letter, or with the summary the
 // first of several to one recipient for one purpose.
 type letterEntry struct {
-	Date, Time, Reference string
-	Recipient, Address    string // the organisation ("" when the registry lacks the client at that date)
-	Client                string
-	Disclosed, Purpose    string
-	Count                 int    // the disclosures this entry stands for (the summary)
-	Last                  string // the date of the last of them, when Count > 1
-	key                   string
+	Date, Time string
+	Reference  string // the service's (accounting.Reference), never the caller's request id
+
+	Recipient, Address string // the organisation ("" when the registry lacks the client at that date)
+	Client             string
+	Disclosed, Purpose string
+	Count              int    // the disclosures this entry stands for (the summary)
+	Last               string // the date of the last of them, when Count > 1
+	key                string
 }
 
 // letterForm answers the form, filled in with id and today's date.
@@ -266,7 +268,7 @@ func (o *officer) entries(recs []ledger.Record, summary bool) []letterEntry {
 	first := map[string]int{}
 	for i, w := range rows {
 		at := recs[i].Time.UTC()
-		e := letterEntry{Date: longDate(at), Time: at.Format("15:04 UTC"), Reference: w.RequestID, Recipient: w.Organisation,
+		e := letterEntry{Date: longDate(at), Time: at.Format("15:04 UTC"), Reference: w.Reference, Recipient: w.Organisation,
 			Address: w.Address, Client: w.Client, Disclosed: w.Disclosed, Purpose: w.Purpose, Count: 1,
 			key: recs[i].Client + "\x00" + recs[i].Purpose}
 		if j, ok := first[e.key]; ok && summary {

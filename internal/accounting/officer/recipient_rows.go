@@ -105,10 +105,10 @@ func (o *officer) recipientExport(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="accounting-recipient-`+fileSafe(f.Client+"-"+f.Subject)+`-`+o.Now().UTC().Format("20060102")+`.csv"`)
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"date", "person", "client", "organisation", "address", "subject", "disclosed", "purpose", "exempt", "request_id", "replica"})
+	_ = cw.Write([]string{"date", "person", "client", "organisation", "address", "subject", "disclosed", "purpose", "exempt", "reference", "caller_request_id", "replica"})
 	rows, _ := o.recipientRows(recs)
 	for _, x := range rows {
-		_ = cw.Write(csvCells(x.Date, x.Person, x.Client, x.Organisation, x.Address, x.Subject, x.Disclosed, x.Purpose, yesNo(x.Exempt), x.RequestID, x.Replica))
+		_ = cw.Write(csvCells(x.Date, x.Person, x.Client, x.Organisation, x.Address, x.Subject, x.Disclosed, x.Purpose, yesNo(x.Exempt), x.Reference, x.RequestID, x.Replica))
 	}
 	cw.Flush()
 }

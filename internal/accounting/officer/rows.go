@@ -35,7 +35,8 @@ type row struct {
 	Disclosed                      string
 	Purpose                        string // the statement, or what is unknown
 	PurposeUnknown, Exempt, Access bool
-	RequestID, Replica             string
+	Reference                      string // the service's (accounting.Reference)
+	RequestID, Replica             string // the caller's X-Request-Id, as it sent it
 	Person                         string // the person disclosed (a column of the search by recipient only)
 }
 
@@ -62,7 +63,7 @@ func (o *officer) rows(recs []ledger.Record) []row {
 	for i := range recs {
 		r := &recs[i]
 		w := row{Date: r.Time.UTC().Format("2006-01-02 15:04:05 UTC"), Client: r.Client, Subject: r.Subject, Person: r.PersonID,
-			Disclosed: disclosed(r), RequestID: r.RequestID, Replica: r.Replica, Access: accounting.IsAccountingRead(r.Operation)}
+			Disclosed: disclosed(r), Reference: accounting.Reference(r), RequestID: r.RequestID, Replica: r.Replica, Access: accounting.IsAccountingRead(r.Operation)}
 		if c, ok := o.Registry.Client(r.Client, r.Time); ok {
 			w.Organisation, w.Address = c.Organisation, c.Address
 		} else if r.Client != "" {
@@ -168,9 +169,9 @@ func (o *officer) export(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="accounting-`+f.ID+`-`+o.Now().UTC().Format("20060102")+`.csv"`)
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"date", "organisation", "address", "client", "subject", "disclosed", "purpose", "exempt", "request_id", "replica"})
+	_ = cw.Write([]string{"date", "organisation", "address", "client", "subject", "disclosed", "purpose", "exempt", "reference", "caller_request_id", "replica"})
 	for _, x := range o.rows(recs) {
-		_ = cw.Write(csvCells(x.Date, x.Organisation, x.Address, x.Client, x.Subject, x.Disclosed, x.Purpose, yesNo(x.Exempt), x.RequestID, x.Replica))
+		_ = cw.Write(csvCells(x.Date, x.Organisation, x.Address, x.Client, x.Subject, x.Disclosed, x.Purpose, yesNo(x.Exempt), x.Reference, x.RequestID, x.Replica))
 	}
 	cw.Flush()
 }
