@@ -51,7 +51,18 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /fhir/AuditEvent", cfg.search)
-	return mux
+	return Headers(mux)
+}
+
+// Headers sets the headers of every answer of the search, its Bundles
+// and OperationOutcomes (and, in front of an authenticator, its refusals):
+// nothing cached, nothing sniffed, as the API's answers.
+func Headers(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (cfg HandlerConfig) search(w http.ResponseWriter, r *http.Request) {

@@ -149,3 +149,24 @@ func TestSearchPurpose(t *testing.T) {
 		})
 	}
 }
+
+// Every answer of the search, the Bundle, the JSON lines and each
+// OperationOutcome, is not to be cached nor sniffed, as the API's and the
+// officer's pages are not.
+func TestSearchHeaders(t *testing.T) {
+	h, _, _ := searchServer(t, nil)
+	for _, tc := range []struct{ target, token string }{
+		{"/fhir/AuditEvent?entity=" + accountingtest.Persons[0], "auditor"},
+		{"/fhir/AuditEvent?entity=" + accountingtest.Persons[0] + "&_format=jsonl", "auditor"},
+		{"/fhir/AuditEvent?entity=x", "auditor"},
+		{"/fhir/AuditEvent?entity=" + accountingtest.Persons[0], ""},
+		{"/fhir/AuditEvent?entity=" + accountingtest.Persons[0], "reader"},
+		{"/fhir/Patient", "auditor"},
+	} {
+		rec := accountingtest.Get(h, tc.target, tc.token)
+		if h := rec.Header(); h.Get("Cache-Control") != "no-store" || h.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s (token %q) = %d with Cache-Control %q, X-Content-Type-Options %q; want no-store and nosniff",
+				tc.target, tc.token, rec.Code, h.Get("Cache-Control"), h.Get("X-Content-Type-Options"))
+		}
+	}
+}
