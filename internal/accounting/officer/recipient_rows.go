@@ -77,11 +77,11 @@ func (o *officer) recipientRows(recs []ledger.Record) ([]row, []recipientLine) {
 // recipientExport answers the CSV of the search by recipient: every
 // matching row, not a page.
 func (o *officer) recipientExport(w http.ResponseWriter, r *http.Request) {
-	d := o.recipientFormData()
-	caller, ok := o.authorizeRecipient(w, r, d)
+	caller, ok := o.authorizeRecipient(w, r)
 	if !ok {
 		return
 	}
+	d := o.recipientFormData()
 	f, err := parseRecipient(r.URL.Query(), o.Registry)
 	d.Form = f
 	if err == nil && !f.searched() {
