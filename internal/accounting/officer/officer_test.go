@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/testing/accountingtest"
@@ -206,5 +207,53 @@ func TestCSVCells(t *testing.T) {
 	want := []string{"'=1+1", "'+1", "'-1", "'@SUM(A1)", "'\tx", "'\rx", "plain", "", "a=b"}
 	if !slices.Equal(got, want) {
 		t.Errorf("csvCells = %q, want %q", got, want)
+	}
+}
+
+// A disclosure whose token named no client (no azp, no client_id) is
+// shown as such, in the pages, the CSVs and the letter; a client named
+// "none" is shown as that client.
+func TestNoClientIsNotAClientNamedNone(t *testing.T) {
+	at := func(h int) time.Time { return time.Date(2026, 11, 1, h, 0, 0, 0, time.UTC) }
+	ds := []accountingtest.Disclosure{
+		{I: 0, At: at(1), Client: "", Subject: ""},
+		{I: 1, At: at(2), Client: "none", Subject: "none"},
+	}
+	for i := range ds {
+		ds[i].Person, ds[i].Purpose, ds[i].Op = accountingtest.Persons[0], "LEGAL", "getAuthorizedSigners"
+	}
+	f := newOfficerFixtureOf(t, 10, ds)
+	row := func(body, ref string) string { // the table row of the reference
+		i := strings.Index(body, "<code>"+ref+"</code>")
+		if i < 0 {
+			t.Fatalf("no row of %s in:\n%s", ref, body)
+		}
+		return body[strings.LastIndex(body[:i], "<tr>"):i]
+	}
+	for _, page := range []string{"/officer/person?id=" + accountingtest.Persons[0], "/officer/recipient?subject=none"} {
+		body := accountingtest.Get(f.h, page, "officer").Body.String()
+		if page != "/officer/recipient?subject=none" { // the subject none's rows only
+			if r := row(body, ds[0].Reference()); strings.Contains(r, "<code>none</code>") || !strings.Contains(r, "(no client)") || !strings.Contains(r, "(no subject)") {
+				t.Errorf("GET %s: the row without client or subject reads %q, want (no client) and (no subject), not none", page, r)
+			}
+		}
+		if r := row(body, ds[1].Reference()); strings.Count(r, "<code>none</code>") != 2 || strings.Contains(r, "(no client)") {
+			t.Errorf("GET %s: the row of the client named none reads %q, want client and subject none", page, r)
+		}
+	}
+	for _, export := range []string{"/officer/person.csv?id=" + accountingtest.Persons[0], "/officer/recipient.csv?subject=none"} {
+		rows, err := csv.NewReader(strings.NewReader(accountingtest.Get(f.h, export, "officer").Body.String())).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		client, subject := slices.Index(rows[0], "client"), slices.Index(rows[0], "subject")
+		if rows[1][client] != "none" || rows[1][subject] != "none" ||
+			strings.HasPrefix(export, "/officer/person") && (len(rows) != 3 || rows[2][client] != "(no client)" || rows[2][subject] != "(no subject)") {
+			t.Errorf("GET %s = %q, want client and subject none, then (no client) and (no subject)", export, rows)
+		}
+	}
+	letter := postLetter(f.h, letterOf(accountingtest.Persons[0], "2026-11-20")).Body.String()
+	if !strings.Contains(letter, "(no client named)") || !strings.Contains(letter, "(client none)") {
+		t.Errorf("the letter does not tell the disclosure without client from the client none:\n%s", letter)
 	}
 }

@@ -171,7 +171,7 @@ func (o *officer) export(w http.ResponseWriter, r *http.Request) {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"date", "organisation", "address", "client", "subject", "disclosed", "purpose", "exempt", "reference", "caller_request_id", "replica"})
 	for _, x := range o.rows(recs) {
-		_ = cw.Write(csvCells(x.Date, x.Organisation, x.Address, x.Client, x.Subject, x.Disclosed, x.Purpose, yesNo(x.Exempt), x.Reference, x.RequestID, x.Replica))
+		_ = cw.Write(csvCells(x.Date, x.Organisation, x.Address, orNone(x.Client, noClient), orNone(x.Subject, noSubject), x.Disclosed, x.Purpose, yesNo(x.Exempt), x.Reference, x.RequestID, x.Replica))
 	}
 	cw.Flush()
 }
@@ -193,4 +193,21 @@ func yesNo(b bool) string {
 		return "exempt"
 	}
 	return "accountable"
+}
+
+// What a CSV cell says of a disclosure whose token named no client (no
+// azp, no client_id) or no subject: words with a space, which no client
+// id or subject the service takes (a code) can be, so that a client
+// named "none" stays "none".
+const (
+	noClient  = "(no client)"
+	noSubject = "(no subject)"
+)
+
+// orNone returns s, or none when s is "".
+func orNone(s, none string) string {
+	if s == "" {
+		return none
+	}
+	return s
 }
