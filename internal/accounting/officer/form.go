@@ -118,14 +118,31 @@ func (f officerForm) query(limit int) accounting.Query {
 // exempt; an unknown one counts as accountable) and no read of the
 // accounting itself.
 func (f officerForm) keep(reg *accounting.Registry) func(*ledger.Record) bool {
+	return f.keepCounting(reg, nil)
+}
+
+// hidden counts the records a search matched but hid: exempt
+// disclosures, and reads of the accounting itself.
+type hidden struct{ Exempt, Self int }
+
+// keepCounting is keep, counting in h (when not nil) the records it hides
+// only for being exempt or a read of the accounting. A page that shows no
+// row has seen every record of its range, so its h counts them all.
+func (f officerForm) keepCounting(reg *accounting.Registry, h *hidden) func(*ledger.Record) bool {
 	return func(r *ledger.Record) bool {
 		if f.Recipient != "" && r.Client != f.Recipient || f.Purpose != "" && r.Purpose != f.Purpose {
 			return false
 		}
 		if !f.Self && accounting.IsAccountingRead(r.Operation) {
+			if h != nil {
+				h.Self++
+			}
 			return false
 		}
 		if p, ok := reg.Purpose(r.Purpose); ok && p.Exempt && !f.Exempt {
+			if h != nil {
+				h.Exempt++
+			}
 			return false
 		}
 		return true

@@ -257,3 +257,37 @@ func TestNoClientIsNotAClientNamedNone(t *testing.T) {
 		t.Errorf("the letter does not tell the disclosure without client from the client none:\n%s", letter)
 	}
 }
+
+// A search whose every match is hidden (exempt, or a read of the
+// accounting) says how many are hidden and why, not that nothing matches.
+func TestHiddenDisclosuresAreCounted(t *testing.T) {
+	at := func(h int) time.Time { return time.Date(2026, 11, 1, h, 0, 0, 0, time.UTC) }
+	ds := []accountingtest.Disclosure{
+		{I: 0, At: at(1), Purpose: "TREAT", Op: "getAuthorizedSigners"},
+		{I: 1, At: at(2), Purpose: "TREAT", Op: "getAuthorizedSigners"},
+		{I: 2, At: at(3), Purpose: "LEGAL", Op: accounting.OperationSearch},
+	}
+	for i := range ds {
+		ds[i].Person, ds[i].Client, ds[i].Subject = accountingtest.Persons[0], "billing-app", "clerk"
+	}
+	f := newOfficerFixtureOf(t, 10, ds)
+	for _, tc := range []struct{ page, want string }{
+		{"/officer/person?id=" + accountingtest.Persons[0], "operations: 2"},
+		{"/officer/person?id=" + accountingtest.Persons[0], "reads of the accounting itself: 1"},
+		{"/officer/person?id=" + accountingtest.Persons[0] + "&exempt=1", "reads of the accounting itself: 1"},
+		{"/officer/person?id=" + accountingtest.Persons[0] + "&self=1", "operations: 2"},
+		{"/officer/recipient?client=billing-app", "operations: 2"},
+		{"/officer/recipient?client=billing-app", "reads of the accounting itself: 1"},
+	} {
+		body := accountingtest.Get(f.h, tc.page, "officer").Body.String()
+		if strings.Contains(body, "No disclosure matches") && requestIDs.MatchString(body) {
+			t.Errorf("GET %s: rows and no match", tc.page)
+		}
+		if !requestIDs.MatchString(body) && (strings.Contains(body, "No disclosure matches") || !strings.Contains(body, tc.want)) {
+			t.Errorf("GET %s: want the hidden counted (%q):\n%s", tc.page, tc.want, body)
+		}
+	}
+	if body := accountingtest.Get(f.h, "/officer/person?id="+accountingtest.Persons[1], "officer").Body.String(); !strings.Contains(body, "No disclosure matches this search.") {
+		t.Errorf("a person without disclosures: want No disclosure matches:\n%s", body)
+	}
+}

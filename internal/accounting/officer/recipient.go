@@ -119,7 +119,7 @@ func (o *officer) recipient(w http.ResponseWriter, r *http.Request) {
 	var recs []ledger.Record
 	var next string
 	if err == nil {
-		recs, next, err = o.Index.SearchRecipient(f.recipientQuery(o.PageSize), f.keep(o.Registry))
+		recs, next, err = o.Index.SearchRecipient(f.recipientQuery(o.PageSize), f.keepCounting(o.Registry, &d.Hidden))
 		if errors.Is(err, accounting.ErrBadCursor) {
 			err = badInput("after: not a page this service gave; start again from the first page")
 		}

@@ -22,6 +22,7 @@ type recipientData struct {
 	Generated         string
 	LedgerSince       string
 	Status            *accounting.IndexStatus
+	Hidden            hidden // counted when no row is shown
 }
 
 // recipientLine is a client of the rows shown, as the clients registry

@@ -22,6 +22,7 @@ type pageData struct {
 	Oldest, Generated string
 	LedgerSince       string
 	Status            *accounting.IndexStatus
+	Hidden            hidden // counted when no row is shown
 }
 
 // option is a choice of the form's lists.
