@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/auth"
@@ -184,4 +185,18 @@ func Reference(r *ledger.Record) string {
 		ref += "-" + strconv.Itoa(r.Index)
 	}
 	return ref
+}
+
+// NormalPersonID returns s with its ASCII upper-case letters in lower
+// case, as the API takes a person id in either case: a person id in upper
+// case is the same person's. Only ASCII is folded (strings.ToLower would
+// make the Kelvin sign a k), so IsPersonID of the result still refuses
+// anything but a UUID.
+func NormalPersonID(s string) string {
+	return strings.Map(func(c rune) rune {
+		if c >= 'A' && c <= 'Z' {
+			return c + ('a' - 'A')
+		}
+		return c
+	}, s)
 }

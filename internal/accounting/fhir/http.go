@@ -151,7 +151,7 @@ func parseSearch(v url.Values) (accounting.Query, bool, error) {
 			return q, false, fmt.Errorf("%s: not a search parameter of this service (entity, date, _count, _cursor, _format)", k)
 		}
 	}
-	entity := strings.TrimPrefix(v.Get("entity"), "Patient/")
+	entity := accounting.NormalPersonID(strings.TrimPrefix(v.Get("entity"), "Patient/"))
 	if !accounting.IsPersonID(entity) || len(v["entity"]) != 1 {
 		return q, false, errors.New("entity: one person id (a UUID, or Patient/<UUID>) is required")
 	}

@@ -170,3 +170,29 @@ func TestSearchHeaders(t *testing.T) {
 		}
 	}
 }
+
+// An entity in upper case (the API takes one) is the same person's.
+func TestSearchUpperCaseEntity(t *testing.T) {
+	const person = "3f2504e0-4f89-41d3-9a0c-0305e82c3301"
+	x := accountingtest.FixtureIndex(t, []accountingtest.Disclosure{{Person: person, Client: "billing-app", Purpose: "LEGAL", Op: "getAuthorizedSigners"}})
+	var recorded []string
+	h := fhir.NewHandler(fhir.HandlerConfig{Index: x, Authorize: accountingtest.Authorize,
+		Record: func(_ context.Context, a accounting.Access) error {
+			recorded = append(recorded, a.Caller.Subject+" "+a.Person)
+			return nil
+		}})
+	for _, entity := range []string{strings.ToUpper(person), "Patient/" + strings.ToUpper(person)} {
+		rec := accountingtest.Get(h, "/fhir/AuditEvent?entity="+entity+"&_format=jsonl", "auditor")
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), person) {
+			t.Errorf("GET entity=%s = %d %s, want the person's records", entity, rec.Code, rec.Body)
+		}
+	}
+	if len(recorded) != 2 {
+		t.Errorf("recorded %q, want both searches", recorded)
+	}
+	for _, r := range recorded {
+		if r != "auditor "+person {
+			t.Errorf("recorded %q, want the person id in lower case", r)
+		}
+	}
+}

@@ -35,7 +35,7 @@ func parseOfficer(v url.Values, reg *accounting.Registry) (officerForm, error) {
 			return f, badInputf("%q is given more than once.", k)
 		}
 	}
-	f.ID, f.From, f.To = strings.TrimSpace(v.Get("id")), v.Get("from"), v.Get("to")
+	f.ID, f.From, f.To = accounting.NormalPersonID(strings.TrimSpace(v.Get("id"))), v.Get("from"), v.Get("to")
 	f.Recipient, f.Purpose, f.After = v.Get("recipient"), v.Get("purpose"), v.Get("after")
 	var err error
 	if f.Exempt, err = checkbox(v, "exempt"); err != nil {
@@ -51,7 +51,7 @@ func parseOfficer(v url.Values, reg *accounting.Registry) (officerForm, error) {
 		return f, nil
 	}
 	if !accounting.IsPersonID(f.ID) {
-		return f, badInputf("The person id %q is not a person id: want a UUID such as 3f2504e0-4f89-41d3-9a0c-0305e82c3301 (lower case).", f.ID)
+		return f, badInputf("The person id %q is not a person id: want a UUID such as 3f2504e0-4f89-41d3-9a0c-0305e82c3301.", f.ID)
 	}
 	if err := f.dates(); err != nil {
 		return f, err

@@ -102,9 +102,9 @@ func (o *officer) letterForm(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	d.Form = letterForm{ID: v.Get("id"), Requested: d.Today, Paper: "letter"}
+	d.Form = letterForm{ID: accounting.NormalPersonID(v.Get("id")), Requested: d.Today, Paper: "letter"}
 	if d.Form.ID != "" && !accounting.IsPersonID(d.Form.ID) {
-		o.renderLetter(w, http.StatusBadRequest, "letter-form.html", d, badInputf("The person id %q is not a person id: want a UUID (lower case).", d.Form.ID))
+		o.renderLetter(w, http.StatusBadRequest, "letter-form.html", d, badInputf("The person id %q is not a person id: want a UUID.", d.Form.ID))
 		return
 	}
 	o.renderLetter(w, http.StatusOK, "letter-form.html", d, nil)
@@ -179,14 +179,14 @@ func (o *officer) parseLetter(w http.ResponseWriter, r *http.Request) (letterFor
 			return f, badInputf("%q is given more than once.", k)
 		}
 	}
-	f = letterForm{ID: strings.TrimSpace(v.Get("id")), Requested: v.Get("requested"), From: v.Get("from"), Paper: v.Get("paper"),
+	f = letterForm{ID: accounting.NormalPersonID(strings.TrimSpace(v.Get("id"))), Requested: v.Get("requested"), From: v.Get("from"), Paper: v.Get("paper"),
 		Name: strings.TrimSpace(v.Get("name")), Address: strings.TrimSpace(strings.ReplaceAll(v.Get("address"), "\r\n", "\n"))}
 	var err error
 	if f.Summary, err = checkbox(v, "summary"); err != nil {
 		return f, err
 	}
 	if !accounting.IsPersonID(f.ID) {
-		return f, badInputf("The person id %q is not a person id: want a UUID such as 3f2504e0-4f89-41d3-9a0c-0305e82c3301 (lower case).", f.ID)
+		return f, badInputf("The person id %q is not a person id: want a UUID such as 3f2504e0-4f89-41d3-9a0c-0305e82c3301.", f.ID)
 	}
 	if f.Paper == "" {
 		f.Paper = "letter"

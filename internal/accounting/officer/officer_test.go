@@ -113,7 +113,7 @@ func TestOfficerBadInputRecordsNothing(t *testing.T) {
 	f := newOfficerFixture(t, 10)
 	for _, tc := range []struct{ name, query, says string }{
 		{"malformed id", "id=12345", "is not a person id"},
-		{"upper-case id", "id=AAAAAAAA-1111-4111-8111-111111111111", "is not a person id"},
+		{"id not hex", "id=gggggggg-1111-4111-8111-111111111111", "is not a person id"}, // upper case is taken: TestUpperCasePersonID
 		{"reversed range", "id=" + accountingtest.Persons[0] + "&from=2026-12-01&to=2026-11-01", "The date range is reversed"},
 		{"bad date", "id=" + accountingtest.Persons[0] + "&from=01/11/2026", "is not a date"},
 		{"unknown recipient", "id=" + accountingtest.Persons[0] + "&recipient=robot", "is not a client of the clients registry"},
@@ -289,5 +289,32 @@ func TestHiddenDisclosuresAreCounted(t *testing.T) {
 	}
 	if body := accountingtest.Get(f.h, "/officer/person?id="+accountingtest.Persons[1], "officer").Body.String(); !strings.Contains(body, "No disclosure matches this search.") {
 		t.Errorf("a person without disclosures: want No disclosure matches:\n%s", body)
+	}
+}
+
+// A person id in upper case (the API takes one) is taken, as the same
+// person's, in lower case, on the pages, the export and the letter.
+func TestUpperCasePersonID(t *testing.T) {
+	const person = "3f2504e0-4f89-41d3-9a0c-0305e82c3301"
+	upper := strings.ToUpper(person)
+	ds := []accountingtest.Disclosure{{I: 0, At: time.Date(2026, 11, 1, 1, 0, 0, 0, time.UTC), Person: person, Client: "billing-app",
+		Subject: "clerk", Purpose: "LEGAL", Op: "getAuthorizedSigners"}}
+	f := newOfficerFixtureOf(t, 100, ds)
+	for _, target := range []string{"/officer/person?id=" + upper, "/officer/person.csv?id=" + upper, "/officer/letter?id=" + upper} {
+		rec := accountingtest.Get(f.h, target, "officer")
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), person) && !strings.Contains(target, ".csv") {
+			t.Errorf("GET %s = %d, want 200 with the id in lower case:\n%s", target, rec.Code, rec.Body)
+		}
+	}
+	if got := pages(t, f, "/officer/person?id="+upper); !slices.Equal(got, []string{"req-00"}) {
+		t.Errorf("the page of %s shows %v, want req-00", upper, got)
+	}
+	if rec := postLetter(f.h, letterOf(upper, "2026-11-20")); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "Reference "+ds[0].Reference()) {
+		t.Errorf("POST letter of %s = %d, want the letter of %s:\n%s", upper, rec.Code, ds[0].Reference(), rec.Body)
+	}
+	for _, a := range f.accesses() {
+		if a.Person != person {
+			t.Errorf("recorded an access of %q, want %s", a.Person, person)
+		}
 	}
 }
