@@ -318,3 +318,37 @@ func TestUpperCasePersonID(t *testing.T) {
 		}
 	}
 }
+
+// The CSV marks a read of the accounting as such, not as an accountable
+// disclosure.
+func TestCSVMarksReadsOfTheAccounting(t *testing.T) {
+	f := newOfficerFixture(t, 100)
+	for _, export := range []string{"/officer/person.csv?id=" + accountingtest.Persons[0] + "&self=1&exempt=1", "/officer/recipient.csv?client=billing-app&self=1&exempt=1"} {
+		rows, err := csv.NewReader(strings.NewReader(accountingtest.Get(f.h, export, "officer").Body.String())).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		col, ref := slices.Index(rows[0], "exempt"), slices.Index(rows[0], "caller_request_id")
+		byID := map[string]accountingtest.Disclosure{}
+		for _, d := range accountingtest.Disclosures() {
+			byID[d.RequestID()] = d
+		}
+		reads := 0
+		for _, r := range rows[1:] {
+			d := byID[r[ref]]
+			want := "accountable"
+			switch {
+			case d.Op == accounting.OperationSearch:
+				want, reads = "read of the accounting", reads+1
+			case d.Purpose == "TREAT":
+				want = "exempt"
+			}
+			if r[col] != want {
+				t.Errorf("GET %s: %s (%s, %s) is marked %q, want %q", export, r[ref], d.Op, d.Purpose, r[col], want)
+			}
+		}
+		if reads == 0 {
+			t.Errorf("GET %s: no read of the accounting in the export", export)
+		}
+	}
+}

@@ -109,7 +109,7 @@ func (o *officer) recipientExport(w http.ResponseWriter, r *http.Request) {
 	_ = cw.Write([]string{"date", "person", "client", "organisation", "address", "subject", "disclosed", "purpose", "exempt", "reference", "caller_request_id", "replica"})
 	rows, _ := o.recipientRows(recs)
 	for _, x := range rows {
-		_ = cw.Write(csvCells(x.Date, x.Person, orNone(x.Client, noClient), x.Organisation, x.Address, orNone(x.Subject, noSubject), x.Disclosed, x.Purpose, yesNo(x.Exempt), x.Reference, x.RequestID, x.Replica))
+		_ = cw.Write(csvCells(x.Date, x.Person, orNone(x.Client, noClient), x.Organisation, x.Address, orNone(x.Subject, noSubject), x.Disclosed, x.Purpose, x.accountability(), x.Reference, x.RequestID, x.Replica))
 	}
 	cw.Flush()
 }

@@ -172,7 +172,7 @@ func (o *officer) export(w http.ResponseWriter, r *http.Request) {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"date", "organisation", "address", "client", "subject", "disclosed", "purpose", "exempt", "reference", "caller_request_id", "replica"})
 	for _, x := range o.rows(recs) {
-		_ = cw.Write(csvCells(x.Date, x.Organisation, x.Address, orNone(x.Client, noClient), orNone(x.Subject, noSubject), x.Disclosed, x.Purpose, yesNo(x.Exempt), x.Reference, x.RequestID, x.Replica))
+		_ = cw.Write(csvCells(x.Date, x.Organisation, x.Address, orNone(x.Client, noClient), orNone(x.Subject, noSubject), x.Disclosed, x.Purpose, x.accountability(), x.Reference, x.RequestID, x.Replica))
 	}
 	cw.Flush()
 }
@@ -189,8 +189,14 @@ func csvCells(cells ...string) []string {
 	return cells
 }
 
-func yesNo(b bool) string {
-	if b {
+// accountability is what the CSV's column "exempt" says of x: a read of
+// the accounting itself (never an accountable disclosure, whatever its
+// purpose), an exempt disclosure (164.528(a)(1)), or an accountable one.
+func (x row) accountability() string {
+	switch {
+	case x.Access:
+		return "read of the accounting"
+	case x.Exempt:
 		return "exempt"
 	}
 	return "accountable"
