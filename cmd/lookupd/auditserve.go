@@ -177,7 +177,8 @@ func openIndex(cfg settings.Config, js jetstream.JetStream, logger *slog.Logger)
 }
 
 // accountingAPI returns the accounting service's routes: the FHIR search
-// behind authn (its refusals are the API's problem documents) and the
+// behind authn (its refusals are the API's problem documents; every answer
+// of it no-store and nosniff, fhir.Headers) and the
 // officer's pages, which authorize with authn themselves and answer a
 // refusal as a page; each records its answers with record.
 func accountingAPI(cfg settings.Config, index *accounting.Index, registry *accounting.Registry, follower *accounting.Follower,
@@ -188,8 +189,8 @@ func accountingAPI(cfg settings.Config, index *accounting.Index, registry *accou
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/fhir/", authn.Require(fhir.NewHandler(fhir.HandlerConfig{Index: index,
-		Authorize: accounting.AuthenticatedCaller, Record: record})))
+	mux.Handle("/fhir/", fhir.Headers(authn.Require(fhir.NewHandler(fhir.HandlerConfig{Index: index,
+		Authorize: accounting.AuthenticatedCaller, Record: record}))))
 	mux.Handle("/officer/", pages)
 	mux.Handle("/", authn.Require(http.NotFoundHandler()))
 	return mux, nil

@@ -127,6 +127,9 @@ func TestAuditServeAnswersAPersonsDisclosures(t *testing.T) {
 			if err != nil || r.Status != tc.wantStatus {
 				t.Fatalf("GET = %d %s (%v), want %d", r.Status, r.Body, err, tc.wantStatus)
 			}
+			if r.Header.Get("Cache-Control") != "no-store" || r.Header.Get("X-Content-Type-Options") != "nosniff" {
+				t.Errorf("Cache-Control %q, X-Content-Type-Options %q; want no-store and nosniff", r.Header.Get("Cache-Control"), r.Header.Get("X-Content-Type-Options"))
+			}
 			if tc.wantStatus != http.StatusOK {
 				var p struct{ Type string }
 				if json.Unmarshal(r.Body, &p) != nil || !strings.HasSuffix(p.Type, "/"+tc.wantType) ||

@@ -6,9 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/auth"
+	"github.com/lookup/persons/internal/ledger"
 )
 
 // Scope is the scope of the tokens the accounting service admits.
@@ -168,4 +171,32 @@ func AuthenticatedCaller(r *http.Request) (auth.Caller, error) {
 		return c, errors.New("no authenticated caller")
 	}
 	return c, nil
+}
+
+// Reference returns the service's own reference of a ledger record: where
+// the ledger stores it, its chain, its message's place in the chain and
+// its place in the message ("<chain>-<seq>-<index>"; a record of format
+// 1, one a message, "<chain>-<seq>"). Unlike the request id, which the
+// caller may choose (and two callers may share), no caller sets it, no
+// two records share it, and it is the same each time the record is read.
+func Reference(r *ledger.Record) string {
+	ref := r.Chain + "-" + strconv.FormatUint(r.Seq, 10)
+	if r.Index > 0 {
+		ref += "-" + strconv.Itoa(r.Index)
+	}
+	return ref
+}
+
+// NormalPersonID returns s with its ASCII upper-case letters in lower
+// case, as the API takes a person id in either case: a person id in upper
+// case is the same person's. Only ASCII is folded (strings.ToLower would
+// make the Kelvin sign a k), so IsPersonID of the result still refuses
+// anything but a UUID.
+func NormalPersonID(s string) string {
+	return strings.Map(func(c rune) rune {
+		if c >= 'A' && c <= 'Z' {
+			return c + ('a' - 'A')
+		}
+		return c
+	}, s)
 }

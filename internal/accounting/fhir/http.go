@@ -51,7 +51,18 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /fhir/AuditEvent", cfg.search)
-	return mux
+	return Headers(mux)
+}
+
+// Headers sets the headers of every answer of the search, its Bundles
+// and OperationOutcomes (and, in front of an authenticator, its refusals):
+// nothing cached, nothing sniffed, as the API's answers.
+func Headers(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (cfg HandlerConfig) search(w http.ResponseWriter, r *http.Request) {
@@ -140,7 +151,7 @@ func parseSearch(v url.Values) (accounting.Query, bool, error) {
 			return q, false, fmt.Errorf("%s: not a search parameter of this service (entity, date, _count, _cursor, _format)", k)
 		}
 	}
-	entity := strings.TrimPrefix(v.Get("entity"), "Patient/")
+	entity := accounting.NormalPersonID(strings.TrimPrefix(v.Get("entity"), "Patient/"))
 	if !accounting.IsPersonID(entity) || len(v["entity"]) != 1 {
 		return q, false, errors.New("entity: one person id (a UUID, or Patient/<UUID>) is required")
 	}

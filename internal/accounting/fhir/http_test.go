@@ -149,3 +149,50 @@ func TestSearchPurpose(t *testing.T) {
 		})
 	}
 }
+
+// Every answer of the search, the Bundle, the JSON lines and each
+// OperationOutcome, is not to be cached nor sniffed, as the API's and the
+// officer's pages are not.
+func TestSearchHeaders(t *testing.T) {
+	h, _, _ := searchServer(t, nil)
+	for _, tc := range []struct{ target, token string }{
+		{"/fhir/AuditEvent?entity=" + accountingtest.Persons[0], "auditor"},
+		{"/fhir/AuditEvent?entity=" + accountingtest.Persons[0] + "&_format=jsonl", "auditor"},
+		{"/fhir/AuditEvent?entity=x", "auditor"},
+		{"/fhir/AuditEvent?entity=" + accountingtest.Persons[0], ""},
+		{"/fhir/AuditEvent?entity=" + accountingtest.Persons[0], "reader"},
+		{"/fhir/Patient", "auditor"},
+	} {
+		rec := accountingtest.Get(h, tc.target, tc.token)
+		if h := rec.Header(); h.Get("Cache-Control") != "no-store" || h.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s (token %q) = %d with Cache-Control %q, X-Content-Type-Options %q; want no-store and nosniff",
+				tc.target, tc.token, rec.Code, h.Get("Cache-Control"), h.Get("X-Content-Type-Options"))
+		}
+	}
+}
+
+// An entity in upper case (the API takes one) is the same person's.
+func TestSearchUpperCaseEntity(t *testing.T) {
+	const person = "3f2504e0-4f89-41d3-9a0c-0305e82c3301"
+	x := accountingtest.FixtureIndex(t, []accountingtest.Disclosure{{Person: person, Client: "billing-app", Purpose: "LEGAL", Op: "getAuthorizedSigners"}})
+	var recorded []string
+	h := fhir.NewHandler(fhir.HandlerConfig{Index: x, Authorize: accountingtest.Authorize,
+		Record: func(_ context.Context, a accounting.Access) error {
+			recorded = append(recorded, a.Caller.Subject+" "+a.Person)
+			return nil
+		}})
+	for _, entity := range []string{strings.ToUpper(person), "Patient/" + strings.ToUpper(person)} {
+		rec := accountingtest.Get(h, "/fhir/AuditEvent?entity="+entity+"&_format=jsonl", "auditor")
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), person) {
+			t.Errorf("GET entity=%s = %d %s, want the person's records", entity, rec.Code, rec.Body)
+		}
+	}
+	if len(recorded) != 2 {
+		t.Errorf("recorded %q, want both searches", recorded)
+	}
+	for _, r := range recorded {
+		if r != "auditor "+person {
+			t.Errorf("recorded %q, want the person id in lower case", r)
+		}
+	}
+}

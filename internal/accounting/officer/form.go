@@ -35,7 +35,7 @@ func parseOfficer(v url.Values, reg *accounting.Registry) (officerForm, error) {
 			return f, badInputf("%q is given more than once.", k)
 		}
 	}
-	f.ID, f.From, f.To = strings.TrimSpace(v.Get("id")), v.Get("from"), v.Get("to")
+	f.ID, f.From, f.To = accounting.NormalPersonID(strings.TrimSpace(v.Get("id"))), v.Get("from"), v.Get("to")
 	f.Recipient, f.Purpose, f.After = v.Get("recipient"), v.Get("purpose"), v.Get("after")
 	var err error
 	if f.Exempt, err = checkbox(v, "exempt"); err != nil {
@@ -51,7 +51,7 @@ func parseOfficer(v url.Values, reg *accounting.Registry) (officerForm, error) {
 		return f, nil
 	}
 	if !accounting.IsPersonID(f.ID) {
-		return f, badInputf("The person id %q is not a person id: want a UUID such as 3f2504e0-4f89-41d3-9a0c-0305e82c3301 (lower case).", f.ID)
+		return f, badInputf("The person id %q is not a person id: want a UUID such as 3f2504e0-4f89-41d3-9a0c-0305e82c3301.", f.ID)
 	}
 	if err := f.dates(); err != nil {
 		return f, err
@@ -118,14 +118,31 @@ func (f officerForm) query(limit int) accounting.Query {
 // exempt; an unknown one counts as accountable) and no read of the
 // accounting itself.
 func (f officerForm) keep(reg *accounting.Registry) func(*ledger.Record) bool {
+	return f.keepCounting(reg, nil)
+}
+
+// hidden counts the records a search matched but hid: exempt
+// disclosures, and reads of the accounting itself.
+type hidden struct{ Exempt, Self int }
+
+// keepCounting is keep, counting in h (when not nil) the records it hides
+// only for being exempt or a read of the accounting. A page that shows no
+// row has seen every record of its range, so its h counts them all.
+func (f officerForm) keepCounting(reg *accounting.Registry, h *hidden) func(*ledger.Record) bool {
 	return func(r *ledger.Record) bool {
 		if f.Recipient != "" && r.Client != f.Recipient || f.Purpose != "" && r.Purpose != f.Purpose {
 			return false
 		}
 		if !f.Self && accounting.IsAccountingRead(r.Operation) {
+			if h != nil {
+				h.Self++
+			}
 			return false
 		}
 		if p, ok := reg.Purpose(r.Purpose); ok && p.Exempt && !f.Exempt {
+			if h != nil {
+				h.Exempt++
+			}
 			return false
 		}
 		return true

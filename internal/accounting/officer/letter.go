@@ -77,13 +77,15 @@ type letterData struct {
 // letterEntry is one disclosure of the letter, or with the summary the
 // first of several to one recipient for one purpose.
 type letterEntry struct {
-	Date, Time, Reference string
-	Recipient, Address    string // the organisation ("" when the registry lacks the client at that date)
-	Client                string
-	Disclosed, Purpose    string
-	Count                 int    // the disclosures this entry stands for (the summary)
-	Last                  string // the date of the last of them, when Count > 1
-	key                   string
+	Date, Time string
+	Reference  string // the service's (accounting.Reference), never the caller's request id
+
+	Recipient, Address string // the organisation ("" when the registry lacks the client at that date)
+	Client             string
+	Disclosed, Purpose string
+	Count              int    // the disclosures this entry stands for (the summary)
+	Last               string // the date of the last of them, when Count > 1
+	key                string
 }
 
 // letterForm answers the form, filled in with id and today's date.
@@ -100,9 +102,9 @@ func (o *officer) letterForm(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	d.Form = letterForm{ID: v.Get("id"), Requested: d.Today, Paper: "letter"}
+	d.Form = letterForm{ID: accounting.NormalPersonID(v.Get("id")), Requested: d.Today, Paper: "letter"}
 	if d.Form.ID != "" && !accounting.IsPersonID(d.Form.ID) {
-		o.renderLetter(w, http.StatusBadRequest, "letter-form.html", d, badInputf("The person id %q is not a person id: want a UUID (lower case).", d.Form.ID))
+		o.renderLetter(w, http.StatusBadRequest, "letter-form.html", d, badInputf("The person id %q is not a person id: want a UUID.", d.Form.ID))
 		return
 	}
 	o.renderLetter(w, http.StatusOK, "letter-form.html", d, nil)
@@ -177,14 +179,14 @@ func (o *officer) parseLetter(w http.ResponseWriter, r *http.Request) (letterFor
 			return f, badInputf("%q is given more than once.", k)
 		}
 	}
-	f = letterForm{ID: strings.TrimSpace(v.Get("id")), Requested: v.Get("requested"), From: v.Get("from"), Paper: v.Get("paper"),
+	f = letterForm{ID: accounting.NormalPersonID(strings.TrimSpace(v.Get("id"))), Requested: v.Get("requested"), From: v.Get("from"), Paper: v.Get("paper"),
 		Name: strings.TrimSpace(v.Get("name")), Address: strings.TrimSpace(strings.ReplaceAll(v.Get("address"), "\r\n", "\n"))}
 	var err error
 	if f.Summary, err = checkbox(v, "summary"); err != nil {
 		return f, err
 	}
 	if !accounting.IsPersonID(f.ID) {
-		return f, badInputf("The person id %q is not a person id: want a UUID such as 3f2504e0-4f89-41d3-9a0c-0305e82c3301 (lower case).", f.ID)
+		return f, badInputf("The person id %q is not a person id: want a UUID such as 3f2504e0-4f89-41d3-9a0c-0305e82c3301.", f.ID)
 	}
 	if f.Paper == "" {
 		f.Paper = "letter"
@@ -266,7 +268,7 @@ func (o *officer) entries(recs []ledger.Record, summary bool) []letterEntry {
 	first := map[string]int{}
 	for i, w := range rows {
 		at := recs[i].Time.UTC()
-		e := letterEntry{Date: longDate(at), Time: at.Format("15:04 UTC"), Reference: w.RequestID, Recipient: w.Organisation,
+		e := letterEntry{Date: longDate(at), Time: at.Format("15:04 UTC"), Reference: w.Reference, Recipient: w.Organisation,
 			Address: w.Address, Client: w.Client, Disclosed: w.Disclosed, Purpose: w.Purpose, Count: 1,
 			key: recs[i].Client + "\x00" + recs[i].Purpose}
 		if j, ok := first[e.key]; ok && summary {

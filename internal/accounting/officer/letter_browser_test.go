@@ -113,17 +113,17 @@ func checkEntries(t *testing.T, text string, f *officerFixture, person string) {
 	t.Helper()
 	shown := 0
 	for _, d := range accountingtest.Disclosures() {
-		ref := "Reference " + d.RequestID()
+		ref := "Reference " + d.Reference()
 		n := strings.Count(text+" ", ref+" ")
 		if d.Person != person || !d.Shown(false, false) {
 			if n != 0 {
-				t.Errorf("the letter lists %s (%s, %s), which is not accountable or not %s's", d.RequestID(), d.Op, d.Purpose, person)
+				t.Errorf("the letter lists %s (%s, %s), which is not accountable or not %s's", d.Reference(), d.Op, d.Purpose, person)
 			}
 			continue
 		}
 		shown++
 		if n != 1 {
-			t.Errorf("the letter lists %s %d times, want once", d.RequestID(), n)
+			t.Errorf("the letter lists %s %d times, want once", d.Reference(), n)
 		}
 		what := "social security number (last four digits)"
 		if d.I%2 == 0 {
@@ -142,7 +142,7 @@ func checkEntries(t *testing.T, text string, f *officerFixture, person string) {
 		}
 		for _, s := range want {
 			if !strings.Contains(text, browsertest.Words(s)) {
-				t.Errorf("the letter lacks %q (of %s)", s, d.RequestID())
+				t.Errorf("the letter lacks %q (of %s)", s, d.Reference())
 			}
 		}
 	}

@@ -16,9 +16,9 @@ import (
 	"github.com/lookup/persons/internal/testing/accountingtest"
 )
 
-// letterRefs are the references (request ids) of a letter's entries, in
-// order.
-var letterRefs = regexp.MustCompile(`Reference (req-\d\d)`)
+// letterRefs are the references of a letter's entries (the fixture's
+// Disclosure.Reference), in order.
+var letterRefs = regexp.MustCompile(`Reference (lookupd-0-\d+-1)`)
 
 // summaryLine is the summary of an entry: how many, and the last date.
 var summaryLine = regexp.MustCompile(`(\d+) disclosures in all to this recipient for this purpose in the period; the last on ([^.]+)\.`)
@@ -43,13 +43,13 @@ func letterOf(person, requested string, extra ...string) url.Values {
 	return v
 }
 
-// wantLetter returns the request ids of person's accountable disclosures
+// wantLetter returns the references of person's accountable disclosures
 // up to the end of the day until, oldest first.
 func wantLetter(person string, until time.Time) []string {
 	var out []string
 	for _, d := range accountingtest.Disclosures() {
 		if d.Person == person && d.Shown(false, false) && d.Time().Before(until.AddDate(0, 0, 1)) {
-			out = append(out, d.RequestID())
+			out = append(out, d.Reference())
 		}
 	}
 	return out
@@ -117,7 +117,7 @@ func TestLetterSummary(t *testing.T) {
 			g.n, g.last = g.n+1, longDate(d.Time())
 			continue
 		}
-		groups[k], order = &group{first: d.RequestID(), n: 1}, append(order, k)
+		groups[k], order = &group{first: d.Reference(), n: 1}, append(order, k)
 	}
 	body := rec.Body.String()
 	rows := strings.Split(body, "<tr>")[2:] // after the head's
@@ -157,9 +157,9 @@ func TestLetterPeriod(t *testing.T) {
 		form url.Values
 		want []string
 	}{
-		{"six years", letterOf(accountingtest.Persons[0], "2026-11-02"), []string{"req-01", "req-02", "req-03"}},
-		{"a shorter period", letterOf(accountingtest.Persons[0], "2026-11-02", "from", "2026-01-01"), []string{"req-02", "req-03"}},
-		{"an earlier request", letterOf(accountingtest.Persons[0], "2026-03-01"), []string{"req-00", "req-01", "req-02"}},
+		{"six years", letterOf(accountingtest.Persons[0], "2026-11-02"), refsOf(ds[1:4])},
+		{"a shorter period", letterOf(accountingtest.Persons[0], "2026-11-02", "from", "2026-01-01"), refsOf(ds[2:4])},
+		{"an earlier request", letterOf(accountingtest.Persons[0], "2026-03-01"), refsOf(ds[0:3])},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := postLetter(f.h, tc.form)
@@ -274,4 +274,13 @@ func TestLetterRefusals(t *testing.T) {
 		!strings.Contains(rec.Body.String(), `method="post"`) || rec.Header().Get("Cache-Control") != "no-store" {
 		t.Errorf("the form: %d %v", rec.Code, rec.Header())
 	}
+}
+
+// refsOf returns the references of ds.
+func refsOf(ds []accountingtest.Disclosure) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.Reference()
+	}
+	return out
 }

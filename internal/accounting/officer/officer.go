@@ -144,7 +144,7 @@ func (o *officer) page(w http.ResponseWriter, r *http.Request) {
 	var recs []ledger.Record
 	var next string
 	if err == nil {
-		recs, next, err = o.Index.SearchFunc(f.query(o.PageSize), f.keep(o.Registry))
+		recs, next, err = o.Index.SearchFunc(f.query(o.PageSize), f.keepCounting(o.Registry, &d.Hidden))
 		if errors.Is(err, accounting.ErrBadCursor) {
 			err = badInput("after: not a page this service gave; start again from the first page")
 		}

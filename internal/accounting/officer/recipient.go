@@ -105,11 +105,11 @@ func (f recipientForm) url(path, cursor string) string {
 
 // recipient answers a page of the search by recipient.
 func (o *officer) recipient(w http.ResponseWriter, r *http.Request) {
-	d := o.recipientFormData()
-	caller, ok := o.authorizeRecipient(w, r, d)
+	caller, ok := o.authorizeRecipient(w, r)
 	if !ok {
 		return
 	}
+	d := o.recipientFormData()
 	f, err := parseRecipient(r.URL.Query(), o.Registry)
 	d.Form = f
 	if err == nil && !f.searched() {
@@ -119,7 +119,7 @@ func (o *officer) recipient(w http.ResponseWriter, r *http.Request) {
 	var recs []ledger.Record
 	var next string
 	if err == nil {
-		recs, next, err = o.Index.SearchRecipient(f.recipientQuery(o.PageSize), f.keep(o.Registry))
+		recs, next, err = o.Index.SearchRecipient(f.recipientQuery(o.PageSize), f.keepCounting(o.Registry, &d.Hidden))
 		if errors.Is(err, accounting.ErrBadCursor) {
 			err = badInput("after: not a page this service gave; start again from the first page")
 		}
@@ -145,8 +145,10 @@ func (o *officer) recipient(w http.ResponseWriter, r *http.Request) {
 }
 
 // authorizeRecipient is authorize for the search by recipient: it answers
-// 401 or 403 on its page.
-func (o *officer) authorizeRecipient(w http.ResponseWriter, r *http.Request, d recipientData) (auth.Caller, bool) {
+// 401 or 403 on its page, which shows nothing of the registries (no
+// client, organisation or purpose to one refused).
+func (o *officer) authorizeRecipient(w http.ResponseWriter, r *http.Request) (auth.Caller, bool) {
+	var d recipientData
 	c, err := o.Authorize(r)
 	switch {
 	case errors.Is(err, accounting.ErrForbidden):

@@ -22,6 +22,7 @@ type recipientData struct {
 	Generated         string
 	LedgerSince       string
 	Status            *accounting.IndexStatus
+	Hidden            hidden // counted when no row is shown
 }
 
 // recipientLine is a client of the rows shown, as the clients registry
@@ -77,11 +78,11 @@ func (o *officer) recipientRows(recs []ledger.Record) ([]row, []recipientLine) {
 // recipientExport answers the CSV of the search by recipient: every
 // matching row, not a page.
 func (o *officer) recipientExport(w http.ResponseWriter, r *http.Request) {
-	d := o.recipientFormData()
-	caller, ok := o.authorizeRecipient(w, r, d)
+	caller, ok := o.authorizeRecipient(w, r)
 	if !ok {
 		return
 	}
+	d := o.recipientFormData()
 	f, err := parseRecipient(r.URL.Query(), o.Registry)
 	d.Form = f
 	if err == nil && !f.searched() {
@@ -105,10 +106,10 @@ func (o *officer) recipientExport(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="accounting-recipient-`+fileSafe(f.Client+"-"+f.Subject)+`-`+o.Now().UTC().Format("20060102")+`.csv"`)
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"date", "person", "client", "organisation", "address", "subject", "disclosed", "purpose", "exempt", "request_id", "replica"})
+	_ = cw.Write([]string{"date", "person", "client", "organisation", "address", "subject", "disclosed", "purpose", "exempt", "reference", "caller_request_id", "replica"})
 	rows, _ := o.recipientRows(recs)
 	for _, x := range rows {
-		_ = cw.Write(csvCells(x.Date, x.Person, x.Client, x.Organisation, x.Address, x.Subject, x.Disclosed, x.Purpose, yesNo(x.Exempt), x.RequestID, x.Replica))
+		_ = cw.Write(csvCells(x.Date, x.Person, orNone(x.Client, noClient), x.Organisation, x.Address, orNone(x.Subject, noSubject), x.Disclosed, x.Purpose, x.accountability(), x.Reference, x.RequestID, x.Replica))
 	}
 	cw.Flush()
 }

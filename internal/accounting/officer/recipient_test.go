@@ -231,7 +231,7 @@ func TestRecipientCSVExport(t *testing.T) {
 	}
 	var got, shown []string
 	for _, r := range rows[1:] {
-		got = append(got, r[9])
+		got = append(got, r[10]) // the caller's request id
 		if !slices.Contains(shown, r[1]) {
 			shown = append(shown, r[1])
 		}
@@ -292,6 +292,41 @@ func TestLedgerRecorderRecordsEachPerson(t *testing.T) {
 		}
 		if want == 1 && (recs[0].RequestID != "r-two" || recs[0].Operation != accounting.OperationViewRecipient || recs[0].Persons != 2 || recs[0].SSNMode != "") {
 			t.Errorf("%s: record %+v, want the view by recipient of two persons, nothing disclosed", accountingtest.Persons[i], recs[0])
+		}
+	}
+}
+
+// A page refused (401, 403) shows nothing of the registries: no client,
+// organisation or purpose to one not allowed to read the accounting.
+func TestRefusedPagesShowNoRegistry(t *testing.T) {
+	f := newOfficerFixture(t, 10)
+	var secrets []string
+	for _, id := range f.registry.ClientIDs() {
+		secrets = append(secrets, `"`+id+`"`)
+		if c, ok := f.registry.Client(id, time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)); ok {
+			secrets = append(secrets, c.Organisation)
+		}
+	}
+	for _, code := range f.registry.PurposeCodes() {
+		p, _ := f.registry.Purpose(code)
+		secrets = append(secrets, `"`+code+`"`, p.Statement)
+	}
+	if len(secrets) < 6 {
+		t.Fatalf("the shipped registries hold %d codes, want several", len(secrets))
+	}
+	for _, target := range []string{"/officer/recipient", "/officer/recipient?client=billing-app", "/officer/recipient.csv?client=billing-app",
+		"/officer/person", "/officer/person?id=" + accountingtest.Persons[0], "/officer/letter?id=" + accountingtest.Persons[0]} {
+		for token, status := range map[string]int{"": http.StatusUnauthorized, "reader": http.StatusForbidden} {
+			rec := accountingtest.Get(f.h, target, token)
+			body := strings.ReplaceAll(rec.Body.String(), "&#39;", "'")
+			if rec.Code != status {
+				t.Errorf("GET %s with token %q = %d, want %d", target, token, rec.Code, status)
+			}
+			for _, s := range secrets {
+				if strings.Contains(body, s) {
+					t.Errorf("GET %s with token %q (%d) shows %s of the registries", target, token, rec.Code, s)
+				}
+			}
 		}
 	}
 }

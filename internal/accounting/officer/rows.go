@@ -22,6 +22,7 @@ type pageData struct {
 	Oldest, Generated string
 	LedgerSince       string
 	Status            *accounting.IndexStatus
+	Hidden            hidden // counted when no row is shown
 }
 
 // option is a choice of the form's lists.
@@ -35,7 +36,8 @@ type row struct {
 	Disclosed                      string
 	Purpose                        string // the statement, or what is unknown
 	PurposeUnknown, Exempt, Access bool
-	RequestID, Replica             string
+	Reference                      string // the service's (accounting.Reference)
+	RequestID, Replica             string // the caller's X-Request-Id, as it sent it
 	Person                         string // the person disclosed (a column of the search by recipient only)
 }
 
@@ -62,7 +64,7 @@ func (o *officer) rows(recs []ledger.Record) []row {
 	for i := range recs {
 		r := &recs[i]
 		w := row{Date: r.Time.UTC().Format("2006-01-02 15:04:05 UTC"), Client: r.Client, Subject: r.Subject, Person: r.PersonID,
-			Disclosed: disclosed(r), RequestID: r.RequestID, Replica: r.Replica, Access: accounting.IsAccountingRead(r.Operation)}
+			Disclosed: disclosed(r), Reference: accounting.Reference(r), RequestID: r.RequestID, Replica: r.Replica, Access: accounting.IsAccountingRead(r.Operation)}
 		if c, ok := o.Registry.Client(r.Client, r.Time); ok {
 			w.Organisation, w.Address = c.Organisation, c.Address
 		} else if r.Client != "" {
@@ -168,9 +170,9 @@ func (o *officer) export(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="accounting-`+f.ID+`-`+o.Now().UTC().Format("20060102")+`.csv"`)
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"date", "organisation", "address", "client", "subject", "disclosed", "purpose", "exempt", "request_id", "replica"})
+	_ = cw.Write([]string{"date", "organisation", "address", "client", "subject", "disclosed", "purpose", "exempt", "reference", "caller_request_id", "replica"})
 	for _, x := range o.rows(recs) {
-		_ = cw.Write(csvCells(x.Date, x.Organisation, x.Address, x.Client, x.Subject, x.Disclosed, x.Purpose, yesNo(x.Exempt), x.RequestID, x.Replica))
+		_ = cw.Write(csvCells(x.Date, x.Organisation, x.Address, orNone(x.Client, noClient), orNone(x.Subject, noSubject), x.Disclosed, x.Purpose, x.accountability(), x.Reference, x.RequestID, x.Replica))
 	}
 	cw.Flush()
 }
@@ -187,9 +189,32 @@ func csvCells(cells ...string) []string {
 	return cells
 }
 
-func yesNo(b bool) string {
-	if b {
+// accountability is what the CSV's column "exempt" says of x: a read of
+// the accounting itself (never an accountable disclosure, whatever its
+// purpose), an exempt disclosure (164.528(a)(1)), or an accountable one.
+func (x row) accountability() string {
+	switch {
+	case x.Access:
+		return "read of the accounting"
+	case x.Exempt:
 		return "exempt"
 	}
 	return "accountable"
+}
+
+// What a CSV cell says of a disclosure whose token named no client (no
+// azp, no client_id) or no subject: words with a space, which no client
+// id or subject the service takes (a code) can be, so that a client
+// named "none" stays "none".
+const (
+	noClient  = "(no client)"
+	noSubject = "(no subject)"
+)
+
+// orNone returns s, or none when s is "".
+func orNone(s, none string) string {
+	if s == "" {
+		return none
+	}
+	return s
 }

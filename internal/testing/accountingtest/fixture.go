@@ -19,6 +19,7 @@ type Disclosure struct {
 	I                                    int
 	Person, Client, Subject, Purpose, Op string
 	At                                   time.Time // zero: I hours after 2026-11-01
+	Request                              string    // the caller's X-Request-Id ("": req-NN)
 }
 
 // Time returns when d was disclosed.
@@ -29,8 +30,20 @@ func (d Disclosure) Time() time.Time {
 	return time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(d.I) * time.Hour)
 }
 
-// RequestID returns d's request id, req-NN.
-func (d Disclosure) RequestID() string { return fmt.Sprintf("req-%02d", d.I) }
+// RequestID returns d's request id, as its caller sent it: Request, else
+// req-NN.
+func (d Disclosure) RequestID() string {
+	if d.Request != "" {
+		return d.Request
+	}
+	return fmt.Sprintf("req-%02d", d.I)
+}
+
+// Reference returns the reference the accounting gives d
+// (accounting.Reference): FixtureIndex stores each disclosure in a message
+// of its own, the I+1-th of the chain of lookupd-0, when the disclosures
+// written are in order of I from 0.
+func (d Disclosure) Reference() string { return fmt.Sprintf("lookupd-0-%d-1", d.I+1) }
 
 // Shown reports whether the officer's page shows d by default (exempt
 // false, self false) or with the switches.
