@@ -14,9 +14,9 @@ import (
 	"context"
 	"fmt"
 
+	cejsm "github.com/cloudevents/sdk-go/protocol/nats_jetstream/v2"
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	"github.com/cloudevents/sdk-go/v2/binding"
-	cejsm "github.com/cloudevents/sdk-go/protocol/nats_jetstream/v2"
 	"github.com/nats-io/nats.go"
 )
 

@@ -56,7 +56,10 @@ func seed(t *testing.T) seeded {
 func TestOapiCodegenClient(t *testing.T) {
 	s := seed(t)
 	c, err := oapiclient.NewClientWithResponses(s.srv.APIURL(), oapiclient.WithRequestEditorFn(
-		func(_ context.Context, r *http.Request) error { r.Header.Set("Authorization", "Bearer "+s.token); return nil }))
+		func(_ context.Context, r *http.Request) error {
+			r.Header.Set("Authorization", "Bearer "+s.token)
+			return nil
+		}))
 	if err != nil {
 		t.Fatal(err)
 	}
