@@ -131,12 +131,16 @@ func TestOfficerPagesOfARealLedger(t *testing.T) {
 				t.Fatalf("CSV: %d %v", r.Status, err)
 			}
 			rows, err := csv.NewReader(bytes.NewReader(r.Body)).ReadAll()
-			if err != nil || len(rows) == 0 || rows[0][8] != "request_id" {
-				t.Fatalf("CSV: %v, header %v", err, rows)
+			if err != nil || len(rows) == 0 {
+				t.Fatalf("CSV: %v, %d rows", err, len(rows))
+			}
+			col := slices.Index(rows[0], "caller_request_id") // beside our reference, the caller's id of each answer
+			if col < 0 {
+				t.Fatalf("CSV header %v has no caller_request_id", rows[0])
 			}
 			var got []string
 			for _, row := range rows[1:] {
-				got = append(got, row[8])
+				got = append(got, row[col])
 			}
 			if !slices.Equal(slices.Sorted(slices.Values(got)), tc.want) {
 				t.Errorf("the CSV%s holds %d rows, want each of the %d disclosures once", tc.query, len(got), len(tc.want))
@@ -153,13 +157,30 @@ func TestOfficerPagesOfARealLedger(t *testing.T) {
 			t.Fatalf("write the letter: %v", err)
 		}
 		text, _ := browsertest.PrintPDF(t, ctx)
-		got := regexp.MustCompile(`(?m)^Reference (officer-(?:fraud|legal|treat)-\d+)$`).FindAllStringSubmatch(text, -1)
-		var ids []string
-		for _, m := range got {
-			ids = append(ids, m[1])
+		// The letter prints our references, not the callers' request ids:
+		// the CSV gives each answer's reference beside its request id.
+		r, err := testkit.HTTPGet(nil, acct.api+"/officer/person.csv?id="+person, auditor, nil)
+		if err != nil || r.Status != http.StatusOK {
+			t.Fatalf("CSV: %d %v", r.Status, err)
 		}
-		if !slices.Equal(slices.Sorted(slices.Values(ids)), accountable) {
-			t.Errorf("the letter lists %d disclosures, want each of the %d accountable ones once", len(ids), len(accountable))
+		rows, err := csv.NewReader(bytes.NewReader(r.Body)).ReadAll()
+		if err != nil || len(rows) == 0 {
+			t.Fatalf("CSV: %v", err)
+		}
+		refCol, idCol := slices.Index(rows[0], "reference"), slices.Index(rows[0], "caller_request_id")
+		var want []string
+		for _, row := range rows[1:] {
+			if slices.Contains(accountable, row[idCol]) {
+				want = append(want, row[refCol])
+			}
+		}
+		got := regexp.MustCompile(`(?m)^Reference (\S+)$`).FindAllStringSubmatch(text, -1)
+		var refs []string
+		for _, m := range got {
+			refs = append(refs, m[1])
+		}
+		if len(want) != len(accountable) || !slices.Equal(slices.Sorted(slices.Values(refs)), slices.Sorted(slices.Values(want))) {
+			t.Errorf("the letter lists %d disclosures, want each of the %d accountable ones once", len(refs), len(accountable))
 		}
 		words := browsertest.Words(text)
 		for _, s := range []string{"Example Bank, Customer Onboarding", "Acme Collections LLC", "9 Debt Road, Dover, DE 19901",
