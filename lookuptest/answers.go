@@ -31,14 +31,14 @@ type failure struct {
 // service may answer any request with, whatever its data.
 var failures = map[client.ProblemType]failure{
 	client.ErrNotReady: {problem.NotReady,
-		"The read model has not caught up with the event stream yet; retry later.", "5"},
+		problem.DetailNotReady, "5"},
 	client.ErrAuditUnavailable: {problem.AuditUnavailable,
-		"The disclosure could not be recorded in the audit ledger, so no protected data is sent; retry later.", "5"},
+		problem.DetailAuditUnavailable, "5"},
 	client.ErrStale: {problem.Stale,
-		"The read model has fallen behind the event stream, or lost it, for longer than the staleness bound; retry later.", "5"},
+		problem.DetailStale, "5"},
 	client.ErrPositionNotReached: {problem.PositionNotReached,
-		"The read model has not applied the position given in Lookup-Min-Position within the wait; retry later.", "1"},
-	client.ErrInternal: {problem.Internal, "The server failed to answer the request.", ""},
+		problem.DetailPositionNotReached, "1"},
+	client.ErrInternal: {problem.Internal, problem.DetailInternal, ""},
 }
 
 // faults is what the server answers in the service's place.

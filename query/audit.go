@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/problem"
 )
 
 // Auditor records the disclosures of protected personal data (an SSN, full
@@ -96,7 +97,7 @@ func (a auditing) disclose(w http.ResponseWriter, r *http.Request, op, purpose s
 		}
 		w.Header().Set("Retry-After", retryAfterSeconds)
 		writeProblem(w, r, probAuditUnavailable,
-			"The disclosure could not be recorded in the audit ledger, so no protected data is sent; retry later.", nil)
+			problem.DetailAuditUnavailable, nil)
 		return false
 	}
 	return true

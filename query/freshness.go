@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lookup/persons/internal/problem"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -144,7 +145,7 @@ func (f *freshness) admit(w http.ResponseWriter, r *http.Request, minPos uint64)
 	if f.stale != nil && f.stale() {
 		f.setPosition(w)
 		w.Header().Set("Retry-After", retryAfterSeconds)
-		writeProblem(w, r, probStale, "The read model has fallen behind the event stream, or lost it, for longer than the staleness bound; retry later.", nil)
+		writeProblem(w, r, probStale, problem.DetailStale, nil)
 		return false
 	}
 	if f.pos == nil {
@@ -181,7 +182,7 @@ func (f *freshness) wait(w http.ResponseWriter, r *http.Request, minPos uint64) 
 	f.setPosition(w)
 	w.Header().Set("Retry-After", retryAfterPosition)
 	writeProblem(w, r, probPositionNotReached,
-		"The read model has not applied the position given in Lookup-Min-Position within the wait; retry later.", nil)
+		problem.DetailPositionNotReached, nil)
 	return false
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/problem"
 )
 
 // handlePerson answers Get Person. fresh gates the read model. Get Person
@@ -126,7 +127,7 @@ const retryAfterSeconds = "5"
 // yet, so a miss could be a false 404.
 func notReady(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Retry-After", retryAfterSeconds)
-	writeProblem(w, r, probNotReady, "The read model has not caught up with the event stream yet; retry later.", nil)
+	writeProblem(w, r, probNotReady, problem.DetailNotReady, nil)
 }
 
 // tenantAllows reports whether the request's principal may see a resource
@@ -149,5 +150,5 @@ func internalError(w http.ResponseWriter, r *http.Request, err error) {
 	if info := infoFrom(r.Context()); info != nil {
 		info.err = err
 	}
-	writeProblem(w, r, probInternal, "The server failed to answer the request.", nil)
+	writeProblem(w, r, probInternal, problem.DetailInternal, nil)
 }

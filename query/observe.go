@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/felixge/httpsnoop"
+	"github.com/lookup/persons/internal/problem"
 )
 
 // requestInfo is per-request state shared between the outermost
@@ -118,7 +119,7 @@ func (s *Server) observe(next http.Handler) http.Handler {
 					slog.String("request_id", info.requestID),
 					slog.String("stack", string(debug.Stack())))
 				if info.status == 0 {
-					writeProblem(w, r, probInternal, "The server failed to answer the request.", nil)
+					writeProblem(w, r, probInternal, problem.DetailInternal, nil)
 				}
 			}
 			info.clientGone = client.Err() != nil

@@ -28,5 +28,5 @@ func writeProblem(w http.ResponseWriter, r *http.Request, k problemKind, detail 
 // internalError answers a request that could not be judged (its context
 // ended during the verification) as the API does.
 func internalError(w http.ResponseWriter, r *http.Request, _ error) {
-	writeProblem(w, r, probInternal, "The server failed to answer the request.")
+	writeProblem(w, r, probInternal, problem.DetailInternal)
 }

@@ -133,3 +133,14 @@ func Write(w http.ResponseWriter, r *http.Request, k Kind, detail string, params
 
 // TypeURI is the type URI of a problem of kind k.
 func (k Kind) TypeURI() string { return Base + Kinds[k].Slug }
+
+// The details of the problems the service may answer any request with,
+// whatever its data: written by the API and the Authenticator, and by the
+// test server lookuptest when a test injects one, so that all say the same.
+const (
+	DetailNotReady           = "The read model has not caught up with the event stream yet; retry later."
+	DetailAuditUnavailable   = "The disclosure could not be recorded in the audit ledger, so no protected data is sent; retry later."
+	DetailStale              = "The read model has fallen behind the event stream, or lost it, for longer than the staleness bound; retry later."
+	DetailPositionNotReached = "The read model has not applied the position given in Lookup-Min-Position within the wait; retry later."
+	DetailInternal           = "The server failed to answer the request."
+)
