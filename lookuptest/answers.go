@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -196,24 +197,52 @@ func operation(r *http.Request) bool {
 }
 
 // answer serves api, answering the failures SetError and FailNext ask
-// for in its place, and logs every request.
+// for in its place, and logs every request. A request is logged when its
+// status is written, before any of the answer can reach the caller, so a
+// caller that has its answer finds the request in Requests.
 func (s *Server) answer(api http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, inject := client.ProblemType(""), false
 		if operation(r) {
 			p, inject = s.faults.take()
 		}
-		var status int
-		if inject {
-			s.inject(w, r, failures[p])
-			status = failures[p].kind.Status()
-		} else {
-			status = httpsnoop.CaptureMetrics(api, w, r).Code
+		logged := false
+		logOnce := func(status int) {
+			if logged {
+				return
+			}
+			logged = true
+			s.faults.mu.Lock()
+			defer s.faults.mu.Unlock()
+			s.faults.log = append(s.faults.log, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
+				Status: status, RequestID: w.Header().Get("X-Request-Id"), Injected: inject})
 		}
-		s.faults.mu.Lock()
-		defer s.faults.mu.Unlock()
-		s.faults.log = append(s.faults.log, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
-			Status: status, RequestID: w.Header().Get("X-Request-Id"), Injected: inject})
+		lw := httpsnoop.Wrap(w, httpsnoop.Hooks{
+			WriteHeader: func(next httpsnoop.WriteHeaderFunc) httpsnoop.WriteHeaderFunc {
+				return func(code int) {
+					logOnce(code)
+					next(code)
+				}
+			},
+			Write: func(next httpsnoop.WriteFunc) httpsnoop.WriteFunc {
+				return func(b []byte) (int, error) {
+					logOnce(http.StatusOK)
+					return next(b)
+				}
+			},
+			ReadFrom: func(next httpsnoop.ReadFromFunc) httpsnoop.ReadFromFunc {
+				return func(src io.Reader) (int64, error) {
+					logOnce(http.StatusOK)
+					return next(src)
+				}
+			},
+		})
+		if inject {
+			s.inject(lw, r, failures[p])
+		} else {
+			api.ServeHTTP(lw, r)
+		}
+		logOnce(http.StatusOK) // an answer with no status nor body written
 	})
 }
 
