@@ -97,7 +97,7 @@ which may hold personal data, are never fetched nor shown.`, getenv)
 		return err
 	}
 	defer nc.Close()
-	return writeDLQList(ctx, tool, *stream, stdout, *asJSON)
+	return dlq.WriteList(ctx, tool, *stream, stdout, *asJSON)
 }
 
 func (d dlqCommand) replay(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -133,5 +133,5 @@ Replay once every replica runs the fixed build.`, getenv)
 		return err
 	}
 	defer nc.Close()
-	return replayDLQReport(ctx, tool, seqs, dlq.ReplayOptions{Force: *force}, stdout)
+	return dlq.ReplayReport(ctx, tool, seqs, dlq.ReplayOptions{Force: *force}, stdout)
 }

@@ -1,4 +1,4 @@
-package main
+package dlq
 
 import (
 	"context"
@@ -7,22 +7,20 @@ import (
 	"io"
 	"text/tabwriter"
 	"time"
-
-	"github.com/lookup/persons/internal/dlq"
 )
 
-// writeDLQList lists the dead letters of t (stream) on w, oldest first:
+// WriteList lists the dead letters of t (stream) on w, oldest first:
 // one JSON object each (asJSON), or a table (sequence, time, subject,
 // origin, reason) followed by their count.
-func writeDLQList(ctx context.Context, t *dlq.Tool, stream string, w io.Writer, asJSON bool) error {
+func WriteList(ctx context.Context, t *Tool, stream string, w io.Writer, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
-		return t.List(ctx, func(l dlq.Letter) error { return enc.Encode(l) })
+		return t.List(ctx, func(l Letter) error { return enc.Encode(l) })
 	}
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	fmt.Fprintf(tw, "SEQ\tTIME\tSUBJECT\tORIGIN\tREASON\n")
 	n := 0
-	err := t.List(ctx, func(l dlq.Letter) error {
+	err := t.List(ctx, func(l Letter) error {
 		n++
 		_, err := fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", l.Seq, l.Time.Format(time.RFC3339), l.Subject, l.Origin(), l.Reason)
 		return err
@@ -36,15 +34,15 @@ func writeDLQList(ctx context.Context, t *dlq.Tool, stream string, w io.Writer, 
 	return err
 }
 
-// replayDLQReport replays seqs of t (all when empty), writing one line
+// ReplayReport replays seqs of t (all when empty), writing one line
 // per outcome and a summary on w. It fails when a replay failed or an
 // event was left in place as still invalid.
-func replayDLQReport(ctx context.Context, t *dlq.Tool, seqs []uint64, opts dlq.ReplayOptions, w io.Writer) error {
-	counts := map[dlq.Result]int{}
-	report := func(o dlq.Outcome) {
+func ReplayReport(ctx context.Context, t *Tool, seqs []uint64, opts ReplayOptions, w io.Writer) error {
+	counts := map[Result]int{}
+	report := func(o Outcome) {
 		counts[o.Result]++
 		switch o.Result {
-		case dlq.StillInvalid:
+		case StillInvalid:
 			fmt.Fprintf(w, "%d\tstill invalid, left in the DLQ\t%s\t%s\t%s\n", o.Seq, o.Subject, o.Origin(), o.Problem)
 		default:
 			fmt.Fprintf(w, "%d\t%s as sequence %d\t%s\t%s\n", o.Seq, o.Result, o.NewSeq, o.Subject, o.Origin())
@@ -55,16 +53,16 @@ func replayDLQReport(ctx context.Context, t *dlq.Tool, seqs []uint64, opts dlq.R
 		err = t.ReplayAll(ctx, opts, report)
 	}
 	for _, seq := range seqs {
-		var o dlq.Outcome
+		var o Outcome
 		if o, err = t.Replay(ctx, seq, opts); err != nil {
 			break
 		}
 		report(o)
 	}
 	fmt.Fprintf(w, "replayed %d, already replayed %d, still invalid %d\n",
-		counts[dlq.Replayed], counts[dlq.AlreadyReplayed], counts[dlq.StillInvalid])
-	if err == nil && counts[dlq.StillInvalid] > 0 {
-		err = fmt.Errorf("%d dead letter(s) still invalid, left in the DLQ (--force republishes them anyway)", counts[dlq.StillInvalid])
+		counts[Replayed], counts[AlreadyReplayed], counts[StillInvalid])
+	if err == nil && counts[StillInvalid] > 0 {
+		err = fmt.Errorf("%d dead letter(s) still invalid, left in the DLQ (--force republishes them anyway)", counts[StillInvalid])
 	}
 	return err
 }
