@@ -1,6 +1,7 @@
 package projector
 
 import (
+	"cmp"
 	"context"
 	"crypto/hkdf"
 	"crypto/hmac"
@@ -258,4 +259,71 @@ func (sn *Snapshots) purgeOrphans(ctx context.Context, objects []*jetstream.Obje
 		sn.logger.Info("chunks of an unfinished snapshot upload purged", "subject", subject)
 	}
 	return nil
+}
+
+// A StoredSnapshot is a snapshot in the bucket, as its metadata names it.
+type StoredSnapshot struct {
+	Name     string
+	Position uint64    // the stream sequence it holds the model at
+	Stored   time.Time // when the bucket stored it
+}
+
+// Stored lists the bucket's snapshots of stream, at any position, newest
+// position first. A bucket that does not exist holds none.
+func (sn *Snapshots) Stored(ctx context.Context, stream string) ([]StoredSnapshot, error) {
+	obs, err := sn.js.ObjectStore(ctx, sn.cfg.Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("snapshot bucket %q: %w", sn.cfg.Bucket, err)
+	}
+	all, err := obs.List(ctx)
+	if errors.Is(err, jetstream.ErrNoObjectsFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("snapshot bucket %q: %w", sn.cfg.Bucket, err)
+	}
+	var out []StoredSnapshot
+	for _, o := range all {
+		if o.Deleted || o.Metadata[metaStream] != stream {
+			continue
+		}
+		pos, _ := strconv.ParseUint(o.Metadata[metaPosition], 10, 64)
+		out = append(out, StoredSnapshot{Name: o.Name, Position: pos, Stored: o.ModTime})
+	}
+	slices.SortFunc(out, func(a, b StoredSnapshot) int {
+		if c := cmp.Compare(b.Position, a.Position); c != 0 {
+			return c
+		}
+		return b.Stored.Compare(a.Stored)
+	})
+	return out, nil
+}
+
+// DeleteBefore deletes the bucket's snapshots of stream taken at a
+// position lower than position (their chunks are purged with them) and
+// returns how many it deleted. It is idempotent.
+func (sn *Snapshots) DeleteBefore(ctx context.Context, stream string, position uint64) (int, error) {
+	stored, err := sn.Stored(ctx, stream)
+	if err != nil || len(stored) == 0 {
+		return 0, err
+	}
+	obs, err := sn.js.ObjectStore(ctx, sn.cfg.Bucket)
+	if err != nil {
+		return 0, fmt.Errorf("snapshot bucket %q: %w", sn.cfg.Bucket, err)
+	}
+	n := 0
+	for _, s := range stored {
+		if s.Position >= position {
+			continue
+		}
+		if err := obs.Delete(ctx, s.Name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+			return n, fmt.Errorf("delete snapshot %s: %w", s.Name, err)
+		}
+		sn.logger.Info("snapshot older than an erased deletion deleted", "snapshot", s.Name, "position", s.Position)
+		n++
+	}
+	return n, nil
 }

@@ -281,6 +281,9 @@ func (r *Replica) acquire() *generation {
 	}
 }
 
+// Snapshots returns the snapshot bucket of Config.Snapshots (nil: none).
+func (r *Replica) Snapshots() *projector.Snapshots { return r.cfg.Snapshots }
+
 // Snapshot writes a snapshot of the model being served to the bucket
 // (Config.Snapshots, which must be set) and returns its object name. It
 // returns ErrNotCaughtUp before the model has caught up.

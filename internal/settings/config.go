@@ -116,12 +116,14 @@ type Accounting struct {
 	OfficerPageSize     int    // rows of a page of the officer's page
 }
 
-// Operations holds the settings of snapshots and rebuilds.
+// Operations holds the settings of snapshots, rebuilds and erasure.
 type Operations struct {
 	SnapshotBucket    string        // JetStream Object Store bucket; "": no snapshots, no bootstrap
 	SnapshotInterval  time.Duration // between snapshots; 0: only on request
 	SnapshotKeep      int           // snapshots of the stream kept in the bucket
 	RebuildOnMismatch bool          // rebuild a model of another stream instead of refusing to start
+	ErasureDelay      time.Duration // the bound within which a deletion is erased everywhere
+	ErasureBucket     string        // the erasure's key-value bucket
 }
 
 // ReplicaName is the name of this process in audit records and snapshots:

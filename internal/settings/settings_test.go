@@ -42,7 +42,7 @@ func TestSettingPrecedence(t *testing.T) {
 			want: Config{HTTPAddr: ":8080", AdminAddr: ":9090", NATSURL: "nats://127.0.0.1:4222", Stream: "PERSONS",
 				DataDir: "./data", LogFormat: "json", LogLevel: "info", ShutdownTimeout: 10 * time.Second, TokenCacheSize: 10000,
 				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: AutoBudget, MaxPositionWait: 2 * time.Second, Security: Security{NATSInboxPrefix: "_INBOX_lookupd"},
-				Operations: Operations{SnapshotInterval: time.Hour, SnapshotKeep: 3}},
+				Operations: Operations{SnapshotInterval: time.Hour, SnapshotKeep: 3, ErasureDelay: 24 * time.Hour, ErasureBucket: "lookup-erasure"}},
 		},
 		{
 			name: "environment over defaults",
@@ -57,7 +57,7 @@ func TestSettingPrecedence(t *testing.T) {
 				LogFormat: "text", LogLevel: "debug", ShutdownTimeout: 3 * time.Second, TokenCacheSize: 10000,
 				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: 64 << 20,
 				MaxPositionWait: 500 * time.Millisecond, MaxStaleness: 30 * time.Second, Security: Security{NATSInboxPrefix: "_INBOX_lookupd"},
-				Operations: Operations{SnapshotBucket: "SNAPS", SnapshotInterval: 10 * time.Minute, SnapshotKeep: 5, RebuildOnMismatch: true}},
+				Operations: Operations{SnapshotBucket: "SNAPS", SnapshotInterval: 10 * time.Minute, SnapshotKeep: 5, RebuildOnMismatch: true, ErasureDelay: 24 * time.Hour, ErasureBucket: "lookup-erasure"}},
 		},
 		{
 			name: "flags over environment",
@@ -71,7 +71,7 @@ func TestSettingPrecedence(t *testing.T) {
 				EncryptionKeyFile: "/l", JWKSURL: "http://k", JWKSFile: "/m", Issuer: "i2", Audience: "a2", TenantClaim: "t2",
 				LogFormat: "json", LogLevel: "warn", ShutdownTimeout: time.Minute, TokenCacheSize: 10000,
 				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: 1 << 30, MaxPositionWait: 2 * time.Second, Security: Security{NATSInboxPrefix: "_INBOX_lookupd"},
-				Operations: Operations{SnapshotInterval: time.Hour, SnapshotKeep: 3}},
+				Operations: Operations{SnapshotInterval: time.Hour, SnapshotKeep: 3, ErasureDelay: 24 * time.Hour, ErasureBucket: "lookup-erasure"}},
 		},
 		{
 			name: "empty variable counts as unset",
@@ -79,7 +79,7 @@ func TestSettingPrecedence(t *testing.T) {
 			want: Config{HTTPAddr: ":8080", AdminAddr: ":9090", NATSURL: "nats://127.0.0.1:4222", Stream: "PERSONS",
 				DataDir: "./data", LogFormat: "json", LogLevel: "info", ShutdownTimeout: 10 * time.Second, TokenCacheSize: 10000,
 				Audit: "required", AuditStream: "PERSONS_AUDIT", MemoryBudget: AutoBudget, MaxPositionWait: 2 * time.Second, Security: Security{NATSInboxPrefix: "_INBOX_lookupd"},
-				Operations: Operations{SnapshotInterval: time.Hour, SnapshotKeep: 3}},
+				Operations: Operations{SnapshotInterval: time.Hour, SnapshotKeep: 3, ErasureDelay: 24 * time.Hour, ErasureBucket: "lookup-erasure"}},
 		},
 	}
 	for _, tt := range tests {

@@ -14,7 +14,7 @@ import (
 // Commands names commands of lookupd, as a set: the commands that read a
 // setting. "dlq" stands for dlq ls and dlq replay, "audit" for audit and
 // audit verify; "audit serve" is the accounting service.
-type Commands uint8
+type Commands uint16
 
 const (
 	Serve Commands = 1 << iota
@@ -25,12 +25,13 @@ const (
 	Audit
 	Token
 	AuditServe
+	Erasure
 
 	// natsCommands are the commands that connect to a NATS server of their
 	// configuration; snapshotCommands those that write or restore snapshots;
 	// serverCommands the services that answer HTTP requests with bearer
 	// tokens (their JWKS, issuer, audience and HTTPS).
-	natsCommands     = Serve | Project | Demo | DLQ | Audit | AuditServe
+	natsCommands     = Serve | Project | Demo | DLQ | Audit | AuditServe | Erasure
 	snapshotCommands = Serve | Project
 	serverCommands   = Serve | AuditServe
 )
@@ -41,7 +42,7 @@ var cmdNames = []struct {
 	in   Commands
 	name string
 }{{Serve, "serve"}, {Project, "project"}, {Dev, "dev"}, {Demo, "demo"}, {DLQ, "dlq"}, {Audit, "audit"}, {Token, "token"},
-	{AuditServe, "audit serve"}}
+	{AuditServe, "audit serve"}, {Erasure, "erasure"}}
 
 // setting is one row of the settings table: a flag, its environment
 // variable (envName), its default, what it means, the commands that read
@@ -107,7 +108,7 @@ var table = []setting{
 		parser: str(func(c *Config) *string { return &c.AdminAddr })},
 	{name: "nats-url", def: "nats://127.0.0.1:4222", usage: "NATS JetStream server URL(s), comma-separated", in: natsCommands,
 		parser: str(func(c *Config) *string { return &c.NATSURL })},
-	{name: "stream", def: "PERSONS", usage: "source JetStream stream", in: Serve | Project | Dev | Demo,
+	{name: "stream", def: "PERSONS", usage: "source JetStream stream", in: Serve | Project | Dev | Demo | Erasure,
 		per:    map[Commands]variant{Demo: {usage: "stream that holds persons.> and receives the events (it must exist)"}},
 		parser: str(func(c *Config) *string { return &c.Stream })},
 	{name: "data-dir", def: "./data", usage: "Badger read model directory", in: Serve | Project | Token,
@@ -219,7 +220,8 @@ var table = []setting{
 		parser: boolean("admin tls", func(c *Config) *bool { return &c.AdminTLS })},
 
 	// Snapshots and rebuilds.
-	{name: "snapshot-bucket", usage: "JetStream Object Store bucket of read model snapshots: written every --snapshot-interval and on POST /snapshot, restored into an empty data directory at start (none: off)", in: snapshotCommands,
+	{name: "snapshot-bucket", usage: "JetStream Object Store bucket of read model snapshots: written every --snapshot-interval and on POST /snapshot, restored into an empty data directory at start (none: off)", in: snapshotCommands | Erasure,
+		per:    map[Commands]variant{Erasure: {usage: "JetStream Object Store bucket of read model snapshots, listed for the snapshots older than a deletion (none: not listed)"}},
 		parser: str(func(c *Config) *string { return &c.SnapshotBucket })},
 	{name: "snapshot-interval", def: "1h", usage: "interval between snapshots, once caught up, when --snapshot-bucket is set (0s: only on request)", in: snapshotCommands,
 		parser: duration("snapshot interval", "a duration such as 1h, or 0s (only on request)", true, func(c *Config) *time.Duration { return &c.SnapshotInterval })},
@@ -227,4 +229,10 @@ var table = []setting{
 		parser: atLeast("snapshot keep", 1, func(c *Config) *int { return &c.SnapshotKeep })},
 	{name: "rebuild-on-mismatch", def: "false", usage: "true: a read model of another stream, or of an earlier incarnation of it, is rebuilt beside the old one at start-up instead of stopping serve", in: Serve,
 		parser: boolean("rebuild on mismatch", func(c *Config) *bool { return &c.RebuildOnMismatch })},
+
+	// Erasure (docs/operations.md, Erasure).
+	{name: "erasure-delay", def: "24h", usage: "the bound: a deleted entity's earlier events, dead letters, older snapshots and the replicas' copies in their files are erased within it of the deletion's arrival in the stream", in: Serve,
+		parser: duration("erasure delay", "a positive duration such as 24h", false, func(c *Config) *time.Duration { return &c.ErasureDelay })},
+	{name: "erasure-bucket", def: "lookup-erasure", usage: "JetStream key-value bucket of the erasure: the lease of the one replica that erases, its cursor and the evidence", in: Serve | Erasure | AuditServe,
+		parser: str(func(c *Config) *string { return &c.ErasureBucket })},
 }
