@@ -122,9 +122,12 @@ func (b *batch) apply(i int, it *item) error {
 		if err := b.dropSignerSet(d.ConsumerID); err != nil {
 			return err
 		}
+	}
+	if val == nil { // a deletion, applied: a tombstone, and its record (deletions.go)
 		val = appendHeader(nil, ev.EntityVersion, true)
-	case events.BusinessContactDeleted, events.SignerDeleted:
-		val = appendHeader(nil, ev.EntityVersion, true)
+		if err := b.recordDeletion(it, ent); err != nil {
+			return err
+		}
 	}
 	b.vc.wrote(key) // before the write: the filter must hold every key that may be in the store
 	if err := b.txn.Set(key, val); err != nil {

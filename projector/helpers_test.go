@@ -287,8 +287,8 @@ func dump(t testing.TB, s *Store) map[string]refState {
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
 			k := string(it.Item().Key())
-			if k[0] == tagMeta || k[0] == tagSignerSet {
-				continue // not entities: signer sets are checked by checkSignerSets
+			if k[0] == tagMeta || k[0] == tagSignerSet || k[0] == tagDeletion {
+				continue // not entities: signer sets are checked by checkSignerSets, deletions by deletions_test.go
 			}
 			v, err := it.Item().ValueCopy(nil)
 			if err != nil {

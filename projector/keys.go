@@ -10,6 +10,9 @@ const (
 	// tagSignerSet: a consumer's signer set, derived from its signer
 	// records (see signerset.go).
 	tagSignerSet = 'l'
+	// tagDeletion: the record of a deletion the projector applied, by its
+	// stream sequence (deletions.go).
+	tagDeletion = 'x'
 )
 
 // keyCheckpoint holds the checkpoint; keyStream the identity of its stream.

@@ -28,6 +28,11 @@
 //	"m" "signersets"                     -> 8-byte big-endian sequence of the checkpoint the
 //	                                        signer sets were last kept at, then the byte of
 //	                                        their layout (setsLayout)
+//	"x" <8-byte big-endian sequence>     -> the record of a deletion applied (Deletions), at the
+//	                                        deletion event's stream sequence: format (1), the
+//	                                        entity's kind (events.Kind), 8-byte big-endian unix
+//	                                        nanos of its stream time, then its id and consumer id
+//	                                        (uvarint length, bytes; "" for a contact); ids only
 //
 // Signers are keyed under their consumer, so the signers of one consumer are
 // one prefix scan ("s" <consumer_id> "."), in signer-id order. A read of
@@ -58,7 +63,12 @@
 // gone from the read model, and older re-deliveries of signer events still
 // lose the version comparison. (Badger, a log-structured store, keeps the
 // overwritten versions in its files until compaction discards them; use
-// encryption at rest so that they are never readable in the meantime.)
+// encryption at rest so that they are never readable in the meantime. A
+// snapshot holds the newest version of each key only: restored into a
+// fresh store it is a copy without them, which is how internal/replica
+// compacts a model.) The transaction that applies a deletion also writes
+// its record ("x"), so that the deletions a model has applied can be
+// listed (Store.Deletions) and their erasure followed.
 //
 // The checkpoint is written in the same Badger transaction as the effects of
 // the events it covers, so the store is always the projection of a prefix of

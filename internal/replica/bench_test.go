@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/lookup/persons/internal/testing/testkit"
@@ -32,6 +33,29 @@ func BenchmarkPerson(b *testing.B) {
 					b.Fatal(err)
 				}
 				i++
+			}
+		})
+	}
+}
+
+// BenchmarkCompact measures a compaction by copy of a model of n
+// consumers, caught up and idle: the copy through the pipe, its restore,
+// its catch-up and the swap (b.N compactions, each of the last one's
+// copy).
+func BenchmarkCompact(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("consumers=%d", n), func(b *testing.B) {
+			_, js := testkit.StartNATS(b)
+			testkit.PersonsStream(b, js)
+			publishConsumers(b, js, 0, n, 1)
+			root := b.TempDir()
+			r := open(b, js, root, func(c *Config) { c.Store.MemoryBudget = 256 << 20 })
+			run(b, r)
+			waitCaughtUp(b, r, uint64(n)) //nolint:gosec // G115: a small count
+			for b.Loop() {
+				if _, err := r.Compact(b.Context()); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

@@ -99,17 +99,22 @@ func (r *Replica) restoreInto(ctx context.Context, dir string, ident projector.S
 // next's directory is activated, readers move to it, old's are waited
 // for, then old's store is closed and deleted.
 func (r *Replica) replace(old, next *generation) error {
-	if err := activate(r.cfg.Root, next.dir); err != nil {
+	err := forgetCompaction(r.cfg.Root) // the record was of old's files
+	if err == nil {
+		err = activate(r.cfg.Root, next.dir)
+	}
+	if err != nil {
 		return errors.Join(err, next.store.Close())
 	}
 	r.cur.Store(next)
-	r.retire(old)
+	_ = r.retire(old) // logged; what is left is removed at the next start
 	return nil
 }
 
 // retire closes and deletes old, no longer current, once no reader holds
-// it. A failure is logged: what is left is removed at the next start.
-func (r *Replica) retire(old *generation) {
+// it. A failure to delete it is logged and returned: what is left is
+// removed at the next start.
+func (r *Replica) retire(old *generation) error {
 	close(old.retired)
 	old.drain()
 	if err := old.store.Close(); err != nil {
@@ -117,7 +122,8 @@ func (r *Replica) retire(old *generation) {
 	}
 	if err := removeModel(r.cfg.Root, old.dir); err != nil {
 		r.logger.Error("replaced read model not deleted (it is deleted at the next start)", "err", err)
-		return
+		return err
 	}
 	r.logger.Info("replaced read model deleted", "dir", old.dir)
+	return nil
 }

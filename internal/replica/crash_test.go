@@ -21,7 +21,7 @@ import (
 
 // Environment of the crash child (see TestMain).
 const (
-	envChild    = "REPLICA_CRASH_CHILD" // the child's mode: snapshot, restore, rebuild or swap
+	envChild    = "REPLICA_CRASH_CHILD" // the child's mode: snapshot, restore, rebuild, swap, compact or compact-swap
 	envChildURL = "REPLICA_CRASH_NATS_URL"
 	envChildDir = "REPLICA_CRASH_ROOT"
 	crashBucket = "CRASH_SNAPSHOTS"
@@ -41,6 +41,8 @@ func TestMain(m *testing.M) {
 //	restore   bootstraps from the bucket, then waits
 //	rebuild   starts a rebuild once caught up ("rebuilding")
 //	swap      the same, and kills itself right after activating the new model
+//	compact   compacts one compaction after the other ("compacting" before each)
+//	compact-swap  compacts, and kills itself right after activating the copy
 func crashChild(mode string) int {
 	fail := func(err error) int { fmt.Fprintln(os.Stderr, "child:", err); return 2 }
 	nc, err := nats.Connect(os.Getenv(envChildURL))
@@ -59,7 +61,7 @@ func crashChild(mode string) int {
 	if err != nil {
 		return fail(err)
 	}
-	if mode == "swap" {
+	if mode == "swap" || mode == "compact-swap" {
 		r.swapHook = func() { _ = syscall.Kill(os.Getpid(), syscall.SIGKILL) }
 	}
 	go func() { fmt.Fprintln(os.Stderr, "child: Run:", r.Run(context.Background())) }()
@@ -78,6 +80,13 @@ func crashChild(mode string) int {
 			return fail(err)
 		}
 		fmt.Println("rebuilding")
+	case "compact", "compact-swap":
+		for {
+			fmt.Println("compacting")
+			if _, err := r.Compact(context.Background()); err != nil {
+				return fail(err)
+			}
+		}
 	}
 	select {}
 }
@@ -216,6 +225,21 @@ func TestCrashConverges(t *testing.T) {
 			c.await(t, "rebuilding")
 			if err := c.cmd.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
 				t.Fatalf("child: %v, want killed by its swap hook", err)
+			}
+		}},
+		{"compact", copyOf(seed), func(t *testing.T, c *child, root string) {
+			c.await(t, "compacting")
+			awaitTight(t, "compaction", func() bool { return newModelUnderWay(root) })
+		}},
+		{"compact-swap", copyOf(seed), func(t *testing.T, c *child, root string) {
+			c.await(t, "compacting")
+			if err := c.cmd.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
+				t.Fatalf("child: %v, want killed by its swap hook", err)
+			}
+			// Killed after the copy's activation, before the old model's
+			// deletion: no compaction may be recorded.
+			if info, err := readCompaction(root); err != nil || info != (CompactionInfo{}) {
+				t.Errorf("compaction recorded before the old model was deleted: %+v, %v", info, err)
 			}
 		}},
 	} {

@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -19,15 +20,24 @@ import (
 //	<data dir>/ACTIVE           "model-<unix nanos>", written atomically
 //	<data dir>/model-<nanos>/   a read model restored from a snapshot or rebuilt
 //
-// A restore or a rebuild writes a new model directory beside the active
-// one and makes it active by rewriting ACTIVE (the commit point); the model
-// it replaces is deleted afterwards. A crash before the commit leaves the
-// new directory unnamed, one after it the old model unnamed: either is
-// removed at the next start (removeInactive), so every restart converges on
-// the model ACTIVE names.
+//	<data dir>/compaction.json  the last compaction of the active model (see below)
+//
+// A restore, a rebuild or a compaction writes a new model directory beside
+// the active one and makes it active by rewriting ACTIVE (the commit
+// point); the model it replaces is deleted afterwards. A crash before the
+// commit leaves the new directory unnamed, one after it the old model
+// unnamed: either is removed at the next start (removeInactive), so every
+// restart converges on the model ACTIVE names.
+//
+// compaction.json, {"position":<sequence>,"at":<RFC 3339 time>}, is written
+// (atomically) only once a compacted model is active and the model it
+// replaced deleted, and removed before any other model (restored or
+// rebuilt) is made active: what it says is always true of the active
+// model's files (CompactionInfo).
 const (
-	activeFile  = "ACTIVE"
-	modelPrefix = "model-"
+	activeFile     = "ACTIVE"
+	compactionFile = "compaction.json"
+	modelPrefix    = "model-"
 	// downloadSuffix names the file a snapshot's restore downloads to,
 	// beside its model directory (projector/restore.go, which names it
 	// the same).
@@ -183,4 +193,58 @@ func removeInactive(root string, logger *slog.Logger) error {
 		return removeModel(root, root)
 	}
 	return nil
+}
+
+// compactionRecord is compaction.json.
+type compactionRecord struct {
+	Position uint64    `json:"position"`
+	At       time.Time `json:"at"`
+}
+
+// writeCompaction records info as the last compaction of root's active
+// model: written to a temporary file, synced, renamed and the directory
+// synced, like ACTIVE.
+func writeCompaction(root string, info CompactionInfo) error {
+	b, err := json.Marshal(compactionRecord{Position: info.Position, At: info.At.UTC()})
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(root, compactionFile+".tmp")
+	if err := writeSynced(tmp, append(b, '\n')); err != nil {
+		return fmt.Errorf("record the compaction: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(root, compactionFile)); err != nil {
+		return fmt.Errorf("record the compaction: %w", err)
+	}
+	return syncDir(root)
+}
+
+// readCompaction returns the last compaction of root's active model, the
+// zero value if none is recorded.
+func readCompaction(root string) (CompactionInfo, error) {
+	b, err := os.ReadFile(filepath.Join(root, compactionFile)) //nolint:gosec // G304: in the data directory
+	if errors.Is(err, fs.ErrNotExist) {
+		return CompactionInfo{}, nil
+	}
+	if err != nil {
+		return CompactionInfo{}, fmt.Errorf("data dir %s: %w", root, err)
+	}
+	var rec compactionRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return CompactionInfo{}, fmt.Errorf("data dir %s: %s: %w", root, compactionFile, err)
+	}
+	return CompactionInfo(rec), nil
+}
+
+// forgetCompaction removes root's compaction record, before a model that
+// was not compacted is made active.
+func forgetCompaction(root string) error {
+	err := os.Remove(filepath.Join(root, compactionFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("forget the compaction record: %w", err)
+	}
+	return syncDir(root)
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/lookup/persons/projector"
 )
 
-// metrics are the Prometheus metrics of a Replica's snapshots, restores
-// and rebuilds.
+// metrics are the Prometheus metrics of a Replica's snapshots, restores,
+// rebuilds and compactions.
 type metrics struct {
 	snapshots       *prometheus.CounterVec
 	snapshotPos     prometheus.Gauge
@@ -20,6 +20,10 @@ type metrics struct {
 	rebuilds        *prometheus.CounterVec
 	rebuilding      prometheus.Gauge
 	rebuildApplied  prometheus.Gauge
+	compactions     *prometheus.CounterVec
+	compactionTime  prometheus.Gauge
+	compactionPos   prometheus.Gauge
+	compactionSecs  prometheus.Gauge
 }
 
 // newMetrics builds the metrics, with every outcome label present from the
@@ -38,12 +42,21 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			"Blue/green rebuilds of the read model, by outcome: swapped or failed.", "swapped", "failed"),
 		rebuilding:     gauge("lookup_rebuild_in_progress", "1 while a rebuild of the read model is under way."),
 		rebuildApplied: gauge("lookup_rebuild_applied_sequence", "Stream sequence the read model being rebuilt has reached."),
+		compactions: outcomes("lookup_model_compactions_total",
+			"Compactions of the read model by copy, by outcome: done (the copy swapped in, the old files deleted) or failed.",
+			"done", "failed"),
+		compactionTime: gauge("lookup_model_last_compaction_timestamp_seconds",
+			"Unix time of the last compaction of the read model (0: none recorded)."),
+		compactionPos: gauge("lookup_model_last_compaction_position",
+			"Stream sequence the last compaction's copy was taken at: every deletion up to it is gone from the model's files."),
+		compactionSecs: gauge("lookup_model_last_compaction_duration_seconds", "How long the last compaction took."),
 	}
 	if reg == nil {
 		return m, nil
 	}
 	for _, c := range []prometheus.Collector{m.snapshots, m.snapshotPos, m.snapshotTime, m.snapshotSeconds,
-		m.restores, m.rebuilds, m.rebuilding, m.rebuildApplied} {
+		m.restores, m.rebuilds, m.rebuilding, m.rebuildApplied,
+		m.compactions, m.compactionTime, m.compactionPos, m.compactionSecs} {
 		if err := reg.Register(c); err != nil {
 			return nil, errors.Join(errors.New("replica metrics"), err)
 		}
@@ -84,4 +97,24 @@ func (m *metrics) rebuildDone(err error) {
 		return
 	}
 	m.rebuilds.WithLabelValues("swapped").Inc()
+}
+
+// compacted sets the gauges of the last compaction to info (as recorded
+// in the data directory).
+func (m *metrics) compacted(info CompactionInfo) {
+	if info.At.IsZero() {
+		return
+	}
+	m.compactionTime.Set(float64(info.At.UnixNano()) / 1e9)
+	m.compactionPos.Set(float64(info.Position))
+}
+
+func (m *metrics) compactionDone(info CompactionInfo, took time.Duration, err error) {
+	if err != nil {
+		m.compactions.WithLabelValues("failed").Inc()
+		return
+	}
+	m.compactions.WithLabelValues("done").Inc()
+	m.compacted(info)
+	m.compactionSecs.Set(took.Seconds())
 }

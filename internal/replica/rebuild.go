@@ -25,6 +25,9 @@ func (r *Replica) Rebuild() error {
 	if r.rebuilding {
 		return ErrRebuildRunning
 	}
+	if r.compacting {
+		return ErrCompactionRunning
+	}
 	dir, err := newModelDir(r.cfg.Root)
 	if err != nil {
 		return fmt.Errorf("rebuild: %w", err)
@@ -69,50 +72,84 @@ func (r *Replica) rebuild(ctx context.Context, next *generation) (err error) {
 		}
 	}()
 	next.start(ctx, func(*generation, error) {})
-	tick := time.NewTicker(5 * time.Second)
-	defer tick.Stop()
-	for caught := false; !caught; {
-		select {
-		case <-next.proj.CaughtUp():
-			caught = true
-		case <-next.done:
-			return fmt.Errorf("rebuild: projector stopped: %w", next.err)
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-			p := next.proj.Progress()
-			r.metrics.rebuildApplied.Set(float64(p.AppliedSeq))
-			r.logger.Info("rebuilding", "dir", next.dir, "applied_sequence", p.AppliedSeq, "target_sequence", p.TargetSeq)
-		}
+	err = r.catchUp(ctx, next, "rebuild", func(p projector.Progress) {
+		r.metrics.rebuildApplied.Set(float64(p.AppliedSeq))
+		r.logger.Info("rebuilding", "dir", next.dir, "applied_sequence", p.AppliedSeq, "target_sequence", p.TargetSeq)
+	})
+	if err != nil {
+		return err
 	}
 	r.metrics.rebuildApplied.Set(float64(next.proj.Position().Applied()))
 	r.logger.Info("rebuild caught up; swapping", "dir", next.dir, "applied_sequence", next.proj.Position().Applied(),
 		"duration", time.Since(start))
-	return r.swap(ctx, next)
+	if err := r.swap(ctx, ctx, next, "rebuild"); err != nil && !errors.Is(err, errOldModelLeft) {
+		return err
+	}
+	return nil
 }
 
-// swap makes next, caught up and projecting, the model being served. For
-// the same stream, next is activated once it has reached the live model's
-// position, then the live projector is stopped and next is swapped in once
-// it has reached that final position too, so that the position readers see
-// never decreases. For a model of another stream (a rebuild after a
-// mismatch) positions are not comparable and next is swapped in at once.
-// Activation (ACTIVE rewritten) is the commit point: after it the swap is
-// always completed.
-func (r *Replica) swap(ctx context.Context, next *generation) error {
+// catchUp waits until next's projector, running, has caught up, calling
+// progress with its progress every 5 seconds meanwhile. It fails when the
+// projector stops or ctx is done; what names the work in the error.
+func (r *Replica) catchUp(ctx context.Context, next *generation, what string, progress func(projector.Progress)) error {
+	tick := time.NewTicker(5 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-next.proj.CaughtUp():
+			return nil
+		case <-next.done:
+			return fmt.Errorf("%s: projector stopped: %w", what, next.err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+			progress(next.proj.Progress())
+		}
+	}
+}
+
+// errOldModelLeft: a swap was completed but the replaced model's files
+// could not all be deleted (they are at the next start).
+var errOldModelLeft = errors.New("the replaced read model was not deleted")
+
+// swap makes next, caught up and projecting, the model being served; what
+// ("rebuild" or "compaction") names the work in errors and logs. For the
+// same stream, next is activated once it has reached the live model's
+// position (waiting under wait), then the live projector is stopped and
+// next is swapped in once it has reached that final position too (waiting
+// under run, the replica's Run context: skipped on shutdown only), so that
+// the position readers see never decreases. For a model of another stream
+// (a rebuild after a mismatch) positions are not comparable and next is
+// swapped in at once; a compaction is refused then. A rebuild forgets the
+// data directory's compaction record first (its model's files hold what
+// its projection overwrote). Activation (ACTIVE rewritten) is the commit
+// point: after it the swap is always completed, and an error then wraps
+// errOldModelLeft.
+func (r *Replica) swap(wait, run context.Context, next *generation, what string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old := r.cur.Load()
 	sameStream := !isMismatch(old)
+	if !sameStream && what == "compaction" {
+		return errors.New("compaction: the live read model belongs to another stream")
+	}
 	if sameStream {
 		for next.proj.Position().Applied() < old.proj.Position().Applied() {
-			if err := next.proj.Position().Wait(ctx, old.proj.Position().Applied()); err != nil {
-				return fmt.Errorf("rebuild: waiting for the live model's position: %w", err)
+			if err := next.proj.Position().Wait(wait, old.proj.Position().Applied()); err != nil {
+				return fmt.Errorf("%s: waiting for the live model's position: %w", what, err)
 			}
 		}
 	}
+	if err := wait.Err(); err != nil { // cancelled: not activated
+		return err
+	}
+	if what != "compaction" {
+		if err := forgetCompaction(r.cfg.Root); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+	}
 	if err := activate(r.cfg.Root, next.dir); err != nil {
-		return fmt.Errorf("rebuild: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if r.swapHook != nil {
 		r.swapHook()
@@ -121,14 +158,20 @@ func (r *Replica) swap(ctx context.Context, next *generation) error {
 	if sameStream {
 		// Short: next was at least where old was a moment ago. Skipped on
 		// shutdown, when positions no longer matter.
-		_ = next.proj.Position().Wait(ctx, old.proj.Position().Applied())
+		_ = next.proj.Position().Wait(run, old.proj.Position().Applied())
 	}
 	r.cur.Store(next)
-	r.watchCurrent(ctx, next)
+	r.watchCurrent(run, next)
 	r.markCaughtUp()
-	r.retire(old)
-	r.logger.Info("rebuilt read model swapped in; the old one is deleted", "dir", next.dir, "old_dir", old.dir,
-		"applied_sequence", next.proj.Position().Applied())
+	retireErr := r.retire(old)
+	msg := "rebuilt read model swapped in; the old one is deleted"
+	if what == "compaction" {
+		msg = "compacted read model swapped in; the old one is deleted"
+	}
+	r.logger.Info(msg, "dir", next.dir, "old_dir", old.dir, "applied_sequence", next.proj.Position().Applied())
+	if retireErr != nil {
+		return fmt.Errorf("%s: %w: %w", what, errOldModelLeft, retireErr)
+	}
 	return nil
 }
 

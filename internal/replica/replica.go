@@ -1,8 +1,11 @@
 // Package replica runs the read model of one replica over its life: it
 // opens the active model of the data directory (ActiveDir),
 // bootstraps an empty one from the newest matching snapshot, takes
-// snapshots, and rebuilds a fresh model beside the live one (blue/green)
-// and swaps it in, while readers are served throughout.
+// snapshots, rebuilds a fresh model beside the live one (blue/green) and
+// swaps it in, and compacts the live one by copy (Compact: the newest
+// version of each key copied into a fresh model, swapped in the same way,
+// so that what deletions overwrote is gone from the files), while readers
+// are served throughout.
 //
 // A Replica is what the API reads (query.Reader, query.Positioner) and
 // what readiness and metrics watch (Progress, CaughtUp): each delegates to
@@ -26,8 +29,13 @@ import (
 	"github.com/lookup/persons/projector"
 )
 
-// ErrRebuildRunning is returned by Rebuild while a rebuild is under way.
+// ErrRebuildRunning is returned by Rebuild and Compact while a rebuild is
+// under way.
 var ErrRebuildRunning = errors.New("a rebuild is already running")
+
+// ErrCompactionRunning is returned by Compact and Rebuild while a
+// compaction is under way.
+var ErrCompactionRunning = errors.New("a compaction is already running")
 
 // ErrNotCaughtUp is returned by Snapshot before the read model has caught
 // up with the stream.
@@ -60,7 +68,8 @@ type Config struct {
 	// collector would run back to back, taking the CPU the API needs).
 	// Each true is followed by one false.
 	Building func(bool)
-	// Registerer receives the metrics of snapshots, restores and rebuilds.
+	// Registerer receives the metrics of snapshots, restores, rebuilds and
+	// compactions.
 	Registerer prometheus.Registerer
 	// Logger; nil: discard.
 	Logger *slog.Logger
@@ -78,15 +87,23 @@ type Replica struct {
 
 	// failed receives the error of a current generation's projector.
 	failed chan genError
-	// mu serializes swaps, rebuild starts and snapshots' choice of model.
+	// mu serializes swaps, rebuild and compaction starts and snapshots'
+	// choice of model.
 	mu         sync.Mutex
 	rebuilding bool
+	compacting bool
 	runCtx     context.Context
-	bg         sync.WaitGroup // rebuilds and their projectors
+	bg         sync.WaitGroup // rebuilds, compactions and their projectors
 
-	// swapHook, when set (tests), is called right after a rebuilt model
-	// is activated, before the swap completes.
+	// swapHook, when set (tests), is called right after a rebuilt or
+	// compacted model is activated, before the swap completes.
 	swapHook func()
+	// compactHook, when set (tests), is called with each stage a
+	// compaction reaches (compact.go).
+	compactHook func(stage string)
+	// compactTicked, when set (tests), is called after each tick of
+	// CompactEvery with what it did.
+	compactTicked func(CompactionInfo, error)
 }
 
 type genError struct {
@@ -120,6 +137,11 @@ func Open(cfg Config) (*Replica, error) {
 	if err := removeInactive(cfg.Root, r.logger); err != nil {
 		return nil, errors.Join(err, store.Close())
 	}
+	if info, err := readCompaction(cfg.Root); err != nil {
+		r.logger.Warn("the compaction record is unreadable; the next compaction rewrites it", "err", err)
+	} else {
+		m.compacted(info)
+	}
 	r.cur.Store(newGeneration(dir, store, cfg.NewProjector(store)))
 	return r, nil
 }
@@ -150,7 +172,9 @@ func (r *Replica) Run(ctx context.Context) error {
 			}
 			if errors.Is(f.err, projector.ErrStreamMismatch) && r.cfg.RebuildOnMismatch {
 				r.logger.Warn("the read model belongs to another stream; rebuilding it beside the old one (LOOKUP_REBUILD_ON_MISMATCH)", "err", f.err)
-				if err := r.Rebuild(); err != nil && !errors.Is(err, ErrRebuildRunning) {
+				// A compaction under way fails (its projector meets the same
+				// mismatch) and then starts the rebuild (endCompaction).
+				if err := r.Rebuild(); err != nil && !errors.Is(err, ErrRebuildRunning) && !errors.Is(err, ErrCompactionRunning) {
 					return err
 				}
 				continue
