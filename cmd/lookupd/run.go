@@ -23,6 +23,7 @@ var commands = []struct {
 	{"demo", "publish the demo data set to any NATS server (--print: write it as JSON lines)", cmdDemo},
 	{"dlq", "list (ls) and replay (replay) the dead-letter stream's events", cmdDLQ},
 	{"audit", "accounting of disclosures of a person (--person), check the audit ledger (audit verify), serve the accounting (audit serve)", cmdAudit},
+	{"erasure", "what remains of a deleted person in each place, and when it was erased (erasure status --person ID)", cmdErasure},
 	{"token", "mint a token with the dev key (development only)", cmdToken},
 	{"version", "print the version", cmdVersion},
 }

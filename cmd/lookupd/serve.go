@@ -146,6 +146,10 @@ func serve(ctx context.Context, cfg settings.Config, logger *slog.Logger, opts s
 		return err
 	}
 	defer closeLedger(ledger, logger)
+	eraser, err := newEraser(cfg, js, rep, reg, logger)
+	if err != nil {
+		return err
+	}
 	api, err := apiserver.New(apiserver.Config{Replica: rep, Keys: keys,
 		Issuer: cfg.Issuer, Audience: cfg.Audience, TenantClaim: cfg.TenantClaim, TokenCacheSize: cfg.TokenCacheSize,
 		Clients: cfg.AllowedClients, ScopeClaims: cfg.ScopeClaims,
@@ -170,6 +174,8 @@ func serve(ctx context.Context, cfg settings.Config, logger *slog.Logger, opts s
 		Background: []func(context.Context) error{
 			func(bg context.Context) error { return lifecycle.RunProjector(bg, rep, logger) },
 			func(bg context.Context) error { rep.SnapshotEvery(bg, cfg.SnapshotInterval, logger); return nil },
+			func(bg context.Context) error { _ = eraser.Run(bg); return nil },
+			func(bg context.Context) error { compactEvery(bg, cfg, rep, eraser, logger); return nil },
 		},
 		Ready: ready, OnReady: opts.onReady,
 		Delay: cfg.ShutdownDelay, Timeout: cfg.ShutdownTimeout, Logger: logger,

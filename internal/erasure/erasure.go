@@ -45,6 +45,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/lookup/persons/internal/replica"
 	"github.com/lookup/persons/projector"
 )
 
@@ -63,6 +64,8 @@ type Model interface {
 	// Snapshot writes a snapshot of the model to the bucket
 	// (ErrNotCaughtUp-like errors when it cannot yet).
 	Snapshot(ctx context.Context) (projector.SnapshotInfo, string, error)
+	// Compacted tells how far the replica's files are compacted.
+	Compacted() (replica.CompactionInfo, error)
 }
 
 // Config configures an Eraser.
@@ -172,10 +175,14 @@ func (e *Eraser) stop(ctx context.Context, kv jetstream.KeyValue) {
 	e.lease.release(ctx, kv)
 }
 
-// pass erases, if this replica holds (or takes) the lease, what the model
-// deleted since the cursor, then the snapshots older than the newest
-// deletion erased.
+// pass measures how long this replica's files have held a deletion's
+// values; then, if this replica holds (or takes) the lease, erases what
+// the model deleted since the cursor, then the snapshots older than the
+// newest deletion erased.
 func (e *Eraser) pass(ctx context.Context, kv jetstream.KeyValue) error {
+	if err := e.measureModel(ctx); err != nil {
+		return err
+	}
 	held, err := e.lease.hold(ctx, kv)
 	e.metrics.leader.Set(boolGauge(held))
 	if err != nil || !held {
@@ -216,6 +223,27 @@ func (e *Eraser) pass(ctx context.Context, kv jetstream.KeyValue) error {
 }
 
 var errEnough = errors.New("enough for one pass")
+
+// measureModel sets the age of the oldest deletion whose values this
+// replica's files may still hold (applied after the last compaction).
+func (e *Eraser) measureModel(ctx context.Context) error {
+	c, err := e.cfg.Model.Compacted()
+	if err != nil {
+		return fmt.Errorf("the replica's compaction: %w", err)
+	}
+	age := 0.0
+	err = e.cfg.Model.Deletions(ctx, c.Position, func(d projector.Deletion) error {
+		if !d.Time.IsZero() {
+			age = time.Since(d.Time).Seconds()
+		}
+		return errEnough
+	})
+	if err != nil && !errors.Is(err, errEnough) {
+		return fmt.Errorf("read the model's deletions: %w", err)
+	}
+	e.metrics.oldest.WithLabelValues("model").Set(age)
+	return nil
+}
 
 func (e *Eraser) step(what string) error {
 	if e.hook == nil {

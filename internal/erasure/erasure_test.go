@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/lookup/persons/events"
+	"github.com/lookup/persons/internal/replica"
 	"github.com/lookup/persons/internal/testing/testkit"
 	"github.com/lookup/persons/projector"
 )
@@ -55,6 +56,8 @@ func (m *model) Snapshot(ctx context.Context) (projector.SnapshotInfo, string, e
 	}
 	return m.snapshot(ctx)
 }
+
+func (m *model) Compacted() (replica.CompactionInfo, error) { return replica.CompactionInfo{}, nil }
 
 func (m *model) add(d projector.Deletion) {
 	m.mu.Lock()
