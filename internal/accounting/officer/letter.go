@@ -85,6 +85,7 @@ type letterEntry struct {
 	Disclosed, Purpose string
 	Count              int    // the disclosures this entry stands for (the summary)
 	Last               string // the date of the last of them, when Count > 1
+	Final              bool   // the letter's last entry, printed with the closing and signature
 	key                string
 }
 
@@ -278,6 +279,9 @@ func (o *officer) entries(recs []ledger.Record, summary bool) []letterEntry {
 		}
 		first[e.key] = len(out)
 		out = append(out, e)
+	}
+	if len(out) > 0 {
+		out[len(out)-1].Final = true
 	}
 	return out
 }
