@@ -50,7 +50,7 @@ var pdfPages = regexp.MustCompile(`(?m)^Pages:\s+(\d+)$`)
 
 func TestLetterInABrowser(t *testing.T) {
 	ctx := browser(t)
-	f := newOfficerFixture(t, 4)
+	f := newOfficerFixtureOf(t, 4, accountingtest.Disclosures(), letterheadOf(exampleLetterhead))
 	srv := httptest.NewServer(f.h)
 	defer srv.Close()
 
