@@ -65,6 +65,7 @@ process of its own, not beside every lookup replica (docs/audit.md).`, getenv)
 	if err := c.Config.CheckRegistries(); err != nil {
 		return err
 	}
+	c.Config.WarnLetterhead(logger)
 	return auditServe(ctx, c.Config, logger)
 }
 
@@ -184,7 +185,8 @@ func openIndex(cfg settings.Config, js jetstream.JetStream, logger *slog.Logger)
 func accountingAPI(cfg settings.Config, index *accounting.Index, registry *accounting.Registry, follower *accounting.Follower,
 	record func(context.Context, accounting.Access) error, authn *auth.Authenticator, reg prometheus.Registerer) (http.Handler, error) {
 	pages, err := officer.New(officer.Config{Index: index, Registry: registry, Status: follower.Status,
-		PageSize: cfg.OfficerPageSize, Registerer: reg, Authorize: authn.Authorize, Record: record})
+		PageSize: cfg.OfficerPageSize, Registerer: reg, Authorize: authn.Authorize, Record: record,
+		Letterhead: officer.Letterhead{Name: cfg.CoveredEntityName, Address: cfg.CoveredEntityAddress, Contact: cfg.PrivacyOfficerContact, Unset: cfg.LetterheadUnset()}})
 	if err != nil {
 		return nil, err
 	}

@@ -95,13 +95,48 @@ func TestAuditServeRefusesBadRegistries(t *testing.T) {
 // serve is recorded in the ledger as provideAccounting with the request
 // date, and the person's name and address, posted to write it, are in
 // the letter only: not in the audit stream, nor in the service's log.
+// The letterhead is the settings' (LOOKUP_COVERED_ENTITY_NAME, ...);
+// without them the letter shows a notice naming them, and audit serve
+// warned of them once, at its start.
 func TestAuditServeLetter(t *testing.T) {
+	tests := []struct {
+		name     string
+		env      map[string]string
+		want     []string // in the letter
+		warnings int      // of the letterhead, in the log
+	}{
+		{"letterhead", map[string]string{"LOOKUP_COVERED_ENTITY_NAME": "Example Health Plan", "LOOKUP_COVERED_ENTITY_ADDRESS": "1 Main Street; Springfield, IL 62701",
+			"LOOKUP_PRIVACY_OFFICER_CONTACT": "privacy@example.org"},
+			[]string{`<p class="entity">Example Health Plan</p>`, `<address class="from">1 Main Street<br>Springfield, IL 62701</address>`, "Privacy officer: privacy@example.org"}, 0},
+		{"unset", nil, []string{`<p class="notice" role="note">`, "set LOOKUP_COVERED_ENTITY_NAME, LOOKUP_COVERED_ENTITY_ADDRESS, LOOKUP_PRIVACY_OFFICER_CONTACT for lookupd audit serve"}, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			body, logs := auditServeLetter(t, tc.env)
+			for _, s := range tc.want {
+				if !strings.Contains(body, s) {
+					t.Errorf("the letter lacks %q", s)
+				}
+			}
+			if n := strings.Count(logs, "sender's letterhead"); n != tc.warnings {
+				t.Errorf("%d warnings of the letterhead in the log, want %d:\n%s", n, tc.warnings, logs)
+			}
+		})
+	}
+}
+
+// auditServeLetter writes a letter through lookupd audit serve run with
+// the settings env, checks what it records and logs, and returns the
+// letter and the log.
+func auditServeLetter(t *testing.T, env map[string]string) (letter, logs string) {
+	t.Helper()
 	ns := runNATS(t)
 	discloseThroughLedger(t, ns.ClientURL(), "replica-a", ada, 3)
 	environ := map[string]string{"LOOKUP_HTTP_ADDR": "127.0.0.1:0", "LOOKUP_ADMIN_ADDR": "127.0.0.1:0", "LOOKUP_NATS_URL": ns.ClientURL(),
 		"LOOKUP_ACCOUNTING_DIR": t.TempDir(), "LOOKUP_JWKS_FILE": writeJWKS(t), "LOOKUP_ISSUER": testIssuer, "LOOKUP_AUDIENCE": testAudience,
 		"LOOKUP_REPLICA_ID": "accounting-test", "LOOKUP_LOG_LEVEL": "debug"}
 	maps.Copy(environ, registries(t))
+	maps.Copy(environ, env)
 	p := start(t, environ, "audit", "serve")
 	addrs := p.addrs(t)
 	waitReady(t, addrs["admin"])
@@ -155,7 +190,9 @@ func TestAuditServeLetter(t *testing.T) {
 			t.Errorf("the audit stream's message %d holds the person's name or address: %s", seq, m.Data)
 		}
 	}
-	if logs := p.stdout.String() + p.stderr.String(); strings.Contains(logs, "Zelda") || strings.Contains(logs, "Unlikely") {
+	logs = p.stdout.String() + p.stderr.String()
+	if strings.Contains(logs, "Zelda") || strings.Contains(logs, "Unlikely") {
 		t.Errorf("the log holds the person's name or address:\n%s", logs)
 	}
+	return string(body), logs
 }

@@ -114,6 +114,12 @@ type Accounting struct {
 	PurposesFile        string // the purposes registry (YAML); "": none
 	RegistriesStrict    bool   // refuse to start when the ledger holds codes the registries lack
 	OfficerPageSize     int    // rows of a page of the officer's page
+	// The letterhead of the officer's letters: the covered entity's name
+	// and postal address (its lines), and the privacy officer's contact;
+	// "" or none: not printed (LetterheadUnset).
+	CoveredEntityName     string
+	CoveredEntityAddress  []string
+	PrivacyOfficerContact string
 }
 
 // Operations holds the settings of snapshots, rebuilds and erasure.

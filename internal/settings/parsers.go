@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/dustin/go-humanize"
 
@@ -43,6 +45,44 @@ func list(what string, dst func(c *Config) *[]string) parser {
 		return nil
 	}}
 }
+
+// maxLine bounds a line of the letterhead, in characters.
+const maxLine = 200
+
+// line parses one line of printable text of at most maxLine characters
+// into dst, white space around it trimmed; what names the setting in
+// errors.
+func line(what string, dst func(c *Config) *string) parser {
+	return parser{arg: "TEXT", set: func(c *Config, v string) error {
+		v = strings.TrimSpace(v)
+		if utf8.RuneCountInString(v) > maxLine || strings.ContainsFunc(v, unicode.IsControl) {
+			return fmt.Errorf("%s %q: want one line of at most %d characters", what, v, maxLine)
+		}
+		*dst(c) = v
+		return nil
+	}}
+}
+
+// addressLines parses a postal address into Config.CoveredEntityAddress:
+// at most 8 lines, separated by ";" or a new line, each a line as line
+// takes it; empty lines are left out.
+var addressLines = parser{arg: "LINE;LINE;...", set: func(c *Config, v string) error {
+	var out []string
+	for l := range strings.FieldsFuncSeq(v, func(r rune) bool { return r == ';' || r == '\n' }) {
+		if l = strings.TrimSpace(l); l == "" {
+			continue
+		}
+		if utf8.RuneCountInString(l) > maxLine || strings.ContainsFunc(l, unicode.IsControl) {
+			return fmt.Errorf("covered entity address %q: want lines of at most %d characters, separated by ; or a new line", v, maxLine)
+		}
+		out = append(out, l)
+	}
+	if len(out) > 8 {
+		return fmt.Errorf("covered entity address %q: %d lines, want at most 8", v, len(out))
+	}
+	c.CoveredEntityAddress = out
+	return nil
+}}
 
 // oneOf parses one of the words valid into dst; what names the setting
 // in errors.

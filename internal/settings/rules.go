@@ -148,3 +148,26 @@ func (c Security) NATSSecretFiles() []keyfile.KeyFile {
 		keyfile.Secret("LOOKUP_NATS_KEY_FILE", c.NATSKeyFile),
 	}
 }
+
+// LetterheadUnset names the variables of the officer's letterhead that
+// are not set, in the table's order; none when the letterhead is whole.
+func (c Accounting) LetterheadUnset() []string {
+	unset := map[string]bool{"covered-entity-name": c.CoveredEntityName == "",
+		"covered-entity-address": len(c.CoveredEntityAddress) == 0, "privacy-officer-contact": c.PrivacyOfficerContact == ""}
+	var out []string
+	for _, s := range table {
+		if unset[s.name] {
+			out = append(out, envName(s.name))
+		}
+	}
+	return out
+}
+
+// WarnLetterhead logs a warning naming the settings of the officer's
+// letterhead that are unset, if any: the letters are printed without
+// them (audit serve, once at its start).
+func (c Accounting) WarnLetterhead(logger *slog.Logger) {
+	if unset := c.LetterheadUnset(); len(unset) > 0 {
+		logger.Warn("the officer's letters are printed without their sender's letterhead, or part of it: set "+strings.Join(unset, ", "), "unset", unset)
+	}
+}

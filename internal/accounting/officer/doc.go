@@ -11,7 +11,8 @@
 //     token's subject) was disclosed over every person (GET
 //     /officer/recipient, /officer/recipient.csv);
 //   - letter.go: the accounting given to the person, a letter to print
-//     (GET and POST /officer/letter);
+//     (GET and POST /officer/letter) under the covered entity's
+//     letterhead (Config.Letterhead);
 //   - web/: the templates and stylesheets, embedded; no script.
 //
 // Its contract: it reads the index and the registries (recipients and

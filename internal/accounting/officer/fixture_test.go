@@ -36,14 +36,14 @@ func newOfficerFixture(t *testing.T, pageSize int) *officerFixture {
 	return newOfficerFixtureOf(t, pageSize, accountingtest.Disclosures())
 }
 
-// newOfficerFixtureOf is newOfficerFixture over the disclosures ds.
-func newOfficerFixtureOf(t *testing.T, pageSize int, ds []accountingtest.Disclosure) *officerFixture {
+// newOfficerFixtureOf is newOfficerFixture over the disclosures ds, its
+// Config changed by each of opts.
+func newOfficerFixtureOf(t *testing.T, pageSize int, ds []accountingtest.Disclosure, opts ...func(*Config)) *officerFixture {
 	t.Helper()
 	x := accountingtest.FixtureIndex(t, ds)
 	registry := accountingtest.ShippedRegistry(t)
 	f := &officerFixture{index: x, registry: registry, reg: prometheus.NewRegistry()}
-	var err error
-	f.h, err = New(Config{Index: x, Registry: registry, PageSize: pageSize, Registerer: f.reg,
+	cfg := Config{Index: x, Registry: registry, PageSize: pageSize, Registerer: f.reg,
 		Now: func() time.Time { return time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC) },
 		Status: func() accounting.IndexStatus {
 			return accounting.IndexStatus{Applied: 60, CaughtUp: true, LedgerSince: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}
@@ -57,8 +57,12 @@ func newOfficerFixtureOf(t *testing.T, pageSize int, ds []accountingtest.Disclos
 			}
 			f.recorded = append(f.recorded, a)
 			return nil
-		}})
-	if err != nil {
+		}}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	var err error
+	if f.h, err = New(cfg); err != nil {
 		t.Fatal(err)
 	}
 	return f

@@ -35,8 +35,21 @@ import (
 // ledger, a log or the index (the accounting service never reads
 // PERSONS).
 
-var letterPages = template.Must(template.New("letter").Funcs(template.FuncMap{"lines": lines}).
+var letterPages = template.Must(template.New("letter").Funcs(template.FuncMap{"lines": lines, "join": strings.Join}).
 	ParseFS(webFiles, "web/letter.html", "web/letter-form.html"))
+
+// Letterhead is the sender printed at the head of each letter: the
+// covered entity's name and postal address, and how to reach its privacy
+// officer (LOOKUP_COVERED_ENTITY_NAME, LOOKUP_COVERED_ENTITY_ADDRESS,
+// LOOKUP_PRIVACY_OFFICER_CONTACT). What is empty is not printed; Unset
+// names the settings to set, in a notice that the officer's screen shows
+// above the letter and the printout does not.
+type Letterhead struct {
+	Name    string
+	Address []string // its lines
+	Contact string   // printed as "Privacy officer: " and Contact
+	Unset   []string // the settings unset, named by the notice (none: no notice)
+}
 
 // accountingYears is the period an accounting covers by default: the six
 // years before the request (164.528(a)(1)).
@@ -72,6 +85,7 @@ type letterData struct {
 	Requested string
 	Entries   []letterEntry
 	RequestID string
+	From      Letterhead // the sender
 }
 
 // letterEntry is one disclosure of the letter, or with the summary the
@@ -85,6 +99,7 @@ type letterEntry struct {
 	Disclosed, Purpose string
 	Count              int    // the disclosures this entry stands for (the summary)
 	Last               string // the date of the last of them, when Count > 1
+	Final              bool   // the letter's last entry, printed with the closing and signature
 	key                string
 }
 
@@ -144,7 +159,7 @@ func (o *officer) letter(w http.ResponseWriter, r *http.Request) {
 			badInput("This accounting could not be recorded in the audit ledger, so it is not given. Try again shortly."))
 		return
 	}
-	d.RequestID, d.Entries = a.RequestID, o.entries(recs, f.Summary)
+	d.RequestID, d.Entries, d.From = a.RequestID, o.entries(recs, f.Summary), o.Letterhead
 	d.Since, d.Until = longDate(f.since), longDate(f.requested)
 	d.Requested, d.Today = longDate(f.requested), longDate(o.today())
 	o.renderLetter(w, http.StatusOK, "letter.html", d, nil)
@@ -278,6 +293,9 @@ func (o *officer) entries(recs []ledger.Record, summary bool) []letterEntry {
 		}
 		first[e.key] = len(out)
 		out = append(out, e)
+	}
+	if len(out) > 0 {
+		out[len(out)-1].Final = true
 	}
 	return out
 }

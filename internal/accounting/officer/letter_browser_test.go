@@ -14,17 +14,23 @@ import (
 	"github.com/lookup/persons/internal/testing/browsertest"
 )
 
-// writeLetter fills in the letter's form for person as an officer does
-// (the name and address typed, the form posted) and waits for the
-// letter.
-func writeLetter(t *testing.T, ctx context.Context, base, person, requested, paper string, summary bool) {
+// letterInput is what the officer types in the letter's form.
+type letterInput struct {
+	person, requested, from, paper string
+	summary                        bool
+}
+
+// writeLetter fills in the letter's form as an officer does (the name
+// and address typed, the form posted) and waits for the letter.
+func writeLetter(t *testing.T, ctx context.Context, base string, in letterInput) {
 	t.Helper()
-	actions := []chromedp.Action{chromedp.Navigate(base + "/officer/letter?id=" + person), chromedp.WaitVisible(`input[name="name"]`, chromedp.ByQuery),
-		chromedp.SetValue(`input[name="requested"]`, requested, chromedp.ByQuery),
+	actions := []chromedp.Action{chromedp.Navigate(base + "/officer/letter?id=" + in.person), chromedp.WaitVisible(`input[name="name"]`, chromedp.ByQuery),
+		chromedp.SetValue(`input[name="requested"]`, in.requested, chromedp.ByQuery),
+		chromedp.SetValue(`input[name="from"]`, in.from, chromedp.ByQuery),
 		chromedp.SendKeys(`input[name="name"]`, "Ann Example", chromedp.ByQuery),
 		chromedp.SendKeys(`textarea[name="address"]`, "12 Elm Street\nSpringfield, IL 62701", chromedp.ByQuery),
-		chromedp.SetValue(`select[name="paper"]`, paper, chromedp.ByQuery)}
-	if summary {
+		chromedp.SetValue(`select[name="paper"]`, in.paper, chromedp.ByQuery)}
+	if in.summary {
 		actions = append(actions, chromedp.Click(`input[name="summary"]`, chromedp.ByQuery))
 	}
 	actions = append(actions, chromedp.Click(`button[type="submit"]`, chromedp.ByQuery), chromedp.WaitVisible(`article.letter`, chromedp.ByQuery))
@@ -44,7 +50,7 @@ var pdfPages = regexp.MustCompile(`(?m)^Pages:\s+(\d+)$`)
 
 func TestLetterInABrowser(t *testing.T) {
 	ctx := browser(t)
-	f := newOfficerFixture(t, 4)
+	f := newOfficerFixtureOf(t, 4, accountingtest.Disclosures(), letterheadOf(exampleLetterhead))
 	srv := httptest.NewServer(f.h)
 	defer srv.Close()
 
@@ -55,7 +61,7 @@ func TestLetterInABrowser(t *testing.T) {
 		{"a4", "(A4)"},         // 595 x 842 pts
 	} {
 		t.Run(tc.paper, func(t *testing.T) {
-			writeLetter(t, ctx, srv.URL, accountingtest.Persons[1], "2026-11-20", tc.paper, false)
+			writeLetter(t, ctx, srv.URL, letterInput{person: accountingtest.Persons[1], requested: "2026-11-20", paper: tc.paper})
 			text, info := browsertest.PrintPDF(t, ctx)
 			if !regexp.MustCompile(`(?m)^Page size:\s+[\d.]+ x [\d.]+ pts ` + regexp.QuoteMeta(tc.size) + `$`).MatchString(info) {
 				t.Errorf("pdfinfo:\n%s\nwant the page size %s", info, tc.size)
@@ -78,7 +84,7 @@ func TestLetterInABrowser(t *testing.T) {
 		})
 	}
 
-	writeLetter(t, ctx, srv.URL, accountingtest.Persons[0], "2026-11-20", "letter", true)
+	writeLetter(t, ctx, srv.URL, letterInput{person: accountingtest.Persons[0], requested: "2026-11-20", paper: "letter", summary: true})
 	keepScreenshot(t, ctx, "article.letter", "officer-letter.png")
 
 	// On screen the toolbar shows; in print media it does not, and the

@@ -49,6 +49,8 @@ type Config struct {
 	PageSize int
 	// Registerer takes the counter of unknown codes shown (nil: none).
 	Registerer prometheus.Registerer
+	// Letterhead is the sender at the head of each letter (letter.go).
+	Letterhead Letterhead
 }
 
 // MetricUnknownCodes counts the rows shown or exported whose client or

@@ -95,6 +95,10 @@ func PrintPDF(t testing.TB, ctx context.Context) (text, info string) {
 	return run("pdftotext", file, "-"), run("pdfinfo", file)
 }
 
+// Pages returns the text of each page of text, as pdftotext writes it
+// (each page ended by a form feed).
+func Pages(text string) []string { return strings.Split(strings.TrimSuffix(text, "\f"), "\f") }
+
 // Words returns s with every run of white space one space.
 func Words(s string) string { return strings.Join(strings.Fields(s), " ") }
 
