@@ -248,4 +248,3 @@ func waitStatus(t *testing.T, url, tok string, status int) {
 		return nil
 	})
 }
-

@@ -175,7 +175,7 @@ func serve(ctx context.Context, cfg settings.Config, logger *slog.Logger, opts s
 			func(bg context.Context) error { return lifecycle.RunProjector(bg, rep, logger) },
 			func(bg context.Context) error { rep.SnapshotEvery(bg, cfg.SnapshotInterval, logger); return nil },
 			func(bg context.Context) error { _ = eraser.Run(bg); return nil },
-			func(bg context.Context) error { compactEvery(bg, cfg, rep, eraser, logger); return nil },
+			func(bg context.Context) error { eraser.CompactEvery(bg, rep); return nil },
 		},
 		Ready: ready, OnReady: opts.onReady,
 		Delay: cfg.ShutdownDelay, Timeout: cfg.ShutdownTimeout, Logger: logger,

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/lookup/persons/internal/replica"
 )
 
 // The bucket's keys besides the lease.
@@ -226,6 +228,17 @@ func register(ctx context.Context, kv jetstream.KeyValue, replica string) error 
 		return fmt.Errorf("erasure evidence: %w", err)
 	}
 	return nil
+}
+
+// CompactEvery compacts rep's files every quarter of the bound when a
+// deletion was applied since the last compaction (replica.CompactEvery),
+// and records each compaction in the evidence, until ctx is done.
+func (e *Eraser) CompactEvery(ctx context.Context, rep *replica.Replica) {
+	rep.CompactEvery(ctx, e.cfg.Delay/4, e.logger, func(info replica.CompactionInfo) {
+		if err := e.RecordCompaction(ctx, info.Position, info.At); err != nil && ctx.Err() == nil {
+			e.logger.Error("the compaction is not in the erasure's evidence; recorded at the next one", "err", err)
+		}
+	})
 }
 
 // RecordCompaction records that this replica's files hold nothing of the

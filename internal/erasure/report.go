@@ -1,11 +1,22 @@
 package erasure
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
 	"time"
 )
+
+// Write writes r as JSON (indented) or, by default, as text.
+func (r Report) Write(w io.Writer, asJSON bool) error {
+	if !asJSON {
+		return r.WriteText(w)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
 
 // WriteText writes r for a person to read: per entity, whether it was
 // deleted, then each place, what remains there and since when it is

@@ -27,7 +27,10 @@ type StatusConfig struct {
 	Live      bool
 	Stream    string
 	DLQStream string
-	Snapshots *projector.Snapshots // nil: the snapshots are reported from the evidence alone
+	Snapshots *projector.Snapshots // nil: SnapshotBucket's, if set
+	// SnapshotBucket names the snapshot bucket when Snapshots is nil
+	// ("": the snapshots are reported from the evidence alone).
+	SnapshotBucket string
 }
 
 // Report is what remains of a person, per entity the id names.
@@ -74,6 +77,12 @@ func Status(ctx context.Context, cfg StatusConfig, personID string) (Report, err
 	rep := Report{PersonID: id}
 	if cfg.Bucket == "" {
 		cfg.Bucket = DefaultBucket
+	}
+	if cfg.Snapshots == nil && cfg.SnapshotBucket != "" {
+		var err error
+		if cfg.Snapshots, err = projector.NewSnapshots(cfg.JS, projector.SnapshotsConfig{Bucket: cfg.SnapshotBucket}); err != nil {
+			return rep, err
+		}
 	}
 	kv, err := Bucket(ctx, cfg.JS, cfg.Bucket, false)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
