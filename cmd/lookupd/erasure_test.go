@@ -248,3 +248,52 @@ func waitStatus(t *testing.T, url, tok string, status int) {
 		return nil
 	})
 }
+
+// TestErasureAsTheDeployedNATSUser: lookupd serve and erasure status, as
+// the NATS user lookupd of deploy/nats/auth.conf (least privilege plus
+// what the erasure adds), erase a deleted consumer from the stream, its
+// dead letters and the snapshots, and report it.
+func TestErasureAsTheDeployedNATSUser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the program")
+	}
+	addr := deployedNATS(t)
+	_, adminJS := testkit.ConnectNATS(t, "nats://admin:admin-password@"+addr)
+	createStream(t, adminJS, "PERSONS")
+	f := &erasureFixture{js: adminJS, consumer: dev.DemoID("erase-consumer", 0),
+		signers: []string{dev.DemoID("erase-signer", 0), dev.DemoID("erase-signer", 1)}}
+	f.seed(t)
+	pw := filepath.Join(t.TempDir(), "password")
+	if err := os.WriteFile(pw, []byte("lookupd-password\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := map[string]string{
+		"LOOKUP_HTTP_ADDR": "127.0.0.1:0", "LOOKUP_ADMIN_ADDR": "127.0.0.1:0", "LOOKUP_NATS_URL": "nats://" + addr,
+		"LOOKUP_DATA_DIR": filepath.Join(t.TempDir(), "data"), "LOOKUP_JWKS_FILE": writeJWKS(t),
+		"LOOKUP_ISSUER": testIssuer, "LOOKUP_AUDIENCE": testAudience, "LOOKUP_NATS_USER": "lookupd",
+		"LOOKUP_NATS_PASSWORD_FILE": pw, "LOOKUP_SNAPSHOT_BUCKET": "lookup-snapshots", "LOOKUP_SNAPSHOT_INTERVAL": "1s",
+		"LOOKUP_ERASURE_DELAY": "4s", "LOOKUP_REPLICA_ID": "r1", "LOOKUP_MEMORY_BUDGET": "128MiB",
+	}
+	c := startChild(t, e, "serve")
+	tok := token(t, dev.TokenRequest{Issuer: testIssuer, Audience: testAudience, Subject: "erase", Scope: "read:persons"})
+	api := "http://" + c.addrs(t)["api"]
+	waitOK(t, 30*time.Second, api+"/api/v1/persons/"+f.consumer, tok)
+	del := f.publish(t, 3, events.ConsumerDeleted{ConsumerID: f.consumer})
+	testkit.WaitFor(t, 60*time.Second, func() error {
+		var out, errOut bytes.Buffer
+		if err := run(t.Context(), []string{"erasure", "status", "--person", f.consumer, "--json"}, env(e), &out, &errOut); err != nil {
+			return fmt.Errorf("erasure status: %v\n%s", err, errOut.String())
+		}
+		var rep erasure.Report
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+			return err
+		}
+		if len(rep.Entities) != 1 || !rep.Entities[0].Complete || rep.Entities[0].DeletionSeq != del {
+			return fmt.Errorf("not erased yet: %s", out.String())
+		}
+		return nil
+	})
+	if c.logged("erasure pass failed; retrying") {
+		t.Errorf("the erasure failed on its way (permissions?):\n%s", c.stderr)
+	}
+}
