@@ -306,7 +306,9 @@ func TestOneReplicaErases(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
 	cancel()
-	<-done // Run releases the lease on its way out
+	if err := <-done; !errors.Is(err, context.Canceled) { // Run releases the lease on its way out
+		t.Fatalf("Run: %v", err)
+	}
 	if err := f.pass(t, b); err != nil || !b.lease.still(time.Now()) {
 		t.Fatalf("after a stopped: b holds the lease %v (%v)", b.lease.still(time.Now()), err)
 	}
@@ -349,7 +351,7 @@ func TestSnapshotsOlderThanTheDeletionGo(t *testing.T) {
 		}
 		stored, err := sn.Stored(t.Context(), "PERSONS")
 		if err != nil || len(stored) != 1 || stored[0].Position != del {
-			return fmt.Errorf("stored %+v, %v; want one snapshot at %d", stored, err, del)
+			return fmt.Errorf("stored %+v, %w; want one snapshot at %d", stored, err, del)
 		}
 		return nil
 	})

@@ -136,7 +136,7 @@ func (s *statusReader) entities(ctx context.Context, id string) ([]events.Entity
 			for key := range keys.Keys() {
 				add(entityOfKey(key))
 			}
-			keys.Stop()
+			_ = keys.Stop()
 		}
 	}
 	if s.stream == nil {
@@ -223,9 +223,9 @@ func deletionOn(ctx context.Context, stream jetstream.Stream, subject string) (s
 	if err != nil {
 		return 0, time.Time{}, false, fmt.Errorf("stream: %w", err)
 	}
-	ev, err := events.DecodeMsg(m.Subject, m.Header, m.Data)
-	if err != nil {
-		return 0, time.Time{}, false, nil // an invalid newest event: not a deletion
+	ev, derr := events.DecodeMsg(m.Subject, m.Header, m.Data)
+	if derr != nil { // an invalid newest event: not a deletion
+		return 0, time.Time{}, false, nil //nolint:nilerr // not an error of the status
 	}
 	switch ev.Data.(type) {
 	case events.ConsumerDeleted, events.BusinessContactDeleted, events.SignerDeleted:
@@ -365,7 +365,7 @@ func (s *statusReader) evidencePlaces(ctx context.Context, seq uint64) ([]Place,
 	if keys == nil {
 		return out, nil
 	}
-	defer keys.Stop()
+	defer func() { _ = keys.Stop() }()
 	for key := range keys.Keys() {
 		marks, _, err := readMarks(ctx, s.kv, key)
 		if err != nil {
