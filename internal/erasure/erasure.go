@@ -80,8 +80,9 @@ type Config struct {
 	Model     Model
 	Replica   string        // this replica's name, in the lease and the evidence
 	Delay     time.Duration // the bound; DefaultDelay when 0
-	// Poll is how often the lease holder looks for new deletions;
-	// derived from Delay when 0 (Delay/20, between 1s and 30s).
+	// Poll is how often the lease holder looks for new deletions and
+	// renews the lease; derived from Delay when 0 (Delay/20, between 1s
+	// and 10s). The lease lasts three polls (3s at least).
 	Poll       time.Duration
 	Registerer prometheus.Registerer // nil: no metrics
 	Logger     *slog.Logger          // nil: discard
@@ -109,7 +110,7 @@ func New(cfg Config) (*Eraser, error) {
 		cfg.Delay = DefaultDelay
 	}
 	if cfg.Poll <= 0 {
-		cfg.Poll = min(max(cfg.Delay/20, time.Second), 30*time.Second)
+		cfg.Poll = min(max(cfg.Delay/20, time.Second), 10*time.Second)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -120,7 +121,8 @@ func New(cfg Config) (*Eraser, error) {
 	}
 	m.bound.Set(cfg.Delay.Seconds())
 	e := &Eraser{cfg: cfg, metrics: m, logger: cfg.Logger.With("component", "erasure")}
-	e.lease = newLease(cfg.Replica, min(max(cfg.Delay/10, 3*time.Second), 30*time.Second))
+	// The lease outlives three polls, so that its holder renews it in time.
+	e.lease = newLease(cfg.Replica, max(3*cfg.Poll, 3*time.Second))
 	return e, nil
 }
 
@@ -186,6 +188,7 @@ func (e *Eraser) pass(ctx context.Context, kv jetstream.KeyValue) error {
 	held, err := e.lease.hold(ctx, kv)
 	e.metrics.leader.Set(boolGauge(held))
 	if err != nil || !held {
+		e.metrics.pending(nil, cursor{}, time.Now()) // the holder's to report
 		return err
 	}
 	cur, rev, err := readCursor(ctx, kv)
@@ -205,8 +208,10 @@ func (e *Eraser) pass(ctx context.Context, kv jetstream.KeyValue) error {
 	}
 	e.metrics.pending(pending, cur, time.Now())
 	for _, d := range pending {
-		if !e.lease.still(time.Now()) {
-			return nil // the lease may have moved; the next pass asks again
+		if e.lease.due(time.Now()) {
+			if held, err := e.lease.hold(ctx, kv); err != nil || !held {
+				return err // the lease has moved; the next pass asks again
+			}
 		}
 		if err := e.erase(ctx, kv, d); err != nil {
 			return err

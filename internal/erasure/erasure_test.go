@@ -360,3 +360,29 @@ func TestSnapshotsOlderThanTheDeletionGo(t *testing.T) {
 		t.Fatalf("status %+v, %v", rep, err)
 	}
 }
+
+// TestAHolderThatDiesLosesTheLease: a holder that stops renewing (a
+// SIGKILL) is replaced once its lease has expired, and not before.
+func TestAHolderThatDiesLosesTheLease(t *testing.T) {
+	f := newFixture(t)
+	a, b := f.eraser(t, "a"), f.eraser(t, "b")
+	if err := f.pass(t, a); err != nil || !a.lease.held() {
+		t.Fatalf("a: held %v, %v", a.lease.held(), err)
+	}
+	taken := time.Now()
+	testkit.WaitFor(t, 10*time.Second, func() error {
+		if err := f.pass(t, b); err != nil {
+			return err
+		}
+		if !b.lease.held() {
+			return errors.New("b does not hold the lease yet")
+		}
+		return nil
+	})
+	if waited := time.Since(taken); waited < a.lease.ttl-100*time.Millisecond {
+		t.Errorf("b took the lease %v after a, before a's lease of %v expired", waited, a.lease.ttl)
+	}
+	if err := f.pass(t, a); err != nil || a.lease.held() {
+		t.Errorf("a, back: held %v (%v), want b's lease respected", a.lease.held(), err)
+	}
+}

@@ -38,6 +38,10 @@ func newLease(replica string, ttl time.Duration) *lease {
 // margin for the clocks of the other replicas.
 func (l *lease) still(now time.Time) bool { return now.Add(l.ttl / 3).Before(l.until) }
 
+// due reports whether the lease should be renewed before acting at now:
+// a third of it has passed since it was taken or renewed.
+func (l *lease) due(now time.Time) bool { return !now.Add(2 * l.ttl / 3).Before(l.until) }
+
 // held reports whether this replica took the lease at its last hold.
 func (l *lease) held() bool { return !l.until.IsZero() }
 
