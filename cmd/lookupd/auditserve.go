@@ -16,6 +16,7 @@ import (
 	"github.com/lookup/persons/internal/accounting/officer"
 	"github.com/lookup/persons/internal/admin"
 	"github.com/lookup/persons/internal/auth"
+	"github.com/lookup/persons/internal/erasure"
 	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/redact"
@@ -122,7 +123,7 @@ func auditServe(ctx context.Context, cfg settings.Config, logger *slog.Logger) (
 	if err != nil {
 		return fmt.Errorf("accounting service: %w", err)
 	}
-	search, err := accountingAPI(cfg, index, registry, follower, accounting.LedgerRecorder(ledger), authn, reg)
+	search, err := accountingAPI(cfg, index, registry, follower, accounting.LedgerRecorder(ledger), authn, reg, js, logger)
 	if err != nil {
 		return err
 	}
@@ -179,13 +180,16 @@ func openIndex(cfg settings.Config, js jetstream.JetStream, logger *slog.Logger)
 
 // accountingAPI returns the accounting service's routes: the FHIR search
 // behind authn (its refusals are the API's problem documents; every answer
-// of it no-store and nosniff, fhir.Headers) and the
-// officer's pages, which authorize with authn themselves and answer a
-// refusal as a page; each records its answers with record.
+// of it no-store and nosniff, fhir.Headers) and the officer's pages (the
+// erasure's evidence read from js), which authorize with authn themselves
+// and answer a refusal as a page; each records its answers with record.
 func accountingAPI(cfg settings.Config, index *accounting.Index, registry *accounting.Registry, follower *accounting.Follower,
-	record func(context.Context, accounting.Access) error, authn *auth.Authenticator, reg prometheus.Registerer) (http.Handler, error) {
-	pages, err := officer.New(officer.Config{Index: index, Registry: registry, Status: follower.Status,
+	record func(context.Context, accounting.Access) error, authn *auth.Authenticator, reg prometheus.Registerer, js jetstream.JetStream, logger *slog.Logger) (http.Handler, error) {
+	pages, err := officer.New(officer.Config{Index: index, Registry: registry, Status: follower.Status, Logger: logger,
 		PageSize: cfg.OfficerPageSize, Registerer: reg, Authorize: authn.Authorize, Record: record,
+		Erasure: func(ctx context.Context, id string) (erasure.Report, error) {
+			return erasure.Status(ctx, erasure.StatusConfig{JS: js, Bucket: cfg.ErasureBucket}, id)
+		},
 		Letterhead: officer.Letterhead{Name: cfg.CoveredEntityName, Address: cfg.CoveredEntityAddress, Contact: cfg.PrivacyOfficerContact, Unset: cfg.LetterheadUnset()}})
 	if err != nil {
 		return nil, err

@@ -20,6 +20,7 @@ import (
 	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/ledger"
 	"github.com/lookup/persons/internal/natsconn"
+	"github.com/lookup/persons/internal/testing/erasuretest"
 	"github.com/lookup/persons/internal/testing/testkit"
 )
 
@@ -156,6 +157,12 @@ func TestAuditServeAsTheDeployedNATSUser(t *testing.T) {
 		}
 		return nil
 	})
+	// The officer's page reads the erasure's evidence as that user.
+	erasuretest.DeleteConsumer(t, adminJS, "", ada)
+	r, err = testkit.HTTPGet(nil, "http://"+addrs["api"]+"/officer/person?id="+ada, auditor, nil)
+	if err != nil || !strings.Contains(string(r.Body), `<tr><th scope="row">Event stream</th><td><code>PERSONS</code></td><td>nothing</td>`) {
+		t.Errorf("the officer's page of an erased person, as %s: %v\n%s", user, err, r.Body)
+	}
 
 	t.Run("nothing else", func(t *testing.T) { checkAccountingUserRefused(t, addr, user, inbox) })
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/dev"
 	"github.com/lookup/persons/internal/ledger"
+	"github.com/lookup/persons/internal/testing/erasuretest"
 	"github.com/lookup/persons/internal/testing/testkit"
 )
 
@@ -54,6 +55,16 @@ func TestAuditServeOfficerPage(t *testing.T) {
 			!strings.Contains(string(r.Body), map[int]string{http.StatusForbidden: "scope read:audit", http.StatusUnauthorized: "bearer token is required"}[tc.want])) {
 			t.Errorf("%s: the refusal is %s\n%s", tc.name, r.Header.Get("Content-Type"), r.Body)
 		}
+	}
+	// The person's erasure, from the erasure bucket's evidence
+	// (LOOKUP_ERASURE_BUCKET's default).
+	js := jetStream(t, ns)
+	testkit.PersonsStream(t, js)
+	erasuretest.DeleteConsumer(t, js, "", ada)
+	r, err := testkit.HTTPGet(nil, page, auditor, nil)
+	if err != nil || r.Status != http.StatusOK || !strings.Contains(string(r.Body), `<h2 id="erasure">Erasure</h2>`) ||
+		!strings.Contains(string(r.Body), `<tr><th scope="row">Event stream</th><td><code>PERSONS</code></td><td>nothing</td>`) {
+		t.Errorf("the page after the person's erasure: %d (%v)\n%s", r.Status, err, r.Body)
 	}
 }
 

@@ -74,7 +74,7 @@ func (e *Eraser) record(ctx context.Context, kv jetstream.KeyValue, d projector.
 		subj := ent.Subject()
 		if recs[subj] == nil {
 			recs[subj] = &EntityRecord{Kind: ent.Kind.String(), ID: ent.ID, ConsumerID: ent.ConsumerID,
-				Seq: d.Seq, DeletedAt: d.Time, ErasedAt: now}
+				Seq: d.Seq, DeletedAt: d.Time, ErasedAt: now, Stream: e.cfg.Stream, DLQStream: e.cfg.DLQStream}
 			if ent.Kind == events.KindBusinessContact || ent.Kind == events.KindConsumer {
 				recs[subj].ConsumerID = ""
 			}

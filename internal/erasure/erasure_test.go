@@ -212,10 +212,19 @@ func TestEraserErasesAConsumerAndItsSigners(t *testing.T) {
 			t.Errorf("signer %s's evidence %+v (%v, %v)", id, rec, ok, err)
 		}
 	}
-	// The evidence alone (the accounting service) says the same.
-	rep, err = Status(t.Context(), StatusConfig{JS: f.js, Stream: "PERSONS", DLQStream: "PERSONS_DLQ"}, signer2)
+	// The evidence alone (the accounting service, which knows neither
+	// stream's name) says the same, and names the stream and the dead
+	// letters from the evidence.
+	rep, err = Status(t.Context(), StatusConfig{JS: f.js}, signer2)
 	if err != nil || len(rep.Entities) != 1 || !rep.Entities[0].Places[0].Clear() || !rep.Entities[0].Places[1].Clear() {
-		t.Errorf("from the evidence: %+v, %v", rep, err)
+		t.Fatalf("from the evidence: %+v, %v", rep, err)
+	}
+	if p := rep.Entities[0].Places; p[0].Place != "stream" || p[0].Name != "PERSONS" || p[1].Place != "dead_letters" || p[1].Name != "PERSONS_DLQ" {
+		t.Errorf("from the evidence, the places are named %+v, want the stream PERSONS and the dead letters PERSONS_DLQ", p)
+	}
+	rec, _, err = getEntity(t.Context(), kv, entityKey("consumer", consumerID, consumerID))
+	if err != nil || rec.Stream != "PERSONS" || rec.DLQStream != "PERSONS_DLQ" {
+		t.Errorf("the evidence names the stream %q and the dead letters %q (%v)", rec.Stream, rec.DLQStream, err)
 	}
 }
 

@@ -99,6 +99,10 @@ type EntityRecord struct {
 	// ErasedWith names the consumer whose deletion erased this signer
 	// ("" when its own deletion did).
 	ErasedWith string `json:"erased_with,omitempty"`
+	// Stream and DLQStream name the stream and the dead-letter stream
+	// erased, for a reader of the evidence alone (Status without Live).
+	Stream    string `json:"stream"`
+	DLQStream string `json:"dlq_stream"`
 }
 
 func entityKey(kind, consumerID, id string) string {

@@ -1,6 +1,7 @@
 package erasure
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,7 +25,10 @@ type StatusConfig struct {
 	// lookupd's permissions), and the snapshot bucket listed. Without it,
 	// Status reads the erasure bucket alone (the accounting service,
 	// which never reads the stream).
-	Live      bool
+	Live bool
+	// Stream and DLQStream name the source stream and its dead letters
+	// (Live needs them; without them, the places are named as the
+	// evidence recorded them).
 	Stream    string
 	DLQStream string
 	Snapshots *projector.Snapshots // nil: SnapshotBucket's, if set
@@ -273,8 +277,8 @@ func (s *statusReader) places(ctx context.Context, ent events.Entity, rec Entity
 	if !rec.ErasedAt.IsZero() {
 		erased = 0
 	}
-	stream := Place{Place: "stream", Name: s.cfg.Stream, Remains: erased, At: rec.ErasedAt}
-	dead := Place{Place: "dead_letters", Name: s.cfg.DLQStream, Remains: erased, At: rec.ErasedAt}
+	stream := Place{Place: "stream", Name: cmp.Or(s.cfg.Stream, rec.Stream), Remains: erased, At: rec.ErasedAt}
+	dead := Place{Place: "dead_letters", Name: cmp.Or(s.cfg.DLQStream, rec.DLQStream), Remains: erased, At: rec.ErasedAt}
 	if s.stream != nil {
 		var err error
 		if stream.Remains, err = s.count(ctx, s.stream, subjects(ent), rec.Seq); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/lookup/persons/internal/accounting"
 	"github.com/lookup/persons/internal/auth"
+	"github.com/lookup/persons/internal/erasure"
 	"github.com/lookup/persons/internal/ledger"
 )
 
@@ -51,6 +53,13 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// Letterhead is the sender at the head of each letter (letter.go).
 	Letterhead Letterhead
+	// Erasure reports the erasure of a person from the erasure bucket's
+	// evidence (erasure.Status without Live), for the person page's
+	// section "Erasure" (erasure.go); nil: the section is not shown.
+	Erasure func(ctx context.Context, personID string) (erasure.Report, error)
+	// Logger takes the failures the pages show without their details
+	// (nil: discard).
+	Logger *slog.Logger
 }
 
 // MetricUnknownCodes counts the rows shown or exported whose client or
@@ -71,6 +80,9 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	if cfg.PageSize <= 0 {
 		cfg.PageSize = 50
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	o := &officer{Config: cfg, unknown: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricUnknownCodes,
 		Help: "Rows of the officer's page and CSV export whose client or purpose code the registries lack, by kind."}, []string{"kind"})}
@@ -168,6 +180,7 @@ func (o *officer) page(w http.ResponseWriter, r *http.Request) {
 	d.CSV = f.url("/officer/person.csv", "")
 	d.Letter = letterURL(f.ID)
 	o.status(&d, f.ID)
+	d.Erasure = o.erasure(r.Context(), f.ID)
 	o.render(w, http.StatusOK, d)
 }
 

@@ -22,7 +22,8 @@ type pageData struct {
 	Oldest, Generated string
 	LedgerSince       string
 	Status            *accounting.IndexStatus
-	Hidden            hidden // counted when no row is shown
+	Hidden            hidden          // counted when no row is shown
+	Erasure           *erasureSection // nil: not shown (erasure.go)
 }
 
 // option is a choice of the form's lists.
