@@ -78,7 +78,7 @@ func TestScaleRunBuildsAndReuses(t *testing.T) {
 		if !strings.Contains(progress, "capturing them again") {
 			t.Errorf("stale answers not captured again:\n%s", progress)
 		}
-		if _, ok, why := loadtest.Reusable(dir, loadtest.ModelKey{Version: loadtest.ModelVersion, People: 200, Signers: 200, Seed: 1}); !ok {
+		if _, ok, why := loadtest.Reusable(dir, loadtest.ModelKey{Version: loadtest.ModelVersion, People: 200, Signers: 200, Five: 4, Seed: 1}); !ok {
 			t.Errorf("after capturing again the model is not reusable: %s", why)
 		}
 	})
