@@ -44,7 +44,9 @@ func TestParseFlags(t *testing.T) {
 				return mo.people == 200 && mo.signers == 0 && mo.five == 0 && mo.dir == "/m" && mo.ids == fixtures.Zipf && mo.rebuild && mo.seed == 3
 			}},
 		{name: "five-signer people by default: a fiftieth", args: []string{"--people", "200", "--signers", "200"},
-			check: func(o options) bool { return o.model.five == 4 && strings.HasSuffix(o.model.dir, "model-200-200-five4-1") }},
+			check: func(o options) bool {
+				return o.model.five == 4 && strings.HasSuffix(o.model.dir, "model-200-200-five4-1")
+			}},
 		{name: "five-signer people by default: as many as the signers allow", args: []string{"--people", "200", "--signers", "10"},
 			check: func(o options) bool { return o.model.five == 2 }},
 		{name: "five-signer people asked for", args: []string{"--people", "200", "--signers", "200", "--five-signers", "40"},
@@ -77,12 +79,14 @@ func TestParseFlags(t *testing.T) {
 }
 
 func TestTokenTTL(t *testing.T) {
+	// 24 runs a round: 4 configurations, 3 routes, a bare and a lookupd
+	// run of each.
 	short := options{rounds: 1, duration: 5 * time.Second, warmup: time.Second, openDuration: 5 * time.Second}
-	if got := tokenTTL(short); got < time.Hour+2*time.Minute || got > time.Hour+5*time.Minute {
-		t.Errorf("tokenTTL(a short run) = %v, want about 1h4m", got)
+	if got := tokenTTL(short); got < time.Hour+4*time.Minute || got > time.Hour+7*time.Minute {
+		t.Errorf("tokenTTL(a short run) = %v, want about 1h5m", got)
 	}
 	long := options{rounds: 10, duration: 10 * time.Minute, openDuration: 10 * time.Minute}
-	if got, least := tokenTTL(long), 10*16*10*time.Minute+16*10*time.Minute; got < least {
+	if got, least := tokenTTL(long), 10*24*10*time.Minute+24*10*time.Minute; got < least {
 		t.Errorf("tokenTTL(a long run) = %v, want at least the run, %v", got, least)
 	}
 }
