@@ -121,14 +121,14 @@ func writeLedgerCost(w io.Writer, pairs []*pair) {
 		}
 		if first {
 			fmt.Fprintln(w, "\nThe audit ledger (default, required) against LOOKUP_AUDIT=off, lookupd's req/s, each beside the bare server's run before it (GET person discloses no protected data; GET signers with expand one person an answer, at five signers five):")
-			fmt.Fprintln(w, "\n| route | transport | default req/s | off req/s | default / off | default vs bare | off vs bare | lookupd CPU an answer, default vs off | NATS server CPU an answer, default vs off |")
-			fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|")
+			fmt.Fprintln(w, "\n| route | transport | default req/s | off req/s | default / off | default vs bare | off vs bare | lookupd CPU an answer, default vs off | NATS server CPU an answer, default vs off | errors |")
+			fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
 			first = false
 		}
 		l, o := median(p.lookupd), median(op.lookupd)
-		fmt.Fprintf(w, "| %s | %s | %s | %s | **%s** | %s | %s | %s | %s |\n", p.route, transport(p.conf.tls),
+		fmt.Fprintf(w, "| %s | %s | %s | %s | **%s** | %s | %s | %s | %s | %d |\n", p.route, transport(p.conf.tls),
 			loadtest.Thousands(l.Rate), loadtest.Thousands(o.Rate), ratio(l.Rate, o.Rate), vsBare(p), vsBare(op),
-			cpuPair(l.CPUPerRequest, o.CPUPerRequest), cpuPair(l.BrokerCPUPerRequest, o.BrokerCPUPerRequest))
+			cpuPair(l.CPUPerRequest, o.CPUPerRequest), cpuPair(l.BrokerCPUPerRequest, o.BrokerCPUPerRequest), l.Errors+o.Errors)
 	}
 }
 
@@ -163,7 +163,7 @@ var goals = []goal{
 
 // writeGoals judges each goal on the medians of the run, transport by
 // transport: pass when lookupd in its default configuration reaches the
-// goal's ratio.
+// goal's ratio (the errors of the two runs beside it).
 func writeGoals(w io.Writer, pairs []*pair) {
 	off := ledgerOff(pairs)
 	first := true
@@ -184,13 +184,14 @@ func writeGoals(w io.Writer, pairs []*pair) {
 			}
 			if first {
 				fmt.Fprintln(w, "\nAgainst the throughput goals (lookupd in its default configuration, the ledger required; medians of the closed loop above):")
-				fmt.Fprintln(w, "\n| route | transport | against | what | issue | lookupd / it | at least | verdict |")
-				fmt.Fprintln(w, "|---|---|---|---|---|--:|--:|--:|")
+				fmt.Fprintln(w, "\n| route | transport | against | what | issue | lookupd / it | at least | errors | verdict |")
+				fmt.Fprintln(w, "|---|---|---|---|---|--:|--:|--:|--:|")
 				first = false
 			}
-			r := median(p.lookupd).Rate / median(base).Rate
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | **%.2fx** | %.2fx | %s |\n", g.route, transport(p.conf.tls), against, g.about, g.issue,
-				r, g.min, passFail(r >= g.min))
+			l, b := median(p.lookupd), median(base)
+			r := l.Rate / b.Rate
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | **%.2fx** | %.2fx | %d | %s |\n", g.route, transport(p.conf.tls), against, g.about, g.issue,
+				r, g.min, l.Errors+b.Errors, passFail(r >= g.min))
 		}
 	}
 }
