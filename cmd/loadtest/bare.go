@@ -17,7 +17,7 @@ import (
 const bareCommand = "bare-serve"
 
 // runBare is "loadtest bare-serve": it reads the model of --model-dir
-// (--people, --signers, --seed as the parent's), serves its captured
+// (--people, --signers, --five-signers, --seed as the parent's), serves its captured
 // answers over HTTP and, with --cert-file and --key-file, HTTPS, prints
 // "BARE <http URL> <https URL or ->" on stdout, and serves until its
 // standard input ends (the parent gone) or ctx ends.
@@ -26,6 +26,7 @@ func runBare(ctx context.Context, args []string, stdin io.Reader, stdout io.Writ
 	var mo modelOptions
 	fs.IntVar(&mo.people, "people", 0, "")
 	fs.IntVar(&mo.signers, "signers", 0, "")
+	fs.IntVar(&mo.five, "five-signers", 0, "")
 	fs.Uint64Var(&mo.seed, "seed", 0, "")
 	fs.StringVar(&mo.dir, "model-dir", "", "")
 	certFile := fs.String("cert-file", "", "")
@@ -41,7 +42,11 @@ func runBare(ctx context.Context, args []string, stdin io.Reader, stdout io.Writ
 	if err != nil {
 		return err
 	}
-	h := loadtest.ModelHandler(fixtures.NewPopulation(mo.people, mo.signers, mo.seed), bodies, man.PersonHeader, man.SignersHeader)
+	pop, err := fixtures.NewShapedPopulation(mo.shape(), mo.seed)
+	if err != nil {
+		return err
+	}
+	h := loadtest.ModelHandler(pop, bodies, man.PersonHeader, man.SignersHeader)
 	plain, err := loadtest.StartBareHandler(h, nil)
 	if err != nil {
 		return err
@@ -76,7 +81,7 @@ type bareChild struct {
 func startBare(ctx context.Context, o options, env *runEnv) (*bareChild, error) {
 	mo := o.model
 	c, urls, err := loadtest.StartChild(ctx, "bare server", "BARE", bareCommand, "--model-dir", mo.dir, "--people", fmt.Sprint(mo.people),
-		"--signers", fmt.Sprint(mo.signers), "--seed", fmt.Sprint(mo.seed), "--cert-file", env.cert.CertFile, "--key-file", env.cert.KeyFile)
+		"--signers", fmt.Sprint(mo.signers), "--five-signers", fmt.Sprint(mo.five), "--seed", fmt.Sprint(mo.seed), "--cert-file", env.cert.CertFile, "--key-file", env.cert.KeyFile)
 	if err != nil {
 		return nil, err
 	}

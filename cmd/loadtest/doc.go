@@ -1,14 +1,20 @@
 // Command loadtest measures "lookupd serve" from outside, as users run it,
 // against a bare net/http server answering the same bytes, in one run. The
-// model is a million people and a million signers (--people, --signers),
-// built once into --model-dir and reused: the broker's store, lookupd's
-// read model and every answer of lookupd, captured once, which the bare
-// server answers. The requests read ids drawn at random (--ids uniform or
-// zipf) with tokens in rotation; lookupd runs in its default configuration
+// model is a million people, 20,000 of them with five signers each and
+// the others one, 1,080,000 signers (--people, --five-signers,
+// --signers), built once into --model-dir and reused: the broker's store,
+// lookupd's read model and every answer of lookupd, captured once, which
+// the bare server answers. The routes are GET person, GET signers with
+// expand of a person with one signer and of one with five (one and five
+// persons disclosed an answer); each reads ids drawn at random among the
+// people it fits (--ids uniform or zipf) with tokens in rotation; lookupd
+// runs in its default configuration
 // (the audit ledger required) and with the ledger off, over HTTP and
 // HTTPS, each paired with the bare server over the same transport: closed
 // loop (wrk when installed, else vegeta) in interleaved rounds, then an
-// open loop at --rate (vegeta). Of the audit ledger it reports the broker
+// open loop at --rate (vegeta). It sets the ledger against the ledger off,
+// route by route, each beside the bare server, and judges the throughput
+// goals (scalereport.go's goals). Of the audit ledger it reports the broker
 // messages per answer (from lookupd's /metrics) and a lone request's
 // latency (one connection, --lone-duration), audited and not, against the
 // broker's round trip. It prints Markdown tables. "make loadtest"
@@ -44,16 +50,18 @@
 // and what they share is internal/loadtest.
 //
 // The run (run.go, scale.go; the flags in main.go, modelflags.go): the
-// model of a million people and signers lives in a directory kept between
-// runs (model.go): on the first run the Population (fixtures'
-// population.go) is published in bulk (loadtest's population.go) to a
+// model of a million people and their signers lives in a directory kept
+// between runs, named after its shape (model.go; loadtest's manifest.go's
+// ModelKey): on the first run the Population (fixtures' population.go, its
+// Shape) is published in bulk (loadtest's population.go) to a
 // NATS server, the tool run again as a child process (loadtest's
 // broker.go, child.go, nats.go, streams.go), the lookupd binary started
 // as "lookupd serve" on a read model beside it (env.go; loadtest's
 // serve.go), every answer captured once into a sealed body store
 // (loadtest's fetch.go, bodystore.go) and a manifest written last
-// (loadtest's manifest.go); later runs reuse it. The ids read are drawn at random
-// (loadtest's draws.go); a bare net/http server serves the captured bytes over HTTP
+// (loadtest's manifest.go); later runs reuse it. The ids read are drawn at
+// random a route, among the people it fits (scale.go's routeDraws;
+// loadtest's draws.go); a bare net/http server serves the captured bytes over HTTP
 // and HTTPS in a child process (bare.go; loadtest's baremodel.go,
 // tlscert.go); tokens are minted with "lookupd token --count"
 // (loadtest's tokens.go); lookupd in each configuration and the bare server are

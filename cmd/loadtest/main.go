@@ -73,6 +73,7 @@ type options struct {
 // modelOptions are the flags of the model and of the ids read.
 type modelOptions struct {
 	people, signers int
+	five            int // people with five signers each (fixtures' Shape.Five); -1 until checkModel sets the default
 	seed            uint64
 	dir             string // "" until parseFlags sets the default
 	rebuild         bool

@@ -35,14 +35,28 @@ func TestParseFlags(t *testing.T) {
 		{name: "no soak by default", check: func(o options) bool { return !o.soak.On() }},
 		{name: "model defaults: 1M + 1M, uniform ids, under the cache", check: func(o options) bool {
 			mo := o.model
-			return mo.people == 1000000 && mo.signers == 1000000 && mo.seed == 1 && mo.ids == fixtures.Uniform &&
-				mo.draws == 1000000 && !mo.rebuild && strings.HasSuffix(mo.dir, "model-1000000-1000000-1")
+			return mo.people == 1000000 && mo.signers == 1080000 && mo.seed == 1 && mo.ids == fixtures.Uniform &&
+				mo.draws == 1000000 && !mo.rebuild && mo.five == 20000 && strings.HasSuffix(mo.dir, "model-1000000-1080000-five20000-1")
 		}},
-		{name: "model flags", args: []string{"--people", "200", "--signers", "0", "--model-dir", "/m", "--ids", "zipf", "--rebuild", "--seed", "3"},
+		{name: "model flags", args: []string{"--people", "200", "--signers", "300", "--model-dir", "/m", "--ids", "zipf", "--rebuild", "--seed", "3"},
 			check: func(o options) bool {
 				mo := o.model
-				return mo.people == 200 && mo.signers == 0 && mo.dir == "/m" && mo.ids == fixtures.Zipf && mo.rebuild && mo.seed == 3
+				return mo.people == 200 && mo.signers == 300 && mo.five == 4 && mo.dir == "/m" && mo.ids == fixtures.Zipf && mo.rebuild && mo.seed == 3
 			}},
+		{name: "five-signer people by default: a fiftieth, with their signers", args: []string{"--people", "200"},
+			check: func(o options) bool {
+				return o.model.five == 4 && o.model.signers == 216 && strings.HasSuffix(o.model.dir, "model-200-216-five4-1")
+			}},
+		{name: "five-signer people by default: as many as the signers allow", args: []string{"--people", "200", "--signers", "210"},
+			check: func(o options) bool { return o.model.five == 2 }},
+		{name: "one signer a person", args: []string{"--people", "200", "--signers", "200"},
+			check: func(o options) bool { return o.model.five == 0 }},
+		{name: "five-signer people asked for", args: []string{"--people", "200", "--five-signers", "40"},
+			check: func(o options) bool { return o.model.five == 40 && o.model.signers == 360 }},
+		{name: "five-signer people without their signers", args: []string{"--people", "200", "--signers", "300", "--five-signers", "26"},
+			wantErr: "take 304"},
+		{name: "people without a signer", args: []string{"--people", "200", "--signers", "0"}, wantErr: "a signer for every person"},
+		{name: "negative five-signer people", args: []string{"--five-signers", "-2"}, wantErr: "must not be negative"},
 		{name: "no people", args: []string{"--people", "0"}, wantErr: "--people must be at least 1"},
 		{name: "unknown ids", args: []string{"--ids", "normal"}, wantErr: "want uniform or zipf"},
 		{name: "no draws", args: []string{"--draws", "0"}, wantErr: "--draws must be at least 1"},
@@ -68,12 +82,14 @@ func TestParseFlags(t *testing.T) {
 }
 
 func TestTokenTTL(t *testing.T) {
+	// 24 runs a round: 4 configurations, 3 routes, a bare and a lookupd
+	// run of each.
 	short := options{rounds: 1, duration: 5 * time.Second, warmup: time.Second, openDuration: 5 * time.Second}
-	if got := tokenTTL(short); got < time.Hour+2*time.Minute || got > time.Hour+5*time.Minute {
-		t.Errorf("tokenTTL(a short run) = %v, want about 1h4m", got)
+	if got := tokenTTL(short); got < time.Hour+4*time.Minute || got > time.Hour+7*time.Minute {
+		t.Errorf("tokenTTL(a short run) = %v, want about 1h5m", got)
 	}
 	long := options{rounds: 10, duration: 10 * time.Minute, openDuration: 10 * time.Minute}
-	if got, least := tokenTTL(long), 10*16*10*time.Minute+16*10*time.Minute; got < least {
+	if got, least := tokenTTL(long), 10*24*10*time.Minute+24*10*time.Minute; got < least {
 		t.Errorf("tokenTTL(a long run) = %v, want at least the run, %v", got, least)
 	}
 }

@@ -85,7 +85,11 @@ func openModel(ctx context.Context, o options, env *runEnv, progress io.Writer) 
 	if err := os.MkdirAll(mo.dir, 0o700); err != nil {
 		return nil, err
 	}
-	m := &model{key: mo.key(), start: time.Now(), dir: mo.dir, manifest: man, reused: ok, pop: fixtures.NewPopulation(mo.people, mo.signers, mo.seed)}
+	pop, err := fixtures.NewShapedPopulation(mo.shape(), mo.seed)
+	if err != nil {
+		return nil, err
+	}
+	m := &model{key: mo.key(), start: time.Now(), dir: mo.dir, manifest: man, reused: ok, pop: pop}
 	if m.broker, err = loadtest.StartBroker(ctx, filepath.Join(mo.dir, loadtest.ModelNATSDir)); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 // testPairs are the pairs of a run of one round: GET person over HTTP in
@@ -62,14 +63,6 @@ func TestWriteOpenPairs(t *testing.T) {
 	}
 }
 
-func TestWriteLedgerCost(t *testing.T) {
-	var b strings.Builder
-	writeLedgerCost(&b, testPairs())
-	if want := "- GET person, HTTP: 0.80x (40,000 vs 50,000 req/s)"; !strings.Contains(b.String(), want) {
-		t.Errorf("got %q, want it to hold %q", b.String(), want)
-	}
-}
-
 // TestWriteYardsticks: a yardstick's row sets lookupd in its default
 // configuration, same route and transport, against it.
 func TestWriteYardsticks(t *testing.T) {
@@ -87,30 +80,105 @@ func TestWriteYardsticks(t *testing.T) {
 	}
 }
 
-// TestWriteLedgerCostCPU: the CPU an answer of lookupd and of the NATS
-// server beside the ratio, when both were measured.
-func TestWriteLedgerCostCPU(t *testing.T) {
-	run := func(rate float64, cpu, broker time.Duration) []loadtest.Result {
+// fivePairs are the pairs of a run of one round over HTTP with every
+// route, lookupd's req/s in the default configuration and with the ledger
+// off, the bare server at 60,000 for each: GET person 45,000 and 48,000,
+// GET signers with expand 33,000 and 40,000, at five signers 27,000 and
+// 36,000.
+func fivePairs() []*pair {
+	r := func(rate float64, cpu, broker time.Duration) []loadtest.Result {
 		return []loadtest.Result{{Rate: rate, Requests: 1000, CPUPerRequest: cpu, BrokerCPUPerRequest: broker}}
 	}
-	for _, tc := range []struct {
-		name             string
-		ledger, off      []loadtest.Result
-		want, wantAbsent string
-	}{
-		{name: "CPU measured", ledger: run(30000, 38400*time.Nanosecond, 9100*time.Nanosecond), off: run(40000, 34500*time.Nanosecond, 300*time.Nanosecond),
-			want: "0.75x (30,000 vs 40,000 req/s); CPU an answer: lookupd 38.4 µs vs 34.5 µs, the NATS server 9.1 µs vs 0.3 µs"},
-		{name: "no broker figure", ledger: run(30000, 38400*time.Nanosecond, 0), off: run(40000, 34500*time.Nanosecond, 0),
-			want: "0.75x (30,000 vs 40,000 req/s)\n", wantAbsent: "CPU an answer"},
+	bare := func() []loadtest.Result { return r(60000, 15*time.Microsecond, 0) }
+	return []*pair{
+		{conf: serveConfs[0], route: routePerson, bare: bare(), lookupd: r(45000, 27*time.Microsecond, 0)},
+		{conf: serveConfs[0], route: routeSigners, bare: bare(), lookupd: r(33000, 38400*time.Nanosecond, 5800*time.Nanosecond)},
+		{conf: serveConfs[0], route: routeFive, bare: bare(), lookupd: r(27000, 52*time.Microsecond, 9100*time.Nanosecond)},
+		{conf: serveConfs[1], route: routePerson, bare: bare(), lookupd: r(48000, 26*time.Microsecond, 0)},
+		{conf: serveConfs[1], route: routeSigners, bare: bare(), lookupd: r(40000, 34500*time.Nanosecond, 300*time.Nanosecond)},
+		{conf: serveConfs[1], route: routeFive, bare: bare(), lookupd: r(36000, 41*time.Microsecond, 300*time.Nanosecond)},
+	}
+}
+
+// TestWriteLedgerCost: a row a route and transport, at one and at five
+// signers alike, with the default configuration against the ledger off
+// and each against its bare run, and the CPU an answer of lookupd and of
+// the NATS server.
+func TestWriteLedgerCost(t *testing.T) {
+	var b strings.Builder
+	writeLedgerCost(&b, fivePairs())
+	for _, want := range []string{
+		"| GET person | HTTP | 45,000 | 48,000 | **0.94x** | 0.75x | 0.80x | 27.0 µs vs 26.0 µs | n/a | 0 |",
+		"| GET signers with expand | HTTP | 33,000 | 40,000 | **0.82x** | 0.55x | 0.67x | 38.4 µs vs 34.5 µs | 5.8 µs vs 0.3 µs | 0 |",
+		"| GET signers with expand, five signers | HTTP | 27,000 | 36,000 | **0.75x** | 0.45x | 0.60x | 52.0 µs vs 41.0 µs | 9.1 µs vs 0.3 µs | 0 |",
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			pairs := []*pair{{conf: serveConfs[0], route: routeNames[1], lookupd: tc.ledger},
-				{conf: serveConfs[1], route: routeNames[1], lookupd: tc.off}}
-			var b strings.Builder
-			writeLedgerCost(&b, pairs)
-			if got := b.String(); !strings.Contains(got, tc.want) || tc.wantAbsent != "" && strings.Contains(got, tc.wantAbsent) {
-				t.Errorf("got %q, want it to hold %q and not %q", got, tc.want, tc.wantAbsent)
-			}
-		})
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	if n := strings.Count(b.String(), "\n| GET "); n != 3 {
+		t.Errorf("%d rows, want 3 (one a route; the ledger-off pairs are not rows of their own):\n%s", n, b.String())
+	}
+	b.Reset()
+	writeLedgerCost(&b, fivePairs()[:3])
+	if b.String() != "" {
+		t.Errorf("no ledger-off run: got %q, want nothing", b.String())
+	}
+}
+
+// TestWriteGoals: every goal judged on the run's medians, over the
+// transport measured: GET person 0.75x of bare (a pass at exactly 0.75),
+// GET signers 0.65x of bare, at five signers 0.5x of bare, the ledger
+// against the ledger off 0.8x at one and at five signers.
+func TestWriteGoals(t *testing.T) {
+	var b strings.Builder
+	writeGoals(&b, fivePairs())
+	want := []string{
+		"| GET person | HTTP | the bare server | random ids | 23 | **0.75x** | 0.75x | 0 | pass |",
+		"| GET signers with expand | HTTP | the bare server | one person an answer | 23 | **0.55x** | 0.65x | 0 | **fail** |",
+		"| GET signers with expand, five signers | HTTP | the bare server | five persons an answer | 45 | **0.45x** | 0.50x | 0 | **fail** |",
+		"| GET signers with expand | HTTP | LOOKUP_AUDIT=off | the ledger's cost at one person an answer | 22, 45 | **0.82x** | 0.80x | 0 | pass |",
+		"| GET signers with expand, five signers | HTTP | LOOKUP_AUDIT=off | the ledger's cost at five persons an answer | 45 | **0.75x** | 0.80x | 0 | **fail** |",
+	}
+	got := b.String()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("goals lack %q:\n%s", w, got)
+		}
+	}
+	if n := strings.Count(got, "\n| GET "); n != len(want) {
+		t.Errorf("%d goals judged, want %d:\n%s", n, len(want), got)
+	}
+
+	pairs := fivePairs()
+	pairs[2].lookupd[0].Rate = 30000                           // five signers: 0.50x of bare, 0.83x of off
+	pairs[2].lookupd[0].Errors, pairs[2].bare[0].Errors = 3, 1 // beside the verdict, the two runs' errors
+	b.Reset()
+	writeGoals(&b, pairs)
+	for _, w := range []string{
+		"| GET signers with expand, five signers | HTTP | the bare server | five persons an answer | 45 | **0.50x** | 0.50x | 4 | pass |",
+		"| GET signers with expand, five signers | HTTP | LOOKUP_AUDIT=off | the ledger's cost at five persons an answer | 45 | **0.83x** | 0.80x | 3 | pass |",
+	} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("goals lack %q:\n%s", w, b.String())
+		}
+	}
+}
+
+// TestShapeText: the model's paragraph says how many people have how
+// many signers.
+func TestShapeText(t *testing.T) {
+	p, err := fixtures.NewShapedPopulation(fixtures.Shape{People: 1000, Signers: 1000, Five: 20}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := shapeText(p), "20 people with 5 signers each, 900 with 1, 80 with none"; got != want {
+		t.Errorf("shapeText = %q, want %q", got, want)
+	}
+	if got, want := shapeText(fixtures.NewPopulation(10, 0, 1)), "10 people with none"; got != want {
+		t.Errorf("shapeText = %q, want %q", got, want)
+	}
+	if got, want := routesText(p), "GET person: all 1,000 people; GET signers with expand: the 900 with one signer; GET signers with expand, five signers: the 20 with 5"; got != want {
+		t.Errorf("routesText = %q, want %q", got, want)
 	}
 }

@@ -8,10 +8,20 @@ import (
 	"path/filepath"
 
 	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
-// routeNames are the measured GETs, as the report names them.
-var routeNames = []string{"GET person", "GET signers with expand"}
+// The measured GETs, as the report names them: GET person, and GET
+// signers with expand of a person with one signer and of one with five
+// (one and five persons disclosed an answer).
+const (
+	routePerson  = "GET person"
+	routeSigners = "GET signers with expand"
+	routeFive    = "GET signers with expand, five signers"
+)
+
+// routeNames are the measured GETs in the order they are measured.
+var routeNames = []string{routePerson, routeSigners, routeFive}
 
 // route is one measured GET: its request URIs, the ids drawn, and the
 // file wrk reads them from.
@@ -19,6 +29,23 @@ type route struct {
 	name     string
 	uris     []string
 	pathFile string
+}
+
+// routeDraw is where a route's ids are drawn from: every person, or the
+// people with signers signers.
+type routeDraw struct {
+	name    string
+	all     bool // every person; else those with signers signers
+	signers int
+	uri     func(id string) string
+	file    string
+}
+
+// routeDraws are the routes' draws, one a route of routeNames.
+var routeDraws = []routeDraw{
+	{name: routePerson, all: true, uri: loadtest.PersonURI, file: "person.paths"},
+	{name: routeSigners, signers: 1, uri: loadtest.SignersURI, file: "signers.paths"},
+	{name: routeFive, signers: fixtures.FiveSigners, uri: loadtest.SignersURI, file: "signers-five.paths"},
 }
 
 // runScale is the load test: the model opened (built the first time), the
@@ -36,7 +63,7 @@ func runScale(ctx context.Context, o options, tool loadtest.ClosedLoop, bin, dir
 		return err
 	}
 	defer m.close()
-	routes, err := drawRoutes(o, m, dir)
+	routes, err := drawRoutes(o, m, dir, stderr)
 	if err != nil {
 		return err
 	}
@@ -71,21 +98,47 @@ func runScale(ctx context.Context, o options, tool loadtest.ClosedLoop, bin, dir
 	return nil
 }
 
-// drawRoutes draws the ids of o.model's distribution over m's people and
-// returns the routes, their request URIs written to files in dir for wrk.
-func drawRoutes(o options, m *model, dir string) ([]route, error) {
-	idx, err := loadtest.Draw(o.model.ids, o.model.draws, m.pop.People(), o.model.seed)
-	if err != nil {
-		return nil, err
-	}
-	routes := []route{
-		{name: routeNames[0], uris: loadtest.URIs(m.pop, idx, loadtest.PersonURI), pathFile: filepath.Join(dir, "person.paths")},
-		{name: routeNames[1], uris: loadtest.URIs(m.pop, idx, loadtest.SignersURI), pathFile: filepath.Join(dir, "signers.paths")},
-	}
-	for _, r := range routes {
+// drawRoutes draws, route by route, the ids of o.model's distribution over
+// the people the route reads (every person for GET person, those with one
+// or five signers for GET signers) and returns the routes, their request
+// URIs written to files in dir for wrk. A route no person fits (a model
+// without signers) is left out, which it says on progress.
+func drawRoutes(o options, m *model, dir string, progress io.Writer) ([]route, error) {
+	var routes []route
+	for _, d := range routeDraws {
+		var among []int // nil: every person
+		if !d.all {
+			if among = m.pop.ConsumersWith(d.signers); len(among) == 0 {
+				fmt.Fprintf(progress, "no %s: no person has %d signers\n", d.name, d.signers)
+				continue
+			}
+		}
+		idx, err := drawAmong(o.model, among)
+		if err != nil {
+			return nil, err
+		}
+		r := route{name: d.name, uris: loadtest.URIs(m.pop, idx, d.uri), pathFile: filepath.Join(dir, d.file)}
 		if err := loadtest.WritePaths(r.pathFile, r.uris); err != nil {
 			return nil, fmt.Errorf("write the paths of %s: %w", r.name, err)
 		}
+		routes = append(routes, r)
 	}
 	return routes, nil
+}
+
+// drawAmong draws mo.draws ids of mo's distribution among people (nil:
+// every person of the model), returning their indexes in the population.
+func drawAmong(mo modelOptions, people []int) ([]int, error) {
+	n := mo.people
+	if people != nil {
+		n = len(people)
+	}
+	idx, err := loadtest.Draw(mo.ids, mo.draws, n, mo.seed)
+	if err != nil || people == nil {
+		return idx, err
+	}
+	for i, k := range idx {
+		idx[i] = people[k]
+	}
+	return idx, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
+	"github.com/lookup/persons/internal/testing/fixtures"
 )
 
 // TestScaleRunBuildsAndReuses runs the load test end to end on the real
@@ -29,7 +30,7 @@ func TestScaleRunBuildsAndReuses(t *testing.T) {
 	}
 	dir := filepath.Join(tmp, "model")
 	args := func(extra ...string) []string {
-		return append([]string{"--lookupd", bin, "--tool", "vegeta", "--people", "200", "--signers", "200", "--model-dir", dir,
+		return append([]string{"--lookupd", bin, "--tool", "vegeta", "--people", "200", "--model-dir", dir,
 			"--duration", "200ms", "--warmup", "0s", "--rate", "0", "--draws", "500", "--tokens", "3", "--connections", "8", "--lone-duration", "200ms"}, extra...)
 	}
 	runOnce := func(t *testing.T, a []string) (report, progress string) {
@@ -78,7 +79,7 @@ func TestScaleRunBuildsAndReuses(t *testing.T) {
 		if !strings.Contains(progress, "capturing them again") {
 			t.Errorf("stale answers not captured again:\n%s", progress)
 		}
-		if _, ok, why := loadtest.Reusable(dir, loadtest.ModelKey{Version: loadtest.ModelVersion, People: 200, Signers: 200, Seed: 1}); !ok {
+		if _, ok, why := loadtest.Reusable(dir, loadtest.ModelKey{Version: loadtest.ModelVersion, People: 200, Signers: 216, Five: 4, Seed: 1}); !ok {
 			t.Errorf("after capturing again the model is not reusable: %s", why)
 		}
 	})
@@ -122,21 +123,34 @@ func checkRows(t *testing.T, report string) {
 
 // checkLedgerVerdicts fails unless the ledger's messages and the lone
 // requests have their verdicts, a table's row for each transport: for
-// GET signers with expand, pass or fail (counts read, the round trip
-// measured); for GET person, which discloses no protected data, no record.
+// GET signers with expand, at one and at five signers, pass or fail
+// (counts read, the round trip measured); for GET person, which discloses
+// no protected data, no record. And unless every goal is judged over each
+// transport.
 func checkLedgerVerdicts(t *testing.T, report string) {
 	t.Helper()
-	judged, unaudited := 0, 0
+	judged, unaudited, goalRows, table := 0, 0, 0, ""
 	for _, line := range strings.Split(report, "\n") {
+		if strings.HasPrefix(line, "| route |") {
+			table = line
+			continue
+		}
+		verdict := strings.HasSuffix(line, "| pass |") || strings.HasSuffix(line, "| **fail** |")
 		switch {
-		case strings.HasPrefix(line, "| GET signers with expand |") && (strings.HasSuffix(line, "| pass |") || strings.HasSuffix(line, "| **fail** |")):
+		case strings.Contains(table, "| verdict |"): // the goals
+			if strings.HasPrefix(line, "| GET ") && verdict {
+				goalRows++
+			}
+		case !strings.Contains(table, "messages an answer"): // neither the messages' table nor the lone requests'
+		case (strings.HasPrefix(line, "| "+routeSigners+" |") || strings.HasPrefix(line, "| "+routeFive+" |")) && verdict:
 			judged++
-		case strings.HasPrefix(line, "| GET person |") && strings.HasSuffix(line, "| "+notAudited+" |"):
+		case strings.HasPrefix(line, "| "+routePerson+" |") && strings.HasSuffix(line, "| "+notAudited+" |"):
 			unaudited++
 		}
 	}
-	if judged != 4 || unaudited != 4 {
-		t.Errorf("report has %d verdicts on GET signers and %d rows of GET person without a record, want 4 and 4:\n%s", judged, unaudited, report)
+	if judged != 8 || unaudited != 4 || goalRows != 2*len(goals) {
+		t.Errorf("report has %d verdicts on GET signers, %d rows of GET person without a record and %d goals judged, want 8, 4 and %d:\n%s",
+			judged, unaudited, goalRows, 2*len(goals), report)
 	}
 }
 
@@ -152,4 +166,61 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// TestDrawRoutes: GET person reads every person, GET signers with expand
+// only people with one signer, at five signers only people with five;
+// a route no person fits is left out.
+func TestDrawRoutes(t *testing.T) {
+	mo := modelOptions{people: 200, signers: 200, five: 4, seed: 1, ids: "uniform", draws: 2000} // 16 people without a signer
+	pop, err := fixtures.NewShapedPopulation(mo.shape(), mo.seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]int{}
+	for i := range pop.People() {
+		byID[pop.ConsumerID(i)] = i
+	}
+	var progress strings.Builder
+	routes, err := drawRoutes(options{model: mo}, &model{pop: pop}, t.TempDir(), &progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(routes); got != len(routeNames) {
+		t.Fatalf("%d routes, want %d", got, len(routeNames))
+	}
+	for ri, r := range routes {
+		if r.name != routeNames[ri] || len(r.uris) != mo.draws {
+			t.Fatalf("route %d: %s with %d URIs, want %s with %d", ri, r.name, len(r.uris), routeNames[ri], mo.draws)
+		}
+		seen := map[int]bool{}
+		for _, u := range r.uris {
+			id := strings.TrimPrefix(u, "/api/v1/persons/")
+			if q, ok := strings.CutPrefix(u, "/api/v1/authorized-signers?consumer_id="); ok {
+				id, _, _ = strings.Cut(q, "&")
+			}
+			i, ok := byID[id]
+			if !ok {
+				t.Fatalf("%s: %s names nobody", r.name, u)
+			}
+			seen[i] = true
+			want := map[string]int{routeSigners: 1, routeFive: fixtures.FiveSigners}
+			if n, judged := want[r.name]; judged && pop.SignerCount(i) != n {
+				t.Fatalf("%s: person %d has %d signers, want %d", r.name, i, pop.SignerCount(i), n)
+			}
+		}
+		if want := map[string]int{routePerson: 200, routeSigners: 180, routeFive: 4}[r.name]; len(seen) != want {
+			t.Errorf("%s: %d people read, want all %d it may read", r.name, len(seen), want)
+		}
+	}
+
+	mo.signers, mo.five = 0, 0
+	pop = fixtures.NewPopulation(200, 0, 1)
+	progress.Reset()
+	if routes, err = drawRoutes(options{model: mo}, &model{pop: pop}, t.TempDir(), &progress); err != nil {
+		t.Fatal(err)
+	}
+	if len(routes) != 1 || routes[0].name != routePerson || !strings.Contains(progress.String(), "no "+routeFive) {
+		t.Errorf("without signers: %d routes (%v), progress %q; want GET person alone", len(routes), routes, progress.String())
+	}
 }

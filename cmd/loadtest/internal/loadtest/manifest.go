@@ -25,10 +25,13 @@ const (
 
 // ModelKey says which model a directory must hold to be reused.
 type ModelKey struct {
-	Version int    `json:"version"` // ModelVersion
-	People  int    `json:"people"`
-	Signers int    `json:"signers"`
-	Seed    uint64 `json:"seed"`
+	Version int `json:"version"` // ModelVersion
+	People  int `json:"people"`
+	Signers int `json:"signers"`
+	// Five is how many consumers have five signers each (fixtures'
+	// Shape.Five); a manifest of before it was kept reads 0.
+	Five int    `json:"five_signers"`
+	Seed uint64 `json:"seed"`
 }
 
 // Manifest describes a complete model: it is written last, so a model
@@ -114,11 +117,12 @@ func RemoveManifest(dir string) error {
 }
 
 // DefaultModelDir returns where the model of key is kept by default: under
-// the user's cache directory (os.UserCacheDir), else the temporary one.
+// the user's cache directory (os.UserCacheDir), else the temporary one, in
+// a directory named after its shape and seed.
 func DefaultModelDir(key ModelKey) string {
 	base, err := os.UserCacheDir()
 	if err != nil {
 		base = os.TempDir()
 	}
-	return filepath.Join(base, "lookupd-loadtest", fmt.Sprintf("model-%d-%d-%d", key.People, key.Signers, key.Seed))
+	return filepath.Join(base, "lookupd-loadtest", fmt.Sprintf("model-%d-%d-five%d-%d", key.People, key.Signers, key.Five, key.Seed))
 }

@@ -9,7 +9,7 @@ import (
 )
 
 func TestManifestReuse(t *testing.T) {
-	key := ModelKey{Version: ModelVersion, People: 200, Signers: 200, Seed: 1}
+	key := ModelKey{Version: ModelVersion, People: 200, Signers: 200, Five: 4, Seed: 1}
 	complete := Manifest{ModelKey: key, Stream: "PERSONS", LastSeq: 400, Bodies: 400, Built: time.Now().UTC(), BuildTime: time.Minute}
 	tests := []struct {
 		name    string
@@ -23,6 +23,7 @@ func TestManifestReuse(t *testing.T) {
 		{name: "build cut short: manifest removed", write: &complete, remove: true, want: false},
 		{name: "other people", write: withKey(complete, func(k *ModelKey) { k.People = 300 }), wantWhy: "want"},
 		{name: "other signers", write: withKey(complete, func(k *ModelKey) { k.Signers = 0 }), wantWhy: "want"},
+		{name: "other five-signer people", write: withKey(complete, func(k *ModelKey) { k.Five = 0 }), wantWhy: "want"},
 		{name: "other seed", write: withKey(complete, func(k *ModelKey) { k.Seed = 2 }), wantWhy: "want"},
 		{name: "older tool", write: withKey(complete, func(k *ModelKey) { k.Version = ModelVersion - 1 }), wantWhy: "want"},
 		{name: "bodies missing", write: func() *Manifest { m := complete; m.Bodies = 399; return &m }(), wantWhy: "399 bodies"},
@@ -70,8 +71,25 @@ func TestManifestUnreadable(t *testing.T) {
 }
 
 func TestDefaultModelDir(t *testing.T) {
-	got := DefaultModelDir(ModelKey{People: 1000000, Signers: 1000000, Seed: 1})
-	if want := filepath.Join("lookupd-loadtest", "model-1000000-1000000-1"); !strings.HasSuffix(got, want) {
+	got := DefaultModelDir(ModelKey{People: 1000000, Signers: 1000000, Five: 20000, Seed: 1})
+	if want := filepath.Join("lookupd-loadtest", "model-1000000-1000000-five20000-1"); !strings.HasSuffix(got, want) {
 		t.Errorf("DefaultModelDir = %q, want it to end in %q", got, want)
+	}
+}
+
+// TestManifestOfOneSignerEach: a manifest written before the five-signer
+// people (no five_signers) is a model of one signer a person, not reused
+// for a model with five-signer people.
+func TestManifestOfOneSignerEach(t *testing.T) {
+	dir := t.TempDir()
+	old := `{"version": 1, "people": 200, "signers": 200, "seed": 1, "stream": "PERSONS", "last_seq": 400, "bodies": 400}`
+	if err := os.WriteFile(filepath.Join(dir, manifestFile), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, why := Reusable(dir, ModelKey{Version: ModelVersion, People: 200, Signers: 200, Five: 4, Seed: 1}); ok || !strings.Contains(why, "want") {
+		t.Errorf("an old model reused for five-signer people: %v, %q", ok, why)
+	}
+	if _, ok, why := Reusable(dir, ModelKey{Version: ModelVersion, People: 200, Signers: 200, Seed: 1}); !ok {
+		t.Errorf("an old model not reused for its own shape: %s", why)
 	}
 }
