@@ -94,6 +94,22 @@ func TestChainGoesOnInFormat3(t *testing.T) {
 	if formats[3] != Format2 || formats[4] != FormatVersion || !refs["r1-3-2"] || !refs["r1-4-3"] || !refs["r1-5-2"] || refs["r1-5-3"] {
 		t.Errorf("formats by message %v, references %v", formats, refs)
 	}
+	// lookupd audit --person without the accounting service.
+	recs, err := ScanPerson(t.Context(), js, DefaultStream, personA, time.Time{}, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range recs {
+		got = append(got, fmt.Sprintf("%s %s-%d-%d %s %v %d", r.RequestID, r.Chain, r.Seq, r.Index, r.SSNMode, r.DOBDisclosed, r.Persons))
+	}
+	// The new answers (now) are newer than the old (2026-01-01); each
+	// lists personA second and fourth, so in message 4 (persons 1-3) and 5
+	// (persons 4-5) of its two.
+	if len(got) != 3*2+3 || !strings.HasPrefix(got[0], "new-") || got[len(got)-1] != "old-0 r1-1-1 LAST4 true 2" ||
+		!slices.Contains(got, "new-0 r1-4-2 LAST4 true 5") || !slices.Contains(got, "new-0 r1-5-1 LAST4 true 5") {
+		t.Errorf("ScanPerson = %q", got)
+	}
 }
 
 // TestVerifyFindsAFormat3RecordAltered: a format 3 record altered (a
