@@ -179,7 +179,7 @@ func AuthenticatedCaller(r *http.Request) (auth.Caller, error) {
 // 1, one a message, "<chain>-<seq>"). In format 3 the index is the
 // person's place among the persons the message's records list, counted
 // across them in order: the same count as format 2's, one record a
-// person (docs/audit-ledger-format.md, "References"). Unlike the request id, which the
+// person (the references of docs/audit-ledger-format.md). Unlike the request id, which the
 // caller may choose (and two callers may share), no caller sets it, no
 // two records share it, and it is the same each time the record is read.
 func Reference(r *ledger.Record) string {
