@@ -23,8 +23,11 @@ func auditRecordsOf(data []byte) ([]auditRecord, error) {
 			} `json:"disclosed"`
 		} `json:"records"`
 	}
-	if err := json.Unmarshal(data, &m); err != nil || m.V != 3 || len(m.Records) == 0 {
-		return nil, fmt.Errorf("message %s: format %d, %d records, %w; want format 3 with records", data, m.V, len(m.Records), err)
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("message %s: %w", data, err)
+	}
+	if m.V != 3 || len(m.Records) == 0 {
+		return nil, fmt.Errorf("message %s: format %d, %d records; want format 3 with records", data, m.V, len(m.Records))
 	}
 	var out []auditRecord
 	for _, a := range m.Records {
