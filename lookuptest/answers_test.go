@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lookup/persons/client"
+	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/lookuptest"
 )
 
@@ -166,6 +167,37 @@ func TestRequestsShowTheLedgerRecords(t *testing.T) {
 	if a := r.Audit[0]; a.PersonID != signerID || a.Operation != "getAuthorizedSigners" || a.SSNMode != "MASKED" ||
 		!a.DOBDisclosed || a.Purpose != "kyc" || a.Subject != lookuptest.DefaultSubject || a.Time.IsZero() {
 		t.Fatalf("its record: %+v", a)
+	}
+}
+
+// TestRequestsShowARecordPerSigner: the ledger stores an answer of two
+// signers as one record listing both (format 3); Requests shows an
+// AuditRecord for each, with what was disclosed of each.
+func TestRequestsShowARecordPerSigner(t *testing.T) {
+	srv := lookuptest.New(t)
+	ctx := t.Context()
+	const second = "50000000-0000-4000-8000-000000000002"
+	other := event(t, 1, events.Signer{SignerID: second, ConsumerID: consumerID, FirstName: "Alan", LastName: "Turing",
+		HIPAAAuthorized: true, AccountAccess: events.AccountAccessPHI, Status: events.SignerStatusActive,
+		Type: events.SignerTypeGuardian, SSN: "987-65-4321"})
+	if _, err := srv.Seed(ctx, consumer(t, 1, "Ada"), signer(t), other); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Client().AuthorizedSigners(ctx, consumerID, client.Expand(client.ProtectedPersonalData),
+		client.SSN(client.SSNLast4), client.RequestID("two")); err != nil {
+		t.Fatal(err)
+	}
+	reqs, err := srv.Requests(ctx)
+	if err != nil || len(reqs) != 1 {
+		t.Fatalf("requests %+v, %v", reqs, err)
+	}
+	got := map[string]lookuptest.AuditRecord{}
+	for _, a := range reqs[0].Audit {
+		got[a.PersonID] = a
+	}
+	if len(reqs[0].Audit) != 2 || !got[signerID].DOBDisclosed || got[second].DOBDisclosed ||
+		got[signerID].SSNMode != "LAST4" || got[second].SSNMode != "LAST4" || got[second].Time != got[signerID].Time {
+		t.Fatalf("the records of the answer of two signers: %+v", reqs[0].Audit)
 	}
 }
 

@@ -26,7 +26,7 @@ import (
 type Digest struct {
 	Records int
 	persons map[string]tally
-	// chains holds the last message seq read of each chain (format 2).
+	// chains holds the last message seq read of each chain (formats 2, 3).
 	chains map[string]uint64
 	// misfiled counts records of the index whose key does not say their
 	// person, time or place (stream sequence and index in the message).
@@ -66,7 +66,7 @@ func (d *Digest) Add(person string, r *ledger.Record) error {
 	return nil
 }
 
-// ChainLast returns the last message of chain (format 2) whose records d
+// ChainLast returns the last message of chain (formats 2, 3) whose records d
 // counts (0: none): a record read later with a higher Seq on the chain
 // was stored after them.
 func (d *Digest) ChainLast(chain string) uint64 { return d.chains[chain] }

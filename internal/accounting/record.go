@@ -176,7 +176,10 @@ func AuthenticatedCaller(r *http.Request) (auth.Caller, error) {
 // Reference returns the service's own reference of a ledger record: where
 // the ledger stores it, its chain, its message's place in the chain and
 // its place in the message ("<chain>-<seq>-<index>"; a record of format
-// 1, one a message, "<chain>-<seq>"). Unlike the request id, which the
+// 1, one a message, "<chain>-<seq>"). In format 3 the index is the
+// person's place among the persons the message's records list, counted
+// across them in order: the same count as format 2's, one record a
+// person (the references of docs/audit-ledger-format.md). Unlike the request id, which the
 // caller may choose (and two callers may share), no caller sets it, no
 // two records share it, and it is the same each time the record is read.
 func Reference(r *ledger.Record) string {

@@ -233,10 +233,11 @@ func benchStreamMsgs(b *testing.B, nc *nats.Conn) uint64 {
 }
 
 // BenchmarkLedger64 is the ledger alone: 64 concurrent callers, each
-// disclosing five persons (as a GET signers with expand) and waiting for
-// the records to be stored, through the group-commit Ledger and the
-// one-message-per-record baseline. It reports the audit stream's messages
-// per disclosure (the target is <= 0.2) and disclosures per second.
+// disclosing one or five persons (as a GET signers with expand) and
+// waiting for the records to be stored, through the group-commit Ledger
+// and the one-message-per-record baseline. It reports the audit stream's
+// messages per disclosure (the target is <= 0.2 at five persons), its
+// bytes per disclosure and disclosures per second.
 func BenchmarkLedger64(b *testing.B) {
 	for _, tc := range []struct {
 		name string
@@ -247,28 +248,62 @@ func BenchmarkLedger64(b *testing.B) {
 		{"group-commit-eight-in-flight", func(b *testing.B, nc *nats.Conn) query.Auditor { return benchLedger(b, nc, 8) }},
 		{"per-record", func(b *testing.B, nc *nats.Conn) query.Auditor { return newPerRecord(b, nc) }},
 	} {
-		b.Run(tc.name, func(b *testing.B) {
-			nc, js := testkit.StartNATS(b)
-			if err := EnsureStream(b.Context(), js, DefaultStream); err != nil {
-				b.Fatal(err)
-			}
-			a := tc.new(b, nc)
-			d := disclosure("req", personA, personB, personA, personB, personA)
-			b.SetParallelism(32) // 64 callers on 2 CPUs
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if err := a.Disclose(b.Context(), d); err != nil {
-						b.Error(err)
-						return
-					}
+		for _, persons := range []int{1, 5} {
+			b.Run(fmt.Sprintf("%s/persons=%d", tc.name, persons), func(b *testing.B) {
+				nc, js := testkit.StartNATS(b)
+				if err := EnsureStream(b.Context(), js, DefaultStream); err != nil {
+					b.Fatal(err)
 				}
+				a := tc.new(b, nc)
+				d := benchDisclosure(persons)
+				b.SetParallelism(32) // 64 callers on 2 CPUs
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if err := a.Disclose(b.Context(), d); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+				b.StopTimer()
+				msgs, bytes := benchStreamState(b, nc)
+				b.ReportMetric(float64(msgs)/float64(b.N), "msgs/answer")
+				b.ReportMetric(float64(bytes)/float64(b.N), "bytes/answer")
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "answers/s")
 			})
-			b.StopTimer()
-			b.ReportMetric(float64(benchStreamMsgs(b, nc))/float64(b.N), "msgs/answer")
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "answers/s")
-		})
+		}
 	}
+}
+
+// benchDisclosure returns a disclosure of n persons, as a GET signers
+// with expand of n signers.
+func benchDisclosure(n int) events.Disclosure {
+	ids := []string{personA, personB}
+	persons := make([]string, n)
+	for i := range persons {
+		persons[i] = ids[i%2]
+	}
+	return disclosure("req", persons...)
+}
+
+// benchStreamState returns the number of messages in the audit stream
+// and their bytes.
+func benchStreamState(b *testing.B, nc *nats.Conn) (msgs, bytes uint64) {
+	b.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := js.Stream(b.Context(), DefaultStream)
+	if err != nil {
+		b.Fatal(err)
+	}
+	info, err := s.Info(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return info.State.Msgs, info.State.Bytes
 }
 
 // benchLedger returns a required Ledger on nc with MaxInFlight inFlight
@@ -284,21 +319,27 @@ func benchLedger(b *testing.B, nc *nats.Conn, inFlight int) *Ledger {
 }
 
 // BenchmarkLoneDisclose is one caller at a time: the ledger's latency for
-// a disclosure of five persons (disclose-ns) against one JetStream publish
-// round trip of a message as large on the same server (rtt-ns), one after
-// the other: a lone disclosure waits for no timer, only for its message's
-// round trip.
+// a disclosure of one or five persons (disclose-ns) against one JetStream
+// publish round trip of a message as large on the same server (rtt-ns),
+// one after the other: a lone disclosure waits for no timer, only for its
+// message's round trip.
 func BenchmarkLoneDisclose(b *testing.B) {
+	for _, persons := range []int{1, 5} {
+		b.Run(fmt.Sprintf("persons=%d", persons), func(b *testing.B) { benchLoneDisclose(b, persons) })
+	}
+}
+
+func benchLoneDisclose(b *testing.B, persons int) {
 	nc, js := testkit.StartNATS(b)
 	if err := EnsureStream(b.Context(), js, DefaultStream); err != nil {
 		b.Fatal(err)
 	}
 	l := benchLedger(b, nc, 0)
-	d := disclosure("req", personA, personB, personA, personB, personA)
+	d := benchDisclosure(persons)
 	if err := l.Disclose(b.Context(), d); err != nil {
 		b.Fatal(err)
 	}
-	body := make([]byte, 5*300)
+	body := make([]byte, persons*300)
 	var rtt, disclose time.Duration
 	n := 0
 	for b.Loop() { // alternated, so that both see the same machine load

@@ -60,7 +60,7 @@ func (pb *publisher) ping(ctx context.Context, b *batch) error {
 }
 
 // lastOfChain returns the last message on subject (the zero chainHead
-// when there is none). A message that is not of format 2 starts a new
+// when there is none). A message that is not of format 2 or 3 starts a new
 // chain after it (Verify reports it).
 func lastOfChain(ctx context.Context, js jetstream.JetStream, stream, subject string) (chainHead, error) {
 	s, err := js.Stream(ctx, stream)

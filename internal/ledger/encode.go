@@ -4,22 +4,26 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/lookup/persons/events"
 	"github.com/lookup/persons/internal/jsonstr"
 )
 
-// appendRecord appends the JSON of r to dst: what json.Marshal writes (the
-// same fields, order and omissions), without its reflection, which the
-// protected path pays once per record. A test holds the two equal.
-func appendRecord(dst []byte, r *Record) []byte {
+// appendAnswer appends the JSON of p's record (format 3) as written by
+// replica, up to its list of persons: what json.Marshal writes of an
+// answer (the same fields, order and omissions) up to `"disclosed":[`,
+// without its reflection. The caller appends the persons (appendPerson)
+// and `]}`. A test holds the two equal.
+func appendAnswer(dst []byte, p *pending, replica string) []byte {
+	d := &p.d
 	dst = append(dst, `{"time":"`...)
-	dst = r.Time.AppendFormat(dst, time.RFC3339Nano)
+	dst = p.time.AppendFormat(dst, time.RFC3339Nano)
 	dst = append(dst, `","request_id":`...)
-	dst = jsonstr.Append(dst, r.RequestID)
-	dst = appendOpt(dst, `,"sub":`, r.Subject)
-	dst = appendOpt(dst, `,"client":`, r.Client)
-	if len(r.Tenants) > 0 {
+	dst = jsonstr.Append(dst, d.RequestID)
+	dst = appendOpt(dst, `,"sub":`, d.Subject)
+	dst = appendOpt(dst, `,"client":`, d.Client)
+	if len(d.Tenants) > 0 {
 		dst = append(dst, `,"tenants":[`...)
-		for i, t := range r.Tenants {
+		for i, t := range d.Tenants {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
@@ -28,29 +32,27 @@ func appendRecord(dst []byte, r *Record) []byte {
 		dst = append(dst, ']')
 	}
 	dst = append(dst, `,"operation":`...)
-	dst = jsonstr.Append(dst, r.Operation)
-	dst = append(dst, `,"person_id":`...)
-	dst = jsonstr.Append(dst, r.PersonID)
-	dst = appendOpt(dst, `,"ssn_mode":`, r.SSNMode)
-	if r.DOBDisclosed {
+	dst = jsonstr.Append(dst, d.Operation)
+	dst = appendOpt(dst, `,"purpose":`, d.Purpose)
+	dst = appendOpt(dst, `,"requested":`, d.Requested)
+	dst = append(dst, `,"persons":`...)
+	dst = strconv.AppendInt(dst, int64(len(d.Persons)), 10)
+	dst = append(dst, `,"replica":`...)
+	dst = jsonstr.Append(dst, replica)
+	dst = append(dst, `,"read_model_sequence":`...)
+	dst = strconv.AppendUint(dst, p.pos, 10)
+	return append(dst, `,"disclosed":[`...)
+}
+
+// appendPerson appends the JSON of what an answer disclosed of person dp:
+// what json.Marshal writes of a Disclosed.
+func appendPerson(dst []byte, dp *events.DisclosedPerson) []byte {
+	dst = append(dst, `{"person_id":`...)
+	dst = jsonstr.Append(dst, dp.ID)
+	dst = appendOpt(dst, `,"ssn_mode":`, dp.SSNMode)
+	if dp.DOB {
 		dst = append(dst, `,"dob_disclosed":true`...)
 	}
-	dst = appendOpt(dst, `,"purpose":`, r.Purpose)
-	dst = appendOpt(dst, `,"requested":`, r.Requested)
-	dst = append(dst, `,"persons":`...)
-	dst = strconv.AppendInt(dst, int64(r.Persons), 10)
-	dst = append(dst, `,"replica":`...)
-	dst = jsonstr.Append(dst, r.Replica)
-	dst = append(dst, `,"read_model_sequence":`...)
-	dst = strconv.AppendUint(dst, r.ReadModelSeq, 10)
-	dst = appendOpt(dst, `,"chain":`, r.Chain)
-	if r.Seq != 0 {
-		dst = strconv.AppendUint(append(dst, `,"seq":`...), r.Seq, 10)
-	}
-	if r.Index != 0 {
-		dst = strconv.AppendInt(append(dst, `,"index":`...), int64(r.Index), 10)
-	}
-	dst = appendOpt(dst, `,"prev":`, r.Prev)
 	return append(dst, '}')
 }
 

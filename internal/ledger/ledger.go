@@ -60,8 +60,9 @@ type Config struct {
 	// 0 = 4. (1 is group commit without pipelining.)
 	MaxInFlight int
 	// MaxMessageRecords and MaxMessageBytes bound a message; 0 = 256
-	// records and 56 KiB (the stream's largest message is 64 KiB). A
-	// disclosure of more records than fit is stored in several messages.
+	// persons (listed by the records of the disclosures it holds) and 56
+	// KiB (the stream's largest message is 64 KiB). A disclosure of more
+	// persons than fit is stored in several messages, a record in each.
 	MaxMessageRecords int
 	MaxMessageBytes   int
 	// BatchMaxAge is how long a fast batch takes messages; 0 = 1s. It is
@@ -154,8 +155,9 @@ type Ledger struct {
 }
 
 // pending is one disclosure on its way: what was disclosed, when, and the
-// read model's position then (the publisher writes its records, one per
-// person, into the messages that store them), and where its outcome goes
+// read model's position then (the publisher writes its record, listing
+// its persons, into the message that stores it, or into several when its
+// persons do not fit in one), and where its outcome goes
 // (buffered, so that nobody waits for a best-effort caller). Only the
 // publisher touches settled.
 type pending struct {
@@ -175,18 +177,10 @@ func (p *pending) settle(err error) {
 	}
 }
 
-// records returns the number of records of p: one per disclosed person.
+// records returns the number of persons p disclosed: what the bounds of
+// a message and the metrics count (a person's disclosure, which format 2
+// stored as a record of its own).
 func (p *pending) records() int { return len(p.d.Persons) }
-
-// record sets r to p's record of its i-th person, written by replica,
-// without its chain fields.
-func (p *pending) record(i int, replica string, r *Record) {
-	d, dp := &p.d, &p.d.Persons[i]
-	*r = Record{Time: p.time, RequestID: d.RequestID, Subject: d.Subject, Client: d.Client,
-		Tenants: d.Tenants, Operation: d.Operation, PersonID: dp.ID, SSNMode: dp.SSNMode,
-		DOBDisclosed: dp.DOB, Purpose: d.Purpose, Requested: d.Requested, Persons: len(d.Persons), Replica: replica,
-		ReadModelSeq: p.pos}
-}
 
 // New returns a Ledger publishing through nc, and starts it; Close stops
 // it. With Mode Off it records nothing and needs no connection.
@@ -240,8 +234,9 @@ func (l *Ledger) ensureStream() {
 // Mode returns the Ledger's mode.
 func (l *Ledger) Mode() Mode { return l.cfg.Mode }
 
-// Disclose records d: one record per disclosed person. In Required mode
-// it returns once all are stored, or the error that kept one from being
+// Disclose records d: one record listing its persons (split over
+// several messages when they do not fit in one). In Required mode it
+// returns once all are stored, or the error that kept one from being
 // stored (or ctx's); in BestEffort mode it returns nil at once.
 func (l *Ledger) Disclose(ctx context.Context, d events.Disclosure) error {
 	if l.cfg.Mode == Off || len(d.Persons) == 0 {

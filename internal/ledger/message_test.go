@@ -3,6 +3,8 @@ package ledger
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -10,32 +12,45 @@ import (
 	"github.com/lookup/persons/internal/testing/testkit"
 )
 
-// TestFormatDocExampleIsAMessage: the example message of
-// docs/audit-ledger-format.md is a format 2 message with no field the
-// code does not know, and its field tables name every field.
+// TestFormatDocExampleIsAMessage: the example messages of
+// docs/audit-ledger-format.md are a format 3 message and a format 2 one
+// with no field the code does not know, read as the document says (the
+// same first answer, the references it names), and its field tables name
+// every field.
 func TestFormatDocExampleIsAMessage(t *testing.T) {
 	doc := testkit.ReadRepoFile(t, "docs/audit-ledger-format.md")
-	start := strings.Index(doc, "```json\n")
-	end := strings.Index(doc[start+8:], "```")
-	if start < 0 || end < 0 {
-		t.Fatal("no json example in docs/audit-ledger-format.md")
+	examples := strings.Split(doc, "```json\n")[1:]
+	if len(examples) != 2 {
+		t.Fatalf("%d json examples in docs/audit-ledger-format.md, want 2 (format 3, format 2)", len(examples))
 	}
-	example := doc[start+8 : start+8+end]
-	dec := json.NewDecoder(strings.NewReader(example))
-	dec.DisallowUnknownFields()
-	var m Message
-	if err := dec.Decode(&m); err != nil {
-		t.Fatalf("example: %v", err)
+	var read [2][]Record
+	for i, into := range []any{&answerMessage{}, &Message{}} {
+		example, _, ok := strings.Cut(examples[i], "```")
+		if !ok {
+			t.Fatalf("example %d not closed", i+1)
+		}
+		dec := json.NewDecoder(strings.NewReader(example))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(into); err != nil {
+			t.Fatalf("example %d: %v", i+1, err)
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, []byte(example)); err != nil {
+			t.Fatal(err)
+		}
+		m, err := decodeMessage(compact.Bytes())
+		if err != nil || m.Version != []int{FormatVersion, Format2}[i] {
+			t.Fatalf("decodeMessage(example %d) = format %d, %v", i+1, m.Version, err)
+		}
+		read[i] = recordsOf(ReplicaSubject(m.Replica), m)
 	}
-	if m.Version != FormatVersion || len(m.Records) != 2 {
-		t.Errorf("example = %+v, want format %d with two records", m, FormatVersion)
+	if len(read[0]) != 3 || !reflect.DeepEqual(read[0][:2], read[1]) {
+		t.Errorf("the format 3 example's first answer reads\n%+v\nthe format 2 example\n%+v", read[0][:2], read[1])
 	}
-	var compact bytes.Buffer
-	if err := json.Compact(&compact, []byte(example)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := decodeMessage(compact.Bytes()); err != nil {
-		t.Errorf("decodeMessage(example): %v", err)
+	for _, r := range read[0] {
+		if ref := fmt.Sprintf("`%s-%d-%d`", r.Chain, r.Seq, r.Index); !strings.Contains(doc, ref) {
+			t.Errorf("docs/audit-ledger-format.md does not name the reference %s of %s", ref, r.PersonID)
+		}
 	}
 	full, _ := json.Marshal(Record{Subject: "s", Client: "c", Tenants: []string{"t"}, SSNMode: "FULL", DOBDisclosed: true, Purpose: "p"})
 	var fields map[string]any
@@ -45,7 +60,7 @@ func TestFormatDocExampleIsAMessage(t *testing.T) {
 			t.Errorf("docs/audit-ledger-format.md: no row for the record field %q", f)
 		}
 	}
-	for _, f := range []string{"v", "replica", "seq", "prev", "records"} {
+	for _, f := range []string{"v", "replica", "seq", "prev", "records", "disclosed"} {
 		if !strings.Contains(doc, "| `"+f+"` |") {
 			t.Errorf("docs/audit-ledger-format.md: no row for the message field %q", f)
 		}

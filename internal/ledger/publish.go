@@ -300,19 +300,16 @@ func (pb *publisher) ready() error {
 }
 
 // write writes the next message: the rest of the disclosure partly
-// written, then the backlog, within the message's bounds. A disclosure
-// that does not fit whole goes on in the next message (pb.carry).
+// written, then the backlog, within the message's bounds, one record per
+// disclosure (format 3). A disclosure whose persons do not fit whole goes
+// on in the next message (pb.carry), in a record of its own there.
 func (pb *publisher) write() (*message, []byte) {
 	m := &message{seq: pb.sent.seq + 1}
 	pb.out.start(pb.l.cfg.Replica, m.seq, pb.sent.hash)
-	var r Record
 	put := func(p *pending, from int) bool {
-		for i := from; i < p.records(); i++ {
-			p.record(i, pb.l.cfg.Replica, &r)
-			if !pb.out.add(&r) {
-				pb.carry, pb.carryAt, m.cont = p, i, p
-				return false
-			}
+		if next := pb.out.add(p, pb.l.cfg.Replica, from); next < p.records() {
+			pb.carry, pb.carryAt, m.cont = p, next, p
+			return false
 		}
 		m.ended = append(m.ended, p)
 		return true

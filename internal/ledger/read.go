@@ -55,8 +55,8 @@ func readAll(ctx context.Context, js jetstream.JetStream, stream string, fn func
 	return nil
 }
 
-// records returns the records m holds: those of a format 2 message, or a
-// format 1 record.
+// records returns the records m holds: those of a format 2 or 3 message
+// (one per disclosed person), or a format 1 record.
 func (m stored) records() ([]Record, error) {
 	if strings.HasPrefix(m.subject, ReplicaSubjectPrefix) {
 		msg, err := decodeMessage(m.data)

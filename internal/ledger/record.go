@@ -5,10 +5,13 @@
 // (internal/accounting), which indexes it.
 //
 // A Ledger implements query.Auditor (the wiring gives it to the API): the
-// API hands it each events.Disclosure before it sends the answer. The unit of accounting is one Record per
-// disclosed person; the Ledger gathers the records of the disclosures that
-// arrive while its earlier messages are being stored into one Message
-// (group commit) on its replica's own subject, "audit.replicas.<replica>",
+// API hands it each events.Disclosure before it sends the answer. The
+// unit of accounting is one Record per disclosed person, which is what
+// every reader gets; the Ledger stores one record per disclosure (format
+// 3), listing its persons, and gathers the records of the disclosures
+// that arrive while its earlier messages are being stored into one
+// message (group commit) on its replica's own subject,
+// "audit.replicas.<replica>",
 // so that the stream holds one subject per replica, not one per person.
 // Each replica's messages form one hash chain that runs on across restarts
 // (every message carries its sequence in the chain and the SHA-256 of the
@@ -18,8 +21,9 @@
 // AuditEvents, internal/accounting/fhir). docs/audit-ledger-format.md
 // describes the format.
 //
-// Streams written before format 2 hold one record per message on
-// "audit.persons.<person_id>" (format 1); Verify and ScanPerson read both.
+// Streams written before format 3 hold format 2 messages, one record per
+// disclosed person, and before format 2 one record per message on
+// "audit.persons.<person_id>" (format 1); every reader reads the three.
 //
 // A record never holds an SSN, a date of birth or a token: only which
 // fields were disclosed.
@@ -35,8 +39,9 @@ import (
 	"unicode"
 )
 
-// Record is one disclosure of one person's protected data: the stored
-// message body, in JSON.
+// Record is one disclosure of one person's protected data, as every
+// reader gets it: a format 2 record (or a format 1 message body), in
+// JSON, or one person of a format 3 record with its answer's fields.
 type Record struct {
 	Time      time.Time `json:"time"`
 	RequestID string    `json:"request_id"`
@@ -54,19 +59,21 @@ type Record struct {
 	// an accounting given to them answers (operation provideAccounting,
 	// 45 CFR 164.528(d)); "" otherwise.
 	Requested string `json:"requested,omitempty"`
-	// Persons is the number of persons the answer disclosed (one record
+	// Persons is the number of persons the answer disclosed (one Record
 	// each, all with this RequestID).
 	Persons int    `json:"persons"`
 	Replica string `json:"replica"`
 	// ReadModelSeq is the read model's position (the last stream sequence
 	// applied) when the answer was recorded.
 	ReadModelSeq uint64 `json:"read_model_sequence"`
-	// Where the record is stored. Within a format 2 message these are
-	// not written (the message holds them); a record read back has Chain
+	// Where the record is stored. Within a message these are not
+	// written (the message holds them); a record read back has Chain
 	// (the replica's chain: the last token of its subject), Seq (the
 	// message's place in the chain) and Index (the record's place in the
-	// message, from 1). A format 1 record has Chain (one per process), Seq
-	// and Prev (the hex SHA-256 of the chain's previous record's bytes).
+	// message, from 1; in format 3, the person's place among the persons
+	// the message's records list, in order). A format 1 record has Chain
+	// (one per process), Seq and Prev (the hex SHA-256 of the chain's
+	// previous record's bytes).
 	Chain string `json:"chain,omitempty"`
 	Seq   uint64 `json:"seq,omitempty"`
 	Index int    `json:"index,omitempty"`
@@ -78,7 +85,7 @@ type Record struct {
 // person id. Ledgers no longer write there.
 const LegacySubjectPrefix = "audit.persons."
 
-// ReplicaSubjectPrefix is the prefix of the subjects of format 2
+// ReplicaSubjectPrefix is the prefix of the subjects of format 2 and 3
 // messages: a replica's chain is on ReplicaSubjectPrefix + its token.
 const ReplicaSubjectPrefix = "audit.replicas."
 

@@ -44,7 +44,7 @@ func Scan(ctx context.Context, js jetstream.JetStream, stream string, upTo uint6
 
 // ScanPerson returns the records of the disclosures of person personID
 // whose time is within [since, until] (a zero time bounds nothing),
-// newest first. Records are not on a subject per person (format 2), so it
+// newest first. Records are not on a subject per person (formats 2, 3), so it
 // reads the whole stream and keeps the person's: fine for a small
 // deployment's ledger, slow for years of a large one's (the accounting
 // service's index, internal/accounting, is the fast way). A message that

@@ -12,7 +12,7 @@ import (
 
 // Report is the outcome of Verify.
 type Report struct {
-	Records  int     // records read
+	Records  int     // records read, one per disclosed person (format 3: per person listed)
 	Messages int     // messages read
 	Chains   []Chain // one per chain, by replica then id
 	Problems []string
@@ -21,7 +21,7 @@ type Report struct {
 // OK reports whether Verify found nothing wrong.
 func (r Report) OK() bool { return len(r.Problems) == 0 }
 
-// Chain summarises one chain: a replica's (format 2: its subject, its
+// Chain summarises one chain: a replica's (formats 2, 3: its subject, its
 // messages numbered First to Last) or a process's (format 1: its records).
 type Chain struct {
 	ID       string
@@ -39,7 +39,7 @@ type Chain struct {
 //   - the stream must not have lost a message between its first and last
 //     sequence (a deleted message, anywhere, the last one too: the
 //     stream's last sequence stays when its last message is deleted);
-//   - each replica's chain (format 2, on its subject, in stream order)
+//   - each replica's chain (formats 2 and 3, on its subject, in stream order)
 //     must run from message 1 up by one, each message holding the hash of
 //     the bytes of the one before it on the subject (an altered message
 //     breaks its successor's link), and a message that names the stream
@@ -110,7 +110,7 @@ func Verify(ctx context.Context, js jetstream.JetStream, stream string) (Report,
 	return rep, nil
 }
 
-// chainCheck is what Verify knows of a format 2 chain as it reads it: the
+// chainCheck is what Verify knows of a format 2 or 3 chain as it reads it: the
 // last message read on its subject.
 type chainCheck struct {
 	c                Chain

@@ -202,8 +202,8 @@ func orUnknown(s string) string {
 }
 
 // eventID returns the AuditEvent id of r: where it is stored, chain-seq
-// for a format 1 record, chain-seq-index for a record of a format 2
-// message (which holds many).
+// for a format 1 record, chain-seq-index for a person's record of a
+// format 2 or 3 message (which holds many; accounting.Reference).
 func eventID(r ledger.Record) string {
 	if r.Index > 0 {
 		return fmt.Sprintf("%s-%d-%d", r.Chain, r.Seq, r.Index)
