@@ -21,7 +21,7 @@ const DefaultStream = "PERSONS_AUDIT"
 func StreamConfig(name string) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:              name,
-		Description:       "Accounting of disclosures: one record per person whose SSN or date of birth lookupd disclosed (no personal data), in a chain of messages per replica",
+		Description:       "Accounting of disclosures: one record per answer, listing the persons whose SSN or date of birth lookupd disclosed (no personal data), in a chain of messages per replica",
 		Subjects:          []string{ReplicaSubjectPrefix + "*", LegacySubjectPrefix + "*"},
 		Retention:         jetstream.LimitsPolicy,
 		MaxConsumers:      -1,
