@@ -77,7 +77,7 @@ func TestErasureSectionInABrowser(t *testing.T) {
 		}
 	}
 
-	compacted := time.Date(2026, 11, 19, 8, 30, 0, 0, time.UTC)
+	compacted := erased.Deletion.Time.Add(90 * time.Minute).UTC().Truncate(time.Second)
 	if err := erased.Eraser.RecordCompaction(t.Context(), erased.Deletion.Seq, compacted); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,8 @@ func TestErasureSectionInABrowser(t *testing.T) {
 		t.Fatalf("after the compaction, status %+v, %v", rep, err)
 	}
 	text, _ := section(signer)
-	for _, w := range []string{"Replica's files replica-a nothing 2026-11-19 08:30:00 UTC",
+	keepScreenshot(t, ctx, "section.erasure", "officer-erasure.png")
+	for _, w := range []string{"Replica's files replica-a nothing " + compacted.Format("2006-01-02 15:04:05 UTC"),
 		"Erasure complete on " + rep.Entities[0].CompletedAt.UTC().Format("2006-01-02 15:04:05 UTC") + "."} {
 		if !strings.Contains(text, w) {
 			t.Errorf("after the compaction, the section lacks %q:\n%s", w, text)
