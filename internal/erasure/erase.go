@@ -208,7 +208,11 @@ func (e *Eraser) clearSnapshots(ctx context.Context, kv jetstream.KeyValue, cur 
 			e.logger.Info("snapshots older than the erased deletions deleted", "through", cur.Seq, "snapshots", n)
 		}
 	}
-	if err := appendMark(ctx, kv, keySnapshots, Mark{Through: cur.Seq, At: time.Now().UTC()}); err != nil {
+	mark := Mark{Through: cur.Seq, At: time.Now().UTC()}
+	if e.cfg.Snapshots != nil {
+		mark.Name = e.cfg.Snapshots.Bucket()
+	}
+	if err := appendMark(ctx, kv, keySnapshots, mark); err != nil {
 		return err
 	}
 	cur.SnapshotsThrough, cur.SnapshotsDue = cur.Seq, time.Time{}

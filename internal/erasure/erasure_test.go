@@ -368,6 +368,14 @@ func TestSnapshotsOlderThanTheDeletionGo(t *testing.T) {
 	if err != nil || len(rep.Entities) != 1 || len(rep.Entities[0].Places) != 3 || !rep.Entities[0].Places[2].Clear() || rep.Entities[0].Places[2].At.IsZero() {
 		t.Fatalf("status %+v, %v", rep, err)
 	}
+	// The evidence alone (the accounting service) names the bucket too.
+	rep, err = Status(t.Context(), StatusConfig{JS: f.js}, consumerID)
+	if err != nil || len(rep.Entities) != 1 || len(rep.Entities[0].Places) != 3 {
+		t.Fatalf("from the evidence: %+v, %v", rep, err)
+	}
+	if p := rep.Entities[0].Places[2]; p.Place != "snapshots" || p.Name != "snaps" || !p.Clear() || p.At.IsZero() {
+		t.Errorf("from the evidence, the snapshots: %+v", p)
+	}
 }
 
 // TestAHolderThatDiesLosesTheLease: a holder that stops renewing (a

@@ -152,6 +152,7 @@ func getEntity(ctx context.Context, kv jetstream.KeyValue, key string) (EntityRe
 type Mark struct {
 	Through uint64    `json:"through"`
 	At      time.Time `json:"at"`
+	Name    string    `json:"name,omitempty"` // the snapshot bucket's, for the snapshots
 }
 
 // appendMark adds m to the history at key (compare-and-set, retried).

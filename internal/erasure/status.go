@@ -345,6 +345,9 @@ func (s *statusReader) evidencePlaces(ctx context.Context, seq uint64) ([]Place,
 		if at, ok := firstAt(marks, seq); ok {
 			snaps.Remains, snaps.At = 0, at
 		}
+		if n := len(marks); n > 0 && snaps.Name == "" {
+			snaps.Name = marks[n-1].Name
+		}
 	}
 	if s.cfg.Live && s.cfg.Snapshots != nil {
 		stored, err := s.cfg.Snapshots.Stored(ctx, s.cfg.Stream)
