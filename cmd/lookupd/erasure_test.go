@@ -180,6 +180,9 @@ func TestErasureEverywhere(t *testing.T) {
 					t.Fatal(err)
 				}
 				<-c.done
+				if tc.sig == syscall.SIGTERM && c.err != nil { // a signal in the erasure's middle ends with status 0
+					t.Fatalf("exit after SIGTERM: %v\n%s", c.err, c.stderr)
+				}
 				c = startChild(t, f.env, "serve")
 				api = "http://" + c.addrs(t)["api"]
 			}
