@@ -73,10 +73,10 @@ func (e *Eraser) record(ctx context.Context, kv jetstream.KeyValue, d projector.
 	entity := func(ent events.Entity) *EntityRecord {
 		subj := ent.Subject()
 		if recs[subj] == nil {
-			recs[subj] = &EntityRecord{Kind: ent.Kind.String(), ID: ent.ID, ConsumerID: ent.ConsumerID,
+			recs[subj] = &EntityRecord{Kind: ent.Kind.String(), ID: ent.ID,
 				Seq: d.Seq, DeletedAt: d.Time, ErasedAt: now, Stream: e.cfg.Stream, DLQStream: e.cfg.DLQStream}
-			if ent.Kind == events.KindBusinessContact || ent.Kind == events.KindConsumer {
-				recs[subj].ConsumerID = ""
+			if ent.Kind == events.KindSigner {
+				recs[subj].ConsumerID = ent.ConsumerID
 			}
 			if ent != d.Entity {
 				recs[subj].ErasedWith = d.Entity.ID
