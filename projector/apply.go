@@ -141,6 +141,7 @@ func (s *Store) checkEmpty() error {
 	if empty {
 		s.versions.written = z.NewBloomFilter(writtenFilterSize, 0.01)
 	}
+	s.foundEmpty = empty
 	return nil
 }
 

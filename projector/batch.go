@@ -42,6 +42,9 @@ type batch struct {
 	// consumers are the consumer records this transaction has written so
 	// far, by id: their fields, nil for a deletion.
 	consumers map[string][]byte
+	// deferSets: the store's signer sets wait for finishSets (see
+	// Store.setsDeferred); the batch neither reads nor writes them.
+	deferSets bool
 	st        batchStats // what the applied items did
 }
 
@@ -50,12 +53,14 @@ type batch struct {
 func (s *Store) newBatch(items []item) *batch {
 	txn := s.db.NewTransaction(true)
 	s.versions.begin()
+	deferSets := s.setsDeferred.Load()
 	return &batch{
 		txn:       txn,
 		vc:        &s.versions,
-		reads:     s.prefetch(items, &s.versions),
+		reads:     s.prefetch(items, &s.versions, deferSets),
 		sets:      map[string]*setState{},
 		consumers: map[string][]byte{},
+		deferSets: deferSets,
 	}
 }
 
@@ -63,11 +68,12 @@ func (s *Store) newBatch(items []item) *batch {
 func (b *batch) discard() { b.txn.Discard() }
 
 // setCheckpoint writes the checkpoint after last, the item the batch ends
-// with, the signer sets' marker at it and, when non-nil, the stream's
-// identity ident.
+// with, the signer sets' marker at it (unless they are deferred: a marker
+// behind the checkpoint makes them again at open) and, when non-nil, the
+// stream's identity ident.
 func (b *batch) setCheckpoint(last item, ident []byte) error {
 	err := b.txn.Set(keyCheckpoint, encodeCheckpoint(last.seq, last.time))
-	if err == nil {
+	if err == nil && !b.deferSets {
 		err = b.txn.Set(keySignerSets, setsMarkerValue(last.seq))
 	}
 	if err == nil && ident != nil {
@@ -133,12 +139,13 @@ func (b *batch) apply(i int, it *item) error {
 	if err := b.txn.Set(key, val); err != nil {
 		return err
 	}
-	switch ent.Kind {
-	case events.KindSigner:
+	switch {
+	case b.deferSets:
+	case ent.Kind == events.KindSigner:
 		if err := b.keepSignerSet(i, ent.ConsumerID, ent.ID, val); err != nil {
 			return err
 		}
-	case events.KindConsumer: // a deletion has dropped the set
+	case ent.Kind == events.KindConsumer: // a deletion has dropped the set
 		if err := b.keepSetConsumer(i, ent.ID, val); err != nil {
 			return err
 		}

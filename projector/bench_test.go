@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"flag"
 	"math/rand/v2"
+	"os"
+	"runtime/pprof"
 	"syscall"
 	"testing"
 	"time"
@@ -24,8 +26,14 @@ var benchEvents = 100_000
 // so that the store is sized as it is in the default configuration.
 const benchBudget = 192 << 20
 
+// benchProfile, when set, is where BenchmarkProjection writes the CPU
+// profile of its projections alone (-test.cpuprofile also covers the
+// stream's publication and the drains).
+var benchProfile string
+
 func init() {
 	flag.IntVar(&benchEvents, "projection-events", benchEvents, "events in the stream BenchmarkProjection and BenchmarkApply project")
+	flag.StringVar(&benchProfile, "projection-cpuprofile", "", "write the CPU profile of BenchmarkProjection's projections alone to this file")
 }
 
 // BenchmarkProjection measures projection throughput (events/s) from an
@@ -54,6 +62,7 @@ func BenchmarkProjection(b *testing.B) {
 	}
 
 	var drainDur, projDur, cpu, drainCPU time.Duration
+	prof := startProfile(b)
 	b.ResetTimer()
 	for range b.N {
 		// Drain: read every message, no decoding, no store.
@@ -78,6 +87,7 @@ func BenchmarkProjection(b *testing.B) {
 		start = time.Now()
 		var ru0, ru1 syscall.Rusage
 		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+		prof.resume()
 		go func() { errc <- p.Run(ctx) }()
 		select {
 		case <-p.CaughtUp():
@@ -85,6 +95,7 @@ func BenchmarkProjection(b *testing.B) {
 			b.Fatalf("not caught up: %+v", p.Progress())
 		}
 		projDur += time.Since(start)
+		prof.pause()
 		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 		cpu += time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
 
@@ -111,6 +122,40 @@ func BenchmarkProjection(b *testing.B) {
 	b.ReportMetric(float64(cpu.Microseconds())/total, "cpu-µs/event")
 	b.ReportMetric(float64(drainCPU.Microseconds())/total, "drain-cpu-µs/event")
 	b.ReportMetric(cpu.Seconds()/projDur.Seconds(), "cpus-used")
+}
+
+// profile is -projection-cpuprofile's CPU profile of the first
+// projection (a Go CPU profile covers one span of time).
+type profile struct {
+	f    *os.File
+	done bool
+}
+
+func startProfile(b *testing.B) *profile {
+	if benchProfile == "" {
+		return nil
+	}
+	f, err := os.Create(benchProfile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = f.Close() })
+	return &profile{f: f}
+}
+
+func (p *profile) resume() {
+	if p != nil && !p.done {
+		if err := pprof.StartCPUProfile(p.f); err != nil {
+			panic(err)
+		}
+	}
+}
+
+func (p *profile) pause() {
+	if p != nil && !p.done {
+		pprof.StopCPUProfile()
+		p.done = true
+	}
 }
 
 // drain reads the stream up to last with an ordered consumer and the same

@@ -34,6 +34,7 @@ type batchReads struct {
 	// batch (nil: none live), valid where consumerRead.
 	consumerOf   [][]byte
 	consumerRead []bool
+	deferSets    bool // the batch keeps no sets: read none
 }
 
 // liveFields returns a copy of the fields of the live record at key, nil
@@ -62,8 +63,8 @@ func liveFields(txn *badger.Txn, vc *versionCache, key []byte) ([]byte, error) {
 // signer set when it may exist, and for a signer event whose consumer's
 // set is to be made the consumer's record, on up to GOMAXPROCS goroutines. Reads that fail
 // are left undone: the apply reads them again, and reports the error.
-func (s *Store) prefetch(items []item, vc *versionCache) *batchReads {
-	b := &batchReads{}
+func (s *Store) prefetch(items []item, vc *versionCache, deferSets bool) *batchReads {
+	b := &batchReads{deferSets: deferSets}
 	if len(items) < prefetchMin {
 		return b
 	}
@@ -107,7 +108,7 @@ func (b *batchReads) read(txn *badger.Txn, vc *versionCache, i int, it *item) {
 		return // stale: skipped whatever the batch does before it (versions only grow)
 	}
 	ent := it.ev.Entity()
-	if _, drop := it.ev.Data.(events.ConsumerDeleted); drop || (ent.Kind != events.KindSigner && ent.Kind != events.KindConsumer) {
+	if _, drop := it.ev.Data.(events.ConsumerDeleted); drop || b.deferSets || (ent.Kind != events.KindSigner && ent.Kind != events.KindConsumer) {
 		return // a deletion drops the set unread
 	}
 	set, exists := signerSet{}, false

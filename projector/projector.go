@@ -277,6 +277,11 @@ func (p *Projector) Run(ctx context.Context) error {
 	p.prog.AppliedSeq, p.prog.LastEventTime = applied, ts
 	p.mu.Unlock()
 	p.pos.advance(applied)
+	// A rebuild from zero makes the signer sets once it has caught up
+	// (finishRebuild), not at every event.
+	if err := p.store.deferSetsIfEmpty(); err != nil {
+		return fmt.Errorf("projector: %w", err)
+	}
 
 	refreshCtx, stopRefresh := context.WithCancel(ctx)
 	var refreshWG sync.WaitGroup

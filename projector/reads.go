@@ -54,7 +54,9 @@ func (s *Store) Person(ctx context.Context, id string) (events.Person, error) {
 //
 // A consumer with signers is one point lookup: its signer set holds the
 // consumer too. Only a consumer without signers, or whose set overflowed
-// or is of an older layout, is read from its record as well.
+// or is of an older layout, is read from its record as well; while a
+// rebuild defers the sets (Store.deferSetsIfEmpty), every consumer is read
+// from its records.
 func (s *Store) Signers(ctx context.Context, consumerID string) (events.Person, []events.Signer, error) {
 	if err := ctx.Err(); err != nil {
 		return events.Person{}, nil, err
@@ -64,13 +66,17 @@ func (s *Store) Signers(ctx context.Context, consumerID string) (events.Person, 
 		p       events.Person
 		signers []events.Signer // made as large as the set, by readSetSigners
 	)
+	// Read before the snapshot is taken: once false, every set is in it.
+	deferred := s.setsDeferred.Load()
 	err := s.db.View(func(txn *badger.Txn) error {
 		var (
 			set setRead
 			ok  bool
 			err error
 		)
-		if signers, set, err = readSetSigners(txn, consumerID, signers); err != nil {
+		if deferred {
+			set.overflow = true // no sets yet: read the records
+		} else if signers, set, err = readSetSigners(txn, consumerID, signers); err != nil {
 			return err
 		}
 		if set.found && !set.overflow && set.consumerKnown {

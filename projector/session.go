@@ -66,6 +66,9 @@ func (p *Projector) session(ctx context.Context, stream jetstream.Stream, bo *ba
 			if err := p.commitBatch(ctx, rest[:n], &lastSeen); err != nil {
 				return err
 			}
+			if err := p.finishRebuild(ctx, rest[n-1].pending); err != nil {
+				return err
+			}
 			rest = rest[n:]
 			bo.Reset()
 		}
@@ -99,9 +102,40 @@ func (p *Projector) openConsumer(ctx context.Context, stream jetstream.Stream, s
 	if info := cons.CachedInfo(); info != nil && info.NumPending == 0 {
 		// Nothing left to deliver after the checkpoint (the stream's last
 		// messages may have been deleted): caught up.
+		if err := p.finishRebuild(ctx, 0); err != nil {
+			iter.Stop()
+			return nil, err
+		}
 		p.markCaughtUp()
 	}
 	return iter, nil
+}
+
+// finishRebuild makes the signer sets that the writer of a store found
+// empty has deferred (Store.finishSets) once it has caught up: nothing
+// pending after its last batch, or the caught-up target reached. Until
+// then markCaughtUp waits for it. It runs on the writer's goroutine and
+// retries until the sets are made or ctx is done.
+func (p *Projector) finishRebuild(ctx context.Context, pending uint64) error {
+	if !p.store.setsDeferred.Load() {
+		return nil
+	}
+	p.mu.Lock()
+	caught := p.targetSet && p.prog.AppliedSeq >= p.prog.TargetSeq
+	p.mu.Unlock()
+	if pending > 0 && !caught {
+		return nil
+	}
+	err := retryForever(ctx, p.store.finishSets, func(err error, _ time.Duration) {
+		p.logger.Error("making the signer sets failed, retrying", "err", err)
+	})
+	if err != nil {
+		return err
+	}
+	if caught || (p.targetSet && pending == 0) {
+		p.markCaughtUp()
+	}
+	return nil
 }
 
 // gatherChunks appends to batch the items of c, once decoded, and of the

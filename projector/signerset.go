@@ -383,6 +383,9 @@ func (b *batch) keepSignerSet(i int, consumerID, signerID string, val []byte) er
 // dropSignerSet deletes the signer set of consumerID (its signers purged
 // with it).
 func (b *batch) dropSignerSet(consumerID string) error {
+	if b.deferSets {
+		return nil
+	}
 	b.sets[consumerID] = &setState{}
 	b.consumers[consumerID] = nil // deleted: a set made later in the batch says so
 	if key := entityKey(tagSignerSet, consumerID); b.vc.mayExist(key) {

@@ -85,6 +85,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -143,8 +144,14 @@ type Store struct {
 
 	// versions caches entity versions for the writer (see versionCache).
 	versions versionCache
-	// emptinessChecked: checkEmpty has run (writer only).
-	emptinessChecked bool
+	// emptinessChecked: checkEmpty has run; foundEmpty: it found no
+	// entity (writer only).
+	emptinessChecked, foundEmpty bool
+	// setsDeferred: the writer keeps no signer sets until finishSets makes
+	// them in one pass (deferSetsIfEmpty, signersetbuild.go). Set and
+	// cleared by the writer; read by the readers and by
+	// Projector.markCaughtUp on any goroutine.
+	setsDeferred atomic.Bool
 
 	hooks testHooks // the tests' (hooks.go); none in production
 }

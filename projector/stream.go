@@ -106,7 +106,13 @@ func (p *Projector) observeStream(info *jetstream.StreamInfo) {
 	}
 }
 
+// markCaughtUp says the projector has caught up, once, unless its writer
+// has yet to make the signer sets of a rebuild (finishRebuild says it
+// then).
 func (p *Projector) markCaughtUp() {
+	if p.store.setsDeferred.Load() {
+		return
+	}
 	p.caughtUpOnce.Do(func() {
 		p.mu.Lock()
 		p.prog.CaughtUp = true
