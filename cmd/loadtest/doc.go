@@ -17,7 +17,11 @@
 // goals (scalereport.go's goals). Of the audit ledger it reports the broker
 // messages per answer (from lookupd's /metrics) and a lone request's
 // latency (one connection, --lone-duration), audited and not, against the
-// broker's round trip. It prints Markdown tables. "make loadtest"
+// broker's round trip. Last, --projection-rounds times, it times a raw
+// drain of the model's stream and "lookupd project --until-caught-up"
+// building a read model from it into an empty directory, in turn, and
+// judges the projection's share of the drain (projection.go). It prints
+// Markdown tables. "make loadtest"
 // runs it; LOADTEST_ARGS passes flags:
 //
 //	make loadtest LOADTEST_ARGS='--duration 10s --rounds 3'

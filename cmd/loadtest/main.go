@@ -65,6 +65,7 @@ type options struct {
 	openDuration time.Duration
 	openWorkers  int
 	profile      string // directory of CPU profiles of lookupd ("": none)
+	projection   int    // rounds of the projection against a drain (0: none)
 	model        modelOptions
 	soak         soak.Options
 	accounting   accountingload.Options
@@ -97,6 +98,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.rate, "rate", 10000, "open-loop request rate, req/s (0: no open-loop runs)")
 	fs.DurationVar(&o.openDuration, "open-duration", 5*time.Second, "open-loop run length per scenario")
 	fs.IntVar(&o.openWorkers, "open-workers", 1000, "open-loop cap on concurrent requests (connections); past it the achieved rate falls short")
+	fs.IntVar(&o.projection, "projection-rounds", 1, "rounds of a raw drain of the model's stream and of lookupd project building a read model from it, in turn, after the closed and open loops (0: none)")
 	fs.StringVar(&o.profile, "profile", "", "directory to write a CPU profile of lookupd serve (run with --pprof) for each of its closed-loop runs; for finding where the time goes, not for figures")
 	modelFlags(fs, &o.model)
 	serveFlags, soakLimit := soak.Flags(fs, &o.soak)

@@ -94,7 +94,12 @@ func runScale(ctx context.Context, o options, tool loadtest.ClosedLoop, bin, dir
 	if err != nil {
 		return err
 	}
+	proj, err := measureProjection(ctx, bin, dir, m, o.projection, stderr)
+	if err != nil {
+		return err
+	}
 	writeScaleReport(stdout, o, tool, mach, m, res)
+	writeProjection(stdout, proj)
 	return nil
 }
 

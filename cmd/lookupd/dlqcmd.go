@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"time"
@@ -28,26 +27,10 @@ type dlqCommand struct {
 }
 
 func (d dlqCommand) run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) > 0 {
-		switch args[0] {
-		case "ls":
-			return d.list(ctx, args[1:], getenv, stdout, stderr)
-		case "replay":
-			return d.replay(ctx, args[1:], getenv, stdout, stderr)
-		case "-h", "-help", "--help", "help":
-			dlqUsage(stdout)
-			return nil
-		}
-	}
-	dlqUsage(stderr)
-	if len(args) == 0 {
-		return &settings.UsageError{Err: errors.New("lookupd dlq: no sub-command given")}
-	}
-	return &settings.UsageError{Err: fmt.Errorf("lookupd dlq: unknown sub-command %q", args[0])}
+	return dispatch(ctx, "dlq", dlqUsage, map[string]subCommand{"ls": d.list, "replay": d.replay}, args, getenv, stdout, stderr)
 }
 
-func dlqUsage(w io.Writer) {
-	fmt.Fprint(w, `Usage: lookupd dlq <ls|replay> [flags]
+const dlqUsage = `Usage: lookupd dlq <ls|replay> [flags]
 
 Inspects and replays the dead-letter stream (PERSONS_DLQ), where the
 projector puts the events that break the contract.
@@ -56,8 +39,7 @@ projector puts the events that break the contract.
   replay   republish dead letters to their original subject (--seq N or --all)
 
 Run "lookupd dlq <sub-command> --help" for its flags.
-`)
-}
+`
 
 // newDLQCommand returns the command "dlq name" with its --dlq-stream flag.
 func newDLQCommand(name, help string, getenv func(string) string) (*settings.Command, *string, error) {

@@ -3,35 +3,20 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"log/slog"
-
-	"github.com/nats-io/nats.go/jetstream"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lookup/persons/internal/dlq"
 	"github.com/lookup/persons/internal/erasure"
 	"github.com/lookup/persons/internal/natsconn"
-	"github.com/lookup/persons/internal/replica"
 	"github.com/lookup/persons/internal/settings"
 )
 
-// newEraser returns the eraser of serve's replica rep.
-func newEraser(cfg settings.Config, js jetstream.JetStream, rep *replica.Replica, reg prometheus.Registerer, logger *slog.Logger) (*erasure.Eraser, error) {
-	return erasure.New(erasure.Config{JS: js, Stream: cfg.Stream, DLQStream: dlq.DefaultStream, Bucket: cfg.ErasureBucket,
-		Snapshots: rep.Snapshots(), Model: rep, Replica: cfg.ReplicaName(""), Delay: cfg.ErasureDelay,
-		Registerer: reg, Logger: logger})
+func cmdErasure(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	return dispatch(ctx, "erasure", "Usage: lookupd erasure status --person ID [flags]\n\nRun \"lookupd erasure status --help\" for its flags.\n",
+		map[string]subCommand{"status": erasureStatus}, args, getenv, stdout, stderr)
 }
 
-func cmdErasure(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "status" {
-		fmt.Fprint(stderr, "Usage: lookupd erasure status --person ID [flags]\n\nRun \"lookupd erasure status --help\" for its flags.\n")
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			return nil
-		}
-		return &settings.UsageError{Err: errors.New("lookupd erasure: want the sub-command status")}
-	}
+func erasureStatus(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	c, err := settings.NewCommand(settings.Erasure, "erasure status", `
 Reports what remains of a deleted person in each place the service kept
 them (the stream, the dead letters, older snapshots, each replica's files),
@@ -42,7 +27,7 @@ Erasure): ids, counts and times, never personal data.`, getenv)
 	}
 	person := c.Flags.StringLong("person", "", "the person's id (a consumer, business contact or signer)")
 	asJSON := c.Flags.BoolLong("json", "write the report as JSON")
-	if err := c.Parse(args[1:], stdout, stderr); err != nil {
+	if err := c.Parse(args, stdout, stderr); err != nil {
 		return err
 	}
 	if *person == "" {

@@ -28,6 +28,31 @@ var commands = []struct {
 	{"version", "print the version", cmdVersion},
 }
 
+// subCommand runs a sub-command ("dlq ls") with the arguments after its
+// name.
+type subCommand func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error
+
+// dispatch runs the sub-command of the command name that args[0] names
+// among subs. Help writes usage to stdout; no sub-command, or an unknown
+// one, writes it to stderr and is a usage error.
+func dispatch(ctx context.Context, name, usage string, subs map[string]subCommand, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		if sub, ok := subs[args[0]]; ok {
+			return sub(ctx, args[1:], getenv, stdout, stderr)
+		}
+		switch args[0] {
+		case "-h", "-help", "--help", "help":
+			fmt.Fprint(stdout, usage)
+			return nil
+		}
+	}
+	fmt.Fprint(stderr, usage)
+	if len(args) == 0 {
+		return &settings.UsageError{Err: fmt.Errorf("lookupd %s: no sub-command given", name)}
+	}
+	return &settings.UsageError{Err: fmt.Errorf("lookupd %s: unknown sub-command %q", name, args[0])}
+}
+
 // run is the whole program: it runs the command named by args[0] until it
 // ends or ctx is done. It reads the environment only through getenv and
 // writes only to stdout and stderr. A command-line error returns an error

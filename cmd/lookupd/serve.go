@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"time"
 
@@ -17,6 +18,9 @@ import (
 	"github.com/lookup/persons/internal/tracing"
 
 	"github.com/lookup/persons/internal/auth"
+	"github.com/lookup/persons/internal/certreload"
+	"github.com/lookup/persons/internal/dlq"
+	"github.com/lookup/persons/internal/erasure"
 	"github.com/lookup/persons/internal/lifecycle"
 	"github.com/lookup/persons/internal/natsconn"
 	"github.com/lookup/persons/internal/settings"
@@ -146,7 +150,8 @@ func serve(ctx context.Context, cfg settings.Config, logger *slog.Logger, opts s
 		return err
 	}
 	defer closeLedger(ledger, logger)
-	eraser, err := newEraser(cfg, js, rep, reg, logger)
+	eraser, err := erasure.New(erasure.Config{JS: js, Stream: cfg.Stream, DLQStream: dlq.DefaultStream, Bucket: cfg.ErasureBucket,
+		Snapshots: rep.Snapshots(), Model: rep, Replica: cfg.ReplicaName(""), Delay: cfg.ErasureDelay, Registerer: reg, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -188,6 +193,18 @@ func serve(ctx context.Context, cfg settings.Config, logger *slog.Logger, opts s
 		logger.Info("stopped")
 	}
 	return err // then the deferred: the store closed, the log written out
+}
+
+// listen opens the API and admin listeners of cfg, each HTTPS when its
+// TLS settings say so (certreload.Listeners), after refusing TLS settings
+// that do not go together.
+func listen(cfg settings.Config, logger *slog.Logger) (api, admin net.Listener, err error) {
+	if err := cfg.CheckTLS(); err != nil {
+		return nil, nil, err
+	}
+	keyfile.WarnLoose(logger, keyfile.Secret("LOOKUP_TLS_KEY_FILE", cfg.TLSKeyFile))
+	return certreload.Listeners{CertFile: cfg.TLSCertFile, KeyFile: cfg.TLSKeyFile, ClientCAFile: cfg.TLSClientCAFile,
+		Admin: cfg.AdminTLS, Logger: logger.With("component", "tls")}.Listen(cfg.HTTPAddr, cfg.AdminAddr)
 }
 
 // loadGuards returns the keys that verify tokens (opts.keys, else loaded

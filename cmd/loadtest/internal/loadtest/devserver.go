@@ -17,13 +17,13 @@ type Dev struct {
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the process has exited
 	err  error         // its exit status, once done is closed
-	logs *tail
+	logs *Tail
 }
 
-// lookupdEnv is the environment of a lookupd child: this process's, less
+// LookupdEnv is the environment of a lookupd child: this process's, less
 // its variables LOOKUP_*, so that the child has its defaults but for the
 // flags it is given.
-func lookupdEnv() []string {
+func LookupdEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "LOOKUP_") {
@@ -55,18 +55,18 @@ func (d *Dev) Stop() error {
 // Logs returns the end of lookupd's log.
 func (d *Dev) Logs() string { return d.logs.String() }
 
-// tail is an io.Writer that keeps the last bytes written to it in a ring
+// Tail is an io.Writer that keeps the last bytes written to it in a ring
 // (cheap: the dev server writes an access log line a request).
-type tail struct {
+type Tail struct {
 	mu   sync.Mutex
 	buf  []byte
 	pos  int  // where the next byte goes
 	full bool // the ring has wrapped
 }
 
-func newTail(size int) *tail { return &tail{buf: make([]byte, size)} }
+func NewTail(size int) *Tail { return &Tail{buf: make([]byte, size)} }
 
-func (t *tail) Write(p []byte) (int, error) {
+func (t *Tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := len(p)
@@ -84,7 +84,7 @@ func (t *tail) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (t *tail) String() string {
+func (t *Tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.full {

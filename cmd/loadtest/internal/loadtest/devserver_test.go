@@ -15,7 +15,7 @@ func TestTailKeepsTheEnd(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tl := newTail(8)
+			tl := NewTail(8)
 			for _, w := range tt.writes {
 				if n, err := tl.Write([]byte(w)); n != len(w) || err != nil {
 					t.Fatalf("Write(%q) = %d, %v", w, n, err)

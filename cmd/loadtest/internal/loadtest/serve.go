@@ -56,12 +56,12 @@ func StartServe(ctx context.Context, c ServeConfig) (*Dev, error) {
 	return startListening(ctx, cmd, c.NATS, c.Stream, scheme)
 }
 
-// startListening starts cmd, a lookupd server, with lookupdEnv, and
+// startListening starts cmd, a lookupd server, with LookupdEnv, and
 // returns once its log has named the addresses of its "api" and "admin"
 // listeners (or ctx ends, or it exits); the API's URL has scheme.
 func startListening(ctx context.Context, cmd *exec.Cmd, natsURL, stream, scheme string) (*Dev, error) {
-	cmd.Env = lookupdEnv()
-	d := &Dev{cmd: cmd, done: make(chan struct{}), logs: newTail(64 << 10)}
+	cmd.Env = LookupdEnv()
+	d := &Dev{cmd: cmd, done: make(chan struct{}), logs: NewTail(64 << 10)}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err

@@ -78,11 +78,11 @@ func CreateKeyIn(ctx context.Context, bin, dir string) (keyPath, jwksPath string
 	return keyPath, jwksPath, nil
 }
 
-// runToken runs "bin token args..." with lookupdEnv and returns its
+// runToken runs "bin token args..." with LookupdEnv and returns its
 // standard output; its error carries the command's standard error.
 func runToken(ctx context.Context, bin string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, bin, append([]string{"token"}, args...)...) //nolint:gosec // G204: bin is the lookupd binary the operator named
-	cmd.Env = lookupdEnv()
+	cmd.Env = LookupdEnv()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
