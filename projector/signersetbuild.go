@@ -121,12 +121,14 @@ func (s *Store) buildSignerSets(seq uint64) (int, error) {
 		written  int
 	)
 	err := s.db.View(func(txn *badger.Txn) error {
+		consumers := newConsumerScan(txn)
+		defer consumers.close()
 		flush := func() error {
 			if consumer == nil || (!set.overflow && len(set.entries) == 0) {
 				return nil
 			}
 			if !set.overflow {
-				c, err := liveFields(txn, &s.versions, entityKey(tagConsumer, string(consumer)))
+				c, err := consumers.fields(txn, &s.versions, consumer)
 				if err != nil {
 					return err
 				}
@@ -175,4 +177,55 @@ func (s *Store) buildSignerSets(seq uint64) (int, error) {
 	return written, s.db.Update(func(txn *badger.Txn) error {
 		return txn.Set(keySignerSets, setsMarkerValue(seq))
 	})
+}
+
+// consumerScan reads the consumers' records in key order, beside the
+// signer records' scan of buildSignerSets, which asks for them in the same
+// order: one pass over the consumers instead of a point lookup each (a
+// lookup searches every level of the store).
+type consumerScan struct {
+	it     *badger.Iterator
+	prefix []byte
+	last   []byte // the last consumer id asked for
+}
+
+func newConsumerScan(txn *badger.Txn) *consumerScan {
+	prefix := []byte{tagConsumer}
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
+	it.Seek(prefix)
+	return &consumerScan{it: it, prefix: prefix}
+}
+
+func (c *consumerScan) close() { c.it.Close() }
+
+// fields returns a copy of the fields of the live record of consumer id,
+// nil when it has none or a tombstone. An id that comes before the last
+// one asked for (not in key order) is looked up instead.
+func (c *consumerScan) fields(txn *badger.Txn, vc *versionCache, id []byte) ([]byte, error) {
+	key := entityKey(tagConsumer, string(id))
+	if c.last != nil && bytes.Compare(id, c.last) < 0 {
+		return liveFields(txn, vc, key)
+	}
+	c.last = append(c.last[:0], id...)
+	for ; c.it.ValidForPrefix(c.prefix); c.it.Next() {
+		switch k := c.it.Item().Key(); bytes.Compare(k, key) {
+		case -1:
+			continue
+		case 1:
+			return nil, nil
+		}
+		var fields []byte
+		err := c.it.Item().Value(func(v []byte) error {
+			h, rest, err := decodeHeader(v)
+			if err == nil && !h.deleted {
+				fields = bytes.Clone(rest)
+			}
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read %q: %w", key, err)
+		}
+		return fields, nil
+	}
+	return nil, nil
 }
