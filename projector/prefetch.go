@@ -45,17 +45,22 @@ func liveFields(txn *badger.Txn, vc *versionCache, key []byte) ([]byte, error) {
 		return nil, nil
 	}
 	var fields []byte
-	err := viewValue(txn, key, func(v []byte) error {
-		h, rest, err := decodeHeader(v)
-		if err == nil && !h.deleted {
-			fields = bytes.Clone(rest)
-		}
-		return err
-	})
-	if err != nil {
+	if err := viewValue(txn, key, keepLive(&fields)); err != nil {
 		return nil, fmt.Errorf("read %q: %w", key, err)
 	}
 	return fields, nil
+}
+
+// keepLive returns a reader of a record's value that copies its fields to
+// *fields when the record is live, not a tombstone.
+func keepLive(fields *[]byte) func(v []byte) error {
+	return func(v []byte) error {
+		h, rest, err := decodeHeader(v)
+		if err == nil && !h.deleted {
+			*fields = bytes.Clone(rest)
+		}
+		return err
+	}
 }
 
 // prefetch reads, for each of items, its entity's version when vc does not

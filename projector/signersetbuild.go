@@ -215,14 +215,7 @@ func (c *consumerScan) fields(txn *badger.Txn, vc *versionCache, id []byte) ([]b
 			return nil, nil
 		}
 		var fields []byte
-		err := c.it.Item().Value(func(v []byte) error {
-			h, rest, err := decodeHeader(v)
-			if err == nil && !h.deleted {
-				fields = bytes.Clone(rest)
-			}
-			return err
-		})
-		if err != nil {
+		if err := c.it.Item().Value(keepLive(&fields)); err != nil {
 			return nil, fmt.Errorf("read %q: %w", key, err)
 		}
 		return fields, nil
