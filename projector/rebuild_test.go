@@ -2,6 +2,7 @@ package projector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -152,4 +153,53 @@ func TestRebuildStoppedBeforeCaughtUp(t *testing.T) {
 	checkSignerSets(t, s)
 	want, _, _, _ := reference(msgs)
 	compareState(t, dump(t, s), want)
+}
+
+// TestFinishSetsStoppedPartWay stops the making of deferred sets (its
+// context done) and makes them again: the sets stay deferred until a
+// build completes, and one that completes after a stopped one leaves no
+// set of the stopped one behind.
+func TestFinishSetsStoppedPartWay(t *testing.T) {
+	s := openStore(t, t.TempDir(), StoreOptions{})
+	if err := s.deferSetsIfEmpty(); err != nil {
+		t.Fatal(err)
+	}
+	const c1, c2 = "0c0c0c0c-0000-4000-8000-000000000001", "0c0c0c0c-0000-4000-8000-000000000002"
+	var batch []item
+	for i, ev := range []events.Event{
+		{EntityVersion: 1, Data: events.Consumer{ConsumerID: c1, BusinessID: testBiz, FirstName: "A", LastName: "L"}},
+		{EntityVersion: 1, Data: fullSigner(c1, "5a5a5a5a-0000-4000-8000-000000000001", "S")},
+		{EntityVersion: 1, Data: fullSigner(c2, "5a5a5a5a-0000-4000-8000-000000000002", "T")},
+		{EntityVersion: 2, Data: events.SignerDeleted{ConsumerID: c2, SignerID: "5a5a5a5a-0000-4000-8000-000000000002"}},
+	} {
+		batch = append(batch, item{valid: true, ev: ev, seq: uint64(i + 1)})
+	}
+	if _, err := s.applyBatch(batch); err != nil {
+		t.Fatal(err)
+	}
+
+	stopped, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := s.finishSets(stopped); !errors.Is(err, context.Canceled) {
+		t.Fatalf("finishSets with its context done: %v, want context.Canceled", err)
+	}
+	if !s.setsDeferred.Load() {
+		t.Fatal("sets no longer deferred after a stopped build")
+	}
+	// What a build stopped later might have left: a set for c2, whose
+	// signer is gone since.
+	if err := s.db.Update(func(txn *badger.Txn) error {
+		var set signerSet
+		set.put("5a5a5a5a-0000-4000-8000-000000000002", []byte("stale"))
+		return txn.Set(entityKey(tagSignerSet, c2), set.encode())
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.finishSets(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if s.setsDeferred.Load() {
+		t.Error("sets still deferred after a build")
+	}
+	checkSignerSets(t, s)
 }

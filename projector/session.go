@@ -126,7 +126,7 @@ func (p *Projector) finishRebuild(ctx context.Context, pending uint64) error {
 	if pending > 0 && !caught {
 		return nil
 	}
-	err := retryForever(ctx, p.store.finishSets, func(err error, _ time.Duration) {
+	err := retryForever(ctx, func() error { return p.store.finishSets(ctx) }, func(err error, _ time.Duration) {
 		p.logger.Error("making the signer sets failed, retrying", "err", err)
 	})
 	if err != nil {

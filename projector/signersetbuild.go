@@ -2,6 +2,7 @@ package projector
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 
@@ -52,7 +53,7 @@ func (s *Store) ensureSignerSets() error {
 		return nil
 	}
 	s.logger.Info("making the signer sets of the read model from its signer records (once after an upgrade)", "position", seq)
-	n, err := s.buildSignerSets(seq)
+	n, err := s.buildSignerSets(context.Background(), seq)
 	if err != nil {
 		return fmt.Errorf("make the signer sets of %s: %w", s.dir, err)
 	}
@@ -85,8 +86,9 @@ func (s *Store) deferSetsIfEmpty() error {
 // caught up, before the store is said to be (Projector.markCaughtUp):
 // making each consumer's set once from its records, in key order, costs
 // less than keeping it through every event of a rebuild
-// (BenchmarkProjection measures both).
-func (s *Store) finishSets() error {
+// (BenchmarkProjection measures both). It stops early when ctx is done,
+// the sets still deferred.
+func (s *Store) finishSets(ctx context.Context) error {
 	if !s.setsDeferred.Load() {
 		return nil
 	}
@@ -94,7 +96,7 @@ func (s *Store) finishSets() error {
 	if err != nil {
 		return err
 	}
-	n, err := s.buildSignerSets(seq)
+	n, err := s.buildSignerSets(ctx, seq)
 	if err != nil {
 		return fmt.Errorf("make the signer sets of %s: %w", s.dir, err)
 	}
@@ -106,13 +108,16 @@ func (s *Store) finishSets() error {
 
 // buildSignerSets drops every signer set, writes one for each consumer
 // with live signers from the signer records and the consumer's record,
-// then the marker for seq. It returns how many sets it wrote.
-func (s *Store) buildSignerSets(seq uint64) (int, error) {
-	if !s.setsDeferred.Load() { // deferred: there are none to drop
+// then the marker for seq. It returns how many sets it wrote. When ctx is
+// done it stops, the marker unwritten.
+func (s *Store) buildSignerSets(ctx context.Context, seq uint64) (int, error) {
+	// Deferred sets were never written, unless a build stopped part-way.
+	if !s.setsDeferred.Load() || s.setsBuildStarted {
 		if err := s.db.DropPrefix([]byte{tagSignerSet}); err != nil {
 			return 0, err
 		}
 	}
+	s.setsBuildStarted = true
 	wb := s.db.NewWriteBatch()
 	defer wb.Cancel()
 	var (
@@ -151,6 +156,9 @@ func (s *Store) buildSignerSets(seq uint64) (int, error) {
 			if !bytes.Equal(cid, consumer) {
 				if err := flush(); err != nil {
 					return err
+				}
+				if written%4096 == 0 && ctx.Err() != nil {
+					return ctx.Err()
 				}
 				consumer, set = bytes.Clone(cid), signerSet{}
 			}

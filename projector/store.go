@@ -152,6 +152,9 @@ type Store struct {
 	// cleared by the writer; read by the readers and by
 	// Projector.markCaughtUp on any goroutine.
 	setsDeferred atomic.Bool
+	// setsBuildStarted: buildSignerSets has begun writing sets (writer
+	// only): a build stopped part-way left some.
+	setsBuildStarted bool
 
 	hooks testHooks // the tests' (hooks.go); none in production
 }
