@@ -370,12 +370,18 @@ func runProjector(t testing.TB, p *Projector) (stop func() error) {
 	return stop
 }
 
-// waitApplied waits until the projector's checkpoint reaches seq.
+// waitApplied waits until the projector's checkpoint reaches seq and,
+// at the stream's end, until the signer sets a rebuild deferred are made
+// (finishRebuild): the store is then whole, as its checks expect.
 func waitApplied(t testing.TB, p *Projector, seq uint64, timeout time.Duration) {
 	t.Helper()
 	testkit.WaitFor(t, timeout, func() error {
-		if got := p.Progress().AppliedSeq; got < seq {
-			return fmt.Errorf("applied seq %d, want %d", got, seq)
+		pr := p.Progress()
+		if pr.AppliedSeq < seq {
+			return fmt.Errorf("applied seq %d, want %d", pr.AppliedSeq, seq)
+		}
+		if pr.AppliedSeq >= pr.StreamLastSeq && p.store.setsDeferred.Load() {
+			return fmt.Errorf("applied seq %d, the signer sets not made yet", pr.AppliedSeq)
 		}
 		return nil
 	})
