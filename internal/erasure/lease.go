@@ -42,7 +42,8 @@ func (l *lease) still(now time.Time) bool { return now.Add(l.ttl / 3).Before(l.u
 // a third of it has passed since it was taken or renewed.
 func (l *lease) due(now time.Time) bool { return !now.Add(2 * l.ttl / 3).Before(l.until) }
 
-// held reports whether this replica took the lease at its last hold.
+// held reports whether this replica may hold the lease: it took it at its
+// last hold, or that hold failed without an answer.
 func (l *lease) held() bool { return !l.until.IsZero() }
 
 // hold takes or renews the lease, reporting whether this replica holds
@@ -71,7 +72,9 @@ func (l *lease) hold(ctx context.Context, kv jetstream.KeyValue) (bool, error) {
 		return false, nil // another replica was first
 	}
 	if err != nil {
-		l.until = time.Time{}
+		// Whether the lease is still this replica's is unknown: until
+		// stays, so that it is not renewed (still turns false as it
+		// passes) but is still given up on the way out (release).
 		return false, fmt.Errorf("erasure lease: %w", err)
 	}
 	l.until = now.Add(l.ttl)
