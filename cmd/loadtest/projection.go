@@ -23,11 +23,11 @@ const projectionGoal = 0.45
 // projectionRun is one timed pass over the model's stream: a raw drain or
 // a projection from zero.
 type projectionRun struct {
-	took            time.Duration
-	cpu, brokerCPU  time.Duration // the reading process's, the broker's
-	events          uint64
-	peakRSS         int64 // the reading process's, bytes (0: unknown)
-	drain, finished bool
+	took           time.Duration
+	cpu, brokerCPU time.Duration // the reading process's, the broker's
+	events         uint64
+	peakRSS        int64 // the reading process's, bytes (0: unknown)
+	drain          bool  // a raw drain; else lookupd project
 }
 
 func (r projectionRun) rate() float64 { return float64(r.events) / r.took.Seconds() }
@@ -100,7 +100,7 @@ func drainModel(ctx context.Context, m *model) (projectionRun, error) {
 			break
 		}
 	}
-	r := projectionRun{took: time.Since(start), events: last, drain: true, finished: true}
+	r := projectionRun{took: time.Since(start), events: last, drain: true}
 	cpu1, _ := loadtest.ProcessCPU(os.Getpid())
 	broker1, _ := loadtest.ProcessCPU(m.broker.PID())
 	r.cpu, r.brokerCPU = cpu1-cpu0, broker1-broker0
@@ -129,7 +129,7 @@ func projectModel(ctx context.Context, bin, dataDir string, m *model) (projectio
 	}
 	st := cmd.ProcessState
 	r := projectionRun{took: took, cpu: st.UserTime() + st.SystemTime(), brokerCPU: broker1 - broker0,
-		events: m.manifest.LastSeq, finished: true}
+		events: m.manifest.LastSeq}
 	if ru, ok := rusage(st); ok {
 		r.peakRSS = ru
 	}
