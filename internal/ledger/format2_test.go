@@ -32,14 +32,7 @@ type outbox2 struct {
 
 // start begins the message seq of replica's chain, after prev.
 func (o *outbox2) start(replica string, seq uint64, prev string) {
-	o.buf = append(o.buf[:0], `{"v":`...)
-	o.buf = strconv.AppendInt(o.buf, Format2, 10)
-	o.buf = append(o.buf, `,"replica":`...)
-	o.buf = jsonstr.Append(o.buf, replica)
-	o.buf = append(o.buf, `,"seq":`...)
-	o.buf = strconv.AppendUint(o.buf, seq, 10)
-	o.buf = appendOpt(o.buf, `,"prev":`, prev)
-	o.buf = append(o.buf, `,"records":[`...)
+	o.buf = appendHead(o.buf[:0], Format2, replica, seq, prev)
 	o.n = 0
 }
 

@@ -163,15 +163,21 @@ type outbox struct {
 
 // start begins the message seq of replica's chain, after prev.
 func (o *outbox) start(replica string, seq uint64, prev string) {
-	o.buf = append(o.buf[:0], `{"v":`...)
-	o.buf = strconv.AppendInt(o.buf, FormatVersion, 10)
-	o.buf = append(o.buf, `,"replica":`...)
-	o.buf = jsonstr.Append(o.buf, replica)
-	o.buf = append(o.buf, `,"seq":`...)
-	o.buf = strconv.AppendUint(o.buf, seq, 10)
-	o.buf = appendOpt(o.buf, `,"prev":`, prev)
-	o.buf = append(o.buf, `,"records":[`...)
+	o.buf = appendHead(o.buf[:0], FormatVersion, replica, seq, prev)
 	o.n, o.answers = 0, 0
+}
+
+// appendHead appends to buf the head of a message of format version, the
+// message seq of replica's chain after prev, up to its records' array.
+func appendHead(buf []byte, version int64, replica string, seq uint64, prev string) []byte {
+	buf = append(buf, `{"v":`...)
+	buf = strconv.AppendInt(buf, version, 10)
+	buf = append(buf, `,"replica":`...)
+	buf = jsonstr.Append(buf, replica)
+	buf = append(buf, `,"seq":`...)
+	buf = strconv.AppendUint(buf, seq, 10)
+	buf = appendOpt(buf, `,"prev":`, prev)
+	return append(buf, `,"records":[`...)
 }
 
 // add writes the record of p, written by replica, with its persons from
