@@ -47,7 +47,11 @@ const MinBudget = 32 << 20
 //   - value log files of budget/4 (capped at Badger's 1 GiB default); values
 //     above a small share of a memtable go to the value log, which no value
 //     of these stores is near;
-//   - two compactors instead of four, each building tables in memory.
+//   - two compactors instead of four, each building tables in memory;
+//   - level 0 merged into the next level once two tables wait (writes
+//     stall at eight). The read model of persons lets 15 wait instead
+//     (projector's Open): with random ids a merge rewrites all of the
+//     next level, and its reads are point reads.
 //
 // On the Go heap that is the memtables (1/16 of the budget) and, while
 // tables are written, their builders (budget/26 each, a few at once);
