@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -32,5 +34,24 @@ func TestWriteProjection(t *testing.T) {
 	writeProjection(&b, nil)
 	if b.Len() != 0 {
 		t.Errorf("no runs: wrote %q", b.String())
+	}
+}
+
+// TestSampleHWM: the sampler reads a live process's own peak RSS, about
+// what the process says of itself.
+func TestSampleHWM(t *testing.T) {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip("no /proc here:", err)
+	}
+	peak := sampleHWM(os.Getpid())
+	got := peak()
+	if got <= 0 {
+		t.Fatalf("sampleHWM read %d bytes; /proc/self/status says:\n%s", got, status)
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	if got < int64(ms.HeapInuse) { //nolint:gosec // G115: a heap's size fits
+		t.Errorf("peak RSS %d bytes, below the heap in use, %d", got, ms.HeapInuse)
 	}
 }
