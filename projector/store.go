@@ -198,7 +198,8 @@ func open(dir string, opts StoreOptions, hooks ...option) (*Store, error) {
 	// tables. The read model's reads are point reads, which skip a table
 	// by its Bloom filter: at 15 (writes stall at 30) a rebuild of 2M
 	// events writes 0.64x the bytes in 0.72-0.75x the time, and a point
-	// read costs the same within noise (docs/performance.md, "Level 0").
+	// read costs the same within noise (docs/performance.md, "Level 0
+	// (issue 45, 2026-12-08)").
 	bopts = bopts.WithNumLevelZeroTables(15).WithNumLevelZeroTablesStall(30)
 	if opts.memTableSize > 0 {
 		bopts = bopts.WithMemTableSize(opts.memTableSize).WithValueThreshold(1 << 10)
