@@ -190,17 +190,17 @@ func open(dir string, opts StoreOptions, hooks ...option) (*Store, error) {
 		if bopts, err = withMemoryBudget(bopts, opts.MemoryBudget); err != nil {
 			return nil, fmt.Errorf("open store %s: %w", dir, err)
 		}
+		// Level 0 holds the flushed memtables (at the default budget,
+		// tables of about 6 MB). Merged into the next level once two
+		// wait, as withMemoryBudget sets, they rewrite what of that level
+		// they overlap: with random ids, all of it, every few MB of new
+		// tables. The requests' reads are point reads, which skip a table
+		// by its Bloom filter: at 15 (writes stall at 30) a rebuild of 2M
+		// events writes 0.64x the bytes in 0.72-0.75x the time, and a
+		// point read costs the same within noise (docs/performance.md,
+		// "Level 0 (issue 45, 2026-12-08)").
+		bopts = bopts.WithNumLevelZeroTables(15).WithNumLevelZeroTablesStall(30)
 	}
-	// Level 0 holds the flushed memtables (at the default memory budget,
-	// tables of about 6 MB). Merged into the next level once two wait, as
-	// withMemoryBudget sets for any store, they rewrite what of that level
-	// they overlap: with random ids, all of it, every few MB of new
-	// tables. The read model's reads are point reads, which skip a table
-	// by its Bloom filter: at 15 (writes stall at 30) a rebuild of 2M
-	// events writes 0.64x the bytes in 0.72-0.75x the time, and a point
-	// read costs the same within noise (docs/performance.md, "Level 0
-	// (issue 45, 2026-12-08)").
-	bopts = bopts.WithNumLevelZeroTables(15).WithNumLevelZeroTablesStall(30)
 	if opts.memTableSize > 0 {
 		bopts = bopts.WithMemTableSize(opts.memTableSize).WithValueThreshold(1 << 10)
 	}
