@@ -12,7 +12,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/prometheus/procfs"
 
 	"github.com/lookup/persons/cmd/loadtest/internal/loadtest"
 )
@@ -182,10 +181,8 @@ func sampleHWM(pid int) func() int64 {
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			if st, err := procfs.NewProc(pid); err == nil {
-				if status, err := st.NewStatus(); err == nil && status.VmHWM > 0 {
-					last.Store(int64(status.VmHWM)) //nolint:gosec // G115: a process's peak RSS fits
-				}
+			if hwm, err := loadtest.ReadPeakRSS(pid); err == nil && hwm > 0 {
+				last.Store(hwm)
 			}
 			select {
 			case <-done:

@@ -49,6 +49,20 @@ func ReadProcMem(pid int) (ProcMem, error) {
 	return m, nil
 }
 
+// ReadPeakRSS reads the peak resident set of process pid (VmHWM) alone,
+// cheaply enough to sample it often (ReadProcMem also reads smaps).
+func ReadPeakRSS(pid int) (int64, error) {
+	p, err := procfs.NewProc(pid)
+	if err != nil {
+		return 0, err
+	}
+	st, err := p.NewStatus()
+	if err != nil {
+		return 0, fmt.Errorf("/proc/%d/status: %w", pid, err)
+	}
+	return signed(st.VmHWM), nil
+}
+
 // signed returns bytes of memory as an int64.
 func signed(b uint64) int64 { return int64(b) } //nolint:gosec // G115: a process's memory fits an int64
 
